@@ -1,0 +1,233 @@
+import { canonicalJson, sha256Hex } from '../lib/canonical.js';
+import { HOLD_DURATION_MS, available, type EventState } from './holds.js';
+import { AMOUNT_MAX } from './money.js';
+import { failure, type Failure, type Outcome } from './outcome.js';
+import { priceCost, type Price } from './pricing.js';
+
+/** Most events one request may carry. */
+export const EVENTS_PER_REQUEST_MAX = 1000;
+/** Longest client-chosen event id. */
+export const CLIENT_EVENT_ID_LENGTH_MAX = 128;
+
+/** An event as the request schema admits it (types already checked). */
+export interface EventInput {
+  type: string;
+  id?: string;
+  quantity?: number;
+  cost_override?: { amount: number; denomination: string };
+  cost_override_amount?: number;
+  cost_override_denomination?: string;
+  metadata?: Record<string, unknown>;
+  state?: 'pending' | 'complete' | 'completed' | 'cancelled';
+  gate_on_balance?: boolean;
+}
+
+export interface NormalizedEvent {
+  clientId: string | null;
+  type: string;
+  quantity: number;
+  override: { amount: number; denomination: string } | null;
+  metadata: Record<string, unknown> | null;
+  state: EventState;
+  gate: boolean;
+}
+
+/** Folds the accepted spellings (flat cost_override_*, `completed`) into one shape. */
+export function normalizeEvent(input: EventInput, index: number): Outcome<NormalizedEvent> {
+  const param = `events[${index}]`;
+  const hasFlat = input.cost_override_amount !== undefined || input.cost_override_denomination !== undefined;
+  let override: NormalizedEvent['override'] = null;
+  if (input.cost_override !== undefined && hasFlat) {
+    return failure('cost_override_given_twice', `${param}: give cost_override or cost_override_amount/cost_override_denomination, not both`, param, { index });
+  }
+  if (input.cost_override !== undefined) {
+    override = { amount: input.cost_override.amount, denomination: input.cost_override.denomination };
+  } else if (hasFlat) {
+    if (input.cost_override_amount === undefined || input.cost_override_denomination === undefined) {
+      return failure('cost_override_needs_amount_and_denomination', `${param}: cost_override_amount and cost_override_denomination go together`, param, { index });
+    }
+    override = { amount: input.cost_override_amount, denomination: input.cost_override_denomination };
+  }
+  const state: EventState = input.state === undefined || input.state === 'completed' ? 'complete' : input.state;
+  return {
+    ok: true,
+    value: {
+      clientId: input.id ?? null,
+      type: input.type,
+      quantity: input.quantity ?? 1,
+      override,
+      metadata: input.metadata ?? null,
+      state,
+      gate: input.gate_on_balance === true,
+    },
+  };
+}
+
+export function balanceKey(accountId: string, denomination: string): string {
+  return `${accountId}\u0000${denomination}`;
+}
+
+export function companyScopedKey(companyId: string, name: string): string {
+  return `${companyId}\u0000${name}`;
+}
+
+/** The fingerprint that decides whether a repeated client id is "the same event". */
+export function eventContentHash(accountId: string, e: NormalizedEvent): string {
+  return sha256Hex(canonicalJson({ a: accountId, t: e.type, q: e.quantity, o: e.override, m: e.metadata, s: e.state }));
+}
+
+export interface BalanceFigures {
+  amount: number;
+  pending: number;
+}
+
+export interface KnownEvent {
+  accountId: string;
+  contentHash: string | null;
+}
+
+/** What the ingest operation loaded (under lock) for a group of requests; updated as requests are planned. */
+export interface IngestContext {
+  nowMs: number;
+  balances: Map<string, BalanceFigures>;
+  prices: Map<string, Price>;
+  known: Map<string, KnownEvent>;
+  newEventId: () => string;
+}
+
+export interface PlannedEvent {
+  eventId: string;
+  clientSupplied: boolean;
+  accountId: string;
+  type: string;
+  quantity: number;
+  costAmount: number;
+  denomination: string;
+  metadata: Record<string, unknown> | null;
+  state: EventState;
+  contentHash: string | null;
+  expiresAtMs: number | null;
+}
+
+/** One change of a balance's amount, in request order. */
+export interface LedgerEntry {
+  accountId: string;
+  denomination: string;
+  amount: number;
+  eventId: string;
+}
+
+export interface IngestPlan {
+  eventIds: string[];
+  events: PlannedEvent[];
+  ledger: LedgerEntry[];
+  /** Net change per balance key. */
+  deltas: Map<string, BalanceFigures>;
+}
+
+export interface IngestRequest {
+  companyId: string;
+  accountId: string;
+  events: NormalizedEvent[];
+  gate: boolean;
+}
+
+function eventFailure(reason: string, message: string, index: number): Failure {
+  return failure(reason, `events[${index}]: ${message}`, `events[${index}]`, { index });
+}
+
+/**
+ * Plans one request: prices every event, checks its balance exists, resolves client-id
+ * repeats, applies gate_on_balance, and returns the rows to write. All or nothing: a failure
+ * leaves `ctx` untouched; success folds the request's effects into `ctx` so the next request
+ * of the same group sees them.
+ */
+export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<IngestPlan> {
+  const eventIds: string[] = [];
+  const events: PlannedEvent[] = [];
+  const ledger: LedgerEntry[] = [];
+  const deltas = new Map<string, BalanceFigures>();
+  const seenInRequest = new Map<string, string>();
+  const drawnFrom = new Set<string>();
+
+  for (let i = 0; i < req.events.length; i++) {
+    const e = req.events[i]!;
+    let contentHash: string | null = null;
+    if (e.clientId !== null) {
+      contentHash = eventContentHash(req.accountId, e);
+      const earlier = seenInRequest.get(e.clientId) ?? ctx.known.get(companyScopedKey(req.companyId, e.clientId))?.contentHash;
+      if (earlier !== undefined) {
+        if (earlier !== contentHash) {
+          return failure('event_id_reused_with_different_content', `events[${i}]: event id "${e.clientId}" was already used for a different event`, `events[${i}].id`, { index: i });
+        }
+        eventIds.push(e.clientId); // the same event again: accepted, never deducted twice
+        continue;
+      }
+      seenInRequest.set(e.clientId, contentHash);
+    }
+    let cost: number;
+    let denomination: string;
+    if (e.override) {
+      cost = e.override.amount;
+      denomination = e.override.denomination;
+    } else {
+      const price = ctx.prices.get(companyScopedKey(req.companyId, e.type));
+      if (!price) return eventFailure('no_price_for_event_type', `no cost_override and no price for type "${e.type}" (set one with PUT /v1/prices/{type})`, i);
+      const priced = priceCost(e.quantity, price.unitAmount);
+      if (!priced.ok) return eventFailure(priced.reason, priced.message, i);
+      cost = priced.value;
+      denomination = price.denomination;
+    }
+    const key = balanceKey(req.accountId, denomination);
+    if (!ctx.balances.has(key)) return eventFailure('no_balance_for_denomination', `the account has no balance of denomination "${denomination}"`, i);
+    const eventId = e.clientId ?? ctx.newEventId();
+    eventIds.push(eventId);
+    events.push({
+      eventId,
+      clientSupplied: e.clientId !== null,
+      accountId: req.accountId,
+      type: e.type,
+      quantity: e.quantity,
+      costAmount: cost,
+      denomination,
+      metadata: e.metadata,
+      state: e.state,
+      contentHash,
+      expiresAtMs: e.state === 'pending' ? ctx.nowMs + HOLD_DURATION_MS : null,
+    });
+    if (e.state === 'cancelled') continue;
+    drawnFrom.add(key);
+    const d = deltas.get(key) ?? { amount: 0, pending: 0 };
+    if (e.state === 'pending') d.pending += cost;
+    else {
+      d.amount -= cost;
+      if (cost !== 0) ledger.push({ accountId: req.accountId, denomination, amount: -cost, eventId });
+    }
+    deltas.set(key, d);
+  }
+
+  if (req.gate || req.events.some((e) => e.gate)) {
+    for (const key of drawnFrom) {
+      const b = ctx.balances.get(key)!;
+      if (available(b.amount, b.pending) < 0) {
+        const denomination = key.slice(key.indexOf('\u0000') + 1);
+        return failure('insufficient_balance', `the balance "${denomination}" is negative; gate_on_balance refused the request`, undefined, { denomination, available: available(b.amount, b.pending) });
+      }
+    }
+  }
+  for (const [key, d] of deltas) {
+    const b = ctx.balances.get(key)!;
+    const amount = b.amount + d.amount;
+    const pending = b.pending + d.pending;
+    if (Math.abs(amount) > AMOUNT_MAX || Math.abs(pending) > AMOUNT_MAX || Math.abs(amount - pending) > AMOUNT_MAX) {
+      return failure('amount_out_of_range', 'this request would take a balance beyond the exact integer range', undefined);
+    }
+  }
+  for (const [key, d] of deltas) {
+    const b = ctx.balances.get(key)!;
+    b.amount += d.amount;
+    b.pending += d.pending;
+  }
+  for (const e of events) if (e.contentHash !== null) ctx.known.set(companyScopedKey(req.companyId, e.eventId), { accountId: e.accountId, contentHash: e.contentHash });
+  return { ok: true, value: { eventIds, events, ledger, deltas } };
+}

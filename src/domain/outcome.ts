@@ -1,0 +1,34 @@
+/**
+ * Expected outcomes are values. A failure carries a reason code that reads as a sentence
+ * (`event_not_pending`); the HTTP layer maps each reason to a status and error body through
+ * one registry (src/http/errors.ts).
+ */
+export interface Failure {
+  ok: false;
+  reason: string;
+  message: string;
+  param?: string;
+  details?: Record<string, unknown>;
+}
+
+export type Outcome<T> = { ok: true; value: T } | Failure;
+
+export function failure(reason: string, message: string, param?: string, details?: Record<string, unknown>): Failure {
+  const f: Failure = { ok: false, reason, message };
+  if (param !== undefined) f.param = param;
+  if (details !== undefined) f.details = details;
+  return f;
+}
+
+/** Thrown by operations to abort a transaction with an expected outcome; nothing it wrote is kept. */
+export class OutcomeError extends Error {
+  readonly failure: Failure;
+  constructor(f: Failure) {
+    super(f.message);
+    this.failure = f;
+  }
+}
+
+export function fail(reason: string, message: string, param?: string, details?: Record<string, unknown>): never {
+  throw new OutcomeError(failure(reason, message, param, details));
+}

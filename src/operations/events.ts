@@ -1,0 +1,235 @@
+/**
+ * Usage events: ingest (group commit), read, settle. The ingest path is the hot one: a request
+ * is validated by its schema, queued, and applied together with every other request that
+ * arrived meanwhile, in ONE transaction with a handful of statements for the whole group; each
+ * request is still all-or-nothing, and is answered only after the commit is durable.
+ */
+import {
+  balanceKey, companyScopedKey, planIngest, type IngestContext, type IngestRequest, type KnownEvent, type LedgerEntry, type NormalizedEvent,
+} from '../domain/events.js';
+import { decideSettle, isHoldExpired, settleHold } from '../domain/holds.js';
+import { fail, failure, type Failure, type Outcome } from '../domain/outcome.js';
+import type { Price } from '../domain/pricing.js';
+import { newId } from '../lib/ids.js';
+import type { BalanceKey, EventRow, Tx } from '../store/types.js';
+import type { Deps } from './deps.js';
+import { cancelHolds, expireHolds } from './holds.js';
+import { lockBalanceMap, postToLedger, type NetDelta, type PostedEntry } from './ledger.js';
+
+/** Most events one group transaction carries; more waiting requests form the next group. */
+export const GROUP_EVENTS_MAX = 10_000;
+
+export interface IngestResult {
+  eventIds: string[];
+}
+
+interface Queued {
+  req: IngestRequest;
+  resolve: (r: Outcome<IngestResult>) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit. Requests queue while a group is being written; when it commits, the next
+ * group takes everything queued (up to GROUP_EVENTS_MAX events). `concurrency` groups may be
+ * in flight at once (1 on SQLite's single writer; more on PostgreSQL, whose row locks keep
+ * overlapping groups correct).
+ */
+export class IngestBatcher {
+  readonly #queue: Queued[] = [];
+  #running = 0;
+  #scheduled = false;
+
+  constructor(private readonly deps: Deps, private readonly concurrency: number) {}
+
+  submit(req: IngestRequest): Promise<Outcome<IngestResult>> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ req, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#running >= this.concurrency || this.#queue.length === 0) return;
+    this.#scheduled = true;
+    // setImmediate: let every request already read from the sockets join this group.
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#drain();
+    });
+  }
+
+  #drain(): void {
+    while (this.#running < this.concurrency && this.#queue.length > 0) {
+      const group: Queued[] = [];
+      let events = 0;
+      while (this.#queue.length > 0 && (group.length === 0 || events + this.#queue[0]!.req.events.length <= GROUP_EVENTS_MAX)) {
+        const q = this.#queue.shift()!;
+        events += q.req.events.length;
+        group.push(q);
+      }
+      this.#running++;
+      void this.#run(group).finally(() => {
+        this.#running--;
+        this.#schedule();
+      });
+    }
+  }
+
+  async #run(group: Queued[]): Promise<void> {
+    try {
+      const outcomes = await this.deps.store.write((tx) => ingestGroup(tx, this.deps.clock.now(), group.map((q) => q.req)));
+      group.forEach((q, i) => q.resolve(outcomes[i]!));
+    } catch (err) {
+      group.forEach((q) => q.reject(err));
+    }
+  }
+}
+
+/** Plans and writes a whole group in one transaction; returns each request's outcome in order. */
+export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
+  const outcomes: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
+
+  // 1. Which accounts exist, and whose are they: a foreign account is answered like a missing one.
+  const owners = new Map((await tx.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [o.accountId, o.companyId]));
+  requests.forEach((r, i) => {
+    if (owners.get(r.accountId) !== r.companyId) outcomes[i] = failure('not_found', `no such account: ${r.accountId}`, 'account_id');
+  });
+
+  // 2. Prices and known client ids, per company: one query each for the whole group.
+  const prices = new Map<string, Price>();
+  const known = new Map<string, KnownEvent>();
+  for (const [companyId, reqs] of groupByCompany(requests, outcomes)) {
+    const types = new Set<string>();
+    const ids = new Set<string>();
+    for (const r of reqs) for (const e of r.events) {
+      if (!e.override) types.add(e.type);
+      if (e.clientId !== null) ids.add(e.clientId);
+    }
+    for (const p of await tx.findPrices(companyId, [...types])) prices.set(companyScopedKey(companyId, p.type), p);
+    for (const e of await tx.findEventsByIds(companyId, [...ids])) known.set(companyScopedKey(companyId, e.eventId), { accountId: e.accountId, contentHash: e.contentHash });
+  }
+
+  // 3. Lock every balance the group may draw from, after cancelling their expired holds.
+  const keys: BalanceKey[] = [];
+  requests.forEach((r, i) => {
+    if (outcomes[i]) return;
+    for (const e of r.events) {
+      const denomination = e.override?.denomination ?? prices.get(companyScopedKey(r.companyId, e.type))?.denomination;
+      if (denomination !== undefined) keys.push({ accountId: r.accountId, denomination });
+    }
+  });
+  await expireHolds(tx, nowMs, uniqueKeys(keys));
+  const locked = await lockBalanceMap(tx, keys);
+
+  // 4. Plan each request against the running figures (all-or-nothing per request).
+  const ctx: IngestContext = {
+    nowMs, prices, known, newEventId: () => newId('ev'),
+    balances: new Map([...locked].map(([k, b]) => [k, { amount: b.amount, pending: b.pending }])),
+  };
+  const events: EventRow[] = [];
+  const entries: PostedEntry[] = [];
+  const deltas = new Map<string, NetDelta>();
+  requests.forEach((r, i) => {
+    if (outcomes[i]) return;
+    const planned = planIngest(r, ctx);
+    if (!planned.ok) {
+      outcomes[i] = planned;
+      return;
+    }
+    for (const e of planned.value.events) {
+      events.push({ ...e, companyId: r.companyId, createdAtMs: nowMs, updatedAtMs: nowMs });
+    }
+    for (const l of planned.value.ledger) entries.push(usageEntry(l));
+    for (const [k, d] of planned.value.deltas) {
+      const sum = deltas.get(k) ?? { amount: 0, pending: 0 };
+      sum.amount += d.amount;
+      sum.pending += d.pending;
+      deltas.set(k, sum);
+    }
+    outcomes[i] = { ok: true, value: { eventIds: planned.value.eventIds } };
+  });
+
+  // 5. Write: events, balances (atomic deltas), ledger rows. A handful of statements per group.
+  await tx.insertEvents(events);
+  await postToLedger(tx, nowMs, locked, entries, deltas);
+  return outcomes as Outcome<IngestResult>[];
+}
+
+function usageEntry(l: LedgerEntry): PostedEntry {
+  return { accountId: l.accountId, denomination: l.denomination, amount: l.amount, kind: 'usage', eventId: l.eventId };
+}
+
+function groupByCompany(requests: IngestRequest[], outcomes: (Outcome<IngestResult> | undefined)[]): Map<string, IngestRequest[]> {
+  const by = new Map<string, IngestRequest[]>();
+  requests.forEach((r, i) => {
+    if (outcomes[i]) return;
+    const list = by.get(r.companyId) ?? [];
+    list.push(r);
+    by.set(r.companyId, list);
+  });
+  return by;
+}
+
+function uniqueKeys(keys: BalanceKey[]): BalanceKey[] {
+  const m = new Map<string, BalanceKey>();
+  for (const k of keys) m.set(balanceKey(k.accountId, k.denomination), k);
+  return [...m.values()];
+}
+
+export async function getEvent(deps: Deps, companyId: string, eventId: string): Promise<EventRow> {
+  const now = deps.clock.now();
+  let event = await deps.store.read((tx) => tx.findEvent(companyId, eventId));
+  if (!event) fail('not_found', `no such event: ${eventId}`, 'event_id');
+  if (event.state === 'pending' && isHoldExpired(event.expiresAtMs, now)) {
+    event = await deps.store.write(async (tx) => {
+      await expireHolds(tx, now, [{ accountId: event!.accountId, denomination: event!.denomination }]);
+      return (await tx.findEvent(companyId, eventId))!;
+    });
+  }
+  return event;
+}
+
+export interface SettleInput {
+  state: 'complete' | 'completed' | 'cancelled';
+  cost_override?: { amount: number; denomination: string };
+}
+
+/**
+ * Settles a pending event. An expired hold is cancelled first (and that cancellation is kept
+ * even when the answer is 409); repeating the state an event already has is a no-op.
+ */
+export async function settleEvent(deps: Deps, companyId: string, eventId: string, input: SettleInput): Promise<EventRow> {
+  const requested = input.state === 'completed' ? 'complete' : input.state;
+  const outcome = await deps.store.write(async (tx): Promise<Outcome<EventRow>> => {
+    const now = deps.clock.now();
+    let event = await tx.lockEvent(companyId, eventId);
+    if (!event) return failure('not_found', `no such event: ${eventId}`, 'event_id');
+    if (event.state === 'pending' && isHoldExpired(event.expiresAtMs, now)) {
+      await cancelHolds(tx, now, [event]);
+      event = { ...event, state: 'cancelled', updatedAtMs: now, expiresAtMs: null };
+    }
+    const decision = decideSettle(event.state, requested);
+    if (decision === 'noop') return { ok: true, value: event };
+    if (decision === 'not_pending') return notPending(event);
+    if (input.cost_override && input.cost_override.denomination !== event.denomination) {
+      fail('cost_override_denomination_mismatch', `the event holds "${event.denomination}"; a final cost must be in the same denomination`, 'cost_override.denomination');
+    }
+    const finalCost = requested === 'complete' ? input.cost_override?.amount ?? event.costAmount : event.costAmount;
+    const s = settleHold(event.costAmount, requested, finalCost);
+    const key = balanceKey(event.accountId, event.denomination);
+    const locked = await lockBalanceMap(tx, [event]);
+    const entries: PostedEntry[] = s.amountDelta !== 0 ? [{ accountId: event.accountId, denomination: event.denomination, amount: s.amountDelta, kind: 'usage', eventId }] : [];
+    await postToLedger(tx, now, locked, entries, new Map([[key, { amount: s.amountDelta, pending: s.pendingDelta }]]));
+    await tx.updateEvents([{ companyId, eventId, state: requested, costAmount: finalCost, updatedAtMs: now }]);
+    return { ok: true, value: { ...event, state: requested, costAmount: finalCost, updatedAtMs: now, expiresAtMs: null } };
+  });
+  if (!outcome.ok) fail(outcome.reason, outcome.message, outcome.param, outcome.details);
+  return outcome.value;
+}
+
+function notPending(event: EventRow): Failure {
+  return failure('event_not_pending', `event ${event.eventId} is ${event.state}; only a pending event can be settled`, 'state', { state: event.state });
+}
+
+export type { NormalizedEvent };

@@ -1,0 +1,146 @@
+/**
+ * Sign-up, companies and API keys, and the two ways a caller proves who it is:
+ * a user's `email:password` (scrypt, slow on purpose) and a company's `company_id:api_key`
+ * (SHA-256 digest lookup, fast enough for the ingest path, cached for a few seconds).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { fail } from '../domain/outcome.js';
+import { sha256Hex } from '../lib/canonical.js';
+import { newId, newSecret } from '../lib/ids.js';
+import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../lib/password.js';
+import type { ApiKeyRow, CompanyRow, UserRow } from '../store/types.js';
+import type { Deps } from './deps.js';
+
+export const PASSWORD_LENGTH_MIN = 8;
+export const API_KEY_PREFIX = 'sk_';
+const API_KEY_SHOWN_CHARS = 7;
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function splitName(name: string): { firstName: string; lastName: string } {
+  const words = name.trim().split(/\s+/).filter((w) => w !== '');
+  return { firstName: words[0] ?? '', lastName: words.slice(1).join(' ') };
+}
+
+export async function signUp(deps: Deps, input: { name: string; email: string; password: string }): Promise<UserRow> {
+  if (input.password.length < PASSWORD_LENGTH_MIN) fail('password_too_short', `password must be at least ${PASSWORD_LENGTH_MIN} characters`, 'password');
+  const email = normalizeEmail(input.email);
+  const passwordHash = await hashPassword(input.password);
+  return deps.store.write(async (tx) => {
+    if (await tx.findUserByEmail(email)) fail('email_already_registered', 'a user with this email already exists', 'email');
+    return tx.insertUser({ name: input.name.trim(), email, passwordHash, dateOfBirth: null, emailVerified: false, createdAtMs: deps.clock.now() });
+  });
+}
+
+/** Checks `email:password`; undefined when wrong. Always pays for one scrypt, so timing tells nothing. */
+export async function authenticateUser(deps: Deps, email: string, password: string): Promise<UserRow | undefined> {
+  const user = await deps.store.read((tx) => tx.findUserByEmail(normalizeEmail(email)));
+  const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+  return ok && user ? user : undefined;
+}
+
+export async function updateUser(deps: Deps, userId: number, changes: { name?: string; email?: string }): Promise<UserRow> {
+  return deps.store.write(async (tx) => {
+    const email = changes.email === undefined ? undefined : normalizeEmail(changes.email);
+    if (email !== undefined) {
+      const other = await tx.findUserByEmail(email);
+      if (other && other.id !== userId) fail('email_already_registered', 'a user with this email already exists', 'email');
+    }
+    await tx.updateUser(userId, { ...(changes.name !== undefined ? { name: changes.name.trim() } : {}), ...(email !== undefined ? { email } : {}) });
+    const user = await tx.findUserById(userId);
+    if (!user) fail('not_found', 'no such user');
+    return user;
+  });
+}
+
+function newApiKey(companyId: string, nowMs: number): { row: ApiKeyRow; secret: string } {
+  const secret = newSecret(API_KEY_PREFIX);
+  return {
+    secret,
+    row: { keyId: newId('key'), companyId, digest: sha256Hex(secret), prefix: secret.slice(0, API_KEY_SHOWN_CHARS), createdAtMs: nowMs, revokedAtMs: null },
+  };
+}
+
+export async function createCompany(
+  deps: Deps, owner: UserRow, input: { name: string; processor?: 'sandbox' | 'stripe'; processor_api_key?: string },
+): Promise<{ company: CompanyRow; apiKey: string }> {
+  const processor = input.processor ?? 'sandbox';
+  if (processor === 'stripe' && !input.processor_api_key) fail('processor_api_key_required', 'processor "stripe" needs processor_api_key (a restricted key with write access to customers, payment intents and payment methods)', 'processor_api_key');
+  if (processor === 'sandbox' && input.processor_api_key !== undefined) fail('processor_api_key_not_used', 'the sandbox processor takes no processor_api_key', 'processor_api_key');
+  return deps.store.write(async (tx) => {
+    const now = deps.clock.now();
+    const company: CompanyRow = { companyId: newId('c'), name: input.name.trim(), ownerUserId: owner.id, processor, processorApiKey: input.processor_api_key ?? null, createdAtMs: now };
+    await tx.insertCompany(company);
+    await tx.addCompanyMember(company.companyId, owner.id, 'owner');
+    const key = newApiKey(company.companyId, now);
+    await tx.insertApiKey(key.row);
+    return { company, apiKey: key.secret };
+  });
+}
+
+export async function createApiKey(deps: Deps, companyId: string): Promise<{ row: ApiKeyRow; secret: string }> {
+  return deps.store.write(async (tx) => {
+    const key = newApiKey(companyId, deps.clock.now());
+    await tx.insertApiKey(key.row);
+    return key;
+  });
+}
+
+export async function listApiKeys(deps: Deps, companyId: string): Promise<ApiKeyRow[]> {
+  return deps.store.read((tx) => tx.listApiKeys(companyId));
+}
+
+export async function revokeApiKey(deps: Deps, keys: ApiKeyCache, companyId: string, keyId: string): Promise<void> {
+  const revoked = await deps.store.write((tx) => tx.revokeApiKey(companyId, keyId, deps.clock.now()));
+  if (!revoked) fail('not_found', 'no such active API key', 'key_id');
+  keys.forgetCompany(companyId);
+}
+
+export async function companyForUser(deps: Deps, companyId: string, userId: number): Promise<CompanyRow | undefined> {
+  return deps.store.read(async (tx) => ((await tx.isCompanyMember(companyId, userId)) ? tx.findCompany(companyId) : undefined));
+}
+
+export async function findCompany(deps: Deps, companyId: string): Promise<CompanyRow | undefined> {
+  return deps.store.read((tx) => tx.findCompany(companyId));
+}
+
+interface CachedKey {
+  companyId: string;
+  digest: Buffer;
+  checkedAtMs: number;
+}
+
+/**
+ * Verified API keys, by digest, trusted for `ttlMs` (wall clock, not the test clock): a key
+ * revoked on another process stops working within that time; on this process at once.
+ */
+export class ApiKeyCache {
+  readonly #byDigest = new Map<string, CachedKey>();
+  static readonly ENTRIES_MAX = 10_000;
+  constructor(private readonly deps: Deps, private readonly ttlMs: number) {}
+
+  async authenticate(companyId: string, apiKey: string): Promise<boolean> {
+    const digestHex = sha256Hex(apiKey);
+    const digest = Buffer.from(digestHex, 'hex');
+    const cached = this.#byDigest.get(digestHex);
+    if (cached && Date.now() - cached.checkedAtMs < this.ttlMs) {
+      return timingSafeEqual(cached.digest, digest) && cached.companyId === companyId;
+    }
+    const row = await this.deps.store.read((tx) => tx.findApiKeyByDigest(digestHex));
+    if (!row || row.revokedAtMs !== null) {
+      this.#byDigest.delete(digestHex);
+      return false;
+    }
+    const stored = Buffer.from(row.digest, 'hex');
+    if (stored.length !== digest.length || !timingSafeEqual(stored, digest) || row.companyId !== companyId) return false;
+    if (this.#byDigest.size >= ApiKeyCache.ENTRIES_MAX) this.#byDigest.clear();
+    this.#byDigest.set(digestHex, { companyId, digest, checkedAtMs: Date.now() });
+    return true;
+  }
+
+  forgetCompany(companyId: string): void {
+    for (const [k, v] of this.#byDigest) if (v.companyId === companyId) this.#byDigest.delete(k);
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * PostgreSQL, for scale: several stateless server processes share one database. Batches are
+ * written with one statement each (arrays unnested server-side), never one round trip per
+ * event. Balances are locked `FOR UPDATE` in sorted key order so concurrent writers queue
+ * instead of deadlocking; serialization failures and deadlocks are retried, never turned into
+ * business errors.
+ */
+import pg from 'pg';
+import { MIGRATIONS } from './migrations.js';
+import { EVENT_COLUMNS, SqlTx, TRANSACTION_COLUMNS, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
+import type { BalanceDelta, BalanceKey, EventRow, ReadTx, Store, TransactionRow, Tx } from './types.js';
+
+/** BIGINT columns hold amounts within the exact integer range: read them as numbers. */
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+const types = {
+  getTypeParser(oid: number, format?: string) {
+    if (oid === INT8_OID || oid === NUMERIC_OID) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+};
+
+/** Errors worth running the whole transaction again for. */
+// 23505 (unique violation) too: operations check before they insert, so a second run sees the
+// row the concurrent transaction committed and answers as for any existing row.
+const RETRYABLE = new Set(['40001', '40P01', '23505']);
+const WRITE_ATTEMPTS_MAX = 8;
+const MIGRATION_LOCK_ID = 727_001;
+
+const placeholderCache = new Map<string, string>();
+function numbered(sql: string): string {
+  let out = placeholderCache.get(sql);
+  if (out === undefined) {
+    let i = 0;
+    out = sql.replace(/\?/g, () => `$${++i}`);
+    placeholderCache.set(sql, out);
+  }
+  return out;
+}
+
+class PgExec implements SqlExec {
+  constructor(private readonly client: pg.Pool | pg.PoolClient) {}
+  async all(sql: string, params: unknown[] = []) {
+    return (await this.client.query<SqlRow>(numbered(sql), params)).rows;
+  }
+  async run(sql: string, params: unknown[] = []) {
+    return (await this.client.query(numbered(sql), params)).rowCount ?? 0;
+  }
+}
+
+class PgTx extends SqlTx {
+  protected bool(b: boolean) {
+    return b;
+  }
+  async lockBalances(keys: BalanceKey[]) {
+    if (keys.length === 0) return [];
+    const rows = await this.db.all(
+      `SELECT b.* FROM balances b JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
+         ON b.account_id = k.account_id AND b.denomination = k.denomination
+       ORDER BY b.account_id, b.denomination FOR UPDATE OF b`,
+      [keys.map((k) => k.accountId), keys.map((k) => k.denomination)],
+    );
+    return rows.map(toBalance);
+  }
+  async applyBalanceDeltas(deltas: BalanceDelta[]) {
+    if (deltas.length === 0) return [];
+    const rows = await this.db.all(
+      `UPDATE balances b SET amount = b.amount + d.amount, pending = b.pending + d.pending
+       FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS d(account_id, denomination, amount, pending)
+       WHERE b.account_id = d.account_id AND b.denomination = d.denomination RETURNING b.*`,
+      [deltas.map((d) => d.accountId), deltas.map((d) => d.denomination), deltas.map((d) => d.amount), deltas.map((d) => d.pending)],
+    );
+    return rows.map(toBalance);
+  }
+  async insertEvents(rows: EventRow[]) {
+    if (rows.length === 0) return;
+    await this.db.run(
+      `INSERT INTO events (${EVENT_COLUMNS})
+       SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[])`,
+      [
+        rows.map((e) => e.companyId), rows.map((e) => e.eventId), rows.map((e) => e.accountId), rows.map((e) => e.clientSupplied),
+        rows.map((e) => e.type), rows.map((e) => e.quantity), rows.map((e) => e.costAmount), rows.map((e) => e.denomination),
+        rows.map((e) => (e.metadata === null ? null : JSON.stringify(e.metadata))), rows.map((e) => e.state), rows.map((e) => e.contentHash),
+        rows.map((e) => e.createdAtMs), rows.map((e) => e.updatedAtMs), rows.map((e) => e.expiresAtMs),
+      ],
+    );
+  }
+  async insertTransactions(rows: TransactionRow[]) {
+    if (rows.length === 0) return;
+    // WITH ORDINALITY … ORDER BY keeps `seq` in request order, which the balance_after chain relies on.
+    await this.db.run(
+      `INSERT INTO transactions (${TRANSACTION_COLUMNS})
+       SELECT t.transaction_id, t.account_id, t.denomination, t.amount, t.balance_after, t.kind, t.event_id, t.reason, t.created_at
+       FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::bigint[])
+         WITH ORDINALITY AS t(transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at, n)
+       ORDER BY t.n`,
+      [
+        rows.map((t) => t.transactionId), rows.map((t) => t.accountId), rows.map((t) => t.denomination), rows.map((t) => t.amount),
+        rows.map((t) => t.balanceAfter), rows.map((t) => t.kind), rows.map((t) => t.eventId), rows.map((t) => t.reason), rows.map((t) => t.createdAtMs),
+      ],
+    );
+  }
+  override async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
+    if (only === undefined) {
+      return (await this.db.all(
+        "SELECT * FROM events WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED", [nowMs, limit])).map(toEvent);
+    }
+    if (only.length === 0) return [];
+    return (await this.db.all(
+      `SELECT e.* FROM events e JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
+         ON e.account_id = k.account_id AND e.denomination = k.denomination
+       WHERE e.state = 'pending' AND e.expires_at <= ? ORDER BY e.expires_at LIMIT ? FOR UPDATE OF e SKIP LOCKED`,
+      [only.map((k) => k.accountId), only.map((k) => k.denomination), nowMs, limit])).map(toEvent);
+  }
+  async lockEvent(companyId: string, eventId: string) {
+    const r = (await this.db.all('SELECT * FROM events WHERE company_id = ? AND event_id = ? FOR UPDATE', [companyId, eventId]))[0];
+    return r && toEvent(r);
+  }
+}
+
+export interface PostgresOptions {
+  connectionString: string;
+  /** Use (and create) this schema instead of `public`: lets test runs never collide. */
+  schema?: string;
+  poolSize?: number;
+}
+
+export class PostgresStore implements Store {
+  readonly dialect = 'postgres' as const;
+  readonly pool: pg.Pool;
+
+  private constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  static async open(opts: PostgresOptions): Promise<PostgresStore> {
+    if (opts.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(opts.schema)) throw new Error('invalid schema name');
+    if (opts.schema !== undefined) {
+      const admin = new pg.Client({ connectionString: opts.connectionString });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE SCHEMA IF NOT EXISTS ${opts.schema}`);
+      } finally {
+        await admin.end();
+      }
+    }
+    const pool = new pg.Pool({
+      connectionString: opts.connectionString,
+      max: opts.poolSize ?? 8,
+      types,
+      ...(opts.schema !== undefined ? { options: `-c search_path=${opts.schema}` } : {}),
+    });
+    pool.on('error', () => {
+      // An idle client lost its connection; the pool replaces it. Nothing to do here.
+    });
+    const store = new PostgresStore(pool);
+    await store.migrate();
+    return store;
+  }
+
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
+      const applied = new Set((await client.query<{ id: number }>('SELECT id FROM schema_migrations')).rows.map((r) => r.id));
+      for (const m of MIGRATIONS) {
+        if (applied.has(m.id)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(m.postgres);
+          await client.query('INSERT INTO schema_migrations (id, name, applied_at) VALUES ($1, $2, $3)', [m.id, m.name, Date.now()]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw err;
+        }
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+      client.release();
+    }
+  }
+
+  async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(new PgTx(new PgExec(client)));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        const code = (err as { code?: string }).code;
+        if (code !== undefined && RETRYABLE.has(code) && attempt < WRITE_ATTEMPTS_MAX) continue;
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+    return fn(new PgTx(new PgExec(this.pool)));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

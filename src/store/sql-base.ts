@@ -1,0 +1,302 @@
+/**
+ * The SQL both stores share. Statements here are plain SQL that SQLite and PostgreSQL both run
+ * (`?` placeholders; the PostgreSQL executor numbers them). Where the dialects differ in
+ * what is fast or how rows are locked, sqlite.ts and postgres.ts override the method.
+ */
+import type {
+  AccountRow, ApiKeyRow, AuditViolation, BalanceDelta, BalanceKey, BalanceRow, CompanyRow, EventRow,
+  EventStateValue, IdempotencyRow, OutboxRow, Page, PageResult, PriceRow, TransactionRow, Tx, UserRow,
+} from './types.js';
+
+export type SqlRow = Record<string, unknown>;
+
+/** How a statement reaches the database. */
+export interface SqlExec {
+  all(sql: string, params?: unknown[]): Promise<SqlRow[]>;
+  /** Returns the number of rows changed. */
+  run(sql: string, params?: unknown[]): Promise<number>;
+}
+
+const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const jsonOrNull = (v: unknown): Record<string, unknown> | null => (v === null || v === undefined ? null : (JSON.parse(String(v)) as Record<string, unknown>));
+
+export const toUser = (r: SqlRow): UserRow => ({
+  id: num(r.id), name: String(r.name), email: String(r.email), passwordHash: String(r.password_hash),
+  dateOfBirth: strOrNull(r.date_of_birth), emailVerified: Boolean(r.email_verified), createdAtMs: num(r.created_at),
+});
+export const toCompany = (r: SqlRow): CompanyRow => ({
+  companyId: String(r.company_id), name: String(r.name), ownerUserId: num(r.owner_user_id),
+  processor: r.processor === 'stripe' ? 'stripe' : 'sandbox', processorApiKey: strOrNull(r.processor_api_key), createdAtMs: num(r.created_at),
+});
+export const toApiKey = (r: SqlRow): ApiKeyRow => ({
+  keyId: String(r.key_id), companyId: String(r.company_id), digest: String(r.digest), prefix: String(r.prefix),
+  createdAtMs: num(r.created_at), revokedAtMs: numOrNull(r.revoked_at),
+});
+export const toAccount = (r: SqlRow): AccountRow => ({
+  accountId: String(r.account_id), companyId: String(r.company_id), name: strOrNull(r.name), email: strOrNull(r.email),
+  metadata: jsonOrNull(r.metadata), processorId: strOrNull(r.processor_id), planId: strOrNull(r.plan_id), createdAtMs: num(r.created_at),
+});
+export const toBalance = (r: SqlRow): BalanceRow => ({
+  accountId: String(r.account_id), companyId: String(r.company_id), denomination: String(r.denomination),
+  amount: num(r.amount), pending: num(r.pending), refillThreshold: numOrNull(r.refill_threshold),
+  refillAmount: numOrNull(r.refill_amount), refillUsdAmount: numOrNull(r.refill_usd_amount),
+  refillOnDay: strOrNull(r.refill_on_day), createdAtMs: num(r.created_at),
+});
+export const toPrice = (r: SqlRow): PriceRow => ({
+  companyId: String(r.company_id), type: String(r.type), denomination: String(r.denomination),
+  unitAmount: String(r.unit_amount), updatedAtMs: num(r.updated_at),
+});
+export const toEvent = (r: SqlRow): EventRow => ({
+  eventId: String(r.event_id), companyId: String(r.company_id), accountId: String(r.account_id),
+  clientSupplied: Boolean(r.client_supplied), type: String(r.type), quantity: num(r.quantity),
+  costAmount: num(r.cost_amount), denomination: String(r.denomination), metadata: jsonOrNull(r.metadata),
+  state: String(r.state) as EventStateValue, contentHash: strOrNull(r.content_hash),
+  createdAtMs: num(r.created_at), updatedAtMs: num(r.updated_at), expiresAtMs: numOrNull(r.expires_at),
+});
+export const toTransaction = (r: SqlRow): TransactionRow => ({
+  transactionId: String(r.transaction_id), accountId: String(r.account_id), denomination: String(r.denomination),
+  amount: num(r.amount), balanceAfter: num(r.balance_after), kind: String(r.kind) as TransactionRow['kind'],
+  eventId: strOrNull(r.event_id), reason: strOrNull(r.reason), createdAtMs: num(r.created_at),
+});
+const toIdempotency = (r: SqlRow): IdempotencyRow => ({
+  scope: String(r.scope), key: String(r.key), requestHash: String(r.request_hash),
+  statusCode: numOrNull(r.status_code), responseBody: strOrNull(r.response_body), createdAtMs: num(r.created_at),
+});
+
+const json = (v: Record<string, unknown> | null): string | null => (v === null ? null : JSON.stringify(v));
+
+export const EVENT_COLUMNS = 'company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, state, content_hash, created_at, updated_at, expires_at';
+export const eventParams = (e: EventRow, bool: (b: boolean) => unknown): unknown[] => [
+  e.companyId, e.eventId, e.accountId, bool(e.clientSupplied), e.type, e.quantity, e.costAmount, e.denomination,
+  json(e.metadata), e.state, e.contentHash, e.createdAtMs, e.updatedAtMs, e.expiresAtMs,
+];
+export const TRANSACTION_COLUMNS = 'transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at';
+export const transactionParams = (t: TransactionRow): unknown[] => [
+  t.transactionId, t.accountId, t.denomination, t.amount, t.balanceAfter, t.kind, t.eventId, t.reason, t.createdAtMs,
+];
+
+export abstract class SqlTx implements Tx {
+  constructor(protected readonly db: SqlExec) {}
+
+  /** How the dialect stores a boolean. */
+  protected abstract bool(b: boolean): unknown;
+
+  protected async one(sql: string, params: unknown[]): Promise<SqlRow | undefined> {
+    return (await this.db.all(sql, params))[0];
+  }
+
+  /** Keyset paging on an ever-growing `seq`, newest first; undefined when the cursor is unknown. */
+  protected async pageBySeq<T>(
+    table: string, idColumn: string, where: string, params: unknown[], page: Page, map: (r: SqlRow) => T,
+  ): Promise<PageResult<T> | undefined> {
+    let cursorClause = '';
+    const all = [...params];
+    if (page.startingAfter !== undefined) {
+      const cursor = await this.one(`SELECT seq FROM ${table} WHERE ${idColumn} = ? AND ${where}`, [page.startingAfter, ...params]);
+      if (!cursor) return undefined;
+      cursorClause = ' AND seq < ?';
+      all.push(cursor.seq);
+    }
+    const rows = await this.db.all(`SELECT * FROM ${table} WHERE ${where}${cursorClause} ORDER BY seq DESC LIMIT ?`, [...all, page.limit + 1]);
+    return { rows: rows.slice(0, page.limit).map(map), hasMore: rows.length > page.limit };
+  }
+
+  async findUserByEmail(email: string) {
+    const r = await this.one('SELECT * FROM users WHERE email = ?', [email]);
+    return r && toUser(r);
+  }
+  async findUserById(id: number) {
+    const r = await this.one('SELECT * FROM users WHERE id = ?', [id]);
+    return r && toUser(r);
+  }
+  async findCompany(companyId: string) {
+    const r = await this.one('SELECT * FROM companies WHERE company_id = ?', [companyId]);
+    return r && toCompany(r);
+  }
+  async isCompanyMember(companyId: string, userId: number) {
+    return (await this.one('SELECT 1 AS x FROM company_members WHERE company_id = ? AND user_id = ?', [companyId, userId])) !== undefined;
+  }
+  async findApiKeyByDigest(digest: string) {
+    const r = await this.one('SELECT * FROM api_keys WHERE digest = ?', [digest]);
+    return r && toApiKey(r);
+  }
+  async listApiKeys(companyId: string) {
+    return (await this.db.all('SELECT * FROM api_keys WHERE company_id = ? ORDER BY created_at, key_id', [companyId])).map(toApiKey);
+  }
+  async findAccount(companyId: string, accountId: string) {
+    const r = await this.one('SELECT * FROM accounts WHERE account_id = ? AND company_id = ?', [accountId, companyId]);
+    return r && toAccount(r);
+  }
+  async findAccountOwners(accountIds: string[]) {
+    if (accountIds.length === 0) return [];
+    const rows = await this.db.all(`SELECT account_id, company_id FROM accounts WHERE account_id IN (${accountIds.map(() => '?').join(',')})`, accountIds);
+    return rows.map((r) => ({ accountId: String(r.account_id), companyId: String(r.company_id) }));
+  }
+  listAccounts(companyId: string, page: Page) {
+    return this.pageBySeq('accounts', 'account_id', 'company_id = ?', [companyId], page, toAccount);
+  }
+  async findBalance(accountId: string, denomination: string) {
+    const r = await this.one('SELECT * FROM balances WHERE account_id = ? AND denomination = ?', [accountId, denomination]);
+    return r && toBalance(r);
+  }
+  async listBalances(accountId: string) {
+    return (await this.db.all('SELECT * FROM balances WHERE account_id = ? ORDER BY denomination', [accountId])).map(toBalance);
+  }
+  async listPrices(companyId: string, page: Page) {
+    const params: unknown[] = [companyId];
+    let clause = '';
+    if (page.startingAfter !== undefined) {
+      if (!(await this.one('SELECT 1 AS x FROM prices WHERE company_id = ? AND type = ?', [companyId, page.startingAfter]))) return undefined;
+      clause = ' AND type > ?';
+      params.push(page.startingAfter);
+    }
+    const rows = await this.db.all(`SELECT * FROM prices WHERE company_id = ?${clause} ORDER BY type LIMIT ?`, [...params, page.limit + 1]);
+    return { rows: rows.slice(0, page.limit).map(toPrice), hasMore: rows.length > page.limit };
+  }
+  async findPrices(companyId: string, types: string[]) {
+    if (types.length === 0) return [];
+    return (await this.db.all(`SELECT * FROM prices WHERE company_id = ? AND type IN (${types.map(() => '?').join(',')})`, [companyId, ...types])).map(toPrice);
+  }
+  async findEvent(companyId: string, eventId: string) {
+    const r = await this.one('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [companyId, eventId]);
+    return r && toEvent(r);
+  }
+  async findEventsByIds(companyId: string, eventIds: string[]) {
+    if (eventIds.length === 0) return [];
+    return (await this.db.all(`SELECT * FROM events WHERE company_id = ? AND event_id IN (${eventIds.map(() => '?').join(',')})`, [companyId, ...eventIds])).map(toEvent);
+  }
+  async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
+    if (only === undefined) {
+      return (await this.db.all("SELECT * FROM events WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?", [nowMs, limit])).map(toEvent);
+    }
+    const out: EventRow[] = [];
+    for (const k of only) {
+      const rows = await this.db.all(
+        "SELECT * FROM events WHERE account_id = ? AND denomination = ? AND state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+        [k.accountId, k.denomination, nowMs, limit - out.length],
+      );
+      out.push(...rows.map(toEvent));
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+  listTransactions(accountId: string, denomination: string | undefined, page: Page) {
+    return denomination === undefined
+      ? this.pageBySeq('transactions', 'transaction_id', 'account_id = ?', [accountId], page, toTransaction)
+      : this.pageBySeq('transactions', 'transaction_id', 'account_id = ? AND denomination = ?', [accountId, denomination], page, toTransaction);
+  }
+  async findIdempotency(scope: string, key: string) {
+    const r = await this.one('SELECT * FROM idempotency_keys WHERE scope = ? AND key = ?', [scope, key]);
+    return r && toIdempotency(r);
+  }
+
+  async auditLedger(): Promise<AuditViolation[]> {
+    const out: AuditViolation[] = [];
+    const sums = await this.db.all(`
+      SELECT b.account_id, b.denomination, b.amount, COALESCE(t.total, 0) AS total
+      FROM balances b LEFT JOIN (SELECT account_id, denomination, SUM(amount) AS total FROM transactions GROUP BY account_id, denomination) t
+        ON t.account_id = b.account_id AND t.denomination = b.denomination
+      WHERE b.amount <> COALESCE(t.total, 0)`);
+    for (const r of sums) out.push({ accountId: String(r.account_id), denomination: String(r.denomination), problem: `amount ${r.amount} ≠ sum of transactions ${r.total}` });
+    const chain = await this.db.all(`
+      SELECT account_id, denomination, transaction_id, amount, balance_after, prev FROM (
+        SELECT account_id, denomination, transaction_id, amount, balance_after,
+               LAG(balance_after, 1, 0) OVER (PARTITION BY account_id, denomination ORDER BY seq) AS prev
+        FROM transactions) x
+      WHERE prev + amount <> balance_after`);
+    for (const r of chain) out.push({ accountId: String(r.account_id), denomination: String(r.denomination), problem: `transaction ${r.transaction_id}: ${r.prev} + ${r.amount} ≠ balance_after ${r.balance_after}` });
+    const holds = await this.db.all(`
+      SELECT b.account_id, b.denomination, b.pending, COALESCE(e.held, 0) AS held
+      FROM balances b LEFT JOIN (SELECT account_id, denomination, SUM(cost_amount) AS held FROM events WHERE state = 'pending' GROUP BY account_id, denomination) e
+        ON e.account_id = b.account_id AND e.denomination = b.denomination
+      WHERE b.pending <> COALESCE(e.held, 0)`);
+    for (const r of holds) out.push({ accountId: String(r.account_id), denomination: String(r.denomination), problem: `pending ${r.pending} ≠ held cost of pending events ${r.held}` });
+    const orphans = await this.db.all(`
+      SELECT t.account_id, t.denomination, COUNT(*) AS n FROM transactions t
+      LEFT JOIN balances b ON b.account_id = t.account_id AND b.denomination = t.denomination
+      WHERE b.account_id IS NULL GROUP BY t.account_id, t.denomination`);
+    for (const r of orphans) out.push({ accountId: String(r.account_id), denomination: String(r.denomination), problem: `${r.n} transactions without a balance` });
+    return out;
+  }
+
+  async insertUser(row: Omit<UserRow, 'id'>) {
+    const r = await this.one(
+      'INSERT INTO users (name, email, password_hash, date_of_birth, email_verified, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *',
+      [row.name, row.email, row.passwordHash, row.dateOfBirth, this.bool(row.emailVerified), row.createdAtMs],
+    );
+    return toUser(r!);
+  }
+  async updateUser(id: number, changes: { name?: string; email?: string }) {
+    if (changes.name !== undefined) await this.db.run('UPDATE users SET name = ? WHERE id = ?', [changes.name, id]);
+    if (changes.email !== undefined) await this.db.run('UPDATE users SET email = ? WHERE id = ?', [changes.email, id]);
+  }
+  async insertCompany(row: CompanyRow) {
+    await this.db.run('INSERT INTO companies (company_id, name, owner_user_id, processor, processor_api_key, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [row.companyId, row.name, row.ownerUserId, row.processor, row.processorApiKey, row.createdAtMs]);
+  }
+  async addCompanyMember(companyId: string, userId: number, role: string) {
+    await this.db.run('INSERT INTO company_members (company_id, user_id, role) VALUES (?, ?, ?)', [companyId, userId, role]);
+  }
+  async insertApiKey(row: ApiKeyRow) {
+    await this.db.run('INSERT INTO api_keys (key_id, company_id, digest, prefix, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [row.keyId, row.companyId, row.digest, row.prefix, row.createdAtMs, row.revokedAtMs]);
+  }
+  async revokeApiKey(companyId: string, keyId: string, atMs: number) {
+    return (await this.db.run('UPDATE api_keys SET revoked_at = ? WHERE company_id = ? AND key_id = ? AND revoked_at IS NULL', [atMs, companyId, keyId])) > 0;
+  }
+  async insertAccount(a: AccountRow) {
+    await this.db.run('INSERT INTO accounts (account_id, company_id, name, email, metadata, processor_id, plan_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [a.accountId, a.companyId, a.name, a.email, json(a.metadata), a.processorId, a.planId, a.createdAtMs]);
+  }
+  async updateAccount(a: AccountRow) {
+    await this.db.run('UPDATE accounts SET name = ?, email = ?, metadata = ?, processor_id = ?, plan_id = ? WHERE account_id = ? AND company_id = ?',
+      [a.name, a.email, json(a.metadata), a.processorId, a.planId, a.accountId, a.companyId]);
+  }
+  async insertBalance(b: BalanceRow) {
+    const changed = await this.db.run(
+      `INSERT INTO balances (account_id, denomination, company_id, amount, pending, refill_threshold, refill_amount, refill_usd_amount, refill_on_day, created_at)
+       VALUES (?, ?, ?, 0, 0, ?, ?, ?, ?, ?) ON CONFLICT (account_id, denomination) DO NOTHING`,
+      [b.accountId, b.denomination, b.companyId, b.refillThreshold, b.refillAmount, b.refillUsdAmount, b.refillOnDay, b.createdAtMs]);
+    return changed > 0;
+  }
+  abstract lockBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
+  abstract applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;
+  abstract insertEvents(rows: EventRow[]): Promise<void>;
+  abstract insertTransactions(rows: TransactionRow[]): Promise<void>;
+  abstract lockEvent(companyId: string, eventId: string): Promise<EventRow | undefined>;
+
+  async upsertPrice(p: PriceRow) {
+    await this.db.run(
+      `INSERT INTO prices (company_id, type, denomination, unit_amount, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (company_id, type) DO UPDATE SET denomination = excluded.denomination, unit_amount = excluded.unit_amount, updated_at = excluded.updated_at`,
+      [p.companyId, p.type, p.denomination, p.unitAmount, p.updatedAtMs]);
+  }
+  async updateEvents(changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[]) {
+    for (const c of changes) {
+      await this.db.run('UPDATE events SET state = ?, cost_amount = ?, updated_at = ?, expires_at = NULL WHERE company_id = ? AND event_id = ?',
+        [c.state, c.costAmount, c.updatedAtMs, c.companyId, c.eventId]);
+    }
+  }
+  async insertOutbox(rows: OutboxRow[]) {
+    for (const o of rows) {
+      await this.db.run('INSERT INTO outbox (outbox_id, company_id, topic, payload, run_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        [o.outboxId, o.companyId, o.topic, JSON.stringify(o.payload), o.runAtMs, o.createdAtMs]);
+    }
+  }
+  async claimIdempotency(row: IdempotencyRow) {
+    return (await this.db.run(
+      'INSERT INTO idempotency_keys (scope, key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, NULL, NULL, ?) ON CONFLICT (scope, key) DO NOTHING',
+      [row.scope, row.key, row.requestHash, row.createdAtMs])) > 0;
+  }
+  async completeIdempotency(scope: string, key: string, statusCode: number, responseBody: string) {
+    await this.db.run('UPDATE idempotency_keys SET status_code = ?, response_body = ? WHERE scope = ? AND key = ?', [statusCode, responseBody, scope, key]);
+  }
+  async releaseIdempotency(scope: string, key: string) {
+    await this.db.run('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status_code IS NULL', [scope, key]);
+  }
+  async deleteIdempotencyBefore(createdBeforeMs: number) {
+    return this.db.run('DELETE FROM idempotency_keys WHERE created_at < ?', [createdBeforeMs]);
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The Store interface: what the operations need, nothing more. Two implementations
+ * (sqlite.ts, postgres.ts) pass one contract suite (test/store/contract.test.ts).
+ *
+ * Locking: every method of `Tx` runs inside the transaction opened by `Store.write`.
+ * `lockBalances` is the only method that takes row locks for balance changes; on PostgreSQL it
+ * locks with `FOR UPDATE` in the sorted key order so concurrent writers never deadlock; on
+ * SQLite the single writer (BEGIN IMMEDIATE) already serialises them. Balances change only
+ * through `applyBalanceDeltas` (an atomic `amount = amount + ?`) together with appended
+ * `insertTransactions` rows in the same transaction.
+ */
+
+export interface UserRow {
+  id: number;
+  name: string;
+  email: string;
+  passwordHash: string;
+  dateOfBirth: string | null;
+  emailVerified: boolean;
+  createdAtMs: number;
+}
+
+export interface CompanyRow {
+  companyId: string;
+  name: string;
+  ownerUserId: number;
+  processor: 'sandbox' | 'stripe';
+  processorApiKey: string | null;
+  createdAtMs: number;
+}
+
+export interface ApiKeyRow {
+  keyId: string;
+  companyId: string;
+  /** SHA-256 of the key, hex. The key itself is never stored. */
+  digest: string;
+  /** First characters of the key, shown in listings to tell keys apart. */
+  prefix: string;
+  createdAtMs: number;
+  revokedAtMs: number | null;
+}
+
+export interface AccountRow {
+  accountId: string;
+  companyId: string;
+  name: string | null;
+  email: string | null;
+  metadata: Record<string, unknown> | null;
+  processorId: string | null;
+  planId: string | null;
+  createdAtMs: number;
+}
+
+export interface BalanceRow {
+  accountId: string;
+  companyId: string;
+  denomination: string;
+  amount: number;
+  pending: number;
+  refillThreshold: number | null;
+  refillAmount: number | null;
+  refillUsdAmount: number | null;
+  refillOnDay: string | null;
+  createdAtMs: number;
+}
+
+export interface PriceRow {
+  companyId: string;
+  type: string;
+  denomination: string;
+  unitAmount: string;
+  updatedAtMs: number;
+}
+
+export type EventStateValue = 'pending' | 'complete' | 'cancelled';
+
+export interface EventRow {
+  eventId: string;
+  companyId: string;
+  accountId: string;
+  clientSupplied: boolean;
+  type: string;
+  quantity: number;
+  costAmount: number;
+  denomination: string;
+  metadata: Record<string, unknown> | null;
+  state: EventStateValue;
+  contentHash: string | null;
+  createdAtMs: number;
+  updatedAtMs: number;
+  expiresAtMs: number | null;
+}
+
+export type TransactionKind = 'usage' | 'grant' | 'refill' | 'adjustment' | 'proration' | 'period_reset';
+
+export interface TransactionRow {
+  transactionId: string;
+  accountId: string;
+  denomination: string;
+  amount: number;
+  balanceAfter: number;
+  kind: TransactionKind;
+  eventId: string | null;
+  reason: string | null;
+  createdAtMs: number;
+}
+
+export interface OutboxRow {
+  outboxId: string;
+  companyId: string;
+  /** What the worker should do: e.g. `webhook.balance_change`, `charge.refill`. */
+  topic: string;
+  payload: Record<string, unknown>;
+  runAtMs: number;
+  createdAtMs: number;
+}
+
+export interface IdempotencyRow {
+  scope: string;
+  key: string;
+  requestHash: string;
+  /** null while the first request is still being served. */
+  statusCode: number | null;
+  responseBody: string | null;
+  createdAtMs: number;
+}
+
+export interface BalanceDelta {
+  accountId: string;
+  denomination: string;
+  amount: number;
+  pending: number;
+}
+
+export interface BalanceKey {
+  accountId: string;
+  denomination: string;
+}
+
+export interface Page {
+  limit: number;
+  /** Public id of the last row of the previous page (`starting_after`). */
+  startingAfter?: string | undefined;
+}
+
+export interface PageResult<T> {
+  rows: T[];
+  hasMore: boolean;
+}
+
+/** A broken ledger invariant found by `auditLedger` (empty list: the ledger is exact). */
+export interface AuditViolation {
+  accountId: string;
+  denomination: string;
+  problem: string;
+}
+
+export interface ReadTx {
+  findUserByEmail(email: string): Promise<UserRow | undefined>;
+  findUserById(id: number): Promise<UserRow | undefined>;
+  findCompany(companyId: string): Promise<CompanyRow | undefined>;
+  isCompanyMember(companyId: string, userId: number): Promise<boolean>;
+  findApiKeyByDigest(digest: string): Promise<ApiKeyRow | undefined>;
+  listApiKeys(companyId: string): Promise<ApiKeyRow[]>;
+
+  findAccount(companyId: string, accountId: string): Promise<AccountRow | undefined>;
+  /** The owning company of each existing account among `accountIds` (one query for a whole ingest group). */
+  findAccountOwners(accountIds: string[]): Promise<{ accountId: string; companyId: string }[]>;
+  /** Paged lists resolve to undefined when `startingAfter` names no row of the list. */
+  listAccounts(companyId: string, page: Page): Promise<PageResult<AccountRow> | undefined>;
+  findBalance(accountId: string, denomination: string): Promise<BalanceRow | undefined>;
+  listBalances(accountId: string): Promise<BalanceRow[]>;
+  listPrices(companyId: string, page: Page): Promise<PageResult<PriceRow> | undefined>;
+  findPrices(companyId: string, types: string[]): Promise<PriceRow[]>;
+
+  findEvent(companyId: string, eventId: string): Promise<EventRow | undefined>;
+  /** Events of the company with these ids (for client-id de-duplication). */
+  findEventsByIds(companyId: string, eventIds: string[]): Promise<EventRow[]>;
+  /**
+   * Pending events whose hold has expired by `nowMs`, oldest first; optionally only of these
+   * balances. Inside a write transaction on PostgreSQL the rows are locked (`FOR UPDATE SKIP
+   * LOCKED`: a hold another transaction is settling right now is left to it).
+   */
+  findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]): Promise<EventRow[]>;
+  listTransactions(accountId: string, denomination: string | undefined, page: Page): Promise<PageResult<TransactionRow> | undefined>;
+
+  findIdempotency(scope: string, key: string): Promise<IdempotencyRow | undefined>;
+  auditLedger(): Promise<AuditViolation[]>;
+}
+
+export interface Tx extends ReadTx {
+  insertUser(row: Omit<UserRow, 'id'>): Promise<UserRow>;
+  updateUser(id: number, changes: { name?: string; email?: string }): Promise<void>;
+  insertCompany(row: CompanyRow): Promise<void>;
+  addCompanyMember(companyId: string, userId: number, role: string): Promise<void>;
+  insertApiKey(row: ApiKeyRow): Promise<void>;
+  /** Returns false when no such active key of the company exists. */
+  revokeApiKey(companyId: string, keyId: string, atMs: number): Promise<boolean>;
+
+  insertAccount(row: AccountRow): Promise<void>;
+  updateAccount(row: AccountRow): Promise<void>;
+  /** Inserts a zero balance; returns false when that balance already exists. */
+  insertBalance(row: BalanceRow): Promise<boolean>;
+  /**
+   * Locks the balances (PostgreSQL: `SELECT … FOR UPDATE` in sorted key order) and returns
+   * them. Missing keys are simply absent from the result.
+   */
+  lockBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
+  /** `amount = amount + Δ, pending = pending + Δ` for each (already locked) balance; returns the new figures. */
+  applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;
+  upsertPrice(row: PriceRow): Promise<void>;
+
+  insertEvents(rows: EventRow[]): Promise<void>;
+  /** Locks one event for settling (PostgreSQL `FOR UPDATE`). */
+  lockEvent(companyId: string, eventId: string): Promise<EventRow | undefined>;
+  updateEvents(changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[]): Promise<void>;
+  insertTransactions(rows: TransactionRow[]): Promise<void>;
+  insertOutbox(rows: OutboxRow[]): Promise<void>;
+
+  /** Inserts the in-progress marker; returns false when the (scope, key) already exists. */
+  claimIdempotency(row: IdempotencyRow): Promise<boolean>;
+  completeIdempotency(scope: string, key: string, statusCode: number, responseBody: string): Promise<void>;
+  releaseIdempotency(scope: string, key: string): Promise<void>;
+  deleteIdempotencyBefore(createdBeforeMs: number): Promise<number>;
+}
+
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** Runs `fn` in one write transaction; retries it on serialization failures and deadlocks. */
+  write<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Runs `fn` on committed data, outside any write transaction. */
+  read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
