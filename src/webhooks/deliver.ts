@@ -10,7 +10,13 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
-import { ADDRESS_REFUSED_CODE, checkWebhookUrl, createGuardedLookup, normalizeHost } from './url-policy.js';
+import {
+  ADDRESS_REFUSED_CODE,
+  checkWebhookUrl,
+  createGuardedLookup,
+  isAddressAllowed,
+  normalizeHost,
+} from './url-policy.js';
 
 /** The contract: success is a 2xx within 10 s. */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
@@ -22,6 +28,7 @@ const MAX_FREE_SOCKETS_PER_HOST = 16;
 /** Idle keep-alive sockets are closed before typical server idle timeouts (often 60 s) bite. */
 const IDLE_SOCKET_TIMEOUT_MS = 30_000;
 const HTTP_GONE = 410;
+const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding']);
 
 export interface DeliverInput {
   url: string;
@@ -70,6 +77,8 @@ function agentFor(protocol: Protocol, allowPrivate: boolean): http.Agent {
       maxFreeSockets: MAX_FREE_SOCKETS_PER_HOST,
       timeout: IDLE_SOCKET_TIMEOUT_MS,
       scheduling: 'lifo',
+      // Every new pooled connection resolves through the policy of its agent.
+      lookup: createGuardedLookup({ allowPrivate }),
     };
     agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
     agents.set(key, agent);
@@ -85,10 +94,16 @@ export function closeDeliveryAgents(): void {
 
 export function deliverOnce(input: DeliverInput): Promise<DeliveryResult> {
   const startedAt = performance.now();
-  // Re-checked on every attempt: the policy may have tightened since registration, and this
-  // is the only guard for IP literals, for which net.connect never calls `lookup`.
-  const checked = checkWebhookUrl(input.url, { allowPrivate: input.allowPrivate });
+  const policy = { allowPrivate: input.allowPrivate };
+  // Re-checked on every attempt: the policy may have tightened since registration.
+  const checked = checkWebhookUrl(input.url, policy);
   if (!checked.ok) return Promise.resolve(networkFailure(startedAt, `url_refused: ${checked.reason}`));
+  // net.connect never calls `lookup` for an IP literal, so the connect-time check of a
+  // literal happens here, independently of the registration rules above.
+  const host = normalizeHost(checked.url.hostname);
+  if (isIP(host) !== 0 && !isAddressAllowed(host, policy)) {
+    return Promise.resolve(networkFailure(startedAt, 'address_refused'));
+  }
   return new Promise((resolve) => attempt(checked.url, input, startedAt, resolve));
 }
 
@@ -155,13 +170,20 @@ function buildRequest(
     port: url.port || undefined,
     path: `${url.pathname}${url.search}`,
     method: 'POST',
-    headers: { ...headers, 'content-length': String(contentLength) },
+    headers: { ...withoutFramingHeaders(headers), 'content-length': String(contentLength) },
     agent: agentFor(protocol, allowPrivate),
-    // Applies to every new pooled connection, so each one is checked on its real address.
+    // Also set per request, so the check holds even if the agent were swapped out.
     lookup: createGuardedLookup({ allowPrivate }),
     // Verify the certificate against the receiver's name (SNI), never a resolved address.
     servername: protocol === 'https:' && isIP(host) === 0 ? host : undefined,
   });
+}
+
+/** We frame the body ourselves; a caller's Content-Length in another case would duplicate it. */
+function withoutFramingHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !FRAMING_HEADERS.has(name.toLowerCase())),
+  );
 }
 
 function responseResult(status: number, responseSnippet: string, startedAt: number): DeliveryResult {

@@ -14,7 +14,7 @@
  * and reserved) never, because no development setup needs them and they are the prize of
  * an SSRF attack.
  */
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { isIPv4, isIPv6, type LookupFunction } from 'node:net';
 
 export type AddressClass = 'public' | 'private' | 'forbidden';
@@ -23,6 +23,13 @@ export interface UrlPolicyOptions {
   /** BILLING_WEBHOOK_ALLOW_PRIVATE=1: local development and tests may target private hosts. */
   allowPrivate: boolean;
 }
+
+/** The resolver the guarded lookup consults; `dns.lookup` unless a test injects another. */
+export type Resolver = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
 
@@ -210,6 +217,12 @@ function classAllowed(cls: AddressClass, { allowPrivate }: UrlPolicyOptions): bo
   return cls === 'public' || (cls === 'private' && allowPrivate);
 }
 
+/** Connect-time check of a literal or resolved address; anything unparseable is refused. */
+export function isAddressAllowed(ip: string, opts: UrlPolicyOptions): boolean {
+  const cls = classifyAddress(ip);
+  return cls !== null && classAllowed(cls, opts);
+}
+
 // ---------------------------------------------------------------------------------------
 // Host names
 
@@ -304,19 +317,15 @@ export function addressRefusedError(host: string, address: string | null): NodeJ
  * so a name that resolves publicly at registration and privately later (rebinding) still fails.
  * Note that net skips `lookup` for IP literals; callers must check those themselves.
  */
-export function createGuardedLookup(opts: UrlPolicyOptions): LookupFunction {
+export function createGuardedLookup(opts: UrlPolicyOptions, resolve: Resolver = dnsLookup): LookupFunction {
   return (hostname, options, callback) => {
     if (!isHostAllowed(hostname, opts)) {
       callback(addressRefusedError(hostname, null), '');
       return;
     }
-    const lookupOptions: LookupOptions & { all: true } = { ...options, all: true };
-    dnsLookup(hostname, lookupOptions, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '');
-      const refused = addresses.find((a) => {
-        const cls = classifyAddress(a.address);
-        return cls === null || !classAllowed(cls, opts);
-      });
+      const refused = addresses.find((a) => !isAddressAllowed(a.address, opts));
       if (refused) return callback(addressRefusedError(hostname, refused.address), '');
       const first = addresses[0];
       if (!first) return callback(addressRefusedError(hostname, null), '');
