@@ -1,0 +1,77 @@
+/**
+ * Threshold refill decisions (contract "Auto-refill"): after a change leaves `available`
+ * below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is
+ * added. At most one refill is in flight per balance. A declined charge adds nothing and is
+ * retried only on the next change; after DECLINES_BEFORE_PAUSE declines in a row the threshold
+ * refill pauses, so a dead card is not charged on every event of a busy account.
+ */
+
+/** Consecutive declined refill charges after which threshold refill stops trying. */
+export const DECLINES_BEFORE_PAUSE = 3;
+
+export interface ThresholdRefillState {
+  /** The balance's `available` (amount − pending) after the change. */
+  available: number;
+  /** `refill_threshold`, or null when unset. */
+  threshold: number | null;
+  /** `refill_amount`, or null when unset. */
+  refillAmount: number | null;
+  /** `refill_usd_amount`, or null when unset. */
+  refillUsdCents: number | null;
+  /** A refill charge for this balance has started and not finished. */
+  inFlight: boolean;
+  /** Paused after repeated declines. */
+  paused: boolean;
+}
+
+export type ThresholdRefillDecision =
+  | { refill: true }
+  | {
+      refill: false;
+      reason: 'refill_settings_incomplete' | 'available_not_below_threshold' | 'refill_already_in_flight' | 'refill_paused_after_declines';
+    };
+
+/**
+ * Settings are complete when threshold, amount and price are all set and the amount is
+ * positive (a refill of 0 units would charge for nothing). A price of 0 cents is allowed:
+ * a company may grant free refills.
+ */
+export function thresholdRefillDecision(s: ThresholdRefillState): ThresholdRefillDecision {
+  if (s.threshold === null || s.refillAmount === null || s.refillUsdCents === null || s.refillAmount <= 0) {
+    return { refill: false, reason: 'refill_settings_incomplete' };
+  }
+  if (s.paused) return { refill: false, reason: 'refill_paused_after_declines' };
+  if (s.inFlight) return { refill: false, reason: 'refill_already_in_flight' };
+  if (s.available >= s.threshold) return { refill: false, reason: 'available_not_below_threshold' };
+  return { refill: true };
+}
+
+export function shouldThresholdRefill(s: ThresholdRefillState): boolean {
+  return thresholdRefillDecision(s).refill;
+}
+
+/**
+ * - `succeeded`: the card was charged; the streak ends.
+ * - `declined`: the processor refused the card; the streak grows.
+ * - `processor_error`: the processor could not be reached or failed on its side; says
+ *   nothing about the card, so the streak is left as it was.
+ */
+export type ChargeOutcome = 'succeeded' | 'declined' | 'processor_error';
+
+export interface DeclineState {
+  consecutiveDeclines: number;
+  paused: boolean;
+}
+
+/**
+ * The decline streak after a refill charge. The operation resets the streak (to 0, unpaused)
+ * when a card is attached or the auto-refill settings are saved again.
+ */
+export function afterChargeOutcome(consecutiveDeclines: number, outcome: ChargeOutcome): DeclineState {
+  if (!Number.isSafeInteger(consecutiveDeclines) || consecutiveDeclines < 0) {
+    throw new RangeError(`consecutiveDeclines must be a non-negative integer, got ${consecutiveDeclines}`);
+  }
+  const count =
+    outcome === 'succeeded' ? 0 : outcome === 'declined' ? consecutiveDeclines + 1 : consecutiveDeclines;
+  return { consecutiveDeclines: count, paused: count >= DECLINES_BEFORE_PAUSE };
+}
