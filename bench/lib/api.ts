@@ -1,0 +1,172 @@
+/**
+ * A small client of the public API for setup and read-back (not for load: autocannon does that).
+ * Written against docs: shared/spec/contract.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DENOMINATION, INITIAL_GRANT, SETUP_CONCURRENCY } from './options.js';
+
+const SETUP_REQUEST_TIMEOUT_MS = 30_000;
+const MAX_RATE_LIMIT_RETRIES = 20;
+const DEFAULT_RETRY_AFTER_S = 1;
+const BENCH_PASSWORD = 'bench-password-not-secret';
+
+export function basicAuth(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`${method} ${path} answered ${status}: ${body.slice(0, 500)}`);
+  }
+}
+
+export interface Balance {
+  amount: number;
+  pending: number;
+  available: number;
+}
+
+export interface Transaction {
+  transaction_id: string;
+  amount: number;
+  balance_after: number;
+  kind: string;
+  event_id?: string | null;
+}
+
+interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+export class Api {
+  constructor(
+    readonly baseUrl: string,
+    private authorization?: string,
+  ) {}
+
+  withAuth(authorization: string): Api {
+    return new Api(this.baseUrl, authorization);
+  }
+
+  get auth(): string | undefined {
+    return this.authorization;
+  }
+
+  /** JSON request; a 429 is waited out and retried; any other non-2xx throws ApiError. */
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const headers: Record<string, string> = {};
+      if (this.authorization !== undefined) headers.authorization = this.authorization;
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(SETUP_REQUEST_TIMEOUT_MS),
+      });
+      const text = await res.text();
+      if (res.status === 429 && attempt < MAX_RATE_LIMIT_RETRIES) {
+        const retryAfter = Number(res.headers.get('retry-after'));
+        await sleep(1000 * (Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : DEFAULT_RETRY_AFTER_S));
+        continue;
+      }
+      if (!res.ok) throw new ApiError(method, path, res.status, text);
+      return (text === '' ? undefined : JSON.parse(text)) as T;
+    }
+  }
+
+  async balance(accountId: string, denomination = DENOMINATION): Promise<Balance> {
+    const res = await this.call<{ data: Balance }>(
+      'GET',
+      `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(denomination)}`,
+    );
+    return res.data;
+  }
+
+  async eventState(eventId: string): Promise<string> {
+    const res = await this.call<{ data: { state: string } }>('GET', `/v1/events/${encodeURIComponent(eventId)}`);
+    return res.data.state;
+  }
+
+  /** Every transaction of one balance, newest first, paged `limit` at a time. */
+  async *transactions(accountId: string, denomination = DENOMINATION, limit = 100): AsyncGenerator<Transaction> {
+    let cursor: string | null = null;
+    for (;;) {
+      const query = new URLSearchParams({ denomination, limit: String(limit) });
+      if (cursor !== null) query.set('starting_after', cursor);
+      const page: Page<Transaction> = await this.call<Page<Transaction>>(
+        'GET',
+        `/v1/accounts/${encodeURIComponent(accountId)}/transactions?${query.toString()}`,
+      );
+      yield* page.data;
+      if (!page.has_more) return;
+      const last = page.data[page.data.length - 1];
+      cursor = page.next_cursor ?? last?.transaction_id ?? null;
+      if (cursor === null) throw new Error(`transactions of ${accountId}: has_more without a cursor`);
+    }
+  }
+}
+
+export interface Tenant {
+  companyId: string;
+  /** `Basic company_id:api_key`, for every company-scoped request. */
+  authorization: string;
+  api: Api;
+}
+
+/** Signs a user up and registers a company: the credentials every later request uses. */
+export async function createTenant(baseUrl: string): Promise<Tenant> {
+  const anonymous = new Api(baseUrl);
+  const email = `bench-${randomBytes(6).toString('hex')}@example.com`;
+  await anonymous.call('POST', '/v1/users', { name: 'Bench Runner', email, password: BENCH_PASSWORD });
+  const company = await anonymous
+    .withAuth(basicAuth(email, BENCH_PASSWORD))
+    .call<{ data: { company_id: string; api_key: string } }>('POST', '/v1/companies', { name: 'Bench Inc' });
+  const authorization = basicAuth(company.data.company_id, company.data.api_key);
+  return { companyId: company.data.company_id, authorization, api: anonymous.withAuth(authorization) };
+}
+
+/** Runs `work` over `items` with at most `concurrency` in flight; results in input order. */
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T, index);
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}
+
+/** Creates `count` accounts, each with a `DENOMINATION` balance holding `INITIAL_GRANT`. */
+export async function createFundedAccounts(tenant: Tenant, count: number): Promise<string[]> {
+  const slots = Array.from({ length: count }, (_, i) => i);
+  return await mapConcurrent(slots, SETUP_CONCURRENCY, async () => {
+    const account = await tenant.api.call<{ data: { account_id: string } }>(
+      'POST',
+      `/v1/companies/${encodeURIComponent(tenant.companyId)}/accounts`,
+      {},
+    );
+    const accountId = account.data.account_id;
+    await tenant.api.call(
+      'POST',
+      `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(DENOMINATION)}`,
+      { amount: INITIAL_GRANT },
+    );
+    return accountId;
+  });
+}

@@ -1,0 +1,218 @@
+/**
+ * Load from autocannon with a body built per request, and an outcome for every request sent.
+ *
+ * autocannon's own stop closes every socket at once, so requests in flight at the end would
+ * be neither acknowledged nor known to have failed, and the ledger could not be checked to the
+ * unit. So the duration is ours: when it is up, each connection sends nothing more and closes
+ * after its response has arrived (a drain). autocannon's duration is only a backstop. What
+ * still has no response at the end (a timeout, a reset) is reported as unanswered: the ledger
+ * check then allows exactly what those requests could have done.
+ */
+import autocannon from 'autocannon';
+import { REQUEST_TIMEOUT_S } from './options.js';
+
+/** After our duration, connections get this long to receive their last responses. */
+const DRAIN_BACKSTOP_S = REQUEST_TIMEOUT_S + 5;
+/**
+ * How often autocannon looks whether it is done. Its default (1 s) would leave the server idle
+ * for up to a second after the drain, inside the window its CPU is measured over.
+ */
+const AUTOCANNON_SAMPLE_MS = 50;
+/** Distinct non-2xx bodies kept per phase for the report. */
+const MAX_ERROR_SAMPLES = 3;
+const ERROR_SAMPLE_CHARS = 300;
+
+export interface Shot<T> {
+  method: 'GET' | 'POST' | 'PUT';
+  path: string;
+  body?: Buffer;
+  tag: T;
+}
+
+export interface LoadSpec<T> {
+  baseUrl: string;
+  authorization: string | undefined;
+  connections: number;
+  durationS: number;
+  /** The next request to send; undefined when there is nothing left (the load then drains early). */
+  next(): Shot<T> | undefined;
+  /** Every response, with the tag of the request it answers. */
+  onResponse(tag: T, status: number, body: string): void;
+}
+
+export interface LatencyFigures {
+  p50: number;
+  p99: number;
+  p99_9: number;
+  mean: number;
+  max: number;
+}
+
+export interface LoadOutcome<T> {
+  /** From the first request to the last response, in seconds. */
+  elapsedS: number;
+  responses: number;
+  ok: number;
+  non2xx: number;
+  statusCodes: Record<string, number>;
+  /** Connection errors and timeouts counted by autocannon. */
+  errors: number;
+  timeouts: number;
+  latencyMs: LatencyFigures;
+  /** Requests sent that never got a response: their effect on the server is unknown. */
+  unanswered: T[];
+  errorSamples: string[];
+  /** CPU of the bench process itself (the load generator) as % of one core. */
+  generatorCpuPercent: number;
+}
+
+/** The parts of autocannon's client we steer the drain with (not in its public types). */
+interface DrainableClient {
+  reqsMade: number;
+  responseMax: number | undefined;
+}
+
+/**
+ * Every response time of a phase, at autocannon's full resolution (its own histogram keeps
+ * whole milliseconds, too coarse for the median of small requests), and exact percentiles.
+ */
+export class LatencyRecorder {
+  private values = new Float64Array(1 << 16);
+  private count = 0;
+
+  push(ms: number): void {
+    if (this.count === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.count++] = ms;
+  }
+
+  figures(): LatencyFigures {
+    if (this.count === 0) return { p50: 0, p99: 0, p99_9: 0, mean: 0, max: 0 };
+    const sorted = this.values.slice(0, this.count).sort();
+    // Nearest rank: the smallest value with at least q of all values at or below it.
+    const at = (q: number): number => sorted[Math.min(this.count - 1, Math.ceil(q * this.count) - 1)] as number;
+    let sum = 0;
+    for (const v of sorted) sum += v;
+    return { p50: at(0.5), p99: at(0.99), p99_9: at(0.999), mean: sum / this.count, max: sorted[this.count - 1] as number };
+  }
+}
+
+interface InFlight<T> {
+  tag: T;
+}
+
+interface ShotContext<T> {
+  current?: InFlight<T> | undefined;
+}
+
+export async function runLoad<T>(spec: LoadSpec<T>): Promise<LoadOutcome<T>> {
+  const clients: DrainableClient[] = [];
+  const inFlight = new Set<InFlight<T>>();
+  const errorSamples = new Set<string>();
+  let draining = false;
+  const statusCodes: Record<string, number> = {};
+  let responses = 0;
+  let ok = 0;
+  let lastResponseAt = 0;
+  const latencies = new LatencyRecorder();
+  let timeNextResponse = false;
+
+  const stopAfterCurrent = (client: DrainableClient): void => {
+    // autocannon closes a client whose reqsMade has reached responseMax before it sends again.
+    client.responseMax = Math.max(1, client.reqsMade);
+  };
+  const drain = (): void => {
+    if (draining) return;
+    draining = true;
+    for (const client of clients) stopAfterCurrent(client);
+  };
+
+  const baseHeaders: Record<string, string> = {};
+  if (spec.authorization !== undefined) baseHeaders.authorization = spec.authorization;
+
+  const request: autocannon.Request = {
+    setupRequest: (req, rawContext) => {
+      const context = rawContext as ShotContext<T>;
+      const shot = draining ? undefined : spec.next();
+      if (shot === undefined) {
+        // Nothing left to send: drain, and fill this one slot with a request that changes nothing.
+        drain();
+        context.current = undefined;
+        return { ...req, method: 'GET', path: '/healthz', headers: {}, body: Buffer.alloc(0) };
+      }
+      const flight: InFlight<T> = { tag: shot.tag };
+      inFlight.add(flight);
+      context.current = flight;
+      const headers =
+        shot.body === undefined ? baseHeaders : { ...baseHeaders, 'content-type': 'application/json' };
+      return { ...req, method: shot.method, path: shot.path, headers, body: shot.body ?? Buffer.alloc(0) };
+    },
+    onResponse: (status, body, rawContext) => {
+      const context = rawContext as ShotContext<T>;
+      const flight = context.current;
+      context.current = undefined;
+      if (flight === undefined) return;
+      inFlight.delete(flight);
+      timeNextResponse = true;
+      responses++;
+      lastResponseAt = performance.now();
+      statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+      if (status >= 200 && status <= 299) ok++;
+      else if (errorSamples.size < MAX_ERROR_SAMPLES) errorSamples.add(`${status} ${body.slice(0, ERROR_SAMPLE_CHARS)}`);
+      spec.onResponse(flight.tag, status, body);
+    },
+  };
+
+  const cpuBefore = process.cpuUsage();
+  const startedAt = performance.now();
+  const drainTimer = setTimeout(drain, spec.durationS * 1000);
+  let result: autocannon.Result;
+  try {
+    result = await new Promise<autocannon.Result>((resolve, reject) => {
+      const instance = autocannon(
+        {
+          url: spec.baseUrl,
+          connections: spec.connections,
+          duration: spec.durationS + DRAIN_BACKSTOP_S,
+          timeout: REQUEST_TIMEOUT_S,
+          sampleInt: AUTOCANNON_SAMPLE_MS,
+          requests: [request],
+          setupClient: (client) => {
+            const drainable = client as unknown as DrainableClient;
+            clients.push(drainable);
+            if (draining) stopAfterCurrent(drainable);
+          },
+        },
+        (error, done) => (error ? reject(error as Error) : resolve(done)),
+      );
+      // Emitted right after the request's onResponse hook for the same response.
+      instance.on('response', (_client, _status, _bytes, responseTimeMs) => {
+        if (!timeNextResponse) return;
+        timeNextResponse = false;
+        latencies.push(responseTimeMs);
+      });
+    });
+  } finally {
+    clearTimeout(drainTimer);
+  }
+  const cpu = process.cpuUsage(cpuBefore);
+  const endedAt = lastResponseAt > 0 ? lastResponseAt : performance.now();
+  const elapsedS = Math.max(1e-6, (endedAt - startedAt) / 1000);
+
+  return {
+    elapsedS,
+    responses,
+    ok,
+    non2xx: responses - ok,
+    statusCodes,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    latencyMs: latencies.figures(),
+    unanswered: [...inFlight].map((f) => f.tag),
+    errorSamples: [...errorSamples],
+    generatorCpuPercent: (100 * (cpu.user + cpu.system)) / 1e6 / ((performance.now() - startedAt) / 1000),
+  };
+}

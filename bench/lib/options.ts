@@ -1,0 +1,176 @@
+/**
+ * The bench's defaults as named constants, and the command line parsed into typed options.
+ */
+import { parseArgs } from 'node:util';
+
+export const SCENARIO_NAMES = ['events-1', 'events-100', 'events-1000', 'holds', 'accounts'] as const;
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+export const DB_KINDS = ['sqlite', 'postgres'] as const;
+export type DbKind = (typeof DB_KINDS)[number];
+export type DbChoice = DbKind | 'both';
+
+/** Seconds of load per measured phase. */
+export const DEFAULT_DURATION_S = 5;
+/** `--quick`: the CI smoke run. */
+export const QUICK_DURATION_S = 2;
+/** Seconds of untimed load on each fresh server before the first measured phase (JIT, caches). */
+export const DEFAULT_WARMUP_S = 1;
+
+/** Concurrent connections per request size (events per request) when `--connections` is not given. */
+export const DEFAULT_CONNECTIONS_BY_EVENTS: Readonly<Record<number, number>> = { 1: 100, 100: 20, 1000: 8 };
+/** Connections for 1-event traffic (holds, settles, the account spread, hello-world). */
+export const DEFAULT_SMALL_REQUEST_CONNECTIONS = 100;
+
+/** Accounts the `accounts` scenario spreads its requests over (against one hot account). */
+export const DEFAULT_SPREAD_ACCOUNTS = 10_000;
+/** Accounts each of the other scenarios spreads its requests over. */
+export const POOL_ACCOUNTS = 100;
+/** Concurrent requests used to create accounts and balances during setup, and to read them back. */
+export const SETUP_CONCURRENCY = 32;
+
+/** Every balance starts with this grant: large enough that no scenario can drive it negative. */
+export const INITIAL_GRANT = 1_000_000_000_000;
+export const DENOMINATION = 'tokens';
+export const EVENT_TYPE = 'bench.call';
+
+/** Seconds autocannon waits for one response before counting a timeout. */
+export const REQUEST_TIMEOUT_S = 30;
+/** Seconds the server gets to answer /healthz after it was started. */
+export const STARTUP_TIMEOUT_S = 60;
+/** Interval of the server's RSS sampling. */
+export const RSS_SAMPLE_MS = 100;
+
+export const ADMIN_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
+/** The server's entry point, relative to the repository root. */
+export const DEFAULT_SERVER_ENTRY = 'src/main.ts';
+
+export interface BenchOptions {
+  durationS: number;
+  warmupS: number;
+  /** Overrides every scenario's default when set. */
+  connections: number | undefined;
+  only: readonly ScenarioName[];
+  db: DbChoice | undefined;
+  spreadAccounts: number;
+  baselines: boolean;
+  serverEntry: string;
+  dataDir: string | undefined;
+  serverEnv: Readonly<Record<string, string>>;
+  postgresAdminUrl: string;
+  help: boolean;
+}
+
+export const USAGE = `Usage: npm run bench -- [flags]
+
+  --duration <s>       seconds of load per measured phase (default ${DEFAULT_DURATION_S})
+  --quick              ${QUICK_DURATION_S} s per phase, for CI smoke runs (a --duration given too wins)
+  --warmup <s>         untimed load on each fresh server before measuring (default ${DEFAULT_WARMUP_S}; 0 = none)
+  --connections <n>    connections for every scenario (default: 100 for 1-event traffic,
+                       20 for 100-event, 8 for 1,000-event requests)
+  --only <names>       comma-separated subset of: ${SCENARIO_NAMES.join(', ')}
+  --db <which>         sqlite | postgres | both (default: both when PostgreSQL is reachable)
+  --accounts <n>       accounts of the spread phase of the accounts scenario (default ${DEFAULT_SPREAD_ACCOUNTS})
+  --no-baselines       skip the Fastify hello-world and no-database validation baselines
+  --server <path>      server entry point, relative to the repository root (default ${DEFAULT_SERVER_ENTRY})
+  --data-dir <dir>     where the SQLite file goes (default: a fresh directory under the OS temp dir)
+  --env <KEY=VALUE>    extra environment for the server process (repeatable)
+  --pg-admin-url <url> PostgreSQL URL used to create and drop the bench database
+                       (default ${ADMIN_POSTGRES_URL})
+  --help               this text
+`;
+
+function positiveNumber(flag: string, raw: string, allowZero = false): number {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) {
+    throw new Error(`${flag} needs a ${allowZero ? 'non-negative' : 'positive'} number, got "${raw}"`);
+  }
+  return n;
+}
+
+function positiveInteger(flag: string, raw: string): number {
+  const n = positiveNumber(flag, raw);
+  if (!Number.isInteger(n)) throw new Error(`${flag} needs a whole number, got "${raw}"`);
+  return n;
+}
+
+function isScenarioName(name: string): name is ScenarioName {
+  return (SCENARIO_NAMES as readonly string[]).includes(name);
+}
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      duration: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      only: { type: 'string' },
+      db: { type: 'string' },
+      accounts: { type: 'string' },
+      'no-baselines': { type: 'boolean', default: false },
+      server: { type: 'string' },
+      'data-dir': { type: 'string' },
+      env: { type: 'string', multiple: true },
+      'pg-admin-url': { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+
+  const durationS =
+    values.duration !== undefined
+      ? positiveNumber('--duration', values.duration)
+      : values.quick
+        ? QUICK_DURATION_S
+        : DEFAULT_DURATION_S;
+
+  let only: ScenarioName[] = [...SCENARIO_NAMES];
+  if (values.only !== undefined) {
+    const names = values.only.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const unknown = names.filter((n) => !isScenarioName(n));
+    if (unknown.length > 0 || names.length === 0) {
+      throw new Error(`--only takes names from: ${SCENARIO_NAMES.join(', ')}; got "${values.only}"`);
+    }
+    // Keep the canonical order whatever order the flag lists them in.
+    only = SCENARIO_NAMES.filter((n) => names.includes(n));
+  }
+
+  let db: DbChoice | undefined;
+  if (values.db !== undefined) {
+    if (values.db !== 'sqlite' && values.db !== 'postgres' && values.db !== 'both') {
+      throw new Error(`--db takes sqlite, postgres or both; got "${values.db}"`);
+    }
+    db = values.db;
+  }
+
+  const serverEnv: Record<string, string> = {};
+  for (const pair of values.env ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`--env takes KEY=VALUE, got "${pair}"`);
+    serverEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+
+  return {
+    durationS,
+    warmupS: values.warmup !== undefined ? positiveNumber('--warmup', values.warmup, true) : DEFAULT_WARMUP_S,
+    connections: values.connections !== undefined ? positiveInteger('--connections', values.connections) : undefined,
+    only,
+    db,
+    spreadAccounts:
+      values.accounts !== undefined ? positiveInteger('--accounts', values.accounts) : DEFAULT_SPREAD_ACCOUNTS,
+    baselines: !values['no-baselines'],
+    serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,
+    dataDir: values['data-dir'],
+    serverEnv,
+    postgresAdminUrl: values['pg-admin-url'] ?? ADMIN_POSTGRES_URL,
+    help: values.help,
+  };
+}
+
+/** Connections for traffic of `eventsPerRequest` events per request. */
+export function connectionsFor(options: Pick<BenchOptions, 'connections'>, eventsPerRequest: number): number {
+  return options.connections ?? DEFAULT_CONNECTIONS_BY_EVENTS[eventsPerRequest] ?? DEFAULT_SMALL_REQUEST_CONNECTIONS;
+}

@@ -1,0 +1,150 @@
+/**
+ * Ratios to the baselines, the table printed to stdout, and the JSON written to bench/results/.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LedgerReport } from './ledger.js';
+import type { BenchOptions } from './options.js';
+import type { PhaseResult, ScenarioResult } from './scenarios.js';
+
+export const HELLO_PHASE = 'hello-world';
+export const NO_DB_PHASE_PREFIX = 'no-db validation';
+
+export function noDbPhaseName(events: number): string {
+  return `${NO_DB_PHASE_PREFIX}, ${events} event${events === 1 ? '' : 's'}`;
+}
+
+export interface DbRun {
+  db: string;
+  /** What the server ran on (SQLite file path, PostgreSQL database name). */
+  storage: string;
+  scenarios: ScenarioResult[];
+  ledger: LedgerReport | undefined;
+  /** Why the run stopped early, if it did. */
+  error: string | undefined;
+}
+
+export interface BenchReport {
+  meta: {
+    startedAt: string;
+    finishedAt: string;
+    node: string;
+    cpus: number;
+    cpuModel: string;
+    serverCommit: string;
+    dataDirFilesystem: string;
+    loadAverageAtStart: number;
+  };
+  options: BenchOptions;
+  baselines: PhaseResult[];
+  runs: DbRun[];
+  failures: string[];
+}
+
+/** Fills each phase's ratios from the baselines of the same run. */
+export function applyRatios(phases: readonly PhaseResult[], baselines: readonly PhaseResult[]): void {
+  const hello = baselines.find((b) => b.phase === HELLO_PHASE);
+  for (const phase of phases) {
+    if (hello !== undefined && phase.eventsPerRequest === 1 && hello.requestsPerS > 0) {
+      phase.ratios.vsHelloRequests = phase.requestsPerS / hello.requestsPerS;
+    }
+    if (phase.baselineEvents === undefined) continue;
+    const noDb = baselines.find((b) => b.phase === noDbPhaseName(phase.baselineEvents as number));
+    if (noDb === undefined) continue;
+    if (noDb.eventsPerS > 0) phase.ratios.vsNoDbEvents = phase.eventsPerS / noDb.eventsPerS;
+    if (noDb.requestsPerS > 0) phase.ratios.vsNoDbRequests = phase.requestsPerS / noDb.requestsPerS;
+  }
+}
+
+const whole = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+function ms(value: number): string {
+  return value >= 100 ? whole.format(value) : value.toFixed(value >= 10 ? 1 : 2);
+}
+
+function percent(ratio: number | undefined): string {
+  return ratio === undefined ? '' : `${(100 * ratio).toFixed(ratio < 0.1 ? 1 : 0)}%`;
+}
+
+interface Column {
+  title: string;
+  right: boolean;
+  cell(p: PhaseResult): string;
+}
+
+const COLUMNS: Column[] = [
+  { title: 'db', right: false, cell: (p) => p.db },
+  { title: 'scenario', right: false, cell: (p) => p.scenario },
+  { title: 'phase', right: false, cell: (p) => p.phase },
+  { title: 'conns', right: true, cell: (p) => String(p.connections) },
+  { title: 'req/s', right: true, cell: (p) => whole.format(p.requestsPerS) },
+  { title: 'events/s', right: true, cell: (p) => (p.eventsPerRequest === 0 ? '' : whole.format(p.eventsPerS)) },
+  { title: 'p50 ms', right: true, cell: (p) => ms(p.latencyMs.p50) },
+  { title: 'p99 ms', right: true, cell: (p) => ms(p.latencyMs.p99) },
+  { title: 'p99.9 ms', right: true, cell: (p) => ms(p.latencyMs.p99_9) },
+  { title: 'non-2xx', right: true, cell: (p) => whole.format(p.non2xx) },
+  { title: 'errors', right: true, cell: (p) => whole.format(p.errors + p.unanswered) },
+  { title: 'srv CPU', right: true, cell: (p) => `${p.serverCpuPercent.toFixed(0)}%` },
+  { title: 'srv RSS MB', right: true, cell: (p) => p.serverPeakRssMb.toFixed(0) },
+  { title: 'gen CPU', right: true, cell: (p) => `${p.generatorCpuPercent.toFixed(0)}%` },
+  { title: 'other CPU', right: true, cell: (p) => `${p.otherCpuPercent.toFixed(0)}%` },
+  { title: 'vs hello req/s', right: true, cell: (p) => percent(p.ratios.vsHelloRequests) },
+  { title: 'vs no-db events/s', right: true, cell: (p) => percent(p.ratios.vsNoDbEvents) },
+];
+
+export function formatTable(phases: readonly PhaseResult[]): string {
+  const rows = phases.map((p) => COLUMNS.map((c) => c.cell(p)));
+  const widths = COLUMNS.map((c, i) => Math.max(c.title.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, i) => {
+        const width = widths[i] ?? 0;
+        return COLUMNS[i]?.right ? cell.padStart(width) : cell.padEnd(width);
+      })
+      .join('  ')
+      .trimEnd();
+  const header = line(COLUMNS.map((c) => c.title));
+  return [header, '-'.repeat(header.length), ...rows.map(line)].join('\n');
+}
+
+/** Non-2xx answers and errors per phase, with a sample of what the server said. */
+export function formatProblems(phases: readonly PhaseResult[]): string[] {
+  const lines: string[] = [];
+  for (const p of phases) {
+    const troubles = p.non2xx + p.errors + p.unanswered + p.malformedAnswers;
+    if (troubles === 0) continue;
+    const codes = Object.entries(p.statusCodes)
+      .filter(([code]) => !code.startsWith('2'))
+      .map(([code, n]) => `${code}×${n}`)
+      .join(', ');
+    lines.push(
+      `${p.db} ${p.scenario} / ${p.phase}: non-2xx ${p.non2xx}${codes !== '' ? ` (${codes})` : ''}, ` +
+        `errors ${p.errors} (timeouts ${p.timeouts}), unanswered ${p.unanswered}, malformed 2xx ${p.malformedAnswers}`,
+    );
+    for (const sample of p.errorSamples) lines.push(`    e.g. ${sample}`);
+  }
+  return lines;
+}
+
+export function formatLedger(run: DbRun): string[] {
+  const ledger = run.ledger;
+  if (ledger === undefined) return [`${run.db}: ledger not checked${run.error !== undefined ? ' (run failed)' : ''}`];
+  const audited = ledger.transactionsChecked
+    .map((t) => `${t.label} ${t.accountId} (${whole.format(t.transactions)} transactions)`)
+    .join('; ');
+  const lines = [
+    `${run.db}: ${whole.format(ledger.accountsChecked)} balances checked, ` +
+      `${ledger.uncertainRequests} requests without a definite answer, ${ledger.holdsResolved} settles read back; ` +
+      `transaction chains: ${audited === '' ? 'none' : audited}`,
+  ];
+  if (ledger.findings.length === 0) lines.push(`${run.db}: ledger exact`);
+  for (const f of ledger.findings) lines.push(`${run.db}: LEDGER MISMATCH ${f.label} account ${f.accountId} [${f.check}] ${f.message}`);
+  return lines;
+}
+
+export function writeJson(dir: string, report: BenchReport): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${report.meta.startedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  return file;
+}

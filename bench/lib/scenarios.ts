@@ -1,0 +1,386 @@
+/**
+ * The scenarios: what is sent, to which accounts, and how each answer enters the ledger.
+ */
+import { createFundedAccounts, type Tenant } from './api.js';
+import { eventBatches, SETTLE_BODY, type EventBatch } from './bodies.js';
+import type { ChildServer } from './children.js';
+import type { Ledger } from './ledger.js';
+import { runLoad, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
+import { connectionsFor, POOL_ACCOUNTS, type BenchOptions, type ScenarioName } from './options.js';
+import { MachineSampler, ProcessSampler } from './procstats.js';
+
+/** A stride through the spread accounts, so that consecutive requests hit unrelated rows. */
+const ACCOUNT_STRIDE = 7_919;
+const HOLD_EVENTS_PER_REQUEST = 1;
+/** Every n-th hold is left pending, so that the check of `pending` always has something to count. */
+const LEAVE_PENDING_EVERY = 10;
+const SPREAD_EVENTS_PER_REQUEST = 1;
+const WARMUP_REQUEST_SIZES = [1, 100] as const;
+
+export interface PhaseResult {
+  /** `none` for the baselines. */
+  db: string;
+  scenario: string;
+  phase: string;
+  connections: number;
+  eventsPerRequest: number;
+  /** Event count of the no-database baseline this phase is compared with, if any. */
+  baselineEvents: number | undefined;
+  durationS: number;
+  elapsedS: number;
+  /** Requests answered 2xx. */
+  requests: number;
+  requestsPerS: number;
+  /** Events the server acknowledged (recorded, or settled in the settle phase). */
+  events: number;
+  eventsPerS: number;
+  latencyMs: LatencyFigures;
+  non2xx: number;
+  statusCodes: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  unanswered: number;
+  /** 2xx answers whose body did not say what was sent (events_submitted, event_ids). */
+  malformedAnswers: number;
+  serverCpuPercent: number;
+  serverPeakRssMb: number;
+  serverProcesses: number;
+  generatorCpuPercent: number;
+  /** CPU used on the machine by anything but the server and the bench, as % of one core: noise. */
+  otherCpuPercent: number;
+  /** CPU time the hypervisor took away, as % of one core. */
+  stealCpuPercent: number;
+  errorSamples: string[];
+  ratios: { vsHelloRequests?: number; vsNoDbEvents?: number; vsNoDbRequests?: number };
+}
+
+export interface ScenarioResult {
+  db: string;
+  scenario: ScenarioName;
+  setupAccounts: number;
+  setupS: number;
+  phases: PhaseResult[];
+}
+
+export interface ScenarioContext {
+  db: string;
+  server: ChildServer;
+  tenant: Tenant;
+  ledger: Ledger;
+  options: BenchOptions;
+  /** Accounts whose transactions the ledger check pages through. */
+  auditAccounts: string[];
+  /** Accounts created (with their balance) and the time it took, for the scenario being run. */
+  setup: { accounts: number; seconds: number };
+  log(message: string): void;
+}
+
+interface PhaseMeta {
+  scenario: string;
+  phase: string;
+  eventsPerRequest: number;
+  baselineEvents: number | undefined;
+}
+
+/** Runs one load against a server while sampling its CPU and memory. */
+export async function measurePhase<T>(
+  serverPid: number,
+  db: string,
+  meta: PhaseMeta,
+  spec: LoadSpec<T>,
+  acknowledged: () => { events: number; malformed: number },
+): Promise<{ result: PhaseResult; outcome: LoadOutcome<T> }> {
+  const sampler = new ProcessSampler(serverPid);
+  const machine = new MachineSampler();
+  machine.begin();
+  sampler.start();
+  const outcome = await runLoad(spec);
+  const usage = sampler.stop();
+  const machineUsage = machine.end();
+  const { events, malformed } = acknowledged();
+  return {
+    outcome,
+    result: {
+      db,
+      ...meta,
+      connections: spec.connections,
+      durationS: spec.durationS,
+      elapsedS: outcome.elapsedS,
+      requests: outcome.ok,
+      requestsPerS: outcome.ok / outcome.elapsedS,
+      events,
+      eventsPerS: events / outcome.elapsedS,
+      latencyMs: outcome.latencyMs,
+      non2xx: outcome.non2xx,
+      statusCodes: outcome.statusCodes,
+      errors: outcome.errors,
+      timeouts: outcome.timeouts,
+      unanswered: outcome.unanswered.length,
+      malformedAnswers: malformed,
+      serverCpuPercent: usage.cpuPercent,
+      serverPeakRssMb: usage.peakRssBytes / (1024 * 1024),
+      serverProcesses: usage.processes,
+      generatorCpuPercent: outcome.generatorCpuPercent,
+      otherCpuPercent: Math.max(0, machineUsage.busyPercent - usage.cpuPercent - outcome.generatorCpuPercent),
+      stealCpuPercent: machineUsage.stealPercent,
+      errorSamples: outcome.errorSamples,
+      ratios: {},
+    },
+  };
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
+
+/** Visits every index of `0 … count-1` once per cycle, in a scattered order. */
+export function scatter(count: number): (i: number) => number {
+  const stride = gcd(ACCOUNT_STRIDE, count) === 1 ? ACCOUNT_STRIDE % count : 1;
+  return (i) => (i * stride) % count;
+}
+
+export function eventsPath(accountId: string): string {
+  return `/v1/accounts/${encodeURIComponent(accountId)}/events`;
+}
+
+interface EventTag {
+  accountId: string;
+  batch: EventBatch;
+}
+
+/**
+ * Event submissions spread over `accounts`, cycling through `batches`. Acknowledged complete
+ * events go into the ledger as debits; acknowledged pending ones as holds, whose ids are kept
+ * in `heldEventIds` (oldest first) for settling later.
+ */
+export class EventTraffic {
+  acknowledgedEvents = 0;
+  malformedAnswers = 0;
+  readonly heldEventIds: string[] = [];
+  private sent = 0;
+  private readonly pick: (i: number) => number;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly accounts: readonly string[],
+    private readonly batches: readonly EventBatch[],
+  ) {
+    if (accounts.length === 0 || batches.length === 0) throw new Error('EventTraffic needs accounts and batches');
+    this.pick = scatter(accounts.length);
+  }
+
+  spec(baseUrl: string, authorization: string, connections: number, durationS: number): LoadSpec<EventTag> {
+    return {
+      baseUrl,
+      authorization,
+      connections,
+      durationS,
+      next: (): Shot<EventTag> => {
+        const i = this.sent++;
+        const accountId = this.accounts[this.pick(i)] as string;
+        const batch = this.batches[i % this.batches.length] as EventBatch;
+        return { method: 'POST', path: eventsPath(accountId), body: batch.body, tag: { accountId, batch } };
+      },
+      onResponse: (tag, status, body) => this.record(tag, status, body),
+    };
+  }
+
+  private record(tag: EventTag, status: number, body: string): void {
+    if (status >= 500) {
+      this.uncertain(tag);
+      return;
+    }
+    if (status < 200 || status > 299) return; // refused: nothing changed
+    const { batch, accountId } = tag;
+    let answer: { events_submitted?: unknown; event_ids?: unknown } = {};
+    try {
+      answer = JSON.parse(body) as typeof answer;
+    } catch {
+      // counted below
+    }
+    const ids = answer.event_ids;
+    const idsOk =
+      Array.isArray(ids) && ids.length === batch.costs.length && ids.every((id) => typeof id === 'string');
+    if (answer.events_submitted !== batch.costs.length || !idsOk) this.malformedAnswers++;
+    this.acknowledgedEvents += batch.costs.length;
+    if (batch.state === 'complete') {
+      this.ledger.debit(accountId, batch.total);
+      return;
+    }
+    if (!idsOk) {
+      // Recorded, but unknown ids: they cannot be settled, and stay held.
+      for (const cost of batch.costs) this.ledger.uncertainHold(accountId, cost);
+      return;
+    }
+    (ids as string[]).forEach((id, k) => {
+      this.ledger.hold(accountId, id, batch.costs[k] as number);
+      this.heldEventIds.push(id);
+    });
+  }
+
+  uncertain(tag: EventTag): void {
+    if (tag.batch.state === 'complete') this.ledger.uncertainDebit(tag.accountId, tag.batch.total);
+    else for (const cost of tag.batch.costs) this.ledger.uncertainHold(tag.accountId, cost);
+  }
+
+  async measure(ctx: ScenarioContext, meta: PhaseMeta, connections: number, durationS: number): Promise<PhaseResult> {
+    const before = { events: this.acknowledgedEvents, malformed: this.malformedAnswers };
+    const { result, outcome } = await measurePhase(
+      ctx.server.pid,
+      ctx.db,
+      meta,
+      this.spec(ctx.server.baseUrl, ctx.tenant.authorization, connections, durationS),
+      () => ({
+        events: this.acknowledgedEvents - before.events,
+        malformed: this.malformedAnswers - before.malformed,
+      }),
+    );
+    for (const tag of outcome.unanswered) this.uncertain(tag);
+    return result;
+  }
+}
+
+/** Settles held events (oldest first) with `PUT /v1/events/{id}` `{state: "complete"}`. */
+class SettleTraffic {
+  settled = 0;
+  private nextIndex = 0;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly eventIds: readonly string[],
+  ) {}
+
+  async measure(ctx: ScenarioContext, meta: PhaseMeta, connections: number, durationS: number): Promise<PhaseResult> {
+    const spec: LoadSpec<string> = {
+      baseUrl: ctx.server.baseUrl,
+      authorization: ctx.tenant.authorization,
+      connections: Math.max(1, Math.min(connections, this.eventIds.length)),
+      durationS,
+      next: () => {
+        const eventId = this.eventIds[this.nextIndex];
+        if (eventId === undefined) return undefined;
+        this.nextIndex++;
+        return { method: 'PUT', path: `/v1/events/${encodeURIComponent(eventId)}`, body: SETTLE_BODY, tag: eventId };
+      },
+      onResponse: (eventId, status) => {
+        if (status >= 200 && status <= 299) {
+          this.ledger.settle(eventId);
+          this.settled++;
+        } else if (status >= 500) this.ledger.uncertainSettle(eventId);
+      },
+    };
+    const { result, outcome } = await measurePhase(ctx.server.pid, ctx.db, meta, spec, () => ({
+      events: this.settled,
+      malformed: 0,
+    }));
+    for (const eventId of outcome.unanswered) this.ledger.uncertainSettle(eventId);
+    return result;
+  }
+}
+
+async function fundedAccounts(ctx: ScenarioContext, count: number, label: string): Promise<string[]> {
+  const started = performance.now();
+  const accounts = await createFundedAccounts(ctx.tenant, count);
+  for (const id of accounts) ctx.ledger.open(id, label);
+  ctx.setup.accounts += count;
+  ctx.setup.seconds += (performance.now() - started) / 1000;
+  return accounts;
+}
+
+/** Untimed traffic on a fresh server, so that the first measured phase is not the one that pays for JIT and caches. */
+export async function warmUp(ctx: ScenarioContext): Promise<void> {
+  if (ctx.options.warmupS <= 0) return;
+  const accounts = await fundedAccounts(ctx, 1, 'warm-up');
+  ctx.auditAccounts.push(accounts[0] as string);
+  const batches = WARMUP_REQUEST_SIZES.flatMap((size) => eventBatches(size));
+  const traffic = new EventTraffic(ctx.ledger, accounts, batches);
+  const result = await traffic.measure(
+    ctx,
+    { scenario: 'warm-up', phase: 'warm-up', eventsPerRequest: 0, baselineEvents: undefined },
+    connectionsFor(ctx.options, 100),
+    ctx.options.warmupS,
+  );
+  ctx.log(`warm-up: ${Math.round(result.eventsPerS)} events/s over ${result.elapsedS.toFixed(1)} s`);
+}
+
+async function eventsScenario(ctx: ScenarioContext, size: number): Promise<PhaseResult[]> {
+  const name = `events-${size}`;
+  const accounts = await fundedAccounts(ctx, POOL_ACCOUNTS, name);
+  ctx.auditAccounts.push(accounts[0] as string);
+  const traffic = new EventTraffic(ctx.ledger, accounts, eventBatches(size));
+  const meta = { scenario: name, phase: name, eventsPerRequest: size, baselineEvents: size };
+  return [await traffic.measure(ctx, meta, connectionsFor(ctx.options, size), ctx.options.durationS)];
+}
+
+async function holdsScenario(ctx: ScenarioContext): Promise<PhaseResult[]> {
+  const accounts = await fundedAccounts(ctx, POOL_ACCOUNTS, 'holds');
+  ctx.auditAccounts.push(accounts[0] as string);
+  const size = HOLD_EVENTS_PER_REQUEST;
+  const connections = connectionsFor(ctx.options, size);
+  const holds = new EventTraffic(ctx.ledger, accounts, eventBatches(size, 'pending'));
+  const holdPhase = await holds.measure(
+    ctx,
+    { scenario: 'holds', phase: 'hold', eventsPerRequest: size, baselineEvents: size },
+    connections,
+    ctx.options.durationS,
+  );
+  const toSettle = holds.heldEventIds.filter((_, i) => i % LEAVE_PENDING_EVERY !== LEAVE_PENDING_EVERY - 1);
+  const settles = new SettleTraffic(ctx.ledger, toSettle);
+  const settlePhase = await settles.measure(
+    ctx,
+    { scenario: 'holds', phase: 'settle', eventsPerRequest: 1, baselineEvents: undefined },
+    connections,
+    ctx.options.durationS,
+  );
+  ctx.log(
+    `holds: ${holds.heldEventIds.length} held, ${settles.settled} settled, ` +
+      `${holds.heldEventIds.length - settles.settled} left pending`,
+  );
+  return [holdPhase, settlePhase];
+}
+
+async function accountsScenario(ctx: ScenarioContext): Promise<PhaseResult[]> {
+  const spread = await fundedAccounts(ctx, ctx.options.spreadAccounts, 'accounts/spread');
+  const [hot] = await fundedAccounts(ctx, 1, 'accounts/hot');
+  ctx.auditAccounts.push(hot as string, spread[0] as string);
+  const size = SPREAD_EVENTS_PER_REQUEST;
+  const connections = connectionsFor(ctx.options, size);
+  const batches = eventBatches(size);
+  const spreadPhase = await new EventTraffic(ctx.ledger, spread, batches).measure(
+    ctx,
+    { scenario: 'accounts', phase: `spread over ${spread.length}`, eventsPerRequest: size, baselineEvents: size },
+    connections,
+    ctx.options.durationS,
+  );
+  const hotPhase = await new EventTraffic(ctx.ledger, [hot as string], batches).measure(
+    ctx,
+    { scenario: 'accounts', phase: 'one hot account', eventsPerRequest: size, baselineEvents: size },
+    connections,
+    ctx.options.durationS,
+  );
+  return [spreadPhase, hotPhase];
+}
+
+export async function runScenario(ctx: ScenarioContext, name: ScenarioName): Promise<ScenarioResult> {
+  ctx.setup.accounts = 0;
+  ctx.setup.seconds = 0;
+  let phases: PhaseResult[];
+  switch (name) {
+    case 'events-1':
+      phases = await eventsScenario(ctx, 1);
+      break;
+    case 'events-100':
+      phases = await eventsScenario(ctx, 100);
+      break;
+    case 'events-1000':
+      phases = await eventsScenario(ctx, 1000);
+      break;
+    case 'holds':
+      phases = await holdsScenario(ctx);
+      break;
+    case 'accounts':
+      phases = await accountsScenario(ctx);
+      break;
+  }
+  return { db: ctx.db, scenario: name, setupAccounts: ctx.setup.accounts, setupS: ctx.setup.seconds, phases };
+}

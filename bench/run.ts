@@ -1,0 +1,390 @@
+/**
+ * `npm run bench`: starts the real server as a child process on SQLite, then on PostgreSQL,
+ * drives it with autocannon, reports throughput, latency, CPU and memory next to Fastify
+ * baselines measured in the same run, and checks the ledger to the unit after each database.
+ * Figures are reported, never asserted; the exit status is non-zero only when the ledger is
+ * off (or a server could not be run). See bench/README.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { createTenant } from './lib/api.js';
+import { eventBatches, type EventBatch } from './lib/bodies.js';
+import { startChild, type ChildServer } from './lib/children.js';
+import { Ledger } from './lib/ledger.js';
+import { runLoad, type LoadSpec } from './lib/load.js';
+import {
+  connectionsFor,
+  parseOptions,
+  USAGE,
+  type BenchOptions,
+  type DbKind,
+  type ScenarioName,
+} from './lib/options.js';
+import { createBenchDatabase, postgresReachable } from './lib/postgres.js';
+import {
+  applyRatios,
+  formatLedger,
+  formatProblems,
+  formatTable,
+  HELLO_PHASE,
+  noDbPhaseName,
+  writeJson,
+  type BenchReport,
+  type DbRun,
+} from './lib/report.js';
+import {
+  eventsPath,
+  measurePhase,
+  runScenario,
+  warmUp,
+  type PhaseResult,
+  type ScenarioContext,
+} from './lib/scenarios.js';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
+const HELLO_ENTRY = 'bench/baselines/hello.ts';
+const VALIDATE_ENTRY = 'bench/baselines/validate.ts';
+/** Path and credentials the no-database route is sent: the same bytes as the real requests. */
+const BASELINE_ACCOUNT = 'a_baseline00000000000000';
+const BASELINE_AUTHORIZATION = `Basic ${Buffer.from('c_baseline0000000000000000:sk_baseline_0000000000000000000000000000').toString('base64')}`;
+const SERVER_LOG_LEVEL = 'warn';
+const EXIT_LEDGER_OR_RUN_FAILED = 1;
+const EXIT_USAGE = 2;
+const EXIT_INTERRUPTED = 130;
+/** A one-minute load average above this at start means something else is running: say so. */
+const BUSY_MACHINE_LOAD = 0.5;
+
+/** Event counts per request each scenario is compared against in the no-database baseline. */
+const BASELINE_SIZES: Readonly<Record<ScenarioName, readonly number[]>> = {
+  'events-1': [1],
+  'events-100': [100],
+  'events-1000': [1000],
+  holds: [1],
+  accounts: [1],
+};
+
+function log(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+/** Resources to release on the way out, also on Ctrl-C. */
+const cleanups = new Set<() => Promise<void> | void>();
+
+function onCleanup(release: () => Promise<void> | void): () => Promise<void> {
+  const once = async (): Promise<void> => {
+    if (!cleanups.delete(once)) return;
+    await release();
+  };
+  cleanups.add(once);
+  return once;
+}
+
+async function cleanUpEverything(): Promise<void> {
+  for (const release of [...cleanups].reverse()) {
+    try {
+      await release();
+    } catch (error) {
+      log(`cleanup failed: ${String(error)}`);
+    }
+  }
+}
+
+function gitCommit(): string {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    }).trim();
+    return dirty === '' ? commit : `${commit}+changes`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The filesystem type under `dir` (fsync costs differ: a tmpfs makes durable commits free). */
+function filesystemOf(dir: string): string {
+  try {
+    const real = realpathSync(dir);
+    let best = { mount: '', type: 'unknown' };
+    for (const line of readFileSync('/proc/mounts', 'utf8').split('\n')) {
+      const [, mount, type] = line.split(' ');
+      if (mount === undefined || type === undefined) continue;
+      const inside = real === mount || real.startsWith(mount.endsWith('/') ? mount : `${mount}/`);
+      if (inside && mount.length >= best.mount.length) best = { mount, type };
+    }
+    return `${best.type} (${best.mount})`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function startTracked(options: Parameters<typeof startChild>[0]): Promise<ChildServer> {
+  const child = await startChild(options);
+  const release = onCleanup(() => child.stop());
+  return { ...child, stop: release };
+}
+
+/** Requests answered 2xx and the events they carried; nothing is recorded anywhere. */
+function countingSpec(
+  server: ChildServer,
+  connections: number,
+  durationS: number,
+  batches: readonly EventBatch[] | undefined,
+  counter: { ok: number; events: number },
+): LoadSpec<number> {
+  let sent = 0;
+  return {
+    baseUrl: server.baseUrl,
+    authorization: BASELINE_AUTHORIZATION,
+    connections,
+    durationS,
+    next: () => {
+      if (batches === undefined) return { method: 'GET', path: '/', tag: 0 };
+      const batch = batches[sent++ % batches.length] as EventBatch;
+      return { method: 'POST', path: eventsPath(BASELINE_ACCOUNT), body: batch.body, tag: batch.costs.length };
+    },
+    onResponse: (events, status) => {
+      if (status < 200 || status > 299) return;
+      counter.ok++;
+      counter.events += events;
+    },
+  };
+}
+
+async function measureBaseline(
+  server: ChildServer,
+  options: BenchOptions,
+  phase: string,
+  size: number | undefined,
+): Promise<PhaseResult> {
+  const batches = size === undefined ? undefined : eventBatches(size);
+  const connections = connectionsFor(options, size ?? 1);
+  if (options.warmupS > 0) {
+    await runLoad(countingSpec(server, connections, options.warmupS, batches, { ok: 0, events: 0 }));
+  }
+  const counter = { ok: 0, events: 0 };
+  const { result } = await measurePhase(
+    server.pid,
+    'none',
+    { scenario: 'baseline', phase, eventsPerRequest: size ?? 0, baselineEvents: undefined },
+    countingSpec(server, connections, options.durationS, batches, counter),
+    () => ({ events: counter.events, malformed: 0 }),
+  );
+  log(`baseline ${phase}: ${Math.round(result.requestsPerS)} req/s`);
+  return result;
+}
+
+async function runBaselines(options: BenchOptions, logDir: string): Promise<PhaseResult[]> {
+  const sizes = [...new Set(options.only.flatMap((name) => BASELINE_SIZES[name]))].sort((a, b) => a - b);
+  const results: PhaseResult[] = [];
+  if (sizes.includes(1)) {
+    const hello = await startTracked({ label: 'baseline-hello', cwd: REPO_ROOT, entry: HELLO_ENTRY, env: {}, logDir });
+    try {
+      results.push(await measureBaseline(hello, options, HELLO_PHASE, undefined));
+    } finally {
+      await hello.stop();
+    }
+  }
+  if (sizes.length > 0) {
+    const validate = await startTracked({
+      label: 'baseline-validate',
+      cwd: REPO_ROOT,
+      entry: VALIDATE_ENTRY,
+      env: {},
+      logDir,
+    });
+    try {
+      for (const size of sizes) results.push(await measureBaseline(validate, options, noDbPhaseName(size), size));
+    } finally {
+      await validate.stop();
+    }
+  }
+  return results;
+}
+
+interface Storage {
+  description: string;
+  databaseUrl: string;
+  release: () => Promise<void>;
+}
+
+async function prepareStorage(db: DbKind, options: BenchOptions, dataDir: string): Promise<Storage> {
+  if (db === 'sqlite') {
+    const file = join(dataDir, `bench-${randomBytes(4).toString('hex')}.sqlite`);
+    const release = onCleanup(() => {
+      for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
+    });
+    return { description: file, databaseUrl: `sqlite:${file}`, release };
+  }
+  const database = await createBenchDatabase(options.postgresAdminUrl);
+  const release = onCleanup(() => database.drop());
+  return { description: `PostgreSQL database ${database.name}`, databaseUrl: database.url, release };
+}
+
+async function runDatabase(db: DbKind, options: BenchOptions, dataDir: string, logDir: string): Promise<DbRun> {
+  const run: DbRun = { db, storage: '', scenarios: [], ledger: undefined, error: undefined };
+  let storage: Storage | undefined;
+  let server: ChildServer | undefined;
+  try {
+    storage = await prepareStorage(db, options, dataDir);
+    run.storage = storage.description;
+    log(`${db}: starting ${options.serverEntry} on ${storage.description}`);
+    server = await startTracked({
+      label: `server-${db}`,
+      cwd: REPO_ROOT,
+      entry: options.serverEntry,
+      env: { DATABASE_URL: storage.databaseUrl, LOG_LEVEL: SERVER_LOG_LEVEL, ...options.serverEnv },
+      logDir,
+    });
+    const tenant = await createTenant(server.baseUrl);
+    const ledger = new Ledger();
+    const ctx: ScenarioContext = {
+      db,
+      server,
+      tenant,
+      ledger,
+      options,
+      auditAccounts: [],
+      setup: { accounts: 0, seconds: 0 },
+      log: (message) => log(`${db}: ${message}`),
+    };
+    await warmUp(ctx);
+    for (const name of options.only) {
+      const result = await runScenario(ctx, name);
+      run.scenarios.push(result);
+      log(`${db}: ${name}: set up ${result.setupAccounts} funded accounts in ${result.setupS.toFixed(1)} s`);
+      for (const p of result.phases) {
+        log(
+          `${db}: ${p.scenario} / ${p.phase}: ${Math.round(p.eventsPerS)} events/s, ` +
+            `${Math.round(p.requestsPerS)} req/s, p99 ${p.latencyMs.p99.toFixed(1)} ms`,
+        );
+      }
+    }
+    log(`${db}: checking the ledger`);
+    run.ledger = await ledger.check(tenant.api, ctx.auditAccounts);
+  } catch (error) {
+    run.error = error instanceof Error ? error.message : String(error);
+    log(`${db}: FAILED: ${run.error}`);
+    if (server !== undefined) log(`${db}: server log: ${server.logFile}`);
+  } finally {
+    await server?.stop();
+    await storage?.release();
+  }
+  return run;
+}
+
+async function chooseDatabases(options: BenchOptions): Promise<DbKind[]> {
+  if (options.db === 'sqlite') return ['sqlite'];
+  const reachable = await postgresReachable(options.postgresAdminUrl);
+  if (options.db === undefined && !reachable) {
+    log(`PostgreSQL is not reachable at ${options.postgresAdminUrl}: SQLite only`);
+    return ['sqlite'];
+  }
+  if (!reachable) throw new Error(`--db ${options.db}: PostgreSQL is not reachable at ${options.postgresAdminUrl}`);
+  return options.db === 'postgres' ? ['postgres'] : ['sqlite', 'postgres'];
+}
+
+async function main(): Promise<number> {
+  let options: BenchOptions;
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (options.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+
+  const startedAt = new Date();
+  const databases = await chooseDatabases(options);
+  const workDir = mkdtempSync(join(tmpdir(), 'billing-bench-'));
+  const dataDir = options.dataDir ?? workDir;
+  const filesystem = filesystemOf(dataDir);
+  const loadAtStart = loadavg()[0] ?? 0;
+  if (loadAtStart > BUSY_MACHINE_LOAD) {
+    log(`the machine is busy (load average ${loadAtStart.toFixed(2)}): figures will be noisy; see the "other CPU" column`);
+  }
+  log(
+    `${options.durationS} s per phase; scenarios ${options.only.join(', ')}; databases ${databases.join(', ')}; ` +
+      `data on ${filesystem}; logs in ${workDir}`,
+  );
+
+  const baselines = options.baselines ? await runBaselines(options, workDir) : [];
+  const runs: DbRun[] = [];
+  for (const db of databases) runs.push(await runDatabase(db, options, dataDir, workDir));
+
+  const phases = runs.flatMap((r) => r.scenarios.flatMap((s) => s.phases));
+  applyRatios(phases, baselines);
+
+  const failures: string[] = [];
+  for (const run of runs) {
+    if (run.error !== undefined) failures.push(`${run.db}: run failed: ${run.error}`);
+    for (const f of run.ledger?.findings ?? []) {
+      failures.push(`${run.db}: ledger off on ${f.label} account ${f.accountId} (${f.check}): ${f.message}`);
+    }
+  }
+
+  const out: string[] = ['', formatTable([...baselines, ...phases]), ''];
+  for (const run of runs) {
+    for (const s of run.scenarios) {
+      if (s.setupAccounts > 0) {
+        out.push(`${run.db} ${s.scenario}: setup of ${s.setupAccounts} funded accounts took ${s.setupS.toFixed(1)} s`);
+      }
+    }
+  }
+  const problems = formatProblems([...baselines, ...phases]);
+  if (problems.length > 0) out.push('', 'Non-2xx answers and errors:', ...problems);
+  out.push('', 'Ledger:', ...runs.flatMap(formatLedger));
+
+  const report: BenchReport = {
+    meta: {
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      serverCommit: gitCommit(),
+      dataDirFilesystem: filesystem,
+      loadAverageAtStart: loadAtStart,
+    },
+    options,
+    baselines,
+    runs,
+    failures,
+  };
+  const file = writeJson(RESULTS_DIR, report);
+  out.push('', `JSON: ${file}`);
+  if (failures.length > 0) out.push('', 'FAILED:', ...failures.map((f) => `  ${f}`), `  (server logs in ${workDir})`);
+  process.stdout.write(`${out.join('\n')}\n`);
+
+  await cleanUpEverything();
+  if (failures.length === 0) rmSync(workDir, { recursive: true, force: true });
+  return failures.length === 0 ? 0 : EXIT_LEDGER_OR_RUN_FAILED;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping servers and dropping bench databases`);
+    void cleanUpEverything().finally(() => process.exit(EXIT_INTERRUPTED));
+  });
+}
+
+main().then(
+  async (code) => {
+    await cleanUpEverything();
+    process.exit(code);
+  },
+  async (error: unknown) => {
+    log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    await cleanUpEverything();
+    process.exit(EXIT_LEDGER_OR_RUN_FAILED);
+  },
+);
