@@ -10,6 +10,8 @@ import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import type { Deps } from './operations/deps.js';
 import { IngestBatcher } from './operations/events.js';
 import { openStore } from './store/open.js';
+import { processorFactory } from './processors/index.js';
+import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
 
 export interface Server {
@@ -24,6 +26,8 @@ export interface Server {
 export interface ServerOptions {
   /** An already-open store (tests); otherwise opened from config.databaseUrl. */
   store?: Store;
+  /** Payment processors (tests point Stripe at a local fake); default: sandbox and the real Stripe API. */
+  processors?: ProcessorFactory;
   passwordAttemptsPerMinute?: number;
 }
 
@@ -31,7 +35,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const store = opts.store ?? (await openStore(config.databaseUrl, { pgPoolSize: config.pgPoolSize }));
   const testClock = config.testClock ? new TestClock() : null;
   const clock: Clock = testClock ?? systemClock;
-  const deps: Deps = { store, clock };
+  const deps: Deps = { store, clock, processors: opts.processors ?? processorFactory() };
   // SQLite has one writer: one group at a time. PostgreSQL: several groups, row locks keep them apart.
   const ingest = new IngestBatcher(deps, store.dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.pgPoolSize / 2)));
   let app: App | undefined;

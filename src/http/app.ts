@@ -9,7 +9,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import { OutcomeError } from '../domain/outcome.js';
+import { OutcomeError, failure } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import { ApiKeyCache } from '../operations/identity.js';
 import type { IngestBatcher } from '../operations/events.js';
@@ -42,6 +42,16 @@ export interface AppOptions {
 }
 
 export type App = FastifyInstance;
+
+const NUL_ESCAPE = /\\u0000/i;
+const NUL_IN_URL = /%00/i;
+
+function containsNul(v: unknown): boolean {
+  if (typeof v === 'string') return v.includes('\u0000');
+  if (Array.isArray(v)) return v.some(containsNul);
+  if (v !== null && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\u0000') || containsNul(x));
+  return false;
+}
 
 export interface RouteContext {
   deps: Deps;
@@ -79,6 +89,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false } },
+    // Errors raised before routing (bad URL encoding, over-long path parameters) get our body too.
+    frameworkErrors: (err, _request, reply) => {
+      const out = errorBody('malformed_request', err.message);
+      void (reply as unknown as { code(n: number): { type(t: string): { send(b: unknown): void } } }).code(out.status).type("application/json; charset=utf-8").send(out.body);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const { strict, query } = compilers();
@@ -90,8 +105,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const defaultJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-    defaultJson(req, body as string, done);
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    defaultJson(req, text, (err, parsed) => {
+      // PostgreSQL text cannot hold U+0000, and no billing field needs it: refuse it everywhere.
+      if (!err && NUL_ESCAPE.test(text) && containsNul(parsed)) {
+        return done(new OutcomeError(failure('nul_character_not_allowed', 'strings may not contain the NUL character (\\u0000)')), undefined);
+      }
+      done(err, parsed);
+    });
   });
   app.removeContentTypeParser('text/plain');
 
@@ -147,6 +169,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const deps = opts.deps;
   const keys = new ApiKeyCache(deps, opts.apiKeyCacheMs);
   app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request) => {
+    if (NUL_IN_URL.test(request.url)) throw new OutcomeError(failure('nul_character_not_allowed', 'the URL may not contain the NUL character (%00)'));
+  });
   app.addHook('onRequest', companyAuthHook(keys));
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.routeOptions.config.optionalBody) request.body = {};

@@ -1,10 +1,12 @@
 import type { Clock } from '../lib/clock.js';
+import type { ProcessorFactory } from '../processors/types.js';
 import type { Store } from '../store/types.js';
 
-/** What every operation may use: the store interface and the injected clock. */
+/** What every operation may use: the store interface, the injected clock, the payment processors. */
 export interface Deps {
   store: Store;
   clock: Clock;
+  processors: ProcessorFactory;
 }
 
 /** Default and largest page of every list endpoint. */

@@ -145,7 +145,7 @@ for (const dialect of HTTP_DIALECTS) {
       await h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, body: [{ id: `exp-${dialect}`, type: 'x', state: 'pending', cost_override: { amount: 300, denomination: 'tokens' } }] });
       assert.equal((await balance(acc)).pending, 300);
       // Move the clock directly (the advance route would run the sweeper): reads must still not show the hold.
-      (h.server.clock as { advanceTo(ms: number): boolean }).advanceTo(h.server.clock.now() + 60 * 60 * 1000);
+      (h.server.clock as unknown as { advanceTo(ms: number): boolean }).advanceTo(h.server.clock.now() + 60 * 60 * 1000);
       assert.deepEqual(await balance(acc), { ...(await balance(acc)), amount: 1000, pending: 0, available: 1000 });
       const ev = await h.request('GET', `/v1/events/exp-${dialect}`, { auth: co.auth });
       assert.equal(ev.body.data.state, 'cancelled');
