@@ -112,6 +112,9 @@ class PgTx extends SqlTx {
        WHERE e.state = 'pending' AND e.expires_at <= ? ORDER BY e.expires_at LIMIT ? FOR UPDATE OF e SKIP LOCKED`,
       [only.map((k) => k.accountId), only.map((k) => k.denomination), nowMs, limit])).map(toEvent);
   }
+  protected override skipLocked(): string {
+    return ' FOR UPDATE SKIP LOCKED';
+  }
   async lockEvent(companyId: string, eventId: string) {
     const r = (await this.db.all('SELECT * FROM events WHERE company_id = ? AND event_id = ? FOR UPDATE', [companyId, eventId]))[0];
     return r && toEvent(r);
