@@ -424,7 +424,10 @@ for (const dialect of DIALECTS) {
           sortStrings(ids(await store.read((tx) => tx.findExpiredHolds(3000, 100, [{ accountId: other, denomination: 'credits' }, { accountId: a.accountId, denomination: 'usd' }])))),
           sortStrings([e.atNow.eventId, e.mid.eventId]),
         );
-        assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(3000, 1, [{ accountId: other, denomination: 'credits' }, { accountId: a.accountId, denomination: 'usd' }]))).length, 1);
+        assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(3000, 1, [{ accountId: other, denomination: 'credits' }, { accountId: a.accountId, denomination: 'usd' }]))),
+          [e.mid.eventId], 'oldest first across the given balances, whatever their order');
+        assert.deepEqual(ids(await store.write((tx) => tx.findExpiredHolds(3000, 100, [{ accountId: other, denomination: 'credits' }, { accountId: a.accountId, denomination: 'usd' }]))),
+          [e.mid.eventId, e.atNow.eventId]);
         assert.deepEqual(await store.read((tx) => tx.findExpiredHolds(3000, 100, [])), []);
 
         await store.write((tx) => tx.updateEvents([{ companyId: a.companyId, eventId: e.old.eventId, state: 'cancelled', costAmount: 1, updatedAtMs: T0 }]));
