@@ -391,7 +391,7 @@ describe('planIngest', () => {
           const p = planned.get(key) ?? { amount: 0, pending: 0 };
           assert.equal(b.amount - was.amount, p.amount, `amount change of ${key}`);
           assert.equal(b.pending - was.pending, p.pending, `pending change of ${key}`);
-          const d = plan.value.deltas.get(key) ?? { amount: 0, pending: 0 };
+          const d: BalanceFigures = plan.value.deltas.get(key) ?? { amount: 0, pending: 0 };
           assert.deepEqual({ amount: d.amount, pending: d.pending }, p);
           assert.ok(Number.isSafeInteger(b.amount) && Number.isSafeInteger(b.pending));
           const t = totals.get(key) ?? { amount: 0, pending: 0 };
