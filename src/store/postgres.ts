@@ -62,8 +62,20 @@ class PgTx extends SqlTx {
     );
     return rows.map(toBalance);
   }
-  async applyBalanceDeltas(deltas: BalanceDelta[]) {
-    if (deltas.length === 0) return [];
+  async applyBalanceDeltas(input: BalanceDelta[]) {
+    if (input.length === 0) return [];
+    // UPDATE … FROM applies only one of several source rows matching the same target row:
+    // sum the deltas per balance first so none is silently dropped.
+    const byKey = new Map<string, BalanceDelta>();
+    for (const d of input) {
+      const k = `${d.accountId}\u0000${d.denomination}`;
+      const sum = byKey.get(k);
+      if (sum) {
+        sum.amount += d.amount;
+        sum.pending += d.pending;
+      } else byKey.set(k, { ...d });
+    }
+    const deltas = [...byKey.values()];
     const rows = await this.db.all(
       `UPDATE balances b SET amount = b.amount + d.amount, pending = b.pending + d.pending
        FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS d(account_id, denomination, amount, pending)

@@ -177,16 +177,16 @@ export abstract class SqlTx implements Tx {
     if (only === undefined) {
       return (await this.db.all("SELECT * FROM events WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?", [nowMs, limit])).map(toEvent);
     }
+    // Each balance's oldest `limit`, then merged: oldest first across all of them, as documented.
     const out: EventRow[] = [];
     for (const k of only) {
       const rows = await this.db.all(
         "SELECT * FROM events WHERE account_id = ? AND denomination = ? AND state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
-        [k.accountId, k.denomination, nowMs, limit - out.length],
+        [k.accountId, k.denomination, nowMs, limit],
       );
       out.push(...rows.map(toEvent));
-      if (out.length >= limit) break;
     }
-    return out;
+    return out.sort((a, b) => a.expiresAtMs! - b.expiresAtMs!).slice(0, limit);
   }
   listTransactions(accountId: string, denomination: string | undefined, page: Page) {
     return denomination === undefined
