@@ -1,4 +1,5 @@
 // Guarantees: SQLite and PostgreSQL honour one Store contract — every Tx/ReadTx method, all-or-nothing writes, reads of committed data only, an exact ledger under concurrent writers.
+import { processorFactory } from '../../src/processors/index.js';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { normalizeEvent, type EventInput, type IngestRequest, type NormalizedEvent } from '../../src/domain/events.js';
@@ -580,7 +581,7 @@ for (const dialect of DIALECTS) {
         await seedBalance(store, a.companyId, a.accountId, 'usd', 50);
         await store.write((tx) => tx.upsertPrice({ companyId: a.companyId, type: 'call', denomination: 'credits', unitAmount: '0.5', updatedAtMs: T0 }));
         const clock = new TestClock(T0);
-        const deps = { store, clock };
+        const deps = { store, clock, processors: processorFactory() };
         const out = await store.write((tx) => ingestGroup(tx, T0, [
           request(a.companyId, a.accountId, [{ type: 'call', quantity: 3 }, { type: 'x', cost_override: { amount: 7, denomination: 'usd' } }]),
           request(a.companyId, a.accountId, [{ type: 'call', id: 'p1', state: 'pending', quantity: 10 }, { type: 'call', id: 'p2', state: 'pending' }, { type: 'call', id: 'p3', state: 'pending' }]),
@@ -757,7 +758,7 @@ for (const dialect of DIALECTS) {
       test('IngestBatcher: many concurrent submissions, every one answered, ledger exact', async () => {
         const s = await seedCompanyAndAccount(store);
         await seedBalance(store, s.companyId, s.accountId, 'credits', 0);
-        const batcher = new IngestBatcher({ store, clock: new TestClock(T0) }, dialect === 'postgres' ? 4 : 1);
+        const batcher = new IngestBatcher({ store, clock: new TestClock(T0), processors: processorFactory() }, dialect === 'postgres' ? 4 : 1);
         const outs = await Promise.all(Array.from({ length: 150 }, (_, i) => batcher.submit(
           request(s.companyId, s.accountId, [{ type: 't', id: `b-${i % 100}`, cost_override: { amount: 2, denomination: 'credits' } }]))));
         assert.ok(outs.every((o) => o.ok));
