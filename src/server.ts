@@ -4,7 +4,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
-import { buildApp, type App } from './http/app.js';
+import { buildApp, registeredRoutes, type App } from './http/app.js';
 import { JobRunner, coreJobs } from './jobs/runner.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import type { Deps } from './operations/deps.js';
@@ -16,6 +16,8 @@ import type { Store } from './store/types.js';
 
 export interface Server {
   app: App;
+  /** Every route registered (method and URL pattern), for the OpenAPI completeness check. */
+  routes: { method: string; url: string }[];
   url: string;
   store: Store;
   clock: Clock;
@@ -45,13 +47,14 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     ...(opts.passwordAttemptsPerMinute !== undefined ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute } : {}),
     ...(testClock ? { testClock: { clock: testClock, runDue: (nowMs: number) => jobs.runDue(nowMs) } } : {}),
   });
+  await app.ready();
   await app.listen({ host: config.host, port: config.port });
   if (config.workers) jobs.start(config.workerIntervalMs);
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const server = app;
   return {
-    app, store, clock, jobs, url: `http://${host}:${address.port}`,
+    app, routes: registeredRoutes(app), store, clock, jobs, url: `http://${host}:${address.port}`,
     async close() {
       await jobs.stop();
       await server.close();

@@ -43,6 +43,12 @@ export interface AppOptions {
 
 export type App = FastifyInstance;
 
+const ROUTES = new WeakMap<object, { method: string; url: string }[]>();
+/** Every route the app registered (method and URL pattern). */
+export function registeredRoutes(app: App): { method: string; url: string }[] {
+  return ROUTES.get(app) ?? [];
+}
+
 const NUL_ESCAPE = /\\u0000/i;
 const NUL_IN_URL = /%00/i;
 
@@ -96,6 +102,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const routes: { method: string; url: string }[] = [];
+  ROUTES.set(app, routes);
+  app.addHook('onRoute', (r) => {
+    for (const method of Array.isArray(r.method) ? r.method : [r.method]) routes.push({ method, url: r.url });
+  });
   const { strict, query } = compilers();
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' ? query : strict).compile(schema));
   app.addSchema(ErrorResponse);

@@ -8,9 +8,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
 import { canonicalJson, sha256Hex } from '../lib/canonical.js';
 import type { Deps } from '../operations/deps.js';
+export { IDEMPOTENCY_RETENTION_MS } from '../operations/deps.js';
 
 export const IDEMPOTENCY_KEY_LENGTH_MAX = 255;
-export const IDEMPOTENCY_RETENTION_MS = 48 * 60 * 60 * 1000;
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 declare module 'fastify' {
