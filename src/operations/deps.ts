@@ -1,12 +1,17 @@
 import type { Clock } from '../lib/clock.js';
+import type { ProcessorFactory } from '../processors/types.js';
 import type { Store } from '../store/types.js';
 
-/** What every operation may use: the store interface and the injected clock. */
+/** What every operation may use: the store interface, the injected clock, the payment processors. */
 export interface Deps {
   store: Store;
   clock: Clock;
+  processors: ProcessorFactory;
 }
 
 /** Default and largest page of every list endpoint. */
 export const PAGE_LIMIT_DEFAULT = 20;
 export const PAGE_LIMIT_MAX = 100;
+
+/** How long an Idempotency-Key and its first response are kept (the contract says at least 24 hours). */
+export const IDEMPOTENCY_RETENTION_MS = 48 * 60 * 60 * 1000;

@@ -136,7 +136,8 @@ CREATE TABLE outbox (
   created_at BIGINT NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0,
   claimed_until BIGINT,
-  done_at BIGINT
+  done_at BIGINT,
+  last_error TEXT
 );
 CREATE INDEX outbox_due ON outbox (run_at) WHERE done_at IS NULL;
 CREATE TABLE idempotency_keys (

@@ -62,8 +62,20 @@ class PgTx extends SqlTx {
     );
     return rows.map(toBalance);
   }
-  async applyBalanceDeltas(deltas: BalanceDelta[]) {
-    if (deltas.length === 0) return [];
+  async applyBalanceDeltas(input: BalanceDelta[]) {
+    if (input.length === 0) return [];
+    // UPDATE … FROM applies only one of several source rows matching the same target row:
+    // sum the deltas per balance first so none is silently dropped.
+    const byKey = new Map<string, BalanceDelta>();
+    for (const d of input) {
+      const k = `${d.accountId}\u0000${d.denomination}`;
+      const sum = byKey.get(k);
+      if (sum) {
+        sum.amount += d.amount;
+        sum.pending += d.pending;
+      } else byKey.set(k, { ...d });
+    }
+    const deltas = [...byKey.values()];
     const rows = await this.db.all(
       `UPDATE balances b SET amount = b.amount + d.amount, pending = b.pending + d.pending
        FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS d(account_id, denomination, amount, pending)
@@ -111,6 +123,9 @@ class PgTx extends SqlTx {
          ON e.account_id = k.account_id AND e.denomination = k.denomination
        WHERE e.state = 'pending' AND e.expires_at <= ? ORDER BY e.expires_at LIMIT ? FOR UPDATE OF e SKIP LOCKED`,
       [only.map((k) => k.accountId), only.map((k) => k.denomination), nowMs, limit])).map(toEvent);
+  }
+  protected override skipLocked(): string {
+    return ' FOR UPDATE SKIP LOCKED';
   }
   async lockEvent(companyId: string, eventId: string) {
     const r = (await this.db.all('SELECT * FROM events WHERE company_id = ? AND event_id = ? FOR UPDATE', [companyId, eventId]))[0];

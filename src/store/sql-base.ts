@@ -4,7 +4,7 @@
  * what is fast or how rows are locked, sqlite.ts and postgres.ts override the method.
  */
 import type {
-  AccountRow, ApiKeyRow, AuditViolation, BalanceDelta, BalanceKey, BalanceRow, CompanyRow, EventRow,
+  AccountRow, ApiKeyRow, AuditViolation, ClaimedOutboxRow, BalanceDelta, BalanceKey, BalanceRow, CompanyRow, EventRow,
   EventStateValue, IdempotencyRow, OutboxRow, Page, PageResult, PriceRow, TransactionRow, Tx, UserRow,
 } from './types.js';
 
@@ -63,6 +63,12 @@ export const toTransaction = (r: SqlRow): TransactionRow => ({
 const toIdempotency = (r: SqlRow): IdempotencyRow => ({
   scope: String(r.scope), key: String(r.key), requestHash: String(r.request_hash),
   statusCode: numOrNull(r.status_code), responseBody: strOrNull(r.response_body), createdAtMs: num(r.created_at),
+});
+
+const toClaimedOutbox = (r: SqlRow): ClaimedOutboxRow => ({
+  outboxId: String(r.outbox_id), companyId: String(r.company_id), topic: String(r.topic),
+  payload: JSON.parse(String(r.payload)) as Record<string, unknown>, runAtMs: num(r.run_at), createdAtMs: num(r.created_at),
+  attempts: num(r.attempts), claimedUntilMs: num(r.claimed_until),
 });
 
 const json = (v: Record<string, unknown> | null): string | null => (v === null ? null : JSON.stringify(v));
@@ -171,16 +177,16 @@ export abstract class SqlTx implements Tx {
     if (only === undefined) {
       return (await this.db.all("SELECT * FROM events WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?", [nowMs, limit])).map(toEvent);
     }
+    // Each balance's oldest `limit`, then merged: oldest first across all of them, as documented.
     const out: EventRow[] = [];
     for (const k of only) {
       const rows = await this.db.all(
         "SELECT * FROM events WHERE account_id = ? AND denomination = ? AND state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
-        [k.accountId, k.denomination, nowMs, limit - out.length],
+        [k.accountId, k.denomination, nowMs, limit],
       );
       out.push(...rows.map(toEvent));
-      if (out.length >= limit) break;
     }
-    return out;
+    return out.sort((a, b) => a.expiresAtMs! - b.expiresAtMs!).slice(0, limit);
   }
   listTransactions(accountId: string, denomination: string | undefined, page: Page) {
     return denomination === undefined
@@ -284,6 +290,25 @@ export abstract class SqlTx implements Tx {
       await this.db.run('INSERT INTO outbox (outbox_id, company_id, topic, payload, run_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
         [o.outboxId, o.companyId, o.topic, JSON.stringify(o.payload), o.runAtMs, o.createdAtMs]);
     }
+  }
+  async claimOutbox(topicPrefix: string, nowMs: number, leaseMs: number, limit: number): Promise<ClaimedOutboxRow[]> {
+    const rows = await this.db.all(
+      `UPDATE outbox SET claimed_until = ?, attempts = attempts + 1
+       WHERE seq IN (SELECT seq FROM outbox WHERE done_at IS NULL AND run_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
+                     AND topic LIKE ? ESCAPE '\\' ORDER BY run_at, seq LIMIT ?${this.skipLocked()})
+       RETURNING *`,
+      [nowMs + leaseMs, nowMs, nowMs, `${topicPrefix.replace(/[%_\\]/g, (c) => `\\${c}`)}%`, limit]);
+    return rows.map(toClaimedOutbox).sort((a, b) => a.runAtMs - b.runAtMs);
+  }
+  /** PostgreSQL: `FOR UPDATE SKIP LOCKED` in the claim's subquery; SQLite needs nothing. */
+  protected skipLocked(): string {
+    return '';
+  }
+  async completeOutbox(outboxId: string, nowMs: number) {
+    await this.db.run('UPDATE outbox SET done_at = ?, claimed_until = NULL WHERE outbox_id = ?', [nowMs, outboxId]);
+  }
+  async retryOutbox(outboxId: string, runAtMs: number, error: string | null) {
+    await this.db.run('UPDATE outbox SET run_at = ?, claimed_until = NULL, last_error = ? WHERE outbox_id = ?', [runAtMs, error, outboxId]);
   }
   async claimIdempotency(row: IdempotencyRow) {
     return (await this.db.run(

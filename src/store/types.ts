@@ -115,6 +115,13 @@ export interface OutboxRow {
   createdAtMs: number;
 }
 
+/** An outbox row handed to one worker: nobody else gets it until `claimedUntilMs` passes. */
+export interface ClaimedOutboxRow extends OutboxRow {
+  /** How many times it has been claimed, this claim included. */
+  attempts: number;
+  claimedUntilMs: number;
+}
+
 export interface IdempotencyRow {
   scope: string;
   key: string;
@@ -216,6 +223,17 @@ export interface Tx extends ReadTx {
   updateEvents(changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[]): Promise<void>;
   insertTransactions(rows: TransactionRow[]): Promise<void>;
   insertOutbox(rows: OutboxRow[]): Promise<void>;
+  /**
+   * Claims up to `limit` due, unfinished outbox rows whose topic starts with `topicPrefix`
+   * (run_at ≤ now, no live claim), oldest first, leasing them until `nowMs + leaseMs`.
+   * Safe with many processes: PostgreSQL skips rows another transaction holds (SKIP LOCKED);
+   * SQLite's single writer serialises claims.
+   */
+  claimOutbox(topicPrefix: string, nowMs: number, leaseMs: number, limit: number): Promise<ClaimedOutboxRow[]>;
+  /** Marks a claimed row done. */
+  completeOutbox(outboxId: string, nowMs: number): Promise<void>;
+  /** Releases a claimed row to run again at `runAtMs`, remembering why it failed. */
+  retryOutbox(outboxId: string, runAtMs: number, error: string | null): Promise<void>;
 
   /** Inserts the in-progress marker; returns false when the (scope, key) already exists. */
   claimIdempotency(row: IdempotencyRow): Promise<boolean>;

@@ -1,0 +1,60 @@
+/**
+ * Background work: each job kind is a function that does one bounded batch of what is due at
+ * `nowMs` and says how much it did. `runDue` repeats every kind until nothing is due (the test
+ * clock's advance waits for it); `start` polls on an interval with the injected clock.
+ * Jobs claim their rows safely across processes (PostgreSQL SKIP LOCKED, SQLite's single writer).
+ */
+import { IDEMPOTENCY_RETENTION_MS, type Deps } from '../operations/deps.js';
+import { expireHolds } from '../operations/holds.js';
+
+export interface Job {
+  name: string;
+  /** Does one batch of work due at `nowMs`; returns how many items it handled (0: nothing due). */
+  runOnce(nowMs: number): Promise<number>;
+}
+
+export function coreJobs(deps: Deps): Job[] {
+  return [
+    { name: 'expire-holds', runOnce: async (nowMs) => (await deps.store.write((tx) => expireHolds(tx, nowMs))).length },
+    { name: 'forget-idempotency-keys', runOnce: (nowMs) => deps.store.write((tx) => tx.deleteIdempotencyBefore(nowMs - IDEMPOTENCY_RETENTION_MS)).then(() => 0) },
+  ];
+}
+
+/** Safety stop for runDue: a job that always reports work would otherwise spin forever. */
+const ROUNDS_MAX = 100_000;
+
+export class JobRunner {
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<void> | null = null;
+
+  constructor(private readonly deps: Deps, private readonly jobs: Job[], private readonly onError: (job: string, err: unknown) => void) {}
+
+  /** Runs every job until none has anything due at `nowMs`. */
+  async runDue(nowMs: number): Promise<void> {
+    for (let round = 0; round < ROUNDS_MAX; round++) {
+      let did = 0;
+      for (const job of this.jobs) did += await job.runOnce(nowMs);
+      if (did === 0) return;
+    }
+    throw new Error('jobs kept reporting work; giving up this round');
+  }
+
+  start(intervalMs: number): void {
+    const tick = () => {
+      if (this.#running) return;
+      this.#running = this.runDue(this.deps.clock.now())
+        .catch((err) => this.onError('runDue', err))
+        .finally(() => {
+          this.#running = null;
+        });
+    };
+    this.#timer = setInterval(tick, intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Composition: config → store → clock → operations → HTTP + workers. main.ts runs it; tests
+ * and the benchmark start the same server in-process or as a child.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config.js';
+import { buildApp, registeredRoutes, type App } from './http/app.js';
+import { JobRunner, coreJobs } from './jobs/runner.js';
+import { TestClock, systemClock, type Clock } from './lib/clock.js';
+import type { Deps } from './operations/deps.js';
+import { IngestBatcher } from './operations/events.js';
+import { openStore } from './store/open.js';
+import { processorFactory } from './processors/index.js';
+import type { ProcessorFactory } from './processors/types.js';
+import type { Store } from './store/types.js';
+
+export interface Server {
+  app: App;
+  /** Every route registered (method and URL pattern), for the OpenAPI completeness check. */
+  routes: { method: string; url: string }[];
+  url: string;
+  store: Store;
+  clock: Clock;
+  jobs: JobRunner;
+  close(): Promise<void>;
+}
+
+export interface ServerOptions {
+  /** An already-open store (tests); otherwise opened from config.databaseUrl. */
+  store?: Store;
+  /** Payment processors (tests point Stripe at a local fake); default: sandbox and the real Stripe API. */
+  processors?: ProcessorFactory;
+  passwordAttemptsPerMinute?: number;
+}
+
+export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
+  const store = opts.store ?? (await openStore(config.databaseUrl, { pgPoolSize: config.pgPoolSize }));
+  const testClock = config.testClock ? new TestClock() : null;
+  const clock: Clock = testClock ?? systemClock;
+  const deps: Deps = { store, clock, processors: opts.processors ?? processorFactory() };
+  // SQLite has one writer: one group at a time. PostgreSQL: several groups, row locks keep them apart.
+  const ingest = new IngestBatcher(deps, store.dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.pgPoolSize / 2)));
+  let app: App | undefined;
+  const jobs = new JobRunner(deps, coreJobs(deps), (job, err) => app?.log.error({ err, job }, 'job failed'));
+  app = await buildApp({
+    deps, ingest, apiKeyCacheMs: config.apiKeyCacheMs, logLevel: config.logLevel,
+    ...(opts.passwordAttemptsPerMinute !== undefined ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute } : {}),
+    ...(testClock ? { testClock: { clock: testClock, runDue: (nowMs: number) => jobs.runDue(nowMs) } } : {}),
+  });
+  await app.ready();
+  await app.listen({ host: config.host, port: config.port });
+  if (config.workers) jobs.start(config.workerIntervalMs);
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const server = app;
+  return {
+    app, routes: registeredRoutes(app), store, clock, jobs, url: `http://${host}:${address.port}`,
+    async close() {
+      await jobs.stop();
+      await server.close();
+      if (!opts.store) await store.close();
+    },
+  };
+}

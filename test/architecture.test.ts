@@ -1,0 +1,63 @@
+// Guarantee: imports flow one way — http/jobs → operations → domain and the Store interface;
+// domain rules stay pure (no I/O modules); only the composition root knows the concrete stores.
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+
+const SRC = resolve('src');
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** "layer/file.ts" → imports, resolved to paths relative to src/ (or the package name). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm), ...text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+  return specs.map((s) => (s.startsWith('.') ? relative(SRC, resolve(dirname(file), s)).replace(/\.js$/, '.ts') : s));
+}
+
+const layerOf = (p: string) => (p.includes('/') ? p.split('/')[0]! : p);
+
+const ALLOWED: Record<string, (target: string) => boolean> = {
+  domain: (t) => ['domain', 'lib'].includes(layerOf(t)),
+  lib: (t) => layerOf(t) === 'lib',
+  store: (t) => layerOf(t) === 'store' || layerOf(t) === 'lib',
+  processors: (t) => ['processors', 'lib'].includes(layerOf(t)) || t === 'domain/money.ts',
+  webhooks: (t) => ['webhooks', 'lib', 'domain'].includes(layerOf(t)),
+  operations: (t) => ['operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
+  jobs: (t) => ['jobs', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
+  http: (t) => ['http', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
+};
+/** Node modules that do I/O: the pure domain must not touch them. */
+const IO_MODULES = /^(node:)?(fs|net|http|https|dns|child_process|worker_threads|dgram|tls)(\/|$)|^(pg|better-sqlite3|stripe|fastify)$/;
+
+test('every src import goes in the allowed direction', () => {
+  const violations: string[] = [];
+  for (const file of files(SRC)) {
+    const rel = relative(SRC, file);
+    const layer = layerOf(rel);
+    const allowed = ALLOWED[layer];
+    for (const target of importsOf(file)) {
+      if (!target.endsWith('.ts')) {
+        if ((layer === 'domain' || layer === 'operations') && IO_MODULES.test(target)) violations.push(`${rel} imports I/O module ${target}`);
+        continue;
+      }
+      if (target.startsWith('..')) violations.push(`${rel} imports outside src: ${target}`);
+      else if (allowed && !allowed(target)) violations.push(`${rel} → ${target}`);
+    }
+  }
+  assert.deepEqual(violations, []);
+});
+
+test('the check itself sees imports (it cannot pass vacuously)', () => {
+  const imports = importsOf(join(SRC, 'operations/events.ts'));
+  assert.ok(imports.includes('domain/events.ts'));
+  assert.ok(imports.includes('store/types.ts'));
+  assert.equal(ALLOWED.domain!('store/sqlite.ts'), false);
+  assert.equal(ALLOWED.http!('store/postgres.ts'), false);
+});

@@ -1,0 +1,128 @@
+/**
+ * Starts the real server (real HTTP on an ephemeral port) on a fresh database of either
+ * dialect, and offers a small client plus the ledger audit that every scenario ends with.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startServer, type Server } from '../../src/server.js';
+import { PostgresStore } from '../../src/store/postgres.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { Store } from '../../src/store/types.js';
+
+export const HTTP_DIALECTS = ['sqlite', 'postgres'] as const;
+export type Dialect = (typeof HTTP_DIALECTS)[number];
+export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export async function freshStore(dialect: Dialect): Promise<{ store: Store; drop(): Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'billing-test-'));
+    const store = new SqliteStore(join(dir, 'billing.sqlite'));
+    return { store, drop: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+  }
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const store = await PostgresStore.open({ connectionString: PG_URL, schema, poolSize: 6 });
+  return {
+    store,
+    drop: async () => {
+      await store.close();
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+export interface Harness {
+  server: Server;
+  store: Store;
+  url: string;
+  request(method: string, path: string, opts?: RequestOpts): Promise<Reply>;
+  audit(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RequestOpts {
+  auth?: [string, string];
+  body?: unknown;
+  /** Raw body text (sent as is). */
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function startHarness(dialect: Dialect, env: Record<string, string> = {}, passwordAttemptsPerMinute = 10_000): Promise<Harness> {
+  const { store, drop } = await freshStore(dialect);
+  const config: Config = {
+    ...loadConfig({ PORT: '0', BILLING_TEST_CLOCK: '1', BILLING_WORKERS: '0', BILLING_WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'fatal', ...env }),
+    databaseUrl: dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,
+  };
+  const server = await startServer(config, { store, passwordAttemptsPerMinute });
+  const url = server.url;
+  async function request(method: string, path: string, opts: RequestOpts = {}): Promise<Reply> {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.auth) headers.authorization = `Basic ${Buffer.from(`${opts.auth[0]}:${opts.auth[1]}`).toString('base64')}`;
+    let body: string | undefined;
+    if (opts.raw !== undefined) body = opts.raw;
+    else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+    if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+  return {
+    server, store, url, request,
+    async audit() {
+      assert.deepEqual(await store.read((tx) => tx.auditLedger()), [], 'ledger audit');
+    },
+    async close() {
+      await server.close();
+      await drop();
+    },
+  };
+}
+
+let emailCounter = 0;
+
+/** A user, a company of theirs and its API key, through the public API. */
+export async function signUpCompany(h: Harness, name = 'Acme'): Promise<{ email: string; password: string; userId: number; companyId: string; apiKey: string; auth: [string, string] }> {
+  const email = `user${++emailCounter}-${randomBytes(3).toString('hex')}@example.com`;
+  const password = 'correct horse battery';
+  const u = await h.request('POST', '/v1/users', { body: { name: 'Ada Lovelace', email, password } });
+  assert.equal(u.status, 200, u.text);
+  const c = await h.request('POST', '/v1/companies', { auth: [email, password], body: { name } });
+  assert.equal(c.status, 200, c.text);
+  return { email, password, userId: u.body.id, companyId: c.body.data.company_id, apiKey: c.body.data.api_key, auth: [c.body.data.company_id, c.body.data.api_key] };
+}
+
+export async function createAccountWithBalance(h: Harness, co: { companyId: string; auth: [string, string] }, denomination = 'tokens', amount = 1000): Promise<string> {
+  const a = await h.request('POST', `/v1/companies/${co.companyId}/accounts`, { auth: co.auth, body: { name: 'Bob' } });
+  assert.equal(a.status, 200, a.text);
+  const b = await h.request('POST', `/v1/accounts/${a.body.data.account_id}/balance/${denomination}`, { auth: co.auth, body: { amount } });
+  assert.equal(b.status, 200, b.text);
+  return a.body.data.account_id;
+}
+
+export function assertError(reply: Reply, status: number, type?: string): void {
+  assert.equal(reply.status, status, reply.text);
+  assert.equal(typeof reply.body?.error?.message, 'string', `error body: ${reply.text}`);
+  assert.equal(typeof reply.body?.error?.type, 'string', `error body: ${reply.text}`);
+  if (type !== undefined) assert.equal(reply.body.error.type, type, reply.text);
+}

@@ -1,0 +1,132 @@
+/**
+ * Test stores for the contract suite: one fresh, isolated store per call on each dialect
+ * (SQLite: a file in its own temp dir, so WAL and the separate read connection are in play;
+ * PostgreSQL: its own schema), plus seeding helpers that go through the Tx methods only.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { PostgresStore } from '../../src/store/postgres.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { BalanceRow, Store } from '../../src/store/types.js';
+import { newId } from '../../src/lib/ids.js';
+
+export const DIALECTS = ['sqlite', 'postgres'] as const;
+export type Dialect = (typeof DIALECTS)[number];
+
+export const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface TestStore {
+  store: Store;
+  /**
+   * Raw SQL on committed data, outside the Store interface: for looking at what no read
+   * method exposes (the outbox) and nothing else. `?` placeholders on both dialects.
+   */
+  query(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  cleanup(): Promise<void>;
+}
+
+export async function openTestStore(dialect: Dialect, opts: { poolSize?: number } = {}): Promise<TestStore> {
+  if (dialect === 'sqlite') {
+    const dir = await mkdtemp(join(tmpdir(), 'billing-store-'));
+    const file = join(dir, 'test.sqlite');
+    const store = new SqliteStore(file);
+    let closed = false;
+    return {
+      store,
+      async query(sql, params = []) {
+        const db = new Database(file, { readonly: true });
+        try {
+          return db.prepare(sql).all(...params) as Record<string, unknown>[];
+        } finally {
+          db.close();
+        }
+      },
+      async cleanup() {
+        if (!closed) await store.close();
+        closed = true;
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema = `t_${randomBytes(8).toString('hex')}`;
+  const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema, poolSize: opts.poolSize ?? 8 });
+  return {
+    store,
+    async query(sql, params = []) {
+      let i = 0;
+      return (await store.pool.query(sql.replace(/\?/g, () => `$${++i}`), params)).rows as Record<string, unknown>[];
+    },
+    async cleanup() {
+      await store.close();
+      const admin = new pg.Client({ connectionString: DATABASE_URL });
+      await admin.connect();
+      try {
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await admin.end();
+      }
+    },
+  };
+}
+
+export interface Seeded {
+  userId: number;
+  companyId: string;
+  accountId: string;
+}
+
+let seedCounter = 0;
+
+/** A user, their company (owner membership) and one account, in one write. */
+export async function seedCompanyAndAccount(
+  store: Store,
+  opts: { nowMs?: number; email?: string; companyId?: string; accountId?: string } = {},
+): Promise<Seeded> {
+  const nowMs = opts.nowMs ?? 1_700_000_000_000;
+  const n = ++seedCounter;
+  return store.write(async (tx) => {
+    const user = await tx.insertUser({
+      name: `User ${n}`, email: opts.email ?? `user${n}-${randomBytes(4).toString('hex')}@example.test`,
+      passwordHash: 'x', dateOfBirth: null, emailVerified: false, createdAtMs: nowMs,
+    });
+    const companyId = opts.companyId ?? newId('c');
+    await tx.insertCompany({ companyId, name: `Company ${n}`, ownerUserId: user.id, processor: 'sandbox', processorApiKey: null, createdAtMs: nowMs });
+    await tx.addCompanyMember(companyId, user.id, 'owner');
+    const accountId = opts.accountId ?? newId('a');
+    await tx.insertAccount({ accountId, companyId, name: null, email: null, metadata: null, processorId: null, planId: null, createdAtMs: nowMs });
+    return { userId: user.id, companyId, accountId };
+  });
+}
+
+/** A second account of an existing company. */
+export async function seedAccount(store: Store, companyId: string, nowMs = 1_700_000_000_000): Promise<string> {
+  const accountId = newId('a');
+  await store.write((tx) => tx.insertAccount({ accountId, companyId, name: null, email: null, metadata: null, processorId: null, planId: null, createdAtMs: nowMs }));
+  return accountId;
+}
+
+export function balanceRow(companyId: string, accountId: string, denomination: string, nowMs = 1_700_000_000_000): BalanceRow {
+  return {
+    accountId, companyId, denomination, amount: 0, pending: 0,
+    refillThreshold: null, refillAmount: null, refillUsdAmount: null, refillOnDay: null, createdAtMs: nowMs,
+  };
+}
+
+/**
+ * Creates a balance and, when `amount` is non-zero, grants it the way the operations do: an
+ * atomic delta plus a `grant` transaction, so the ledger stays exact.
+ */
+export async function seedBalance(store: Store, companyId: string, accountId: string, denomination: string, amount = 0, nowMs = 1_700_000_000_000): Promise<void> {
+  await store.write(async (tx) => {
+    if (!(await tx.insertBalance(balanceRow(companyId, accountId, denomination, nowMs)))) throw new Error('balance exists');
+    if (amount === 0) return;
+    await tx.applyBalanceDeltas([{ accountId, denomination, amount, pending: 0 }]);
+    await tx.insertTransactions([{
+      transactionId: newId('tx'), accountId, denomination, amount, balanceAfter: amount, kind: 'grant', eventId: null, reason: 'seed', createdAtMs: nowMs,
+    }]);
+  });
+}
