@@ -15,6 +15,7 @@ import { createTenant } from './lib/api.js';
 import { eventBatches, type EventBatch } from './lib/bodies.js';
 import { startChild, type ChildServer } from './lib/children.js';
 import { Ledger } from './lib/ledger.js';
+import { postgresProcesses } from './lib/procstats.js';
 import { runLoad, type LoadSpec } from './lib/load.js';
 import {
   connectionsFor,
@@ -171,6 +172,7 @@ async function measureBaseline(
   const counter = { ok: 0, events: 0 };
   const { result } = await measurePhase(
     server.pid,
+    undefined,
     'none',
     { scenario: 'baseline', phase, eventsPerRequest: size ?? 0, baselineEvents: undefined },
     countingSpec(server, connections, options.durationS, batches, counter),
@@ -211,6 +213,8 @@ async function runBaselines(options: BenchOptions, logDir: string): Promise<Phas
 interface Storage {
   description: string;
   databaseUrl: string;
+  /** The processes of an out-of-process database, for its CPU figures. */
+  processes: (() => number[]) | undefined;
   release: () => Promise<void>;
 }
 
@@ -220,11 +224,16 @@ async function prepareStorage(db: DbKind, options: BenchOptions, dataDir: string
     const release = onCleanup(() => {
       for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
     });
-    return { description: file, databaseUrl: `sqlite:${file}`, release };
+    return { description: file, databaseUrl: `sqlite:${file}`, processes: undefined, release };
   }
   const database = await createBenchDatabase(options.postgresAdminUrl);
   const release = onCleanup(() => database.drop());
-  return { description: `PostgreSQL database ${database.name}`, databaseUrl: database.url, release };
+  return {
+    description: `PostgreSQL database ${database.name}`,
+    databaseUrl: database.url,
+    processes: () => postgresProcesses(database.name),
+    release,
+  };
 }
 
 async function runDatabase(db: DbKind, options: BenchOptions, dataDir: string, logDir: string): Promise<DbRun> {
@@ -250,6 +259,7 @@ async function runDatabase(db: DbKind, options: BenchOptions, dataDir: string, l
       tenant,
       ledger,
       options,
+      databaseProcesses: storage.processes,
       auditAccounts: [],
       setup: { accounts: 0, seconds: 0 },
       log: (message) => log(`${db}: ${message}`),

@@ -70,7 +70,7 @@ function readRss(pid: number): number {
 }
 
 /** The root and every live descendant of it. */
-function processTree(rootPid: number): number[] {
+export function processTree(rootPid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -90,6 +90,34 @@ function processTree(rootPid: number): number[] {
   return tree;
 }
 
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** A backend's title names its client: "… user db 127.0.0.1(41234) idle" or "… [local] …". */
+const POSTGRES_CLIENT_MARK = /\(\d+\) |\[local\]/;
+
+/**
+ * The PostgreSQL processes that work for `database`: the backends connected to it, and the
+ * cluster's own processes (postmaster, WAL writer, checkpointer, …), which serve every database.
+ * Backends of other databases are left out.
+ */
+export function postgresProcesses(database: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    if (readText(`/proc/${entry}/comm`)?.trim() !== 'postgres') continue;
+    const title = (readText(`/proc/${entry}/cmdline`) ?? '').replace(/\0/g, ' ');
+    if (title.includes(` ${database} `) || !POSTGRES_CLIENT_MARK.test(title)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/** CPU and peak RSS of a set of processes, found again by `discover` every TREE_RESCAN_MS. */
 export class ProcessSampler {
   private readonly startTicks = new Map<number, number>();
   private readonly lastTicks = new Map<number, number>();
@@ -99,10 +127,10 @@ export class ProcessSampler {
   private lastScanAt = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly rootPid: number) {}
+  constructor(private readonly discover: () => number[]) {}
 
   start(): void {
-    this.pids = processTree(this.rootPid);
+    this.pids = this.discover();
     this.lastScanAt = Date.now();
     for (const pid of this.pids) {
       const stat = readStat(pid);
@@ -119,7 +147,7 @@ export class ProcessSampler {
 
   private sample(): void {
     if (Date.now() - this.lastScanAt >= TREE_RESCAN_MS) {
-      this.pids = processTree(this.rootPid);
+      this.pids = this.discover();
       this.lastScanAt = Date.now();
     }
     let rss = 0;

@@ -86,6 +86,11 @@ const COLUMNS: Column[] = [
   { title: 'errors', right: true, cell: (p) => whole.format(p.errors + p.unanswered) },
   { title: 'srv CPU', right: true, cell: (p) => `${p.serverCpuPercent.toFixed(0)}%` },
   { title: 'srv RSS MB', right: true, cell: (p) => p.serverPeakRssMb.toFixed(0) },
+  {
+    title: 'db CPU',
+    right: true,
+    cell: (p) => (p.databaseCpuPercent === undefined ? '' : `${p.databaseCpuPercent.toFixed(0)}%`),
+  },
   { title: 'gen CPU', right: true, cell: (p) => `${p.generatorCpuPercent.toFixed(0)}%` },
   { title: 'other CPU', right: true, cell: (p) => `${p.otherCpuPercent.toFixed(0)}%` },
   { title: 'vs hello req/s', right: true, cell: (p) => percent(p.ratios.vsHelloRequests) },

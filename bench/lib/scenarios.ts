@@ -7,7 +7,7 @@ import type { ChildServer } from './children.js';
 import type { Ledger } from './ledger.js';
 import { runLoad, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
 import { connectionsFor, POOL_ACCOUNTS, type BenchOptions, type ScenarioName } from './options.js';
-import { MachineSampler, ProcessSampler } from './procstats.js';
+import { MachineSampler, ProcessSampler, processTree } from './procstats.js';
 
 /** A stride through the spread accounts, so that consecutive requests hit unrelated rows. */
 const ACCOUNT_STRIDE = 7_919;
@@ -46,7 +46,9 @@ export interface PhaseResult {
   serverPeakRssMb: number;
   serverProcesses: number;
   generatorCpuPercent: number;
-  /** CPU used on the machine by anything but the server and the bench, as % of one core: noise. */
+  /** CPU of the PostgreSQL processes serving the bench database, as % of one core (SQLite runs inside the server). */
+  databaseCpuPercent: number | undefined;
+  /** CPU used on the machine by anything but the server, its database and the bench, as % of one core: noise. */
   otherCpuPercent: number;
   /** CPU time the hypervisor took away, as % of one core. */
   stealCpuPercent: number;
@@ -68,6 +70,8 @@ export interface ScenarioContext {
   tenant: Tenant;
   ledger: Ledger;
   options: BenchOptions;
+  /** The PostgreSQL processes serving the bench database; undefined on SQLite. */
+  databaseProcesses: (() => number[]) | undefined;
   /** Accounts whose transactions the ledger check pages through. */
   auditAccounts: string[];
   /** Accounts created (with their balance) and the time it took, for the scenario being run. */
@@ -85,18 +89,23 @@ interface PhaseMeta {
 /** Runs one load against a server while sampling its CPU and memory. */
 export async function measurePhase<T>(
   serverPid: number,
+  databaseProcesses: (() => number[]) | undefined,
   db: string,
   meta: PhaseMeta,
   spec: LoadSpec<T>,
   acknowledged: () => { events: number; malformed: number },
 ): Promise<{ result: PhaseResult; outcome: LoadOutcome<T> }> {
-  const sampler = new ProcessSampler(serverPid);
+  const sampler = new ProcessSampler(() => processTree(serverPid));
+  const dbSampler = databaseProcesses === undefined ? undefined : new ProcessSampler(databaseProcesses);
   const machine = new MachineSampler();
   machine.begin();
   sampler.start();
+  dbSampler?.start();
   const outcome = await runLoad(spec);
   const usage = sampler.stop();
+  const dbUsage = dbSampler?.stop();
   const machineUsage = machine.end();
+  const accounted = usage.cpuPercent + (dbUsage?.cpuPercent ?? 0) + outcome.generatorCpuPercent;
   const { events, malformed } = acknowledged();
   return {
     outcome,
@@ -121,7 +130,8 @@ export async function measurePhase<T>(
       serverPeakRssMb: usage.peakRssBytes / (1024 * 1024),
       serverProcesses: usage.processes,
       generatorCpuPercent: outcome.generatorCpuPercent,
-      otherCpuPercent: Math.max(0, machineUsage.busyPercent - usage.cpuPercent - outcome.generatorCpuPercent),
+      databaseCpuPercent: dbUsage?.cpuPercent,
+      otherCpuPercent: Math.max(0, machineUsage.busyPercent - accounted),
       stealCpuPercent: machineUsage.stealPercent,
       errorSamples: outcome.errorSamples,
       ratios: {},
@@ -227,6 +237,7 @@ export class EventTraffic {
     const before = { events: this.acknowledgedEvents, malformed: this.malformedAnswers };
     const { result, outcome } = await measurePhase(
       ctx.server.pid,
+      ctx.databaseProcesses,
       ctx.db,
       meta,
       this.spec(ctx.server.baseUrl, ctx.tenant.authorization, connections, durationS),
@@ -269,7 +280,7 @@ class SettleTraffic {
         } else if (status >= 500) this.ledger.uncertainSettle(eventId);
       },
     };
-    const { result, outcome } = await measurePhase(ctx.server.pid, ctx.db, meta, spec, () => ({
+    const { result, outcome } = await measurePhase(ctx.server.pid, ctx.databaseProcesses, ctx.db, meta, spec, () => ({
       events: this.settled,
       malformed: 0,
     }));
