@@ -277,7 +277,9 @@ async function runDatabase(db: DbKind, options: BenchOptions, dataDir: string, l
       }
     }
     log(`${db}: checking the ledger`);
+    const checkStarted = performance.now();
     run.ledger = await ledger.check(tenant.api, ctx.auditAccounts);
+    log(`${db}: ledger checked in ${((performance.now() - checkStarted) / 1000).toFixed(1)} s`);
   } catch (error) {
     run.error = error instanceof Error ? error.message : String(error);
     log(`${db}: FAILED: ${run.error}`);

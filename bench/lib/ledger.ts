@@ -13,6 +13,8 @@ import { INITIAL_GRANT, SETUP_CONCURRENCY } from './options.js';
 
 /** Above this many units of uncertain cost on one balance, the subset check is not attempted. */
 const MAX_UNCERTAIN_UNITS = 50_000_000;
+/** Nor above this many steps (requests × units): the answer would take too long to be useful. */
+const MAX_SUBSET_STEPS = 200_000_000;
 
 export interface AccountBook {
   accountId: string;
@@ -56,7 +58,7 @@ export function isSubsetSum(target: number, costs: readonly number[]): boolean |
   if (target < 0) return false;
   const total = costs.reduce((a, b) => a + b, 0);
   if (target > total) return false;
-  if (total > MAX_UNCERTAIN_UNITS) return undefined;
+  if (total > MAX_UNCERTAIN_UNITS || costs.length * target > MAX_SUBSET_STEPS) return undefined;
   const reachable = new Uint8Array(target + 1);
   reachable[0] = 1;
   for (const cost of costs) {

@@ -25,6 +25,7 @@ test('subset sums: exact targets only', () => {
   assert.equal(isSubsetSum(13, [5, 7, 9]), false);
   assert.equal(isSubsetSum(21, [5, 7, 9]), true);
   assert.equal(isSubsetSum(22, [5, 7, 9]), false);
+  assert.equal(isSubsetSum(40_000_000, Array.from({ length: 10_000_000 }, () => 17)), undefined);
 });
 
 test('balance check: exact when every request was answered', () => {
