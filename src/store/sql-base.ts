@@ -431,7 +431,7 @@ export abstract class SqlTx implements Tx {
     const sets: string[] = ['updated_at = ?'];
     const params: unknown[] = [ch.updatedAtMs];
     const cols: [keyof ChargeChanges, string][] = [
-      ['status', 'status'], ['processorRef', 'processor_ref'], ['failureCode', 'failure_code'], ['failureMessage', 'failure_message'], ['transactionId', 'transaction_id'],
+      ['status', 'status'], ['processorRef', 'processor_ref'], ['failureCode', 'failure_code'], ['failureMessage', 'failure_message'], ['transactionId', 'transaction_id'], ['outboxId', 'outbox_id'],
     ];
     for (const [k, col] of cols) {
       if (ch[k] !== undefined) {

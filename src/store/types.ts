@@ -256,7 +256,7 @@ export interface RefillSettings {
   nextRefillAtMs: number | null;
 }
 
-export type ChargeChanges = Partial<Pick<ChargeRow, 'status' | 'processorRef' | 'failureCode' | 'failureMessage' | 'transactionId'>> & { updatedAtMs: number };
+export type ChargeChanges = Partial<Pick<ChargeRow, 'status' | 'processorRef' | 'failureCode' | 'failureMessage' | 'transactionId' | 'outboxId'>> & { updatedAtMs: number };
 
 export interface ReadTx {
   findUserByEmail(email: string): Promise<UserRow | undefined>;
