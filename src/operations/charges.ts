@@ -185,7 +185,9 @@ async function onFailed(
   if (charge.reason === 'refill') {
     const b = locked.get(balanceKey(charge.accountId, charge.denomination!));
     if (b) {
-      const streak = afterChargeOutcome(b.consecutiveDeclines ?? 0, outcome.kind === 'declined' ? 'declined' : 'processor_error');
+      // A request the processor refuses (e.g. below its minimum amount) would be refused again on
+      // every change, so it counts toward the pause like a decline; only an outage does not.
+      const streak = afterChargeOutcome(b.consecutiveDeclines ?? 0, outcome.code === 'processor_unavailable' ? 'processor_error' : 'declined');
       await tx.updateRefillState(b.accountId, b.denomination, {
         ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
         consecutiveDeclines: streak.consecutiveDeclines, autoRefillPaused: streak.paused || (b.autoRefillPaused ?? false),

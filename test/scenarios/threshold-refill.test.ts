@@ -69,6 +69,26 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal((await charges(h, co, acc)).length, 2);
     });
 
+    test('many concurrent requests below the threshold still make one charge', async () => {
+      const acc = await accountWithBalance(1000);
+      await putAutoRefill(h, co, acc, 'tokens', { threshold: 900, amount: 500, usd_charge: 500 });
+      await Promise.all(Array.from({ length: 30 }, () => spend(h, co, acc, 10, 'tokens', 2)));
+      assert.deepEqual((await charges(h, co, acc)).map((c) => c.status), ['pending']);
+      await runDue(h, co);
+      assert.equal((await balance(h, co, acc)).amount, 1000 - 600 + 500);
+      assert.deepEqual((await charges(h, co, acc)).map((c) => c.status), ['succeeded']);
+    });
+
+    test('the OpenAPI document describes the money routes and the lazy customer creation', async () => {
+      const r = await h.request('GET', '/openapi.json');
+      assert.equal(r.status, 200);
+      for (const path of ['/v1/accounts/{account_id}/card', '/v1/accounts/{account_id}/balance/{denomination}/autorefill', '/v1/accounts/{account_id}/auto_refill',
+        '/v1/accounts/{account_id}/modifymidmonth', '/v1/companies/{company_id}/plan', '/v1/companies/{company_id}/plans', '/v1/plans/{plan_id}', '/v1/accounts/{account_id}/charges']) {
+        assert.ok(r.body.paths[path], `documented: ${path}`);
+      }
+      assert.match(r.body.paths['/v1/accounts/{account_id}/card'].post.description, /customer is created/);
+    });
+
     test('a pending hold that lowers available triggers a refill; releasing it does not', async () => {
       const acc = await accountWithBalance(1000);
       await putAutoRefill(h, co, acc, 'tokens', { threshold: 500, amount: 100, usd_charge: 100 });
