@@ -13,6 +13,8 @@ import { openStore } from './store/open.js';
 import { processorFactory } from './processors/index.js';
 import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
+import { moneyJobs } from './jobs/money.js';
+import { registerMoneyEffects } from './operations/money-effects.js';
 
 export interface Server {
   app: App;
@@ -41,7 +43,8 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   // SQLite has one writer: one group at a time. PostgreSQL: several groups, row locks keep them apart.
   const ingest = new IngestBatcher(deps, store.dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.pgPoolSize / 2)));
   let app: App | undefined;
-  const jobs = new JobRunner(deps, coreJobs(deps), (job, err) => app?.log.error({ err, job }, 'job failed'));
+  registerMoneyEffects();
+  const jobs = new JobRunner(deps, [...coreJobs(deps), ...moneyJobs(deps)], (job, err) => app?.log.error({ err, job }, 'job failed'));
   app = await buildApp({
     deps, ingest, apiKeyCacheMs: config.apiKeyCacheMs, logLevel: config.logLevel,
     ...(opts.passwordAttemptsPerMinute !== undefined ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute } : {}),

@@ -24,6 +24,7 @@ import { eventRoutes } from './routes/events.js';
 import { identityRoutes } from './routes/identity.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
+import { moneyRoutes } from './routes/money.js';
 
 /** Largest request body: 1,000 events with room for their metadata. */
 export const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -200,6 +201,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     accountRoutes(scope, ctx);
     eventRoutes(scope, ctx);
     if (opts.testClock) testClockRoutes(scope, ctx, opts.testClock);
+    moneyRoutes(scope, ctx);
   });
   return app;
 }

@@ -5,7 +5,8 @@
  */
 export type ErrorType =
   | 'invalid_request' | 'authentication_required' | 'insufficient_balance' | 'payment_failed' | 'not_found'
-  | 'conflict' | 'payload_too_large' | 'unsupported_media_type' | 'rate_limited' | 'internal';
+  | 'conflict' | 'payload_too_large' | 'unsupported_media_type' | 'rate_limited' | 'internal'
+  | 'service_unavailable';
 
 const REGISTRY: Record<string, { status: number; type: ErrorType }> = {
   authentication_required: { status: 401, type: 'authentication_required' },
@@ -23,6 +24,12 @@ const REGISTRY: Record<string, { status: number; type: ErrorType }> = {
   unsupported_media_type: { status: 415, type: 'unsupported_media_type' },
   rate_limited: { status: 429, type: 'rate_limited' },
   internal: { status: 500, type: 'internal' },
+  // --- money movement
+  card_declined: { status: 402, type: 'payment_failed' },
+  card_authentication_required: { status: 402, type: 'payment_failed' },
+  charge_declined: { status: 402, type: 'payment_failed' },
+  no_card_on_file: { status: 402, type: 'payment_failed' },
+  processor_unavailable: { status: 503, type: 'service_unavailable' },
 };
 
 export function statusOf(reason: string): { status: number; type: ErrorType } {

@@ -8,6 +8,9 @@ export function presentBalance(b: BalanceRow) {
   return {
     account_id: b.accountId, denomination: b.denomination, amount: b.amount, pending: b.pending, available: available(b.amount, b.pending),
     refill_threshold: b.refillThreshold, refill_amount: b.refillAmount, refill_usd_amount: b.refillUsdAmount, refill_on_day: b.refillOnDay,
+    // --- money movement
+    refill_monthly: b.refillMonthly ?? false, next_refill_at: b.nextRefillAtMs == null ? null : toIso(b.nextRefillAtMs),
+    auto_refill_paused: b.autoRefillPaused ?? false, consecutive_declines: b.consecutiveDeclines ?? 0,
   };
 }
 

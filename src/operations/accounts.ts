@@ -8,6 +8,7 @@ import type { AccountRow, BalanceRow, Page, PageResult, PriceRow, Tx } from '../
 import type { Deps } from './deps.js';
 import { expireHolds } from './holds.js';
 import { lockBalanceMap, postToLedger } from './ledger.js';
+import { applyPlanToNewAccount } from './plans.js';
 
 export interface AccountInput {
   name?: string;
@@ -33,13 +34,13 @@ async function ownedAccount(tx: { findAccount: Tx['findAccount'] }, companyId: s
 }
 
 export async function createAccount(deps: Deps, companyId: string, input: AccountInput): Promise<AccountView> {
-  if (input.plan_id !== undefined) fail('unknown_plan', `no such plan: ${input.plan_id}`, 'plan_id');
   return deps.store.write(async (tx) => {
     const account: AccountRow = {
       accountId: newId('a'), companyId, name: input.name ?? null, email: input.email ?? null, metadata: input.metadata ?? null,
-      processorId: input.processor_id ?? null, planId: null, createdAtMs: deps.clock.now(),
+      processorId: input.processor_id ?? null, planId: input.plan_id ?? null, createdAtMs: deps.clock.now(),
     };
     await tx.insertAccount(account);
+    if (input.plan_id !== undefined) return { account, balances: await applyPlanToNewAccount(tx, account.createdAtMs, account, input.plan_id) };
     return { account, balances: [] };
   });
 }

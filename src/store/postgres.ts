@@ -127,6 +127,10 @@ class PgTx extends SqlTx {
   protected override skipLocked(): string {
     return ' FOR UPDATE SKIP LOCKED';
   }
+  // --- money movement
+  protected override forUpdate(): string {
+    return ' FOR UPDATE';
+  }
   async lockEvent(companyId: string, eventId: string) {
     const r = (await this.db.all('SELECT * FROM events WHERE company_id = ? AND event_id = ? FOR UPDATE', [companyId, eventId]))[0];
     return r && toEvent(r);

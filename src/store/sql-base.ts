@@ -4,6 +4,7 @@
  * what is fast or how rows are locked, sqlite.ts and postgres.ts override the method.
  */
 import type {
+  AccountPlanRow, CardRow, ChargeChanges, ChargeRow, PlanRow, RefillSettings,
   AccountRow, ApiKeyRow, AuditViolation, ClaimedOutboxRow, BalanceDelta, BalanceKey, BalanceRow, CompanyRow, EventRow,
   EventStateValue, IdempotencyRow, OutboxRow, Page, PageResult, PriceRow, TransactionRow, Tx, UserRow,
 } from './types.js';
@@ -43,6 +44,7 @@ export const toBalance = (r: SqlRow): BalanceRow => ({
   amount: num(r.amount), pending: num(r.pending), refillThreshold: numOrNull(r.refill_threshold),
   refillAmount: numOrNull(r.refill_amount), refillUsdAmount: numOrNull(r.refill_usd_amount),
   refillOnDay: strOrNull(r.refill_on_day), createdAtMs: num(r.created_at),
+  ...moneyFieldsOfBalance(r),
 });
 export const toPrice = (r: SqlRow): PriceRow => ({
   companyId: String(r.company_id), type: String(r.type), denomination: String(r.denomination),
@@ -224,6 +226,7 @@ export abstract class SqlTx implements Tx {
       LEFT JOIN balances b ON b.account_id = t.account_id AND b.denomination = t.denomination
       WHERE b.account_id IS NULL GROUP BY t.account_id, t.denomination`);
     for (const r of orphans) out.push({ accountId: String(r.account_id), denomination: String(r.denomination), problem: `${r.n} transactions without a balance` });
+    out.push(...(await this.auditMoneyMovement()));
     return out;
   }
 
@@ -324,4 +327,209 @@ export abstract class SqlTx implements Tx {
   async deleteIdempotencyBefore(createdBeforeMs: number) {
     return this.db.run('DELETE FROM idempotency_keys WHERE created_at < ?', [createdBeforeMs]);
   }
+  // --- money movement
+
+  /** PostgreSQL: `FOR UPDATE` on a single-row read that is about to be settled; SQLite needs nothing. */
+  protected forUpdate(): string {
+    return '';
+  }
+
+  async findCard(accountId: string) {
+    const r = await this.one('SELECT * FROM cards WHERE account_id = ?', [accountId]);
+    return r && toCard(r);
+  }
+  async findPlan(companyId: string, planId: string) {
+    const r = await this.one('SELECT * FROM plans WHERE plan_id = ? AND company_id = ?', [planId, companyId]);
+    return r && (await this.withPlanBalances([r]))[0];
+  }
+  async listPlans(companyId: string, page: Page) {
+    const result = await this.pageBySeq('plans', 'plan_id', 'company_id = ?', [companyId], page, (r) => r);
+    if (!result) return undefined;
+    return { rows: await this.withPlanBalances(result.rows), hasMore: result.hasMore };
+  }
+  private async withPlanBalances(rows: SqlRow[]): Promise<PlanRow[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => String(r.plan_id));
+    const entries = await this.db.all(`SELECT * FROM plan_balances WHERE plan_id IN (${ids.map(() => '?').join(',')}) ORDER BY plan_id, position`, ids);
+    return rows.map((r) => toPlan(r, entries.filter((e) => e.plan_id === r.plan_id)));
+  }
+  async findAccountPlan(accountId: string) {
+    const r = await this.one('SELECT * FROM account_plans WHERE account_id = ?', [accountId]);
+    return r && toAccountPlan(r);
+  }
+  async findCharge(chargeId: string) {
+    const r = await this.one('SELECT * FROM charges WHERE charge_id = ?', [chargeId]);
+    return r && toCharge(r);
+  }
+  listCharges(accountId: string, page: Page) {
+    return this.pageBySeq('charges', 'charge_id', 'account_id = ?', [accountId], page, toCharge);
+  }
+  async listOutboxOfCompany(companyId: string, topicPrefix: string) {
+    const rows = await this.db.all(
+      "SELECT * FROM outbox WHERE company_id = ? AND topic LIKE ? ESCAPE '\\' ORDER BY seq",
+      [companyId, `${topicPrefix.replace(/[%_\\]/g, (c) => `\\${c}`)}%`]);
+    return rows.map((r) => ({
+      outboxId: String(r.outbox_id), companyId: String(r.company_id), topic: String(r.topic),
+      payload: JSON.parse(String(r.payload)) as Record<string, unknown>, runAtMs: num(r.run_at), createdAtMs: num(r.created_at),
+    }));
+  }
+  async auditMoneyMovement(): Promise<AuditViolation[]> {
+    const out: AuditViolation[] = [];
+    const unpaid = await this.db.all(`
+      SELECT t.account_id, t.denomination, t.transaction_id FROM transactions t
+      WHERE t.kind = 'refill' AND NOT EXISTS (
+        SELECT 1 FROM charges c WHERE c.transaction_id = t.transaction_id AND c.reason = 'refill' AND c.status = 'succeeded'
+          AND c.account_id = t.account_id AND c.denomination = t.denomination)`);
+    for (const r of unpaid) out.push({ accountId: String(r.account_id), denomination: String(r.denomination), problem: `refill ${r.transaction_id} without a successful charge` });
+    const unrefilled = await this.db.all(`
+      SELECT c.account_id, c.denomination, c.charge_id FROM charges c
+      WHERE c.reason = 'refill' AND c.status = 'succeeded' AND NOT EXISTS (
+        SELECT 1 FROM transactions t WHERE t.transaction_id = c.transaction_id AND t.kind = 'refill')`);
+    for (const r of unrefilled) out.push({ accountId: String(r.account_id), denomination: String(r.denomination ?? ''), problem: `succeeded refill charge ${r.charge_id} added no refill` });
+    const shared = await this.db.all(`
+      SELECT MIN(account_id) AS account_id, MIN(denomination) AS denomination, transaction_id, COUNT(*) AS n FROM charges
+      WHERE transaction_id IS NOT NULL GROUP BY transaction_id HAVING COUNT(*) > 1`);
+    for (const r of shared) out.push({ accountId: String(r.account_id), denomination: String(r.denomination ?? ''), problem: `transaction ${r.transaction_id} paid by ${r.n} charges` });
+    const inFlight = await this.db.all(`
+      SELECT account_id, denomination, COUNT(*) AS n FROM charges WHERE reason = 'refill' AND status = 'pending'
+      GROUP BY account_id, denomination HAVING COUNT(*) > 1`);
+    for (const r of inFlight) out.push({ accountId: String(r.account_id), denomination: String(r.denomination), problem: `${r.n} refills in flight at once` });
+    const marker = await this.db.all(`
+      SELECT b.account_id, b.denomination, b.refill_charge_id FROM balances b
+      LEFT JOIN charges c ON c.charge_id = b.refill_charge_id AND c.status = 'pending'
+      WHERE b.refill_charge_id IS NOT NULL AND c.charge_id IS NULL`);
+    for (const r of marker) out.push({ accountId: String(r.account_id), denomination: String(r.denomination), problem: `in-flight marker ${r.refill_charge_id} names no pending charge` });
+    const proration = await this.db.all(`
+      SELECT c.account_id, c.denomination, c.charge_id FROM charges c
+      WHERE c.reason = 'proration' AND c.status = 'succeeded' AND NOT EXISTS (
+        SELECT 1 FROM transactions t WHERE t.transaction_id = c.transaction_id AND t.kind = 'proration')`);
+    for (const r of proration) out.push({ accountId: String(r.account_id), denomination: String(r.denomination ?? ''), problem: `succeeded proration charge ${r.charge_id} changed no balance` });
+    return out;
+  }
+
+  async upsertCard(c: CardRow) {
+    await this.db.run(
+      `INSERT INTO cards (account_id, company_id, payment_method_id, brand, last4, exp_month, exp_year, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (account_id) DO UPDATE SET payment_method_id = excluded.payment_method_id, brand = excluded.brand, last4 = excluded.last4,
+         exp_month = excluded.exp_month, exp_year = excluded.exp_year, created_at = excluded.created_at`,
+      [c.accountId, c.companyId, c.paymentMethodId, c.brand, c.last4, c.expMonth, c.expYear, c.createdAtMs]);
+  }
+  async insertCharges(rows: ChargeRow[]) {
+    for (const c of rows) {
+      await this.db.run(
+        `INSERT INTO charges (charge_id, company_id, account_id, denomination, reason, usd_cents, status, processor_ref, failure_code, failure_message, details, transaction_id, outbox_id, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [c.chargeId, c.companyId, c.accountId, c.denomination, c.reason, c.usdCents, c.status, c.processorRef, c.failureCode, c.failureMessage,
+          JSON.stringify(c.details), c.transactionId, c.outboxId, c.createdAtMs, c.updatedAtMs]);
+    }
+  }
+  async lockCharge(chargeId: string) {
+    const r = await this.one(`SELECT * FROM charges WHERE charge_id = ?${this.forUpdate()}`, [chargeId]);
+    return r && toCharge(r);
+  }
+  async updateCharge(chargeId: string, ch: ChargeChanges) {
+    const sets: string[] = ['updated_at = ?'];
+    const params: unknown[] = [ch.updatedAtMs];
+    const cols: [keyof ChargeChanges, string][] = [
+      ['status', 'status'], ['processorRef', 'processor_ref'], ['failureCode', 'failure_code'], ['failureMessage', 'failure_message'], ['transactionId', 'transaction_id'], ['outboxId', 'outbox_id'],
+    ];
+    for (const [k, col] of cols) {
+      if (ch[k] !== undefined) {
+        sets.push(`${col} = ?`);
+        params.push(ch[k]);
+      }
+    }
+    await this.db.run(`UPDATE charges SET ${sets.join(', ')} WHERE charge_id = ?`, [...params, chargeId]);
+  }
+  async lockChargesAwaitingCard(accountId: string) {
+    return (await this.db.all(`SELECT * FROM charges WHERE account_id = ? AND status = 'requires_payment_method' ORDER BY seq${this.forUpdate()}`, [accountId])).map(toCharge);
+  }
+  async updateRefillSettings(accountId: string, denomination: string, s: RefillSettings) {
+    await this.db.run(
+      `UPDATE balances SET refill_threshold = ?, refill_amount = ?, refill_usd_amount = ?, refill_on_day = ?, refill_monthly = ?, monthly_anchor_at = ?, next_refill_at = ?
+       WHERE account_id = ? AND denomination = ?`,
+      [s.refillThreshold, s.refillAmount, s.refillUsdAmount, s.refillOnDay, this.bool(s.refillMonthly), s.monthlyAnchorAtMs, s.nextRefillAtMs, accountId, denomination]);
+  }
+  async updateRefillState(accountId: string, denomination: string, s: {
+    refillChargeId?: string | null; consecutiveDeclines?: number; autoRefillPaused?: boolean; nextRefillAtMs?: number | null;
+  }) {
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    if (s.refillChargeId !== undefined) { sets.push('refill_charge_id = ?'); params.push(s.refillChargeId); }
+    if (s.consecutiveDeclines !== undefined) { sets.push('consecutive_declines = ?'); params.push(s.consecutiveDeclines); }
+    if (s.autoRefillPaused !== undefined) { sets.push('auto_refill_paused = ?'); params.push(this.bool(s.autoRefillPaused)); }
+    if (s.nextRefillAtMs !== undefined) { sets.push('next_refill_at = ?'); params.push(s.nextRefillAtMs); }
+    if (sets.length === 0) return;
+    await this.db.run(`UPDATE balances SET ${sets.join(', ')} WHERE account_id = ? AND denomination = ?`, [...params, accountId, denomination]);
+  }
+  async claimDueMonthlyRefill(nowMs: number) {
+    const r = await this.one(
+      `SELECT * FROM balances WHERE next_refill_at IS NOT NULL AND next_refill_at <= ? AND refill_charge_id IS NULL
+       ORDER BY next_refill_at LIMIT 1${this.skipLocked()}`, [nowMs]);
+    return r && toBalance(r);
+  }
+  async setPlanBalance(accountId: string, denomination: string, included: number, alertPercentage: string | null) {
+    await this.db.run('UPDATE balances SET plan_included = ?, plan_alert_percentage = ?, plan_alerted = ? WHERE account_id = ? AND denomination = ?',
+      [included, alertPercentage, this.bool(false), accountId, denomination]);
+  }
+  async setPlanAlerted(accountId: string, denomination: string, alerted: boolean) {
+    await this.db.run('UPDATE balances SET plan_alerted = ? WHERE account_id = ? AND denomination = ?', [this.bool(alerted), accountId, denomination]);
+  }
+  async insertPlan(p: PlanRow) {
+    await this.db.run(
+      `INSERT INTO plans (plan_id, company_id, name, charge_amount, billing_period, overage_charge_mode, threshold_alert_percentage, rollover, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [p.planId, p.companyId, p.name, p.chargeAmountUsdCents, p.billingPeriod, p.overageChargeMode, p.thresholdAlertPercentage, this.bool(p.rollover), p.createdAtMs]);
+    let position = 0;
+    for (const b of p.balances) {
+      await this.db.run('INSERT INTO plan_balances (plan_id, position, denomination, amount, overage_charge_amount) VALUES (?, ?, ?, ?, ?)',
+        [p.planId, position++, b.denomination, b.amount, b.overageUnitUsdCents]);
+    }
+  }
+  async insertAccountPlan(a: AccountPlanRow) {
+    await this.db.run('INSERT INTO account_plans (account_id, company_id, plan_id, anchor_at, period_start, next_renewal_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [a.accountId, a.companyId, a.planId, a.anchorAtMs, a.periodStartMs, a.nextRenewalAtMs]);
+  }
+  async claimDuePlanRenewal(nowMs: number) {
+    const r = await this.one(`SELECT * FROM account_plans WHERE next_renewal_at <= ? ORDER BY next_renewal_at LIMIT 1${this.skipLocked()}`, [nowMs]);
+    return r && toAccountPlan(r);
+  }
+  async updateAccountPlanPeriod(accountId: string, periodStartMs: number, nextRenewalAtMs: number) {
+    await this.db.run('UPDATE account_plans SET period_start = ?, next_renewal_at = ? WHERE account_id = ?', [periodStartMs, nextRenewalAtMs, accountId]);
+  }
 }
+
+// --- money movement: row mapping
+
+function moneyFieldsOfBalance(r: SqlRow) {
+  return {
+    refillMonthly: Boolean(r.refill_monthly), monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at), nextRefillAtMs: numOrNull(r.next_refill_at),
+    refillChargeId: strOrNull(r.refill_charge_id), consecutiveDeclines: num(r.consecutive_declines ?? 0), autoRefillPaused: Boolean(r.auto_refill_paused),
+    planIncluded: numOrNull(r.plan_included), planAlertPercentage: strOrNull(r.plan_alert_percentage), planAlerted: Boolean(r.plan_alerted),
+  };
+}
+
+const toCard = (r: SqlRow): CardRow => ({
+  accountId: String(r.account_id), companyId: String(r.company_id), paymentMethodId: String(r.payment_method_id), brand: String(r.brand),
+  last4: String(r.last4), expMonth: num(r.exp_month), expYear: num(r.exp_year), createdAtMs: num(r.created_at),
+});
+
+export const toCharge = (r: SqlRow): ChargeRow => ({
+  chargeId: String(r.charge_id), companyId: String(r.company_id), accountId: String(r.account_id), denomination: strOrNull(r.denomination),
+  reason: String(r.reason) as ChargeRow['reason'], usdCents: num(r.usd_cents), status: String(r.status) as ChargeRow['status'],
+  processorRef: strOrNull(r.processor_ref), failureCode: strOrNull(r.failure_code), failureMessage: strOrNull(r.failure_message),
+  details: JSON.parse(String(r.details)) as Record<string, unknown>, transactionId: strOrNull(r.transaction_id), outboxId: strOrNull(r.outbox_id),
+  createdAtMs: num(r.created_at), updatedAtMs: num(r.updated_at),
+});
+
+const toPlan = (r: SqlRow, entries: SqlRow[]): PlanRow => ({
+  planId: String(r.plan_id), companyId: String(r.company_id), name: String(r.name), chargeAmountUsdCents: num(r.charge_amount),
+  billingPeriod: 'month', overageChargeMode: 'postpay', thresholdAlertPercentage: strOrNull(r.threshold_alert_percentage),
+  rollover: Boolean(r.rollover), createdAtMs: num(r.created_at),
+  balances: entries.map((e) => ({ denomination: String(e.denomination), amount: num(e.amount), overageUnitUsdCents: num(e.overage_charge_amount) })),
+});
+
+const toAccountPlan = (r: SqlRow): AccountPlanRow => ({
+  accountId: String(r.account_id), companyId: String(r.company_id), planId: String(r.plan_id), anchorAtMs: num(r.anchor_at),
+  periodStartMs: num(r.period_start), nextRenewalAtMs: num(r.next_renewal_at),
+});

@@ -62,6 +62,22 @@ export interface BalanceRow {
   refillUsdAmount: number | null;
   refillOnDay: string | null;
   createdAtMs: number;
+  // --- money movement (filled by every read of a balance row; absent only on rows built in code)
+  /** Monthly refill switched on. */
+  refillMonthly?: boolean;
+  /** Start instant of the monthly schedule (the day rule counts from it). */
+  monthlyAnchorAtMs?: number | null;
+  /** When the next monthly refill is due. */
+  nextRefillAtMs?: number | null;
+  /** The refill charge in flight for this balance (at most one), or null. */
+  refillChargeId?: string | null;
+  consecutiveDeclines?: number;
+  /** Threshold and monthly refills stopped after repeated declines, until a new card is attached. */
+  autoRefillPaused?: boolean;
+  /** Plan balances: the included amount per period, the alert percentage, and whether it was alerted this period. */
+  planIncluded?: number | null;
+  planAlertPercentage?: string | null;
+  planAlerted?: boolean;
 }
 
 export interface PriceRow {
@@ -162,6 +178,86 @@ export interface AuditViolation {
   problem: string;
 }
 
+// --- money movement: rows
+
+export type ChargeStatus = 'pending' | 'succeeded' | 'failed' | 'requires_payment_method';
+export type ChargeReason = 'refill' | 'plan' | 'overage' | 'proration';
+
+/** A USD charge to an account's card. The charge id is the processor idempotency key. */
+export interface ChargeRow {
+  chargeId: string;
+  companyId: string;
+  accountId: string;
+  /** The balance it pays for (refill, proration); null for plan and overage charges. */
+  denomination: string | null;
+  reason: ChargeReason;
+  usdCents: number;
+  status: ChargeStatus;
+  processorRef: string | null;
+  failureCode: string | null;
+  failureMessage: string | null;
+  /** What the charge pays for (refill: units; proration: the new settings; overage: units per balance). */
+  details: Record<string, unknown>;
+  /** The ledger transaction it paid for (refill, proration), once it succeeded. */
+  transactionId: string | null;
+  /** The outbox row that carries it out (settling completes it). */
+  outboxId: string | null;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+export interface CardRow {
+  accountId: string;
+  companyId: string;
+  paymentMethodId: string;
+  brand: string;
+  last4: string;
+  expMonth: number;
+  expYear: number;
+  createdAtMs: number;
+}
+
+export interface PlanBalanceRow {
+  denomination: string;
+  amount: number;
+  overageUnitUsdCents: number;
+}
+
+export interface PlanRow {
+  planId: string;
+  companyId: string;
+  name: string;
+  chargeAmountUsdCents: number;
+  billingPeriod: 'month';
+  overageChargeMode: 'postpay';
+  thresholdAlertPercentage: string | null;
+  rollover: boolean;
+  balances: PlanBalanceRow[];
+  createdAtMs: number;
+}
+
+/** An account's plan periods: renewed under the monthly day rule from `anchorAtMs`. */
+export interface AccountPlanRow {
+  accountId: string;
+  companyId: string;
+  planId: string;
+  anchorAtMs: number;
+  periodStartMs: number;
+  nextRenewalAtMs: number;
+}
+
+export interface RefillSettings {
+  refillThreshold: number | null;
+  refillAmount: number | null;
+  refillUsdAmount: number | null;
+  refillOnDay: string | null;
+  refillMonthly: boolean;
+  monthlyAnchorAtMs: number | null;
+  nextRefillAtMs: number | null;
+}
+
+export type ChargeChanges = Partial<Pick<ChargeRow, 'status' | 'processorRef' | 'failureCode' | 'failureMessage' | 'transactionId' | 'outboxId'>> & { updatedAtMs: number };
+
 export interface ReadTx {
   findUserByEmail(email: string): Promise<UserRow | undefined>;
   findUserById(id: number): Promise<UserRow | undefined>;
@@ -193,6 +289,22 @@ export interface ReadTx {
 
   findIdempotency(scope: string, key: string): Promise<IdempotencyRow | undefined>;
   auditLedger(): Promise<AuditViolation[]>;
+
+  // --- money movement
+  findCard(accountId: string): Promise<CardRow | undefined>;
+  findPlan(companyId: string, planId: string): Promise<PlanRow | undefined>;
+  listPlans(companyId: string, page: Page): Promise<PageResult<PlanRow> | undefined>;
+  findAccountPlan(accountId: string): Promise<AccountPlanRow | undefined>;
+  findCharge(chargeId: string): Promise<ChargeRow | undefined>;
+  listCharges(accountId: string, page: Page): Promise<PageResult<ChargeRow> | undefined>;
+  /** Outbox rows of a company whose topic starts with `topicPrefix`, oldest first (done or not). */
+  listOutboxOfCompany(companyId: string, topicPrefix: string): Promise<OutboxRow[]>;
+  /**
+   * The money-movement part of the audit: refill transactions and succeeded refill charges
+   * match one to one (no refill without a successful charge), at most one refill in flight
+   * per balance, succeeded proration charges each paid for one proration transaction.
+   */
+  auditMoneyMovement(): Promise<AuditViolation[]>;
 }
 
 export interface Tx extends ReadTx {
@@ -240,6 +352,35 @@ export interface Tx extends ReadTx {
   completeIdempotency(scope: string, key: string, statusCode: number, responseBody: string): Promise<void>;
   releaseIdempotency(scope: string, key: string): Promise<void>;
   deleteIdempotencyBefore(createdBeforeMs: number): Promise<number>;
+
+  // --- money movement
+  upsertCard(row: CardRow): Promise<void>;
+  insertCharges(rows: ChargeRow[]): Promise<void>;
+  /** Locks one charge for settling (PostgreSQL `FOR UPDATE`; lock its balance first). */
+  lockCharge(chargeId: string): Promise<ChargeRow | undefined>;
+  updateCharge(chargeId: string, changes: ChargeChanges): Promise<void>;
+  /** The account's charges waiting for a card, locked (PostgreSQL `FOR UPDATE`), oldest first. */
+  lockChargesAwaitingCard(accountId: string): Promise<ChargeRow[]>;
+  /** Replaces the refill settings and monthly schedule of a (locked) balance. */
+  updateRefillSettings(accountId: string, denomination: string, s: RefillSettings): Promise<void>;
+  /** Updates the refill bookkeeping of a (locked) balance; fields left out keep their values. */
+  updateRefillState(accountId: string, denomination: string, s: {
+    refillChargeId?: string | null; consecutiveDeclines?: number; autoRefillPaused?: boolean; nextRefillAtMs?: number | null;
+  }): Promise<void>;
+  /**
+   * Claims one balance whose monthly refill is due at `nowMs` and has no refill in flight,
+   * locked until the transaction ends. PostgreSQL: `FOR UPDATE SKIP LOCKED`, so concurrent
+   * workers take different balances; SQLite's single writer serialises them.
+   */
+  claimDueMonthlyRefill(nowMs: number): Promise<BalanceRow | undefined>;
+  /** Marks a (locked) balance as a plan balance: included amount and alert percentage. */
+  setPlanBalance(accountId: string, denomination: string, included: number, alertPercentage: string | null): Promise<void>;
+  setPlanAlerted(accountId: string, denomination: string, alerted: boolean): Promise<void>;
+  insertPlan(row: PlanRow): Promise<void>;
+  insertAccountPlan(row: AccountPlanRow): Promise<void>;
+  /** Claims one account whose plan period ends by `nowMs` (PostgreSQL `FOR UPDATE SKIP LOCKED`). */
+  claimDuePlanRenewal(nowMs: number): Promise<AccountPlanRow | undefined>;
+  updateAccountPlanPeriod(accountId: string, periodStartMs: number, nextRenewalAtMs: number): Promise<void>;
 }
 
 export interface Store {

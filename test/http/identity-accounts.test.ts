@@ -142,7 +142,7 @@ for (const dialect of HTTP_DIALECTS) {
       assertError(await h.request('POST', `/v1/accounts/${acc}/balance/bad%20name`, { auth: co.auth }), 400);
       assertError(await h.request('POST', `/v1/accounts/${acc}/balance/neg`, { auth: co.auth, body: { amount: -1 } }), 400);
       const b = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
-      assert.deepEqual(b.body.data, { account_id: acc, denomination: 'tokens', amount: 0, pending: 0, available: 0, refill_threshold: null, refill_amount: null, refill_usd_amount: null, refill_on_day: null });
+      assert.deepEqual(b.body.data, { account_id: acc, denomination: 'tokens', amount: 0, pending: 0, available: 0, refill_threshold: null, refill_amount: null, refill_usd_amount: null, refill_on_day: null, refill_monthly: false, next_refill_at: null, auto_refill_paused: false, consecutive_declines: 0 });
       const up = await h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, { auth: co.auth, body: { amount: 50, reason: 'goodwill' } });
       assert.equal(up.body.data.amount, 50);
       const down = await h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, { auth: co.auth, body: { amount: -70 } });

@@ -13,6 +13,7 @@ import { startServer, type Server } from '../../src/server.js';
 import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/types.js';
+import type { ProcessorFactory } from '../../src/processors/types.js';
 
 export const HTTP_DIALECTS = ['sqlite', 'postgres'] as const;
 export type Dialect = (typeof HTTP_DIALECTS)[number];
@@ -62,13 +63,13 @@ export interface Reply {
   text: string;
 }
 
-export async function startHarness(dialect: Dialect, env: Record<string, string> = {}, passwordAttemptsPerMinute = 10_000): Promise<Harness> {
+export async function startHarness(dialect: Dialect, env: Record<string, string> = {}, passwordAttemptsPerMinute = 10_000, processors?: ProcessorFactory): Promise<Harness> {
   const { store, drop } = await freshStore(dialect);
   const config: Config = {
     ...loadConfig({ PORT: '0', BILLING_TEST_CLOCK: '1', BILLING_WORKERS: '0', BILLING_WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'fatal', ...env }),
     databaseUrl: dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,
   };
-  const server = await startServer(config, { store, passwordAttemptsPerMinute });
+  const server = await startServer(config, { store, passwordAttemptsPerMinute, ...(processors ? { processors } : {}) });
   const url = server.url;
   async function request(method: string, path: string, opts: RequestOpts = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };

@@ -32,6 +32,9 @@ export function accountRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     config: { ...config, optionalBody: true },
     schema: {
       tags: ['accounts'], summary: 'Create an account (the trailing slash is optional)', security: companyAuth,
+      description: 'Without `processor_id`, the customer at the company\'s processor is created when the first card is attached '
+        + '(POST /v1/accounts/{account_id}/card), never inside this request\'s transaction. With `plan_id`: one balance per plan entry holding its '
+        + 'included amount, and the plan\'s charge_amount recorded as owed (requires_payment_method) until a card is attached; unknown plan: 400.',
       params: Type.Object({ company_id: Type.String({ maxLength: 64 }) }),
       body: Type.Object({ ...AccountFields, plan_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false }),
       response: { 200: DataAccount, ...errorResponses(404) },

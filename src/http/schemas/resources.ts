@@ -14,6 +14,11 @@ export const Balance = Type.Object({
   refill_amount: Nullable(Type.Integer()),
   refill_usd_amount: Nullable(Type.Integer({ description: 'USD cents' })),
   refill_on_day: Nullable(Type.String({ description: 'Day of month of the monthly refill, e.g. "15" or "1"' })),
+  // --- money movement
+  refill_monthly: Type.Boolean({ description: 'Monthly refill switched on' }),
+  next_refill_at: Type.Union([Timestamp, Type.Null()], { description: 'When the next monthly refill is due' }),
+  auto_refill_paused: Type.Boolean({ description: 'Auto-refill stopped after 3 declined charges in a row, until a new card is attached' }),
+  consecutive_declines: Type.Integer({ description: 'Declined refill charges in a row' }),
 }, { $id: 'Balance', title: 'Balance' });
 export type BalanceJson = Static<typeof Balance>;
 

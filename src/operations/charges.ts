@@ -1,0 +1,270 @@
+/**
+ * Charges to an account's card (refills, plan charges, overage, proration).
+ *
+ * A charge is decided inside the transaction that decides it: a `pending` charge row and a
+ * `charge.<reason>` outbox row are written together, so a crash between deciding and charging
+ * neither loses nor doubles it. The outbox worker (or, for a mid-month increase, the request
+ * itself) calls the processor with the charge id as the idempotency key, then settles the
+ * charge in a second transaction: units are added only there, and only on success. Settling
+ * locks the balance, then the charge row, and does nothing if another settler got there first.
+ */
+import { afterChargeOutcome } from '../domain/refill.js';
+import { refillAt, refillDayOf } from '../domain/monthly.js';
+import { balanceKey } from '../domain/events.js';
+import { fail } from '../domain/outcome.js';
+import { usdCents } from '../domain/money.js';
+import { newId } from '../lib/ids.js';
+import type { BalanceRow, ChargeReason, ChargeRow, ChargeStatus, Page, PageResult, Tx } from '../store/types.js';
+import type { Deps } from './deps.js';
+import { lockBalanceMap, postToLedger } from './ledger.js';
+
+export const CHARGE_TOPIC_PREFIX = 'charge.';
+/** Longer than one processor call can take (30 s timeout, SDK retries included). */
+export const CHARGE_LEASE_MS = 5 * 60_000;
+/** Attempts while the processor is unreachable before a charge is given up as failed. */
+export const CHARGE_ATTEMPTS_MAX = 12;
+const CHARGE_RETRY_BASE_MS = 60_000;
+const CHARGE_RETRY_MAX_MS = 60 * 60_000;
+
+export interface NewCharge {
+  companyId: string;
+  accountId: string;
+  denomination: string | null;
+  reason: ChargeReason;
+  usdCents: number;
+  details: Record<string, unknown>;
+}
+
+function chargeRow(nowMs: number, c: NewCharge, status: ChargeStatus, outboxId: string | null): ChargeRow {
+  return {
+    chargeId: newId('ch'), companyId: c.companyId, accountId: c.accountId, denomination: c.denomination, reason: c.reason,
+    usdCents: c.usdCents, status, processorRef: null, failureCode: null, failureMessage: null, details: c.details,
+    transactionId: null, outboxId, createdAtMs: nowMs, updatedAtMs: nowMs,
+  };
+}
+
+/** A pending charge and the outbox row that carries it out, in the caller's transaction. */
+export async function requestCharge(tx: Tx, nowMs: number, c: NewCharge, runAtMs: number = nowMs): Promise<ChargeRow> {
+  const outboxId = newId('ob');
+  const row = chargeRow(nowMs, c, 'pending', outboxId);
+  await tx.insertCharges([row]);
+  await tx.insertOutbox([{ outboxId, companyId: c.companyId, topic: `${CHARGE_TOPIC_PREFIX}${c.reason}`, payload: { charge_id: row.chargeId }, runAtMs, createdAtMs: nowMs }]);
+  return row;
+}
+
+/** A charge owed while no card is on file: recorded `requires_payment_method`, collected when a card is attached. */
+export async function recordChargeAwaitingCard(tx: Tx, nowMs: number, c: NewCharge): Promise<ChargeRow> {
+  const row = chargeRow(nowMs, c, 'requires_payment_method', null);
+  await tx.insertCharges([row]);
+  return row;
+}
+
+/** Requests the charges of this account that waited for a card (the card was just attached). */
+export async function collectChargesAwaitingCard(tx: Tx, nowMs: number, accountId: string): Promise<number> {
+  const waiting = await tx.lockChargesAwaitingCard(accountId);
+  for (const c of waiting) {
+    const outboxId = newId('ob');
+    await tx.updateCharge(c.chargeId, { status: 'pending', outboxId, failureCode: null, failureMessage: null, updatedAtMs: nowMs });
+    await tx.insertOutbox([{ outboxId, companyId: c.companyId, topic: `${CHARGE_TOPIC_PREFIX}${c.reason}`, payload: { charge_id: c.chargeId }, runAtMs: nowMs, createdAtMs: nowMs }]);
+  }
+  return waiting.length;
+}
+
+/** What the processor said, before anything is written. */
+export type ChargeAttempt =
+  | { kind: 'succeeded'; processorRef: string | null }
+  /** The card (or its absence) is why: counts as a decline. */
+  | { kind: 'declined'; code: string; message: string }
+  /** The processor refused the request for another reason (not the card's fault). */
+  | { kind: 'rejected'; code: string; message: string }
+  /** The processor could not be reached; the same idempotency key may be tried again. */
+  | { kind: 'unavailable'; message: string };
+
+/** Carries out one requested charge (the worker's handler): attempt, then settle. */
+export async function carryOutCharge(deps: Deps, chargeId: string, attempts: number): Promise<SettledCharge> {
+  const charge = await deps.store.read((tx) => tx.findCharge(chargeId));
+  if (!charge || charge.status !== 'pending') return { status: charge?.status ?? 'failed' };
+  const attempt = await attemptCharge(deps, charge);
+  return settleCharge(deps, chargeId, attempt, { mayRetry: true, attempts });
+}
+
+/** Calls the processor for a pending charge; writes nothing. A 0-cent charge needs no processor. */
+export async function attemptCharge(deps: Deps, charge: ChargeRow): Promise<ChargeAttempt> {
+  if (charge.usdCents === 0) return { kind: 'succeeded', processorRef: null };
+  const ctx = await deps.store.read(async (tx) => ({
+    company: await tx.findCompany(charge.companyId),
+    account: await tx.findAccount(charge.companyId, charge.accountId),
+    card: await tx.findCard(charge.accountId),
+  }));
+  if (!ctx.company || !ctx.account) throw new Error(`charge ${charge.chargeId}: its account is gone`);
+  if (!ctx.card || ctx.account.processorId === null) return { kind: 'declined', code: 'no_card_on_file', message: 'the account has no card attached' };
+  const result = await deps.processors(ctx.company).charge({
+    customerId: ctx.account.processorId,
+    paymentMethodId: ctx.card.paymentMethodId,
+    usdCents: usdCents(charge.usdCents),
+    description: describeCharge(charge),
+    idempotencyKey: charge.chargeId,
+    metadata: { account_id: charge.accountId, charge_id: charge.chargeId, reason: charge.reason, ...(charge.denomination !== null ? { denomination: charge.denomination } : {}) },
+  });
+  if (result.ok) return { kind: 'succeeded', processorRef: result.value.chargeRef };
+  const e = result.error;
+  if (e.code === 'card_declined' || e.code === 'authentication_required') return { kind: 'declined', code: e.code, message: e.message };
+  if (e.retryable || e.code === 'processor_unavailable') return { kind: 'unavailable', message: e.message };
+  return { kind: 'rejected', code: e.code, message: e.message };
+}
+
+function describeCharge(c: ChargeRow): string {
+  switch (c.reason) {
+    case 'refill': return `Auto-refill of ${String(c.details.units)} ${c.denomination ?? ''}`.trim();
+    case 'plan': return 'Plan charge';
+    case 'overage': return 'Plan overage';
+    case 'proration': return `Mid-month increase of ${c.denomination ?? ''}`.trim();
+  }
+}
+
+export interface SettledCharge {
+  status: ChargeStatus;
+  /** Set when the charge stays pending: try again then. */
+  retryAtMs?: number;
+  failureMessage?: string;
+  /** The balance after a refill or proration was applied. */
+  balance?: BalanceRow;
+}
+
+/**
+ * Records the outcome of an attempt. `mayRetry`: an unreachable processor leaves the charge
+ * pending for another attempt (worker); otherwise (a request waiting for the answer) it fails.
+ */
+export async function settleCharge(deps: Deps, chargeId: string, attempt: ChargeAttempt, opts: { mayRetry: boolean; attempts: number }): Promise<SettledCharge> {
+  return deps.store.write(async (tx) => {
+    const now = deps.clock.now();
+    const unlocked = await tx.findCharge(chargeId);
+    if (!unlocked) throw new Error(`charge ${chargeId} does not exist`);
+    // Lock order everywhere: balances, then charges.
+    const locked = unlocked.denomination !== null ? await lockBalanceMap(tx, [{ accountId: unlocked.accountId, denomination: unlocked.denomination }]) : new Map<string, BalanceRow>();
+    const charge = await tx.lockCharge(chargeId);
+    if (!charge || charge.status !== 'pending') return { status: charge?.status ?? 'failed' };
+    if (attempt.kind === 'unavailable' && opts.mayRetry && opts.attempts < CHARGE_ATTEMPTS_MAX) {
+      const delay = Math.min(CHARGE_RETRY_BASE_MS * 2 ** Math.max(0, opts.attempts - 1), CHARGE_RETRY_MAX_MS);
+      return { status: 'pending', retryAtMs: now + delay, failureMessage: attempt.message };
+    }
+    const outcome: Exclude<ChargeAttempt, { kind: 'unavailable' }> = attempt.kind === 'unavailable'
+      ? { kind: 'rejected', code: 'processor_unavailable', message: attempt.message }
+      : attempt;
+    const settled = outcome.kind === 'succeeded'
+      ? await onSucceeded(tx, now, charge, locked, outcome.processorRef)
+      : await onFailed(tx, now, charge, locked, outcome);
+    if (charge.outboxId !== null) await tx.completeOutbox(charge.outboxId, now);
+    return settled;
+  });
+}
+
+async function onSucceeded(tx: Tx, nowMs: number, charge: ChargeRow, locked: Map<string, BalanceRow>, processorRef: string | null): Promise<SettledCharge> {
+  if (charge.reason === 'refill') {
+    const { balance, transactionId } = await applyRefill(tx, nowMs, charge, locked);
+    await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, transactionId, updatedAtMs: nowMs });
+    return { status: 'succeeded', balance };
+  }
+  if (charge.reason === 'proration') {
+    const d = charge.details as unknown as ProrationDetails;
+    const { balance, transactionId } = await applyProration(tx, nowMs, locked, charge.accountId, charge.denomination!, d);
+    await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, transactionId, updatedAtMs: nowMs });
+    return { status: 'succeeded', balance };
+  }
+  await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, updatedAtMs: nowMs });
+  return { status: 'succeeded' };
+}
+
+async function onFailed(
+  tx: Tx, nowMs: number, charge: ChargeRow, locked: Map<string, BalanceRow>, outcome: { kind: 'declined' | 'rejected'; code: string; message: string },
+): Promise<SettledCharge> {
+  const failure = { failureCode: outcome.code, failureMessage: outcome.message, updatedAtMs: nowMs };
+  // Plan and overage charges are owed: a declined card leaves them waiting for a new card.
+  const status: ChargeStatus = (charge.reason === 'plan' || charge.reason === 'overage') && outcome.kind === 'declined' ? 'requires_payment_method' : 'failed';
+  await tx.updateCharge(charge.chargeId, { status, ...failure });
+  if (charge.reason === 'refill') {
+    const b = locked.get(balanceKey(charge.accountId, charge.denomination!));
+    if (b) {
+      // A request the processor refuses (e.g. below its minimum amount) would be refused again on
+      // every change, so it counts toward the pause like a decline; only an outage does not.
+      const streak = afterChargeOutcome(b.consecutiveDeclines ?? 0, outcome.code === 'processor_unavailable' ? 'processor_error' : 'declined');
+      await tx.updateRefillState(b.accountId, b.denomination, {
+        ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
+        consecutiveDeclines: streak.consecutiveDeclines, autoRefillPaused: streak.paused || (b.autoRefillPaused ?? false),
+      });
+    }
+  }
+  return { status, failureMessage: outcome.message };
+}
+
+/** The last transaction posted to a balance in this transaction (postToLedger does not hand out ids). */
+async function lastTransactionId(tx: Tx, accountId: string, denomination: string): Promise<string> {
+  const page = await tx.listTransactions(accountId, denomination, { limit: 1 });
+  const id = page?.rows[0]?.transactionId;
+  if (id === undefined) throw new Error(`ledger: no transaction on ${accountId}/${denomination}`);
+  return id;
+}
+
+async function applyRefill(tx: Tx, nowMs: number, charge: ChargeRow, locked: Map<string, BalanceRow>): Promise<{ balance: BalanceRow; transactionId: string }> {
+  const denomination = charge.denomination!;
+  const key = balanceKey(charge.accountId, denomination);
+  const b = locked.get(key);
+  if (!b) throw new Error(`refill ${charge.chargeId}: balance ${key} is gone`);
+  const units = Number(charge.details.units);
+  if (!Number.isSafeInteger(units) || units <= 0) throw new Error(`refill ${charge.chargeId}: bad units ${String(charge.details.units)}`);
+  // The in-flight marker is cleared first, so the balance row the effects see after the refill is current.
+  await tx.updateRefillState(b.accountId, denomination, {
+    ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
+    consecutiveDeclines: afterChargeOutcome(b.consecutiveDeclines ?? 0, 'succeeded').consecutiveDeclines,
+  });
+  const after = await postToLedger(tx, nowMs, locked,
+    [{ accountId: b.accountId, denomination, amount: units, kind: 'refill', reason: `charge ${charge.chargeId}` }],
+    new Map([[key, { amount: units, pending: 0 }]]));
+  const balance = after.get(key)!;
+  await insertWebhook(tx, nowMs, balance.companyId, 'auto_refill', { account_id: balance.accountId, denomination, account_balance: balance.amount, type: 'auto_refill' });
+  return { balance, transactionId: await lastTransactionId(tx, b.accountId, denomination) };
+}
+
+/** What a mid-month increase changes, kept on its charge so that any settler can apply it. */
+export interface ProrationDetails {
+  amount: number;
+  usd_charge: number;
+  /** The instant of the request: the new refill day and the start of the new monthly schedule. */
+  anchor_at_ms: number;
+}
+
+/**
+ * Applies a mid-month increase to a locked balance: the unused units of the previous refill
+ * (the amount clamped to [0, refill_amount], read now) are removed and the new amount added,
+ * as one `proration` transaction; the refill becomes the new one, monthly, anchored at the request.
+ */
+export async function applyProration(
+  tx: Tx, nowMs: number, locked: Map<string, BalanceRow>, accountId: string, denomination: string, d: ProrationDetails,
+): Promise<{ balance: BalanceRow; transactionId: string }> {
+  const key = balanceKey(accountId, denomination);
+  const b = locked.get(key);
+  if (!b) throw new Error(`proration: balance ${key} is gone`);
+  const remaining = Math.min(Math.max(b.amount, 0), b.refillAmount ?? 0);
+  const delta = d.amount - remaining;
+  await tx.updateRefillSettings(accountId, denomination, {
+    refillThreshold: b.refillThreshold, refillAmount: d.amount, refillUsdAmount: d.usd_charge, refillMonthly: true,
+    refillOnDay: refillDayOf(d.anchor_at_ms), monthlyAnchorAtMs: d.anchor_at_ms, nextRefillAtMs: refillAt(d.anchor_at_ms, 1),
+  });
+  const after = await postToLedger(tx, nowMs, locked,
+    [{ accountId, denomination, amount: delta, kind: 'proration', reason: `mid-month increase to ${d.amount}` }],
+    new Map([[key, { amount: delta, pending: 0 }]]));
+  return { balance: after.get(key)!, transactionId: await lastTransactionId(tx, accountId, denomination) };
+}
+
+/** A notification for the webhooks worker (topics `webhook.*`), written with the change that caused it. */
+export async function insertWebhook(tx: Tx, nowMs: number, companyId: string, type: 'auto_refill' | 'threshold', payload: Record<string, unknown>): Promise<void> {
+  await tx.insertOutbox([{ outboxId: newId('ob'), companyId, topic: `webhook.${type}`, payload, runAtMs: nowMs, createdAtMs: nowMs }]);
+}
+
+export async function listCharges(deps: Deps, companyId: string, accountId: string, page: Page): Promise<PageResult<ChargeRow>> {
+  const result = await deps.store.read(async (tx) => {
+    if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
+    return tx.listCharges(accountId, page);
+  });
+  return result ?? fail('unknown_cursor', 'starting_after names no item of this list', 'starting_after');
+}

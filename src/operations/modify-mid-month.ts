@@ -1,0 +1,101 @@
+/**
+ * Mid-month increase of a balance's monthly refill (contract "Mid-month increase"). The card is
+ * charged before anything changes, synchronously, so that a declined card leaves everything as
+ * it was (402):
+ *
+ * 1. price the change from committed data (pure rule: domain/proration.ts); a dry run ends here;
+ * 2. write a pending `proration` charge whose details say what to apply, with a recovery outbox
+ *    row due only after PRORATION_RECOVERY_DELAY_MS;
+ * 3. call the processor with the charge id as idempotency key;
+ * 4. settle in one transaction: on success the proration is applied (remaining units removed,
+ *    new amount added, one `proration` transaction; refill settings replaced; refill day today)
+ *    and the recovery row completed; on failure the charge is marked failed and nothing else changes.
+ *
+ * If the process dies between 3 and 4, the recovery row makes the charge worker call the
+ * processor again with the same key (no second charge) and apply what was paid for.
+ * The units removed are recomputed from the balance at the moment of applying, so events
+ * recorded meanwhile are honoured; the price stays the one quoted.
+ */
+import { balanceKey } from '../domain/events.js';
+import { recurringRefillDay } from '../domain/monthly.js';
+import { fail } from '../domain/outcome.js';
+import { parseModifyMidMonthAmounts, prorateMidMonth } from '../domain/proration.js';
+import { applyProration, attemptCharge, requestCharge, settleCharge, type ProrationDetails } from './charges.js';
+import type { Deps } from './deps.js';
+import { lockBalanceMap } from './ledger.js';
+
+/** How long a mid-month charge is left to the request before the worker recovers it. */
+export const PRORATION_RECOVERY_DELAY_MS = 10 * 60_000;
+
+export interface ModifyMidMonthInput {
+  account_id?: string;
+  denomination: string;
+  amount: number | string;
+  usd_charge: number | string;
+  dryrun?: boolean;
+}
+
+export interface ModifyMidMonthResult {
+  account_id: string;
+  isdryrun: boolean;
+  amount: number;
+  denomination: string;
+  refill_amount: number;
+  refill_day: number;
+  refill_usd_amount: number;
+  usd_amount_charged: string;
+}
+
+export async function modifyMidMonth(deps: Deps, companyId: string, accountId: string, input: ModifyMidMonthInput): Promise<ModifyMidMonthResult> {
+  if (input.account_id !== undefined && input.account_id !== accountId) {
+    fail('account_id_does_not_match_path', `the body names account ${input.account_id} but the path ${accountId}`, 'account_id');
+  }
+  const parsed = parseModifyMidMonthAmounts(input);
+  if (!parsed.ok) fail(parsed.reason, `${parsed.param} must be a whole number ≥ 0 (an integer or a string of digits)`, parsed.param);
+  const { denomination } = input;
+  const now = deps.clock.now();
+  const { balance, hasCard } = await deps.store.read(async (tx) => {
+    if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
+    return { balance: await tx.findBalance(accountId, denomination), hasCard: (await tx.findCard(accountId)) !== undefined };
+  });
+  if (!balance) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+  const priced = prorateMidMonth({
+    refillAmount: balance.refillAmount, refillUsdCents: balance.refillUsdAmount, balanceAmount: balance.amount,
+    newAmount: parsed.amount, newUsdCents: parsed.usdCents,
+  });
+  if (!priced.ok) {
+    if (priced.reason === 'amount_must_exceed_current_refill_amount') {
+      fail(priced.reason, `modifymidmonth is for increases only: amount must exceed the current refill_amount (${balance.refillAmount ?? 0}); schedule a decrease for the next renewal with PUT /v1/accounts/{account_id}/balance/{denomination}/autorefill`, 'amount');
+    }
+    fail(priced.reason, 'the balance would exceed the largest amount allowed', 'amount');
+  }
+  const result = (amount: number, isdryrun: boolean): ModifyMidMonthResult => ({
+    account_id: accountId, isdryrun, amount, denomination, refill_amount: parsed.amount, refill_day: recurringRefillDay(now),
+    refill_usd_amount: parsed.usdCents, usd_amount_charged: String(priced.chargedUsdCents),
+  });
+  if (input.dryrun === true) return result(priced.newBalanceAmount, true);
+
+  const details: ProrationDetails = { amount: parsed.amount, usd_charge: parsed.usdCents, anchor_at_ms: now };
+  if (priced.chargedUsdCents === 0) {
+    // Nothing to charge: the change is applied at once.
+    const applied = await deps.store.write(async (tx) => {
+      const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
+      if (!locked.get(balanceKey(accountId, denomination))) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+      return applyProration(tx, deps.clock.now(), locked, accountId, denomination, details);
+    });
+    return result(applied.balance.amount, false);
+  }
+  if (!hasCard) fail('no_card_on_file', `the card must be charged ${priced.chargedUsdCents} cents but the account has no card; attach one with POST /v1/accounts/{account_id}/card`);
+
+  const charge = await deps.store.write((tx) => requestCharge(tx, now, {
+    companyId, accountId, denomination, reason: 'proration', usdCents: priced.chargedUsdCents, details: { ...details },
+  }, now + PRORATION_RECOVERY_DELAY_MS));
+  const attempt = await attemptCharge(deps, charge);
+  const settled = await settleCharge(deps, charge.chargeId, attempt, { mayRetry: false, attempts: 1 });
+  if (settled.status !== 'succeeded') {
+    fail('charge_declined', `the charge of ${priced.chargedUsdCents} cents failed (${settled.failureMessage ?? settled.status}); nothing was changed`);
+  }
+  // Settled by the recovery worker first (a very slow processor): read what it applied.
+  const after = settled.balance ?? (await deps.store.read((tx) => tx.findBalance(accountId, denomination)))!;
+  return result(after.amount, false);
+}
