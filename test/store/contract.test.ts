@@ -243,10 +243,15 @@ for (const dialect of DIALECTS) {
         assert.equal(await store.write((tx) => tx.insertBalance(balanceRow(a.companyId, a.accountId, 'Credits'))), true, 'denominations are case-sensitive');
         assert.equal(await store.write((tx) => tx.insertBalance(balanceRow(a.companyId, a.accountId, 'USD'))), true);
         const credits = await store.read((tx) => tx.findBalance(a.accountId, 'credits'));
-        assert.deepEqual(credits, {
+        assert.ok(credits);
+        assert.deepEqual({
+          accountId: credits.accountId, companyId: credits.companyId, denomination: credits.denomination, amount: credits.amount, pending: credits.pending,
+          refillThreshold: credits.refillThreshold, refillAmount: credits.refillAmount, refillUsdAmount: credits.refillUsdAmount, refillOnDay: credits.refillOnDay, createdAtMs: credits.createdAtMs,
+        }, {
           accountId: a.accountId, companyId: a.companyId, denomination: 'credits', amount: 0, pending: 0,
           refillThreshold: 10, refillAmount: 100, refillUsdAmount: 500, refillOnDay: '15', createdAtMs: T0,
         });
+        assert.equal(credits.autoRefillPaused, false, 'a new balance is not paused');
         assert.equal(await store.read((tx) => tx.findBalance(a.accountId, 'nope')), undefined);
         const listed = await store.read((tx) => tx.listBalances(a.accountId));
         assert.deepEqual(listed.map((b) => b.denomination), ['Credits', 'USD', 'credits'].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
