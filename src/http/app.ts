@@ -24,6 +24,7 @@ import { eventRoutes } from './routes/events.js';
 import { identityRoutes } from './routes/identity.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 /** Largest request body: 1,000 events with room for their metadata. */
 export const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -189,6 +190,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     accountRoutes(scope, ctx);
     eventRoutes(scope, ctx);
     if (opts.testClock) testClockRoutes(scope, ctx, opts.testClock);
+    webhookRoutes(scope, ctx);
   });
   return app;
 }
