@@ -76,7 +76,6 @@ export async function startReceiver(opts: { respond?: (r: { id: string; json: an
     });
   });
   server.on('connection', () => connections++);
-  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -90,8 +89,9 @@ export async function startReceiver(opts: { respond?: (r: { id: string; json: an
     connections: () => connections,
     maxOverlap: () => overlap,
     close: () => new Promise((resolve) => {
-      server.closeAllConnections();
+      // Stop accepting first, then drop open (keep-alive) connections.
       server.close(() => resolve());
+      server.closeAllConnections();
     }),
   };
 }
