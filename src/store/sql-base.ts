@@ -382,7 +382,7 @@ export abstract class SqlTx implements Tx {
        RETURNING *`,
       [wallNowMs + leaseMs, claimToken, nowMs, wallNowMs, limit]);
     const claimed = rows.map(toWebhookDelivery).sort((a, b) => (a.nextAttemptAtMs ?? 0) - (b.nextAttemptAtMs ?? 0));
-    return this.withSubscriptions(claimed, claimToken);
+    return this.withSubscriptions(claimed, claimToken, wallNowMs + leaseMs);
   }
   async claimWebhookDelivery(companyId: string, callbackId: string, wallNowMs: number, leaseMs: number, claimToken: string) {
     const rows = await this.db.all(
@@ -390,9 +390,9 @@ export abstract class SqlTx implements Tx {
        WHERE callback_id = ? AND company_id = ? AND (claimed_until IS NULL OR claimed_until <= ?) RETURNING *`,
       [wallNowMs + leaseMs, claimToken, callbackId, companyId, wallNowMs]);
     if (rows.length === 0) return (await this.findWebhookDelivery(companyId, callbackId)) ? 'busy' as const : undefined;
-    return (await this.withSubscriptions(rows.map(toWebhookDelivery), claimToken))[0];
+    return (await this.withSubscriptions(rows.map(toWebhookDelivery), claimToken, wallNowMs + leaseMs))[0];
   }
-  protected async withSubscriptions(rows: WebhookDeliveryRow[], claimToken: string): Promise<ClaimedWebhookDelivery[]> {
+  protected async withSubscriptions(rows: WebhookDeliveryRow[], claimToken: string, claimedUntilMs: number): Promise<ClaimedWebhookDelivery[]> {
     if (rows.length === 0) return [];
     const ids = [...new Set(rows.map((r) => r.webhookId))];
     const subs = new Map((await this.db.all(`SELECT * FROM webhook_subscriptions WHERE webhook_id IN (${ids.map(() => '?').join(',')})`, ids))
@@ -400,7 +400,7 @@ export abstract class SqlTx implements Tx {
     return rows.map((d) => {
       const sub = subs.get(d.webhookId);
       const subscriptionState = !sub || sub.deletedAtMs !== null ? 'deleted' as const : sub.disabledAtMs !== null ? 'disabled' as const : 'active' as const;
-      return { ...d, claimToken, url: sub?.url ?? '', secret: sub?.secret ?? '', subscriptionState };
+      return { ...d, claimToken, claimedUntilMs, url: sub?.url ?? '', secret: sub?.secret ?? '', subscriptionState };
     });
   }
   async recordWebhookDeliveries(updates: WebhookDeliveryUpdate[]) {

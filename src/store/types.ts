@@ -348,6 +348,8 @@ export interface WebhookAttemptRow {
 /** A delivery leased to one sender, with what it needs to send it. */
 export interface ClaimedWebhookDelivery extends WebhookDeliveryRow {
   claimToken: string;
+  /** Wall clock: nobody else sends it before then. */
+  claimedUntilMs: number;
   url: string;
   secret: string;
   subscriptionState: 'active' | 'disabled' | 'deleted';
