@@ -90,6 +90,15 @@ for (const dialect of HTTP_DIALECTS) {
       }
     });
 
+    test('the OpenAPI document describes the webhook endpoints', async () => {
+      const doc = await h.request('GET', '/openapi.json');
+      assert.equal(doc.status, 200);
+      for (const path of ['/v1/webhooks', '/v1/webhooks/{webhook_id}', '/v1/webhooks/{webhook_id}/deliveries', '/v1/webhooks/deliveries/{callback_id}/retry']) {
+        assert.ok(doc.body.paths[path], path);
+      }
+      assert.match(JSON.stringify(doc.body.paths['/v1/webhooks'].post), /Standard Webhooks/);
+    });
+
     test('idempotent creation: the same Idempotency-Key replays the same webhook (and secret)', async () => {
       const co = await signUpCompany(h);
       const opts = { auth: co.auth, body: { type: 'negative_balance', url: 'https://example.com/n' }, headers: { 'idempotency-key': 'k1' } };
