@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import { buildApp, registeredRoutes, type App } from './http/app.js';
 import { JobRunner, coreJobs } from './jobs/runner.js';
+import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import type { Deps } from './operations/deps.js';
 import { IngestBatcher } from './operations/events.js';
@@ -44,7 +45,11 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const ingest = new IngestBatcher(deps, store.dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.pgPoolSize / 2)));
   let app: App | undefined;
   registerMoneyEffects();
-  const jobs = new JobRunner(deps, [...coreJobs(deps), ...moneyJobs(deps)], (job, err) => app?.log.error({ err, job }, 'job failed'));
+  const jobs = new JobRunner(
+    deps,
+    [...coreJobs(deps), ...moneyJobs(deps), ...webhookJobs(deps, { allowPrivate: config.webhookAllowPrivate })],
+    (job, err) => app?.log.error({ err, job }, 'job failed'),
+  );
   app = await buildApp({
     deps, ingest, apiKeyCacheMs: config.apiKeyCacheMs, logLevel: config.logLevel,
     ...(opts.passwordAttemptsPerMinute !== undefined ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute } : {}),

@@ -28,7 +28,7 @@ const ALLOWED: Record<string, (target: string) => boolean> = {
   lib: (t) => layerOf(t) === 'lib',
   store: (t) => layerOf(t) === 'store' || layerOf(t) === 'lib',
   processors: (t) => ['processors', 'lib'].includes(layerOf(t)) || t === 'domain/money.ts',
-  webhooks: (t) => ['webhooks', 'lib', 'domain'].includes(layerOf(t)),
+  webhooks: (t) => ['webhooks', 'lib', 'domain'].includes(layerOf(t)) || t === 'store/types.ts',
   operations: (t) => ['operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
   jobs: (t) => ['jobs', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
   http: (t) => ['http', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',

@@ -25,6 +25,7 @@ import { identityRoutes } from './routes/identity.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
 import { moneyRoutes } from './routes/money.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 /** Largest request body: 1,000 events with room for their metadata. */
 export const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -202,6 +203,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     eventRoutes(scope, ctx);
     if (opts.testClock) testClockRoutes(scope, ctx, opts.testClock);
     moneyRoutes(scope, ctx);
+    webhookRoutes(scope, ctx);
   });
   return app;
 }
