@@ -4,13 +4,11 @@
  * after. Effects only write rows (outbox notifications, refill decisions); anything that
  * leaves the process happens later, from the outbox, after the commit.
  */
-import type { BalanceRow, TransactionKind, Tx } from '../store/types.js';
+import type { BalanceRow, Tx } from '../store/types.js';
 
 export interface BalanceChange {
   before: BalanceRow;
   after: BalanceRow;
-  /** Kinds of the transactions posted to this balance in this change (empty: only pending moved). */
-  kinds: TransactionKind[];
 }
 
 export type BalanceEffect = (tx: Tx, nowMs: number, changes: BalanceChange[]) => Promise<void>;

@@ -48,13 +48,9 @@ export async function postToLedger(
   for (const r of updated) after.set(balanceKey(r.accountId, r.denomination), r);
 
   const running = new Map<string, number>();
-  const kinds = new Map<string, TransactionKind[]>();
   const rows: TransactionRow[] = [];
   for (const e of entries) {
     const key = balanceKey(e.accountId, e.denomination);
-    const k = kinds.get(key);
-    if (k === undefined) kinds.set(key, [e.kind]);
-    else if (!k.includes(e.kind)) k.push(e.kind);
     const start = running.get(key) ?? before.get(key)?.amount;
     if (start === undefined) throw new Error(`ledger: balance ${key} was not locked`);
     const balanceAfter = start + e.amount;
@@ -70,7 +66,7 @@ export async function postToLedger(
   await tx.insertTransactions(rows);
   const changes: BalanceChange[] = [];
   for (const [key] of list) {
-    changes.push({ before: before.get(key)!, after: after.get(key)!, kinds: kinds.get(key) ?? [] });
+    changes.push({ before: before.get(key)!, after: after.get(key)! });
   }
   await runBalanceEffects(tx, nowMs, changes);
   return after;
