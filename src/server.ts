@@ -15,7 +15,9 @@ import { processorFactory } from './processors/index.js';
 import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
 import { moneyJobs } from './jobs/money.js';
-import { registerMoneyEffects } from './operations/money-effects.js';
+import { registerBalanceEffects } from './operations/effects.js';
+import { SqliteIngestWorker } from './ingest-worker/client.js';
+import { SqliteStore } from './store/sqlite.js';
 
 export interface Server {
   app: App;
@@ -41,10 +43,15 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const testClock = config.testClock ? new TestClock() : null;
   const clock: Clock = testClock ?? systemClock;
   const deps: Deps = { store, clock, processors: opts.processors ?? processorFactory() };
-  // SQLite has one writer: one group at a time. PostgreSQL: several groups, row locks keep them apart.
-  const ingest = new IngestBatcher(deps, store.dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.pgPoolSize / 2)));
+  registerBalanceEffects();
+  // SQLite has one writer: one group at a time, written on its own thread (a file database).
+  // PostgreSQL: several groups at once, row locks keep them apart.
+  const ingestThread = store instanceof SqliteStore && store.filename !== ':memory:' ? await SqliteIngestWorker.start(store) : undefined;
+  const ingest = new IngestBatcher(
+    deps, store.dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.pgPoolSize / 2)),
+    ingestThread && ((nowMs, requests) => ingestThread.ingest(nowMs, requests)),
+  );
   let app: App | undefined;
-  registerMoneyEffects();
   const jobs = new JobRunner(
     deps,
     [...coreJobs(deps), ...moneyJobs(deps), ...webhookJobs(deps, { allowPrivate: config.webhookAllowPrivate })],
@@ -66,6 +73,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     async close() {
       await jobs.stop();
       await server.close();
+      await ingestThread?.close();
       if (!opts.store) await store.close();
     },
   };

@@ -31,6 +31,8 @@ const ALLOWED: Record<string, (target: string) => boolean> = {
   webhooks: (t) => ['webhooks', 'lib', 'domain'].includes(layerOf(t)) || t === 'store/types.ts',
   operations: (t) => ['operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
   jobs: (t) => ['jobs', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
+  // The SQLite ingest writer thread composes the ingest operation with the concrete SQLite store.
+  'ingest-worker': (t) => ['ingest-worker', 'operations', 'domain', 'lib', 'store'].includes(layerOf(t)),
   http: (t) => ['http', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
 };
 /** Node modules that do I/O: the pure domain must not touch them. */

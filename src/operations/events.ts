@@ -29,18 +29,30 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
+/** Applies a group in one transaction and returns each request's outcome, in order. */
+export type GroupWriter = (nowMs: number, requests: IngestRequest[]) => Promise<Outcome<IngestResult>[]>;
+
+/** The group written through the store on this thread. */
+export function storeGroupWriter(deps: Deps): GroupWriter {
+  return (nowMs, requests) => deps.store.write((tx) => ingestGroup(tx, nowMs, requests));
+}
+
 /**
  * Group commit. Requests queue while a group is being written; when it commits, the next
  * group takes everything queued (up to GROUP_EVENTS_MAX events). `concurrency` groups may be
  * in flight at once (1 on SQLite's single writer; more on PostgreSQL, whose row locks keep
- * overlapping groups correct).
+ * overlapping groups correct). `writeGroup` is where a group is applied: through the store on
+ * this thread, or (SQLite) on the writer thread, so that COMMIT's fsync never blocks HTTP.
  */
 export class IngestBatcher {
   readonly #queue: Queued[] = [];
   #running = 0;
   #scheduled = false;
+  readonly #writeGroup: GroupWriter;
 
-  constructor(private readonly deps: Deps, private readonly concurrency: number) {}
+  constructor(private readonly deps: Deps, private readonly concurrency: number, writeGroup?: GroupWriter) {
+    this.#writeGroup = writeGroup ?? storeGroupWriter(deps);
+  }
 
   submit(req: IngestRequest): Promise<Outcome<IngestResult>> {
     return new Promise((resolve, reject) => {
@@ -78,7 +90,7 @@ export class IngestBatcher {
 
   async #run(group: Queued[]): Promise<void> {
     try {
-      const outcomes = await this.deps.store.write((tx) => ingestGroup(tx, this.deps.clock.now(), group.map((q) => q.req)));
+      const outcomes = await this.#writeGroup(this.deps.clock.now(), group.map((q) => q.req));
       group.forEach((q, i) => q.resolve(outcomes[i]!));
     } catch (err) {
       group.forEach((q) => q.reject(err));

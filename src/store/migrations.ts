@@ -291,3 +291,9 @@ CREATE TABLE webhook_attempts (
 CREATE INDEX webhook_attempts_callback ON webhook_attempts (callback_id, seq);
 `;
 MIGRATIONS.push({ id: 3, name: 'webhooks', sqlite: both(WEBHOOKS, 'sqlite'), postgres: both(WEBHOOKS, 'postgres') });
+
+// 4. The ingest path keeps one per-account index on transactions. Each per-account index
+// dirties a page per account in every group commit; listing an account's transactions of all
+// denominations merges its per-denomination ranges of transactions_balance instead.
+const LEAN_LEDGER = `DROP INDEX IF EXISTS transactions_account;`;
+MIGRATIONS.push({ id: 4, name: 'lean_ledger_indexes', sqlite: both(LEAN_LEDGER, 'sqlite'), postgres: both(LEAN_LEDGER, 'postgres') });

@@ -88,6 +88,9 @@ export const transactionParams = (t: TransactionRow): unknown[] => [
   t.transactionId, t.accountId, t.denomination, t.amount, t.balanceAfter, t.kind, t.eventId, t.reason, t.createdAtMs,
 ];
 
+/** Terms of one UNION ALL (SQLite allows 500 in a compound SELECT). */
+const UNION_TERMS_MAX = 200;
+
 export abstract class SqlTx implements Tx {
   constructor(protected readonly db: SqlExec) {}
 
@@ -193,10 +196,36 @@ export abstract class SqlTx implements Tx {
     }
     return out.sort((a, b) => a.expiresAtMs! - b.expiresAtMs!).slice(0, limit);
   }
-  listTransactions(accountId: string, denomination: string | undefined, page: Page) {
-    return denomination === undefined
-      ? this.pageBySeq('transactions', 'transaction_id', 'account_id = ?', [accountId], page, toTransaction)
-      : this.pageBySeq('transactions', 'transaction_id', 'account_id = ? AND denomination = ?', [accountId, denomination], page, toTransaction);
+  async listTransactions(accountId: string, denomination: string | undefined, page: Page) {
+    if (denomination !== undefined) {
+      return this.pageBySeq('transactions', 'transaction_id', 'account_id = ? AND denomination = ?', [accountId, denomination], page, toTransaction);
+    }
+    // Every denomination: the newest `limit + 1` of each denomination's range of
+    // transactions_balance, merged. (No index on the account alone: the ingest path keeps one per-account index.)
+    let cursorSeq: unknown;
+    if (page.startingAfter !== undefined) {
+      const cursor = await this.one('SELECT seq FROM transactions WHERE transaction_id = ? AND account_id = ?', [page.startingAfter, accountId]);
+      if (!cursor) return undefined;
+      cursorSeq = cursor.seq;
+    }
+    // The account's denominations, by a loose index scan: one seek per denomination.
+    const names = (await this.db.all(
+      `WITH RECURSIVE d(denomination) AS (
+         SELECT MIN(denomination) FROM transactions WHERE account_id = ?
+         UNION ALL
+         SELECT (SELECT MIN(t.denomination) FROM transactions t WHERE t.account_id = ? AND t.denomination > d.denomination) FROM d WHERE d.denomination IS NOT NULL
+       ) SELECT denomination FROM d WHERE denomination IS NOT NULL`,
+      [accountId, accountId],
+    )).map((r) => String(r.denomination));
+    const rows: SqlRow[] = [];
+    for (let i = 0; i < names.length; i += UNION_TERMS_MAX) {
+      const chunk = names.slice(i, i + UNION_TERMS_MAX);
+      const one = `SELECT * FROM (SELECT * FROM transactions WHERE account_id = ? AND denomination = ?${cursorSeq === undefined ? '' : ' AND seq < ?'} ORDER BY seq DESC LIMIT ?) t`;
+      const params = chunk.flatMap((d) => (cursorSeq === undefined ? [accountId, d, page.limit + 1] : [accountId, d, cursorSeq, page.limit + 1]));
+      rows.push(...(await this.db.all(chunk.map(() => one).join(' UNION ALL '), params)));
+    }
+    rows.sort((a, b) => Number(b.seq) - Number(a.seq));
+    return { rows: rows.slice(0, page.limit).map(toTransaction), hasMore: rows.length > page.limit };
   }
   async findIdempotency(scope: string, key: string) {
     const r = await this.one('SELECT * FROM idempotency_keys WHERE scope = ? AND key = ?', [scope, key]);

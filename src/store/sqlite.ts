@@ -43,44 +43,67 @@ class SqliteExec implements SqlExec {
   }
 }
 
+/** Rows per multi-row INSERT: one statement call binds this many rows (14 × 64 < SQLite's 32,766 parameters). */
+const INSERT_CHUNK_ROWS = 64;
+/** Keys per `IN (…)` lookup. */
+const IN_CHUNK = 500;
+
 class SqliteTx extends SqlTx {
   declare protected readonly db: SqliteExec;
   protected bool(b: boolean) {
     return b ? 1 : 0;
   }
   async lockBalances(keys: BalanceKey[]) {
-    // The IMMEDIATE transaction already holds SQLite's single write lock.
+    // The IMMEDIATE transaction already holds SQLite's single write lock: reading is locking.
+    // One query per 500 accounts (the primary key's prefix), not one per key.
+    const wanted = new Set(keys.map((k) => balanceKey(k.accountId, k.denomination)));
+    const accounts = [...new Set(keys.map((k) => k.accountId))];
     const out: BalanceRow[] = [];
-    for (const k of keys) {
-      const r = this.db.allSync('SELECT * FROM balances WHERE account_id = ? AND denomination = ?', [k.accountId, k.denomination])[0];
-      if (r) out.push(toBalance(r));
+    for (let i = 0; i < accounts.length; i += IN_CHUNK) {
+      const chunk = accounts.slice(i, i + IN_CHUNK);
+      for (const r of this.db.allSync(`SELECT * FROM balances WHERE account_id IN (${placeholders(chunk.length)})`, chunk)) {
+        if (wanted.has(balanceKey(String(r.account_id), String(r.denomination)))) out.push(toBalance(r));
+      }
     }
     return out;
   }
   async applyBalanceDeltas(deltas: BalanceDelta[]) {
     const out: BalanceRow[] = [];
+    const s = this.db.prepare('UPDATE balances SET amount = amount + ?, pending = pending + ? WHERE account_id = ? AND denomination = ? RETURNING *');
     for (const d of deltas) {
-      const r = this.db.allSync(
-        'UPDATE balances SET amount = amount + ?, pending = pending + ? WHERE account_id = ? AND denomination = ? RETURNING *',
-        [d.amount, d.pending, d.accountId, d.denomination],
-      )[0];
+      const r = s.get(d.amount, d.pending, d.accountId, d.denomination);
       if (r) out.push(toBalance(r));
     }
     return out;
   }
+  override async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
+    // Ingest asks for every balance of its group; holds are rarely due (the sweeper cancels
+    // them), so one probe of the expiry index usually answers for all of them.
+    if (only !== undefined && this.db.allSync("SELECT 1 AS x FROM events WHERE state = 'pending' AND expires_at <= ? LIMIT 1", [nowMs]).length === 0) return [];
+    return super.findExpiredHolds(nowMs, limit, only);
+  }
   async insertEvents(rows: EventRow[]) {
-    const s = this.db.prepare(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    for (const e of rows) s.run(...eventParams(e, this.bool));
+    this.#insertMany('events', EVENT_COLUMNS, 14, rows.map((e) => eventParams(e, this.bool)));
   }
   async insertTransactions(rows: TransactionRow[]) {
-    const s = this.db.prepare(`INSERT INTO transactions (${TRANSACTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    for (const t of rows) s.run(...transactionParams(t));
+    this.#insertMany('transactions', TRANSACTION_COLUMNS, 9, rows.map(transactionParams));
+  }
+  /** Multi-row INSERTs in order (`seq` follows the rows' order, which balance_after chains rely on). */
+  #insertMany(table: string, columns: string, width: number, rows: unknown[][]) {
+    const row = `(${placeholders(width)})`;
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
+      const chunk = rows.slice(i, i + INSERT_CHUNK_ROWS);
+      this.db.prepare(`INSERT INTO ${table} (${columns}) VALUES ${Array(chunk.length).fill(row).join(', ')}`).run(...chunk.flat());
+    }
   }
   async lockEvent(companyId: string, eventId: string) {
     const r = this.db.allSync('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [companyId, eventId])[0];
     return r && toEvent(r);
   }
 }
+
+const placeholders = (n: number) => Array(n).fill('?').join(', ');
+const balanceKey = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
 
 /** Serialises the single writer: transactions never interleave on the one connection. */
 class Mutex {
@@ -100,14 +123,15 @@ export class SqliteStore implements Store {
   readonly #reader: SqliteExec;
   readonly #mutex = new Mutex();
 
-  constructor(readonly filename: string) {
+  /** `reader: false`: no read connection (the ingest writer thread only writes). */
+  constructor(readonly filename: string, opts: { reader?: boolean } = {}) {
     const memory = filename === ':memory:';
     if (!memory) mkdirSync(dirname(filename), { recursive: true });
     const w = new Database(filename);
     configure(w);
     this.#writer = new SqliteExec(w);
     migrate(w);
-    if (memory) this.#reader = this.#writer;
+    if (memory || opts.reader === false) this.#reader = this.#writer;
     else {
       const r = new Database(filename, { readonly: true });
       r.pragma('busy_timeout = 5000');
@@ -129,6 +153,19 @@ export class SqliteStore implements Store {
         if (conn.inTransaction) conn.exec('ROLLBACK');
         throw err;
       }
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Runs `fn` holding the writer lock, no transaction opened: for a writer on another
+   * connection of this process (the ingest thread), so that the two never contend in SQLite.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const release = await this.#mutex.lock();
+    try {
+      return await fn();
     } finally {
       release();
     }

@@ -1,0 +1,104 @@
+/**
+ * The main thread's side of the SQLite ingest writer thread: sends a group, gets each request's
+ * outcome back once the group's transaction has committed. While a group is out, the store's
+ * writer lock is held, so the main thread's own writes (accounts, settles, jobs) wait for it
+ * instead of contending with it inside SQLite.
+ */
+import { Worker } from 'node:worker_threads';
+import type { IngestRequest } from '../domain/events.js';
+import type { Outcome } from '../domain/outcome.js';
+import type { IngestResult } from '../operations/events.js';
+import type { SqliteStore } from '../store/sqlite.js';
+import type { GroupReply, GroupRequest, WorkerInit } from './protocol.js';
+
+interface Pending {
+  resolve: (outcomes: Outcome<IngestResult>[]) => void;
+  reject: (err: Error) => void;
+}
+
+/** The thread's entry: the .ts source through a tsx boot file (tests, `npm start`), or thread.js when built. */
+function threadEntry(): { url: URL; entry: string } {
+  const ts = import.meta.url.endsWith('.ts');
+  const entry = new URL(ts ? './thread.ts' : './thread.js', import.meta.url);
+  return { url: ts ? new URL('./boot-tsx.mjs', import.meta.url) : entry, entry: entry.href };
+}
+
+export class SqliteIngestWorker {
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #worker!: Worker;
+  #ready!: Promise<void>;
+  #closing = false;
+
+  private constructor(private readonly store: SqliteStore) {}
+
+  static async start(store: SqliteStore): Promise<SqliteIngestWorker> {
+    const w = new SqliteIngestWorker(store);
+    w.#spawn();
+    await w.#ready;
+    return w;
+  }
+
+  #spawn(): void {
+    const { url, entry } = threadEntry();
+    const worker = new Worker(url, { workerData: { entry, filename: this.store.filename } satisfies WorkerInit, execArgv: [] });
+    this.#worker = worker;
+    this.#ready = new Promise((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      worker.once('error', onError);
+      worker.once('message', (m: unknown) => {
+        worker.off('error', onError);
+        if (m === 'ready') resolve();
+        else reject(new Error(`ingest writer thread: unexpected first message ${JSON.stringify(m)}`));
+      });
+    });
+    this.#ready.then(() => {
+      worker.on('message', (reply: GroupReply) => this.#settle(reply));
+      worker.on('error', (err) => this.#failAll(err));
+      worker.on('exit', (code) => {
+        this.#failAll(new Error(`ingest writer thread exited (code ${code})`));
+        // A crash must not take ingest down with it: a new thread takes the next group. (One
+        // that cannot even start is not retried: start() or the next group reports why.)
+        if (!this.#closing) this.#spawn();
+      });
+    }, () => undefined);
+  }
+
+  #settle(reply: GroupReply): void {
+    const p = this.#pending.get(reply.id);
+    if (!p) return;
+    this.#pending.delete(reply.id);
+    if ('outcomes' in reply) p.resolve(reply.outcomes);
+    else {
+      const err = new Error(reply.error.message);
+      err.stack = reply.error.stack;
+      p.reject(err);
+    }
+  }
+
+  #failAll(err: Error): void {
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+
+  /** Applies a group in one transaction on the writer thread, holding the store's writer lock. */
+  ingest(nowMs: number, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
+    return this.store.exclusive(async () => {
+      await this.#ready;
+      return new Promise<Outcome<IngestResult>[]>((resolve, reject) => {
+        const id = this.#nextId++;
+        this.#pending.set(id, { resolve, reject });
+        this.#worker.postMessage({ id, nowMs, requests } satisfies GroupRequest);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    await this.store.exclusive(async () => {
+      const exited = new Promise<void>((resolve) => this.#worker.once('exit', () => resolve()));
+      this.#worker.postMessage('close');
+      await exited;
+    });
+  }
+}
