@@ -8,14 +8,30 @@ import type { BenchOptions } from './options.js';
 import type { PhaseResult, ScenarioResult } from './scenarios.js';
 
 export const HELLO_PHASE = 'hello-world';
+/** The `scenario` of every baseline row. */
+export const BASELINE_SCENARIO = 'baseline';
 export const NO_DB_PHASE_PREFIX = 'no-db validation';
 
 export function noDbPhaseName(events: number): string {
   return `${NO_DB_PHASE_PREFIX}, ${events} event${events === 1 ? '' : 's'}`;
 }
 
+/** How a database run is named in the report: `postgres ×2` (the database and its server processes). */
+export function runLabel(db: string, processes: number): string {
+  return `${db} ×${processes}`;
+}
+
+/** The `db` column: a server run's database and process count; the baselines' `none`, or their database. */
+export function phaseLabel(p: Pick<PhaseResult, 'db' | 'servers' | 'scenario'>): string {
+  return p.scenario === BASELINE_SCENARIO || p.servers === 0 ? p.db : runLabel(p.db, p.servers);
+}
+
 export interface DbRun {
   db: string;
+  /** Server processes against the database in this run. */
+  processes: number;
+  /** `db ×processes`, as in the table. */
+  label: string;
   /** What the server ran on (SQLite file path, PostgreSQL database name). */
   storage: string;
   scenarios: ScenarioResult[];
@@ -73,7 +89,7 @@ interface Column {
 }
 
 const COLUMNS: Column[] = [
-  { title: 'db', right: false, cell: (p) => p.db },
+  { title: 'db', right: false, cell: (p) => phaseLabel(p) },
   { title: 'scenario', right: false, cell: (p) => p.scenario },
   { title: 'phase', right: false, cell: (p) => p.phase },
   { title: 'conns', right: true, cell: (p) => String(p.connections) },
@@ -123,7 +139,7 @@ export function formatProblems(phases: readonly PhaseResult[]): string[] {
       .map(([code, n]) => `${code}×${n}`)
       .join(', ');
     lines.push(
-      `${p.db} ${p.scenario} / ${p.phase}: non-2xx ${p.non2xx}${codes !== '' ? ` (${codes})` : ''}, ` +
+      `${phaseLabel(p)} ${p.scenario} / ${p.phase}: non-2xx ${p.non2xx}${codes !== '' ? ` (${codes})` : ''}, ` +
         `errors ${p.errors} (timeouts ${p.timeouts}), unanswered ${p.unanswered}, malformed 2xx ${p.malformedAnswers}`,
     );
     for (const sample of p.errorSamples) lines.push(`    e.g. ${sample}`);
@@ -133,17 +149,17 @@ export function formatProblems(phases: readonly PhaseResult[]): string[] {
 
 export function formatLedger(run: DbRun): string[] {
   const ledger = run.ledger;
-  if (ledger === undefined) return [`${run.db}: ledger not checked${run.error !== undefined ? ' (run failed)' : ''}`];
+  if (ledger === undefined) return [`${run.label}: ledger not checked${run.error !== undefined ? ' (run failed)' : ''}`];
   const audited = ledger.transactionsChecked
     .map((t) => `${t.label} ${t.accountId} (${whole.format(t.transactions)} transactions)`)
     .join('; ');
   const lines = [
-    `${run.db}: ${whole.format(ledger.accountsChecked)} balances checked, ` +
+    `${run.label}: ${whole.format(ledger.accountsChecked)} balances checked, ` +
       `${ledger.uncertainRequests} requests without a definite answer, ${ledger.holdsResolved} settles read back; ` +
       `transaction chains: ${audited === '' ? 'none' : audited}`,
   ];
-  if (ledger.findings.length === 0) lines.push(`${run.db}: ledger exact`);
-  for (const f of ledger.findings) lines.push(`${run.db}: LEDGER MISMATCH ${f.label} account ${f.accountId} [${f.check}] ${f.message}`);
+  if (ledger.findings.length === 0) lines.push(`${run.label}: ledger exact`);
+  for (const f of ledger.findings) lines.push(`${run.label}: LEDGER MISMATCH ${f.label} account ${f.accountId} [${f.check}] ${f.message}`);
   return lines;
 }
 

@@ -1,14 +1,15 @@
 // Guarantees: the bench's own arithmetic is right — the ledger check accepts exactly what the
 // acknowledged requests (and, for unanswered ones, some subset of them) explain, the transaction
-// chain check catches a broken link, /proc parsing and percentiles are exact, flags parse.
+// chain check catches a broken link, /proc parsing and percentiles are exact, flags parse,
+// the loads of several generators (one per server process) merge into the figures one would give.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventBatch, eventBatches, BODY_VARIANTS } from '../../bench/lib/bodies.js';
 import { ChainCheck, compareBalance, isSubsetSum, Ledger, type AccountBook } from '../../bench/lib/ledger.js';
-import { LatencyRecorder } from '../../bench/lib/load.js';
-import { connectionsFor, INITIAL_GRANT, parseOptions, SCENARIO_NAMES } from '../../bench/lib/options.js';
+import { LatencyRecorder, mergeOutcomes, splitConnections, type LoadOutcome } from '../../bench/lib/load.js';
+import { connectionsFor, INITIAL_GRANT, parseOptions, parseProcessCounts, SCENARIO_NAMES } from '../../bench/lib/options.js';
 import { parseCpuLine, parseRssBytes, parseStat } from '../../bench/lib/procstats.js';
-import { applyRatios, HELLO_PHASE, noDbPhaseName } from '../../bench/lib/report.js';
+import { applyRatios, BASELINE_SCENARIO, HELLO_PHASE, noDbPhaseName, phaseLabel, runLabel } from '../../bench/lib/report.js';
 import { scatter, type PhaseResult } from '../../bench/lib/scenarios.js';
 
 function book(overrides: Partial<AccountBook> = {}): AccountBook {
@@ -150,6 +151,119 @@ test('flags', () => {
   assert.throws(() => parseOptions(['--only', 'nope']));
   assert.throws(() => parseOptions(['--db', 'mysql']));
   assert.throws(() => parseOptions(['--duration', '0']));
+  assert.deepEqual(defaults.processes, [1]);
+  assert.deepEqual(parseOptions(['--processes', '2']).processes, [2]);
+  assert.deepEqual(parseOptions(['--processes', '2, 1,2']).processes, [1, 2]);
+});
+
+test('--processes: counts, or a list of counts', () => {
+  assert.deepEqual(parseProcessCounts('1,2'), [1, 2]);
+  assert.deepEqual(parseProcessCounts('4,1'), [1, 4]);
+  for (const bad of ['', '0', '1,', '1.5', 'two', '1,,2', '17']) assert.throws(() => parseProcessCounts(bad), bad);
+});
+
+test('connections split evenly over the servers', () => {
+  assert.deepEqual(splitConnections(20, 1), [20]);
+  assert.deepEqual(splitConnections(20, 2), [10, 10]);
+  assert.deepEqual(splitConnections(100, 3), [34, 33, 33]);
+  assert.deepEqual(splitConnections(8, 3), [3, 3, 2]);
+  assert.deepEqual(splitConnections(1, 2), [1]);
+  for (const [total, parts] of [[7, 1], [7, 2], [7, 7], [3, 5], [101, 4]] as const) {
+    const split = splitConnections(total, parts);
+    assert.equal(split.reduce((a, b) => a + b, 0), total);
+    assert.ok(Math.max(...split) - Math.min(...split) <= 1);
+    assert.equal(split.length, Math.min(total, parts));
+  }
+  assert.throws(() => splitConnections(0, 2));
+  assert.throws(() => splitConnections(4, 0));
+});
+
+function outcome(over: Partial<LoadOutcome<string>>, latencies: number[]): LoadOutcome<string> {
+  const recorder = new LatencyRecorder();
+  for (const ms of latencies) recorder.push(ms);
+  return {
+    elapsedS: 1,
+    startedAtMs: 0,
+    endedAtMs: 1000,
+    responses: 0,
+    ok: 0,
+    non2xx: 0,
+    statusCodes: {},
+    errors: 0,
+    timeouts: 0,
+    latencyMs: recorder.figures(),
+    latencies: recorder,
+    unanswered: [],
+    errorSamples: [],
+    generatorCpuPercent: 0,
+    ...over,
+  };
+}
+
+test('loads of several generators merge: sums, one window, percentiles over every response', () => {
+  const fast = Array.from({ length: 900 }, (_, i) => 1 + i / 1000);
+  const slow = Array.from({ length: 100 }, (_, i) => 50 + i);
+  const a = outcome(
+    {
+      startedAtMs: 1_000,
+      endedAtMs: 3_000,
+      responses: 905,
+      ok: 900,
+      non2xx: 5,
+      statusCodes: { '200': 900, '409': 5 },
+      errors: 1,
+      timeouts: 1,
+      unanswered: ['r1'],
+      errorSamples: ['409 a'],
+      generatorCpuPercent: 80,
+    },
+    fast,
+  );
+  const b = outcome(
+    {
+      startedAtMs: 1_010,
+      endedAtMs: 3_500,
+      responses: 100,
+      ok: 100,
+      statusCodes: { '200': 100 },
+      errors: 2,
+      unanswered: ['r2', 'r3'],
+      errorSamples: ['409 a', '500 b'],
+      generatorCpuPercent: 80,
+    },
+    slow,
+  );
+  const merged = mergeOutcomes([a, b], 85);
+  assert.equal(merged.elapsedS, 2.5);
+  assert.equal(merged.startedAtMs, 1_000);
+  assert.equal(merged.endedAtMs, 3_500);
+  assert.equal(merged.responses, 1_005);
+  assert.equal(merged.ok, 1_000);
+  assert.equal(merged.non2xx, 5);
+  assert.deepEqual(merged.statusCodes, { '200': 1_000, '409': 5 });
+  assert.equal(merged.errors, 3);
+  assert.equal(merged.timeouts, 1);
+  assert.deepEqual(merged.unanswered, ['r1', 'r2', 'r3']);
+  assert.deepEqual(merged.errorSamples, ['409 a', '500 b']);
+  assert.equal(merged.generatorCpuPercent, 85, 'one process: its CPU is measured once, not summed');
+  // The same figures as one generator that saw every response.
+  const all = new LatencyRecorder();
+  for (const ms of [...slow, ...fast]) all.push(ms);
+  assert.deepEqual(merged.latencyMs, all.figures());
+  assert.equal(merged.latencyMs.p50, fast[499]);
+  assert.equal(merged.latencyMs.p99, slow[89]);
+  assert.equal(merged.latencyMs.max, 149);
+  assert.equal(merged.latencies.size, 1_000);
+  // The inputs are left as they were.
+  assert.equal(a.latencies.size, 900);
+  assert.throws(() => mergeOutcomes([], 0));
+});
+
+test('a database run is labelled with its process count', () => {
+  assert.equal(runLabel('postgres', 2), 'postgres ×2');
+  assert.equal(phaseLabel({ db: 'postgres', servers: 2, scenario: 'events-100' }), 'postgres ×2');
+  assert.equal(phaseLabel({ db: 'sqlite', servers: 1, scenario: 'events-1' }), 'sqlite ×1');
+  assert.equal(phaseLabel({ db: 'none', servers: 1, scenario: BASELINE_SCENARIO }), 'none');
 });
 
 test('ratios come from the baseline of the same request size', () => {
