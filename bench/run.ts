@@ -11,6 +11,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../src/config.js';
 import { createTenant } from './lib/api.js';
 import { eventBatches, type EventBatch } from './lib/bodies.js';
 import { startChild, type ChildServer } from './lib/children.js';
@@ -20,6 +21,7 @@ import { runLoad, type LoadSpec } from './lib/load.js';
 import {
   connectionsFor,
   parseOptions,
+  POOL_ACCOUNTS,
   USAGE,
   type BenchOptions,
   type DbKind,
@@ -31,6 +33,7 @@ import {
   BASELINE_SCENARIO,
   formatLedger,
   formatProblems,
+  formatStoreOnlyLedger,
   formatTable,
   HELLO_PHASE,
   noDbPhaseName,
@@ -47,11 +50,13 @@ import {
   type PhaseResult,
   type ScenarioContext,
 } from './lib/scenarios.js';
+import { runStoreOnly, STORE_ONLY_SIZES, storeLanes, type StoreOnlyFigures } from './lib/storeonly.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const HELLO_ENTRY = 'bench/baselines/hello.ts';
 const VALIDATE_ENTRY = 'bench/baselines/validate.ts';
+const STORE_ONLY_ENTRY = 'bench/baselines/store.ts';
 /** Path and credentials the no-database route is sent: the same bytes as the real requests. */
 const BASELINE_ACCOUNT = 'a_baseline00000000000000';
 const BASELINE_AUTHORIZATION = `Basic ${Buffer.from('c_baseline0000000000000000:sk_baseline_0000000000000000000000000000').toString('base64')}`;
@@ -321,6 +326,75 @@ async function runDatabase(
   return run;
 }
 
+/**
+ * The pool size the servers use (`BILLING_PG_POOL_SIZE`, else the server's default), read as
+ * the server reads it; PORT and DATABASE_URL are the bench's to set, not the environment's.
+ */
+function serverPgPoolSize(options: BenchOptions): number {
+  return loadConfig({ ...process.env, ...options.serverEnv, PORT: '0', DATABASE_URL: 'sqlite::memory:' }).pgPoolSize;
+}
+
+/**
+ * The store-only baseline of each database, once per transaction size the chosen scenarios
+ * are compared with, each in its own process on a fresh store (no server runs meanwhile).
+ */
+async function runStoreBaselines(
+  databases: readonly DbKind[],
+  options: BenchOptions,
+  dataDir: string,
+  logDir: string,
+): Promise<{ results: PhaseResult[]; figures: StoreOnlyFigures[]; failures: string[] }> {
+  const sizes = [...new Set(options.only.flatMap((name) => STORE_ONLY_SIZES[name]))].sort((a, b) => a - b);
+  const results: PhaseResult[] = [];
+  const figures: StoreOnlyFigures[] = [];
+  const failures: string[] = [];
+  if (sizes.length === 0) return { results, figures, failures };
+  const pgPoolSize = serverPgPoolSize(options);
+  for (const db of databases) {
+    for (const size of sizes) {
+      const label = `${db} store-only, ${size} event${size === 1 ? '' : 's'}/tx`;
+      let storage: Storage | undefined;
+      try {
+        storage = await prepareStorage(db, options, dataDir);
+        const lanes = storeLanes(db, pgPoolSize);
+        log(`${label}: ${lanes} lane${lanes === 1 ? '' : 's'} on ${storage.description}`);
+        const run = await runStoreOnly({
+          db,
+          databaseUrl: storage.databaseUrl,
+          databaseProcesses: storage.processes,
+          eventsPerTransaction: size,
+          lanes,
+          accounts: POOL_ACCOUNTS,
+          pgPoolSize,
+          durationS: options.durationS,
+          warmupS: options.warmupS,
+          cwd: REPO_ROOT,
+          entry: STORE_ONLY_ENTRY,
+          logDir,
+          track: (stop) => onCleanup(stop),
+        });
+        results.push(run.result);
+        figures.push(run.figures);
+        log(
+          `${label}: ${Math.round(run.figures.eventsPerS)} events/s, ` +
+            `${Math.round(run.figures.transactionsPerS)} transactions/s` +
+            (run.figures.ledger.findings.length === 0 ? ', ledger exact' : ''),
+        );
+        for (const f of run.figures.ledger.findings) {
+          failures.push(`${label}: ledger off on account ${f.accountId} (${f.check}): ${f.message}`);
+        }
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        log(`${label}: FAILED: ${message}`);
+        failures.push(`${label}: run failed: ${message}`);
+      } finally {
+        await storage?.release();
+      }
+    }
+  }
+  return { results, figures, failures };
+}
+
 /** Server process counts to run `db` with: every `--processes` count on PostgreSQL, one on SQLite. */
 function processCountsFor(db: DbKind, options: BenchOptions): readonly number[] {
   return db === 'sqlite' ? [SQLITE_PROCESSES] : options.processes;
@@ -370,7 +444,11 @@ async function main(): Promise<number> {
     );
   }
 
-  const baselines = options.baselines ? await runBaselines(options, workDir) : [];
+  const httpBaselines = options.baselines ? await runBaselines(options, workDir) : [];
+  const store = options.baselines
+    ? await runStoreBaselines(databases, options, dataDir, workDir)
+    : { results: [], figures: [], failures: [] };
+  const baselines = [...httpBaselines, ...store.results];
   const runs: DbRun[] = [];
   for (const db of databases) {
     for (const processes of processCountsFor(db, options)) {
@@ -381,7 +459,7 @@ async function main(): Promise<number> {
   const phases = runs.flatMap((r) => r.scenarios.flatMap((s) => s.phases));
   applyRatios(phases, baselines);
 
-  const failures: string[] = [];
+  const failures: string[] = [...store.failures];
   for (const run of runs) {
     if (run.error !== undefined) failures.push(`${run.label}: run failed: ${run.error}`);
     for (const f of run.ledger?.findings ?? []) {
@@ -399,7 +477,7 @@ async function main(): Promise<number> {
   }
   const problems = formatProblems([...baselines, ...phases]);
   if (problems.length > 0) out.push('', 'Non-2xx answers and errors:', ...problems);
-  out.push('', 'Ledger:', ...runs.flatMap(formatLedger));
+  out.push('', 'Ledger:', ...store.figures.map(formatStoreOnlyLedger), ...runs.flatMap(formatLedger));
 
   const report: BenchReport = {
     meta: {
@@ -414,6 +492,7 @@ async function main(): Promise<number> {
     },
     options,
     baselines,
+    storeOnly: store.figures,
     runs,
     failures,
   };

@@ -6,14 +6,21 @@ import { join } from 'node:path';
 import type { LedgerReport } from './ledger.js';
 import type { BenchOptions } from './options.js';
 import type { PhaseResult, ScenarioResult } from './scenarios.js';
+import type { StoreOnlyFigures } from './storeonly.js';
 
 export const HELLO_PHASE = 'hello-world';
 /** The `scenario` of every baseline row. */
 export const BASELINE_SCENARIO = 'baseline';
 export const NO_DB_PHASE_PREFIX = 'no-db validation';
+export const STORE_ONLY_PHASE_PREFIX = 'store only';
 
 export function noDbPhaseName(events: number): string {
   return `${NO_DB_PHASE_PREFIX}, ${events} event${events === 1 ? '' : 's'}`;
+}
+
+/** The store-only baseline with `events` events per transaction. */
+export function storeOnlyPhaseName(events: number): string {
+  return `${STORE_ONLY_PHASE_PREFIX}, ${events} event${events === 1 ? '' : 's'}/tx`;
 }
 
 /** How a database run is named in the report: `postgres ×2` (the database and its server processes). */
@@ -52,17 +59,28 @@ export interface BenchReport {
     loadAverageAtStart: number;
   };
   options: BenchOptions;
+  /** Hello-world, no-db validation and store-only rows, as in the table. */
   baselines: PhaseResult[];
+  /** What each store-only child reported (transactions/s, lanes, its own ledger check). */
+  storeOnly: StoreOnlyFigures[];
   runs: DbRun[];
   failures: string[];
 }
 
-/** Fills each phase's ratios from the baselines of the same run. */
+/**
+ * Fills each phase's ratios from the baselines of the same run; the store-only one from the
+ * baseline of the same database (whatever the phase's number of server processes).
+ */
 export function applyRatios(phases: readonly PhaseResult[], baselines: readonly PhaseResult[]): void {
   const hello = baselines.find((b) => b.phase === HELLO_PHASE);
   for (const phase of phases) {
     if (hello !== undefined && phase.eventsPerRequest === 1 && hello.requestsPerS > 0) {
       phase.ratios.vsHelloRequests = phase.requestsPerS / hello.requestsPerS;
+    }
+    if (phase.storeEvents !== undefined) {
+      const name = storeOnlyPhaseName(phase.storeEvents);
+      const store = baselines.find((b) => b.db === phase.db && b.phase === name);
+      if (store !== undefined && store.eventsPerS > 0) phase.ratios.vsStoreEvents = phase.eventsPerS / store.eventsPerS;
     }
     if (phase.baselineEvents === undefined) continue;
     const noDb = baselines.find((b) => b.phase === noDbPhaseName(phase.baselineEvents as number));
@@ -111,6 +129,7 @@ const COLUMNS: Column[] = [
   { title: 'other CPU', right: true, cell: (p) => `${p.otherCpuPercent.toFixed(0)}%` },
   { title: 'vs hello req/s', right: true, cell: (p) => percent(p.ratios.vsHelloRequests) },
   { title: 'vs no-db events/s', right: true, cell: (p) => percent(p.ratios.vsNoDbEvents) },
+  { title: 'vs store events/s', right: true, cell: (p) => percent(p.ratios.vsStoreEvents) },
 ];
 
 export function formatTable(phases: readonly PhaseResult[]): string {
@@ -161,6 +180,13 @@ export function formatLedger(run: DbRun): string[] {
   if (ledger.findings.length === 0) lines.push(`${run.label}: ledger exact`);
   for (const f of ledger.findings) lines.push(`${run.label}: LEDGER MISMATCH ${f.label} account ${f.accountId} [${f.check}] ${f.message}`);
   return lines;
+}
+
+/** The store-only child's own check: every balance against what its committed transactions took. */
+export function formatStoreOnlyLedger(f: StoreOnlyFigures): string {
+  const label = `${f.dialect} ${storeOnlyPhaseName(f.eventsPerTransaction)}`;
+  const verdict = f.ledger.findings.length === 0 ? 'ledger exact' : `LEDGER MISMATCH on ${f.ledger.findings.length} balances`;
+  return `${label}: ${whole.format(f.ledger.accountsChecked)} balances checked, ${f.errors} transactions in doubt; ${verdict}`;
 }
 
 export function writeJson(dir: string, report: BenchReport): string {

@@ -8,9 +8,8 @@ import type { Ledger } from './ledger.js';
 import { runLoads, spreadOver, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
 import { connectionsFor, POOL_ACCOUNTS, type BenchOptions, type ScenarioName } from './options.js';
 import { MachineSampler, ProcessSampler, processForest } from './procstats.js';
+import { scatter } from './scatter.js';
 
-/** A stride through the spread accounts, so that consecutive requests hit unrelated rows. */
-const ACCOUNT_STRIDE = 7_919;
 const HOLD_EVENTS_PER_REQUEST = 1;
 /** Every n-th hold is left pending, so that the check of `pending` always has something to count. */
 const LEAVE_PENDING_EVERY = 10;
@@ -31,6 +30,8 @@ export interface PhaseResult {
   eventsPerRequest: number;
   /** Event count of the no-database baseline this phase is compared with, if any. */
   baselineEvents: number | undefined;
+  /** Events per transaction of the store-only baseline this phase is compared with, if any. */
+  storeEvents: number | undefined;
   durationS: number;
   elapsedS: number;
   /** Requests answered 2xx. */
@@ -61,7 +62,7 @@ export interface PhaseResult {
   /** CPU time the hypervisor took away, as % of one core. */
   stealCpuPercent: number;
   errorSamples: string[];
-  ratios: { vsHelloRequests?: number; vsNoDbEvents?: number; vsNoDbRequests?: number };
+  ratios: { vsHelloRequests?: number; vsNoDbEvents?: number; vsNoDbRequests?: number; vsStoreEvents?: number };
 }
 
 export interface ScenarioResult {
@@ -93,6 +94,8 @@ interface PhaseMeta {
   phase: string;
   eventsPerRequest: number;
   baselineEvents: number | undefined;
+  /** Only the `events-N` phases: N complete events per request, spread over accounts, like the store-only runs. */
+  storeEvents?: number;
 }
 
 /** What a phase measures: the servers (their CPU and memory) and the database behind them. */
@@ -136,6 +139,7 @@ export async function measurePhase<T>(
       db,
       servers: target.serverPids.length,
       ...meta,
+      storeEvents: meta.storeEvents,
       connections: specs.reduce((sum, spec) => sum + spec.connections, 0),
       durationS: specs[0]?.durationS ?? 0,
       elapsedS: outcome.elapsedS,
@@ -161,16 +165,6 @@ export async function measurePhase<T>(
       ratios: {},
     },
   };
-}
-
-function gcd(a: number, b: number): number {
-  return b === 0 ? a : gcd(b, a % b);
-}
-
-/** Visits every index of `0 … count-1` once per cycle, in a scattered order. */
-export function scatter(count: number): (i: number) => number {
-  const stride = gcd(ACCOUNT_STRIDE, count) === 1 ? ACCOUNT_STRIDE % count : 1;
-  return (i) => (i * stride) % count;
 }
 
 function baseUrls(ctx: ScenarioContext): string[] {
@@ -347,7 +341,7 @@ async function eventsScenario(ctx: ScenarioContext, size: number): Promise<Phase
   const accounts = await fundedAccounts(ctx, POOL_ACCOUNTS, name);
   ctx.auditAccounts.push(accounts[0] as string);
   const traffic = new EventTraffic(ctx.ledger, accounts, eventBatches(size));
-  const meta = { scenario: name, phase: name, eventsPerRequest: size, baselineEvents: size };
+  const meta = { scenario: name, phase: name, eventsPerRequest: size, baselineEvents: size, storeEvents: size };
   return [await traffic.measure(ctx, meta, connectionsFor(ctx.options, size), ctx.options.durationS)];
 }
 

@@ -9,8 +9,18 @@ import { ChainCheck, compareBalance, isSubsetSum, Ledger, type AccountBook } fro
 import { LatencyRecorder, mergeOutcomes, splitConnections, type LoadOutcome } from '../../bench/lib/load.js';
 import { connectionsFor, INITIAL_GRANT, parseOptions, parseProcessCounts, SCENARIO_NAMES } from '../../bench/lib/options.js';
 import { parseCpuLine, parseRssBytes, parseStat } from '../../bench/lib/procstats.js';
-import { applyRatios, BASELINE_SCENARIO, HELLO_PHASE, noDbPhaseName, phaseLabel, runLabel } from '../../bench/lib/report.js';
-import { scatter, type PhaseResult } from '../../bench/lib/scenarios.js';
+import {
+  applyRatios,
+  BASELINE_SCENARIO,
+  HELLO_PHASE,
+  noDbPhaseName,
+  phaseLabel,
+  runLabel,
+  storeOnlyPhaseName,
+} from '../../bench/lib/report.js';
+import { parseStoreOnlyMessage, storeLanes, storeOnlyPhase, type StoreOnlyFigures } from '../../bench/lib/storeonly.js';
+import { scatter } from '../../bench/lib/scatter.js';
+import type { PhaseResult } from '../../bench/lib/scenarios.js';
 
 function book(overrides: Partial<AccountBook> = {}): AccountBook {
   return { accountId: 'a_1', label: 'test', debited: 0, held: 0, uncertainDebits: [], uncertainHolds: [], ...overrides };
@@ -291,4 +301,61 @@ test('ratios come from the baseline of the same request size', () => {
   assert.deepEqual(one.ratios, { vsHelloRequests: 0.2, vsNoDbEvents: 0.25, vsNoDbRequests: 0.25 });
   assert.deepEqual(hundred.ratios, { vsNoDbEvents: 100_000 / 1_500_000, vsNoDbRequests: 1_000 / 15_000 });
   assert.deepEqual(settle.ratios, { vsHelloRequests: 0.1 });
+});
+
+test('the store-only ratio comes from the same database, whatever the process count', () => {
+  const phase = (over: Partial<PhaseResult>): PhaseResult =>
+    ({ db: 'sqlite', servers: 1, scenario: 'events-100', phase: 'events-100', eventsPerRequest: 100, baselineEvents: 100,
+      storeEvents: 100, requestsPerS: 0, eventsPerS: 0, ratios: {}, ...over }) as PhaseResult;
+  const baselines = [
+    phase({ scenario: BASELINE_SCENARIO, servers: 0, phase: storeOnlyPhaseName(100), storeEvents: undefined, baselineEvents: undefined, eventsPerS: 200_000 }),
+    phase({ db: 'postgres', scenario: BASELINE_SCENARIO, servers: 0, phase: storeOnlyPhaseName(100), storeEvents: undefined, baselineEvents: undefined, eventsPerS: 50_000 }),
+    phase({ db: 'postgres', scenario: BASELINE_SCENARIO, servers: 0, phase: storeOnlyPhaseName(1), storeEvents: undefined, baselineEvents: undefined, eventsPerRequest: 1, eventsPerS: 5_000 }),
+  ];
+  const sqlite = phase({ eventsPerS: 150_000 });
+  const pg1 = phase({ db: 'postgres', eventsPerS: 40_000 });
+  const pg2 = phase({ db: 'postgres', servers: 2, eventsPerS: 60_000 });
+  const pgOne = phase({ db: 'postgres', eventsPerRequest: 1, baselineEvents: 1, storeEvents: 1, eventsPerS: 10_000 });
+  const hot = phase({ db: 'postgres', eventsPerRequest: 1, baselineEvents: 1, storeEvents: undefined, eventsPerS: 10_000 });
+  const noStore = phase({ db: 'sqlite', eventsPerRequest: 1, baselineEvents: 1, storeEvents: 1, eventsPerS: 10_000 });
+  applyRatios([sqlite, pg1, pg2, pgOne, hot, noStore], baselines);
+  assert.equal(sqlite.ratios.vsStoreEvents, 0.75);
+  assert.equal(pg1.ratios.vsStoreEvents, 0.8);
+  assert.equal(pg2.ratios.vsStoreEvents, 1.2);
+  assert.equal(pgOne.ratios.vsStoreEvents, 2);
+  assert.equal(hot.ratios.vsStoreEvents, undefined, 'only phases that say which store-only run they compare with');
+  assert.equal(noStore.ratios.vsStoreEvents, undefined, 'no store-only run of that size on that database');
+  assert.equal(storeOnlyPhaseName(100), 'store only, 100 events/tx');
+  assert.equal(storeOnlyPhaseName(1), 'store only, 1 event/tx');
+});
+
+test('store-only: lanes, messages, and its row in the report', () => {
+  assert.equal(storeLanes('sqlite', 16), 1);
+  assert.equal(storeLanes('postgres', 8), 4);
+  assert.equal(storeLanes('postgres', 1), 1);
+  assert.deepEqual(parseStoreOnlyMessage('{"type":"measuring"}'), { type: 'measuring' });
+  assert.equal(parseStoreOnlyMessage('(node:1) ExperimentalWarning: …'), undefined);
+  assert.equal(parseStoreOnlyMessage('{"type":"other"}'), undefined);
+  assert.equal(parseStoreOnlyMessage('{broken'), undefined);
+  const figures: StoreOnlyFigures = {
+    type: 'result', dialect: 'sqlite', eventsPerTransaction: 100, lanes: 1, accounts: 100, durationS: 5, elapsedS: 5,
+    transactions: 1_000, transactionsPerS: 200, events: 100_000, eventsPerS: 20_000, refused: 0, errors: 1,
+    errorSamples: ['error: x'], latencyMs: { p50: 4, p99: 9, p99_9: 12, mean: 5, max: 13 },
+    ledger: { accountsChecked: 100, findings: [] },
+  };
+  assert.deepEqual(parseStoreOnlyMessage(` ${JSON.stringify(figures)}\n`), figures);
+  const row = storeOnlyPhase('sqlite', figures, { cpuPercent: 90, peakRssBytes: 100 * 1024 * 1024, processes: 1 }, undefined, {
+    busyPercent: 120,
+    stealPercent: 0,
+  });
+  assert.equal(row.scenario, BASELINE_SCENARIO);
+  assert.equal(row.phase, storeOnlyPhaseName(100));
+  assert.equal(phaseLabel(row), 'sqlite');
+  assert.equal(row.requestsPerS, 200, 'req/s shows transactions/s');
+  assert.equal(row.eventsPerS, 20_000);
+  assert.equal(row.connections, 1, 'conns shows the lanes');
+  assert.equal(row.errors, 1);
+  assert.equal(row.serverPeakRssMb, 100);
+  assert.equal(row.otherCpuPercent, 30);
+  assert.equal(row.storeEvents, undefined);
 });
