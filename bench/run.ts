@@ -11,6 +11,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../src/config.js';
 import { createTenant } from './lib/api.js';
 import { eventBatches, type EventBatch } from './lib/bodies.js';
 import { startChild, type ChildServer } from './lib/children.js';
@@ -20,6 +21,7 @@ import { runLoad, type LoadSpec } from './lib/load.js';
 import {
   connectionsFor,
   parseOptions,
+  POOL_ACCOUNTS,
   USAGE,
   type BenchOptions,
   type DbKind,
@@ -28,11 +30,14 @@ import {
 import { createBenchDatabase, postgresReachable } from './lib/postgres.js';
 import {
   applyRatios,
+  BASELINE_SCENARIO,
   formatLedger,
   formatProblems,
+  formatStoreOnlyLedger,
   formatTable,
   HELLO_PHASE,
   noDbPhaseName,
+  runLabel,
   writeJson,
   type BenchReport,
   type DbRun,
@@ -45,15 +50,19 @@ import {
   type PhaseResult,
   type ScenarioContext,
 } from './lib/scenarios.js';
+import { runStoreOnly, STORE_ONLY_SIZES, storeLanes, type StoreOnlyFigures } from './lib/storeonly.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const HELLO_ENTRY = 'bench/baselines/hello.ts';
 const VALIDATE_ENTRY = 'bench/baselines/validate.ts';
+const STORE_ONLY_ENTRY = 'bench/baselines/store.ts';
 /** Path and credentials the no-database route is sent: the same bytes as the real requests. */
 const BASELINE_ACCOUNT = 'a_baseline00000000000000';
 const BASELINE_AUTHORIZATION = `Basic ${Buffer.from('c_baseline0000000000000000:sk_baseline_0000000000000000000000000000').toString('base64')}`;
 const SERVER_LOG_LEVEL = 'warn';
+/** SQLite has a single writer: its server runs as one process, whatever `--processes` says. */
+const SQLITE_PROCESSES = 1;
 const EXIT_LEDGER_OR_RUN_FAILED = 1;
 const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
@@ -171,11 +180,9 @@ async function measureBaseline(
   }
   const counter = { ok: 0, events: 0 };
   const { result } = await measurePhase(
-    server.pid,
-    undefined,
-    'none',
-    { scenario: 'baseline', phase, eventsPerRequest: size ?? 0, baselineEvents: undefined },
-    countingSpec(server, connections, options.durationS, batches, counter),
+    { db: 'none', serverPids: [server.pid], databaseProcesses: undefined },
+    { scenario: BASELINE_SCENARIO, phase, eventsPerRequest: size ?? 0, baselineEvents: undefined },
+    [countingSpec(server, connections, options.durationS, batches, counter)],
     () => ({ events: counter.events, malformed: 0 }),
   );
   log(`baseline ${phase}: ${Math.round(result.requestsPerS)} req/s`);
@@ -236,59 +243,161 @@ async function prepareStorage(db: DbKind, options: BenchOptions, dataDir: string
   };
 }
 
-async function runDatabase(db: DbKind, options: BenchOptions, dataDir: string, logDir: string): Promise<DbRun> {
-  const run: DbRun = { db, storage: '', scenarios: [], ledger: undefined, error: undefined };
+/**
+ * `processes` servers on one database, started together (PostgreSQL serialises their
+ * migrations with an advisory lock); if one fails to start, the others are stopped.
+ */
+async function startServers(
+  db: DbKind,
+  processes: number,
+  storage: Storage,
+  options: BenchOptions,
+  logDir: string,
+): Promise<ChildServer[]> {
+  const env = { DATABASE_URL: storage.databaseUrl, LOG_LEVEL: SERVER_LOG_LEVEL, ...options.serverEnv };
+  const starts = await Promise.allSettled(
+    Array.from({ length: processes }, (_, i) =>
+      startTracked({ label: `server-${db}-${processes}p-${i + 1}`, cwd: REPO_ROOT, entry: options.serverEntry, env, logDir }),
+    ),
+  );
+  const servers = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = starts.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed !== undefined) {
+    await Promise.all(servers.map((server) => server.stop()));
+    throw failed.reason;
+  }
+  return servers;
+}
+
+async function runDatabase(
+  db: DbKind,
+  processes: number,
+  options: BenchOptions,
+  dataDir: string,
+  logDir: string,
+): Promise<DbRun> {
+  const label = runLabel(db, processes);
+  const run: DbRun = { db, processes, label, storage: '', scenarios: [], ledger: undefined, error: undefined };
   let storage: Storage | undefined;
-  let server: ChildServer | undefined;
+  let servers: ChildServer[] = [];
   try {
     storage = await prepareStorage(db, options, dataDir);
     run.storage = storage.description;
-    log(`${db}: starting ${options.serverEntry} on ${storage.description}`);
-    server = await startTracked({
-      label: `server-${db}`,
-      cwd: REPO_ROOT,
-      entry: options.serverEntry,
-      env: { DATABASE_URL: storage.databaseUrl, LOG_LEVEL: SERVER_LOG_LEVEL, ...options.serverEnv },
-      logDir,
-    });
-    const tenant = await createTenant(server.baseUrl);
+    log(`${label}: starting ${processes} × ${options.serverEntry} on ${storage.description}`);
+    servers = await startServers(db, processes, storage, options, logDir);
+    const first = servers[0] as ChildServer;
+    const tenant = await createTenant(first.baseUrl);
     const ledger = new Ledger();
     const ctx: ScenarioContext = {
       db,
-      server,
+      servers,
       tenant,
       ledger,
       options,
       databaseProcesses: storage.processes,
       auditAccounts: [],
       setup: { accounts: 0, seconds: 0 },
-      log: (message) => log(`${db}: ${message}`),
+      log: (message) => log(`${label}: ${message}`),
     };
     await warmUp(ctx);
     for (const name of options.only) {
       const result = await runScenario(ctx, name);
       run.scenarios.push(result);
-      log(`${db}: ${name}: set up ${result.setupAccounts} funded accounts in ${result.setupS.toFixed(1)} s`);
+      log(`${label}: ${name}: set up ${result.setupAccounts} funded accounts in ${result.setupS.toFixed(1)} s`);
       for (const p of result.phases) {
         log(
-          `${db}: ${p.scenario} / ${p.phase}: ${Math.round(p.eventsPerS)} events/s, ` +
+          `${label}: ${p.scenario} / ${p.phase}: ${Math.round(p.eventsPerS)} events/s, ` +
             `${Math.round(p.requestsPerS)} req/s, p99 ${p.latencyMs.p99.toFixed(1)} ms`,
         );
       }
     }
-    log(`${db}: checking the ledger`);
+    log(`${label}: checking the ledger${processes > 1 ? ` (what all ${processes} servers acknowledged)` : ''}`);
     const checkStarted = performance.now();
     run.ledger = await ledger.check(tenant.api, ctx.auditAccounts);
-    log(`${db}: ledger checked in ${((performance.now() - checkStarted) / 1000).toFixed(1)} s`);
+    log(`${label}: ledger checked in ${((performance.now() - checkStarted) / 1000).toFixed(1)} s`);
   } catch (error) {
     run.error = error instanceof Error ? error.message : String(error);
-    log(`${db}: FAILED: ${run.error}`);
-    if (server !== undefined) log(`${db}: server log: ${server.logFile}`);
+    log(`${label}: FAILED: ${run.error}`);
+    for (const server of servers) log(`${label}: server log: ${server.logFile}`);
   } finally {
-    await server?.stop();
+    await Promise.all(servers.map((server) => server.stop()));
     await storage?.release();
   }
   return run;
+}
+
+/**
+ * The pool size the servers use (`BILLING_PG_POOL_SIZE`, else the server's default), read as
+ * the server reads it; PORT and DATABASE_URL are the bench's to set, not the environment's.
+ */
+function serverPgPoolSize(options: BenchOptions): number {
+  return loadConfig({ ...process.env, ...options.serverEnv, PORT: '0', DATABASE_URL: 'sqlite::memory:' }).pgPoolSize;
+}
+
+/**
+ * The store-only baseline of each database, once per transaction size the chosen scenarios
+ * are compared with, each in its own process on a fresh store (no server runs meanwhile).
+ */
+async function runStoreBaselines(
+  databases: readonly DbKind[],
+  options: BenchOptions,
+  dataDir: string,
+  logDir: string,
+): Promise<{ results: PhaseResult[]; figures: StoreOnlyFigures[]; failures: string[] }> {
+  const sizes = [...new Set(options.only.flatMap((name) => STORE_ONLY_SIZES[name]))].sort((a, b) => a - b);
+  const results: PhaseResult[] = [];
+  const figures: StoreOnlyFigures[] = [];
+  const failures: string[] = [];
+  if (sizes.length === 0) return { results, figures, failures };
+  const pgPoolSize = serverPgPoolSize(options);
+  for (const db of databases) {
+    for (const size of sizes) {
+      const label = `${db} store-only, ${size} event${size === 1 ? '' : 's'}/tx`;
+      let storage: Storage | undefined;
+      try {
+        storage = await prepareStorage(db, options, dataDir);
+        const lanes = storeLanes(db, pgPoolSize);
+        log(`${label}: ${lanes} lane${lanes === 1 ? '' : 's'} on ${storage.description}`);
+        const run = await runStoreOnly({
+          db,
+          databaseUrl: storage.databaseUrl,
+          databaseProcesses: storage.processes,
+          eventsPerTransaction: size,
+          lanes,
+          accounts: POOL_ACCOUNTS,
+          pgPoolSize,
+          durationS: options.durationS,
+          warmupS: options.warmupS,
+          cwd: REPO_ROOT,
+          entry: STORE_ONLY_ENTRY,
+          logDir,
+          track: (stop) => onCleanup(stop),
+        });
+        results.push(run.result);
+        figures.push(run.figures);
+        log(
+          `${label}: ${Math.round(run.figures.eventsPerS)} events/s, ` +
+            `${Math.round(run.figures.transactionsPerS)} transactions/s` +
+            (run.figures.ledger.findings.length === 0 ? ', ledger exact' : ''),
+        );
+        for (const f of run.figures.ledger.findings) {
+          failures.push(`${label}: ledger off on account ${f.accountId} (${f.check}): ${f.message}`);
+        }
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        log(`${label}: FAILED: ${message}`);
+        failures.push(`${label}: run failed: ${message}`);
+      } finally {
+        await storage?.release();
+      }
+    }
+  }
+  return { results, figures, failures };
+}
+
+/** Server process counts to run `db` with: every `--processes` count on PostgreSQL, one on SQLite. */
+function processCountsFor(db: DbKind, options: BenchOptions): readonly number[] {
+  return db === 'sqlite' ? [SQLITE_PROCESSES] : options.processes;
 }
 
 async function chooseDatabases(options: BenchOptions): Promise<DbKind[]> {
@@ -328,19 +437,33 @@ async function main(): Promise<number> {
     `${options.durationS} s per phase; scenarios ${options.only.join(', ')}; databases ${databases.join(', ')}; ` +
       `data on ${filesystem}; logs in ${workDir}`,
   );
+  if (databases.includes('sqlite') && options.processes.some((n) => n !== SQLITE_PROCESSES)) {
+    log(
+      `sqlite: one server process only (a single writer); --processes ${options.processes.join(',')} ` +
+        'applies to PostgreSQL',
+    );
+  }
 
-  const baselines = options.baselines ? await runBaselines(options, workDir) : [];
+  const httpBaselines = options.baselines ? await runBaselines(options, workDir) : [];
+  const store = options.baselines
+    ? await runStoreBaselines(databases, options, dataDir, workDir)
+    : { results: [], figures: [], failures: [] };
+  const baselines = [...httpBaselines, ...store.results];
   const runs: DbRun[] = [];
-  for (const db of databases) runs.push(await runDatabase(db, options, dataDir, workDir));
+  for (const db of databases) {
+    for (const processes of processCountsFor(db, options)) {
+      runs.push(await runDatabase(db, processes, options, dataDir, workDir));
+    }
+  }
 
   const phases = runs.flatMap((r) => r.scenarios.flatMap((s) => s.phases));
   applyRatios(phases, baselines);
 
-  const failures: string[] = [];
+  const failures: string[] = [...store.failures];
   for (const run of runs) {
-    if (run.error !== undefined) failures.push(`${run.db}: run failed: ${run.error}`);
+    if (run.error !== undefined) failures.push(`${run.label}: run failed: ${run.error}`);
     for (const f of run.ledger?.findings ?? []) {
-      failures.push(`${run.db}: ledger off on ${f.label} account ${f.accountId} (${f.check}): ${f.message}`);
+      failures.push(`${run.label}: ledger off on ${f.label} account ${f.accountId} (${f.check}): ${f.message}`);
     }
   }
 
@@ -348,13 +471,13 @@ async function main(): Promise<number> {
   for (const run of runs) {
     for (const s of run.scenarios) {
       if (s.setupAccounts > 0) {
-        out.push(`${run.db} ${s.scenario}: setup of ${s.setupAccounts} funded accounts took ${s.setupS.toFixed(1)} s`);
+        out.push(`${run.label} ${s.scenario}: setup of ${s.setupAccounts} funded accounts took ${s.setupS.toFixed(1)} s`);
       }
     }
   }
   const problems = formatProblems([...baselines, ...phases]);
   if (problems.length > 0) out.push('', 'Non-2xx answers and errors:', ...problems);
-  out.push('', 'Ledger:', ...runs.flatMap(formatLedger));
+  out.push('', 'Ledger:', ...store.figures.map(formatStoreOnlyLedger), ...runs.flatMap(formatLedger));
 
   const report: BenchReport = {
     meta: {
@@ -369,6 +492,7 @@ async function main(): Promise<number> {
     },
     options,
     baselines,
+    storeOnly: store.figures,
     runs,
     failures,
   };

@@ -9,7 +9,10 @@
  * check then allows exactly what those requests could have done.
  */
 import autocannon from 'autocannon';
+import { LatencyRecorder, type LatencyFigures } from './latency.js';
 import { REQUEST_TIMEOUT_S } from './options.js';
+
+export { LatencyRecorder, type LatencyFigures };
 
 /** After our duration, connections get this long to receive their last responses. */
 const DRAIN_BACKSTOP_S = REQUEST_TIMEOUT_S + 5;
@@ -40,17 +43,12 @@ export interface LoadSpec<T> {
   onResponse(tag: T, status: number, body: string): void;
 }
 
-export interface LatencyFigures {
-  p50: number;
-  p99: number;
-  p99_9: number;
-  mean: number;
-  max: number;
-}
-
 export interface LoadOutcome<T> {
   /** From the first request to the last response, in seconds. */
   elapsedS: number;
+  /** When the load started and when its last response arrived, on the `performance.now()` clock (ms). */
+  startedAtMs: number;
+  endedAtMs: number;
   responses: number;
   ok: number;
   non2xx: number;
@@ -59,6 +57,8 @@ export interface LoadOutcome<T> {
   errors: number;
   timeouts: number;
   latencyMs: LatencyFigures;
+  /** Every response time behind `latencyMs`, for merging the loads of several generators. */
+  latencies: LatencyRecorder;
   /** Requests sent that never got a response: their effect on the server is unknown. */
   unanswered: T[];
   errorSamples: string[];
@@ -70,34 +70,6 @@ export interface LoadOutcome<T> {
 interface DrainableClient {
   reqsMade: number;
   responseMax: number | undefined;
-}
-
-/**
- * Every response time of a phase, at autocannon's full resolution (its own histogram keeps
- * whole milliseconds, too coarse for the median of small requests), and exact percentiles.
- */
-export class LatencyRecorder {
-  private values = new Float64Array(1 << 16);
-  private count = 0;
-
-  push(ms: number): void {
-    if (this.count === this.values.length) {
-      const grown = new Float64Array(this.values.length * 2);
-      grown.set(this.values);
-      this.values = grown;
-    }
-    this.values[this.count++] = ms;
-  }
-
-  figures(): LatencyFigures {
-    if (this.count === 0) return { p50: 0, p99: 0, p99_9: 0, mean: 0, max: 0 };
-    const sorted = this.values.slice(0, this.count).sort();
-    // Nearest rank: the smallest value with at least q of all values at or below it.
-    const at = (q: number): number => sorted[Math.min(this.count - 1, Math.ceil(q * this.count) - 1)] as number;
-    let sum = 0;
-    for (const v of sorted) sum += v;
-    return { p50: at(0.5), p99: at(0.99), p99_9: at(0.999), mean: sum / this.count, max: sorted[this.count - 1] as number };
-  }
 }
 
 interface InFlight<T> {
@@ -204,6 +176,8 @@ export async function runLoad<T>(spec: LoadSpec<T>): Promise<LoadOutcome<T>> {
 
   return {
     elapsedS,
+    startedAtMs: startedAt,
+    endedAtMs: endedAt,
     responses,
     ok,
     non2xx: responses - ok,
@@ -211,8 +185,80 @@ export async function runLoad<T>(spec: LoadSpec<T>): Promise<LoadOutcome<T>> {
     errors: result.errors,
     timeouts: result.timeouts,
     latencyMs: latencies.figures(),
+    latencies,
     unanswered: [...inFlight].map((f) => f.tag),
     errorSamples: [...errorSamples],
     generatorCpuPercent: (100 * (cpu.user + cpu.system)) / 1e6 / ((performance.now() - startedAt) / 1000),
   };
+}
+
+/**
+ * `total` connections split as evenly as possible over `parts` load generators (one per
+ * server); the first ones take the remainder. Fewer connections than parts: only `total`
+ * generators, one connection each.
+ */
+export function splitConnections(total: number, parts: number): number[] {
+  if (!Number.isInteger(total) || total < 1 || !Number.isInteger(parts) || parts < 1) {
+    throw new Error(`splitConnections needs positive whole numbers, got ${total} over ${parts}`);
+  }
+  const used = Math.min(total, parts);
+  const base = Math.floor(total / used);
+  return Array.from({ length: used }, (_, i) => base + (i < total % used ? 1 : 0));
+}
+
+/** One load spec per server, the phase's connections split over them by `splitConnections`. */
+export function spreadOver<T>(
+  baseUrls: readonly string[],
+  connections: number,
+  make: (baseUrl: string, connections: number) => LoadSpec<T>,
+): LoadSpec<T>[] {
+  return splitConnections(connections, baseUrls.length).map((n, i) => make(baseUrls[i] as string, n));
+}
+
+/**
+ * The outcomes of load generators that ran at the same time (one per server) as one phase:
+ * counts summed, the window from the first start to the last response, percentiles over every
+ * response time of all of them (exactly as for one generator). The generators share this
+ * process, so its CPU is measured once around all of them and passed in.
+ */
+export function mergeOutcomes<T>(outcomes: readonly LoadOutcome<T>[], generatorCpuPercent: number): LoadOutcome<T> {
+  if (outcomes.length === 0) throw new Error('mergeOutcomes needs at least one outcome');
+  const startedAtMs = Math.min(...outcomes.map((o) => o.startedAtMs));
+  const endedAtMs = Math.max(...outcomes.map((o) => o.endedAtMs));
+  const latencies = new LatencyRecorder();
+  const statusCodes: Record<string, number> = {};
+  const errorSamples = new Set<string>();
+  for (const o of outcomes) {
+    latencies.pushAll(o.latencies);
+    for (const [code, n] of Object.entries(o.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+    for (const sample of o.errorSamples) if (errorSamples.size < MAX_ERROR_SAMPLES) errorSamples.add(sample);
+  }
+  const sum = (pick: (o: LoadOutcome<T>) => number): number => outcomes.reduce((total, o) => total + pick(o), 0);
+  return {
+    elapsedS: Math.max(1e-6, (endedAtMs - startedAtMs) / 1000),
+    startedAtMs,
+    endedAtMs,
+    responses: sum((o) => o.responses),
+    ok: sum((o) => o.ok),
+    non2xx: sum((o) => o.non2xx),
+    statusCodes,
+    errors: sum((o) => o.errors),
+    timeouts: sum((o) => o.timeouts),
+    latencyMs: latencies.figures(),
+    latencies,
+    unanswered: outcomes.flatMap((o) => o.unanswered),
+    errorSamples: [...errorSamples],
+    generatorCpuPercent,
+  };
+}
+
+/** Runs one load per spec at the same time (one autocannon per server) and merges them. */
+export async function runLoads<T>(specs: readonly LoadSpec<T>[]): Promise<LoadOutcome<T>> {
+  if (specs.length === 1) return await runLoad(specs[0] as LoadSpec<T>);
+  const cpuBefore = process.cpuUsage();
+  const startedAt = performance.now();
+  const outcomes = await Promise.all(specs.map((spec) => runLoad(spec)));
+  const cpu = process.cpuUsage(cpuBefore);
+  const generatorCpuPercent = (100 * (cpu.user + cpu.system)) / 1e6 / ((performance.now() - startedAt) / 1000);
+  return mergeOutcomes(outcomes, generatorCpuPercent);
 }

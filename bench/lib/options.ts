@@ -22,6 +22,11 @@ export const DEFAULT_CONNECTIONS_BY_EVENTS: Readonly<Record<number, number>> = {
 /** Connections for 1-event traffic (holds, settles, the account spread, hello-world). */
 export const DEFAULT_SMALL_REQUEST_CONNECTIONS = 100;
 
+/** Server processes per PostgreSQL run: one run with each count of `--processes`. */
+export const DEFAULT_PROCESS_COUNTS: readonly number[] = [1];
+/** More server processes than this on one machine is a typo, not a measurement. */
+export const MAX_PROCESSES = 16;
+
 /** Accounts the `accounts` scenario spreads its requests over (against one hot account). */
 export const DEFAULT_SPREAD_ACCOUNTS = 10_000;
 /** Accounts each of the other scenarios spreads its requests over. */
@@ -52,6 +57,11 @@ export interface BenchOptions {
   connections: number | undefined;
   only: readonly ScenarioName[];
   db: DbChoice | undefined;
+  /**
+   * Server processes of each PostgreSQL run, one run per entry (ascending, no repeats); SQLite
+   * always runs one process (a single writer).
+   */
+  processes: readonly number[];
   spreadAccounts: number;
   baselines: boolean;
   serverEntry: string;
@@ -70,6 +80,9 @@ export const USAGE = `Usage: npm run bench -- [flags]
                        20 for 100-event, 8 for 1,000-event requests)
   --only <names>       comma-separated subset of: ${SCENARIO_NAMES.join(', ')}
   --db <which>         sqlite | postgres | both (default: both when PostgreSQL is reachable)
+  --processes <list>   server processes against one PostgreSQL database: a count or a
+                       comma-separated list of counts, one PostgreSQL run each (default 1;
+                       e.g. 1,2); SQLite always runs one
   --accounts <n>       accounts of the spread phase of the accounts scenario (default ${DEFAULT_SPREAD_ACCOUNTS})
   --no-baselines       skip the Fastify hello-world and no-database validation baselines
   --server <path>      server entry point, relative to the repository root (default ${DEFAULT_SERVER_ENTRY})
@@ -98,6 +111,18 @@ function isScenarioName(name: string): name is ScenarioName {
   return (SCENARIO_NAMES as readonly string[]).includes(name);
 }
 
+/** `--processes`: `2` or `1,2`; sorted ascending, repeats dropped. */
+export function parseProcessCounts(raw: string): number[] {
+  const parts = raw.split(',').map((s) => s.trim());
+  if (parts.length === 0 || parts.some((p) => p === '')) {
+    throw new Error(`--processes takes a count or a comma-separated list of counts, got "${raw}"`);
+  }
+  const counts = parts.map((p) => positiveInteger('--processes', p));
+  const tooMany = counts.find((n) => n > MAX_PROCESSES);
+  if (tooMany !== undefined) throw new Error(`--processes: at most ${MAX_PROCESSES} server processes, got ${tooMany}`);
+  return [...new Set(counts)].sort((a, b) => a - b);
+}
+
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const { values } = parseArgs({
     args: [...argv],
@@ -110,6 +135,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       connections: { type: 'string' },
       only: { type: 'string' },
       db: { type: 'string' },
+      processes: { type: 'string' },
       accounts: { type: 'string' },
       'no-baselines': { type: 'boolean', default: false },
       server: { type: 'string' },
@@ -159,6 +185,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     connections: values.connections !== undefined ? positiveInteger('--connections', values.connections) : undefined,
     only,
     db,
+    processes: values.processes !== undefined ? parseProcessCounts(values.processes) : DEFAULT_PROCESS_COUNTS,
     spreadAccounts:
       values.accounts !== undefined ? positiveInteger('--accounts', values.accounts) : DEFAULT_SPREAD_ACCOUNTS,
     baselines: !values['no-baselines'],

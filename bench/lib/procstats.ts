@@ -1,7 +1,8 @@
 /**
  * CPU and memory of a server process (and any processes it forks), read from /proc while a
  * phase runs: CPU as utime+stime ticks over the phase, as % of one core; peak RSS as the
- * largest sum of VmRSS seen in samples taken every RSS_SAMPLE_MS.
+ * largest sum of VmRSS seen in samples taken every RSS_SAMPLE_MS. With several server
+ * processes, both cover all of them: CPU summed, RSS the peak of the summed samples.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -71,6 +72,11 @@ function readRss(pid: number): number {
 
 /** The root and every live descendant of it. */
 export function processTree(rootPid: number): number[] {
+  return processForest([rootPid]);
+}
+
+/** Every root and every live descendant of them (several servers, one /proc scan). */
+export function processForest(rootPids: readonly number[]): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -80,14 +86,15 @@ export function processTree(rootPid: number): number[] {
     if (list === undefined) children.set(stat.ppid, [Number(entry)]);
     else list.push(Number(entry));
   }
-  const tree: number[] = [];
-  const stack = [rootPid];
+  const tree = new Set<number>();
+  const stack = [...rootPids];
   while (stack.length > 0) {
     const pid = stack.pop() as number;
-    tree.push(pid);
+    if (tree.has(pid)) continue;
+    tree.add(pid);
     stack.push(...(children.get(pid) ?? []));
   }
-  return tree;
+  return [...tree];
 }
 
 function readText(path: string): string | undefined {

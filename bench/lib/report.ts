@@ -6,16 +6,39 @@ import { join } from 'node:path';
 import type { LedgerReport } from './ledger.js';
 import type { BenchOptions } from './options.js';
 import type { PhaseResult, ScenarioResult } from './scenarios.js';
+import type { StoreOnlyFigures } from './storeonly.js';
 
 export const HELLO_PHASE = 'hello-world';
+/** The `scenario` of every baseline row. */
+export const BASELINE_SCENARIO = 'baseline';
 export const NO_DB_PHASE_PREFIX = 'no-db validation';
+export const STORE_ONLY_PHASE_PREFIX = 'store only';
 
 export function noDbPhaseName(events: number): string {
   return `${NO_DB_PHASE_PREFIX}, ${events} event${events === 1 ? '' : 's'}`;
 }
 
+/** The store-only baseline with `events` events per transaction. */
+export function storeOnlyPhaseName(events: number): string {
+  return `${STORE_ONLY_PHASE_PREFIX}, ${events} event${events === 1 ? '' : 's'}/tx`;
+}
+
+/** How a database run is named in the report: `postgres ×2` (the database and its server processes). */
+export function runLabel(db: string, processes: number): string {
+  return `${db} ×${processes}`;
+}
+
+/** The `db` column: a server run's database and process count; the baselines' `none`, or their database. */
+export function phaseLabel(p: Pick<PhaseResult, 'db' | 'servers' | 'scenario'>): string {
+  return p.scenario === BASELINE_SCENARIO || p.servers === 0 ? p.db : runLabel(p.db, p.servers);
+}
+
 export interface DbRun {
   db: string;
+  /** Server processes against the database in this run. */
+  processes: number;
+  /** `db ×processes`, as in the table. */
+  label: string;
   /** What the server ran on (SQLite file path, PostgreSQL database name). */
   storage: string;
   scenarios: ScenarioResult[];
@@ -36,17 +59,28 @@ export interface BenchReport {
     loadAverageAtStart: number;
   };
   options: BenchOptions;
+  /** Hello-world, no-db validation and store-only rows, as in the table. */
   baselines: PhaseResult[];
+  /** What each store-only child reported (transactions/s, lanes, its own ledger check). */
+  storeOnly: StoreOnlyFigures[];
   runs: DbRun[];
   failures: string[];
 }
 
-/** Fills each phase's ratios from the baselines of the same run. */
+/**
+ * Fills each phase's ratios from the baselines of the same run; the store-only one from the
+ * baseline of the same database (whatever the phase's number of server processes).
+ */
 export function applyRatios(phases: readonly PhaseResult[], baselines: readonly PhaseResult[]): void {
   const hello = baselines.find((b) => b.phase === HELLO_PHASE);
   for (const phase of phases) {
     if (hello !== undefined && phase.eventsPerRequest === 1 && hello.requestsPerS > 0) {
       phase.ratios.vsHelloRequests = phase.requestsPerS / hello.requestsPerS;
+    }
+    if (phase.storeEvents !== undefined) {
+      const name = storeOnlyPhaseName(phase.storeEvents);
+      const store = baselines.find((b) => b.db === phase.db && b.phase === name);
+      if (store !== undefined && store.eventsPerS > 0) phase.ratios.vsStoreEvents = phase.eventsPerS / store.eventsPerS;
     }
     if (phase.baselineEvents === undefined) continue;
     const noDb = baselines.find((b) => b.phase === noDbPhaseName(phase.baselineEvents as number));
@@ -73,7 +107,7 @@ interface Column {
 }
 
 const COLUMNS: Column[] = [
-  { title: 'db', right: false, cell: (p) => p.db },
+  { title: 'db', right: false, cell: (p) => phaseLabel(p) },
   { title: 'scenario', right: false, cell: (p) => p.scenario },
   { title: 'phase', right: false, cell: (p) => p.phase },
   { title: 'conns', right: true, cell: (p) => String(p.connections) },
@@ -95,6 +129,7 @@ const COLUMNS: Column[] = [
   { title: 'other CPU', right: true, cell: (p) => `${p.otherCpuPercent.toFixed(0)}%` },
   { title: 'vs hello req/s', right: true, cell: (p) => percent(p.ratios.vsHelloRequests) },
   { title: 'vs no-db events/s', right: true, cell: (p) => percent(p.ratios.vsNoDbEvents) },
+  { title: 'vs store events/s', right: true, cell: (p) => percent(p.ratios.vsStoreEvents) },
 ];
 
 export function formatTable(phases: readonly PhaseResult[]): string {
@@ -123,7 +158,7 @@ export function formatProblems(phases: readonly PhaseResult[]): string[] {
       .map(([code, n]) => `${code}×${n}`)
       .join(', ');
     lines.push(
-      `${p.db} ${p.scenario} / ${p.phase}: non-2xx ${p.non2xx}${codes !== '' ? ` (${codes})` : ''}, ` +
+      `${phaseLabel(p)} ${p.scenario} / ${p.phase}: non-2xx ${p.non2xx}${codes !== '' ? ` (${codes})` : ''}, ` +
         `errors ${p.errors} (timeouts ${p.timeouts}), unanswered ${p.unanswered}, malformed 2xx ${p.malformedAnswers}`,
     );
     for (const sample of p.errorSamples) lines.push(`    e.g. ${sample}`);
@@ -133,18 +168,25 @@ export function formatProblems(phases: readonly PhaseResult[]): string[] {
 
 export function formatLedger(run: DbRun): string[] {
   const ledger = run.ledger;
-  if (ledger === undefined) return [`${run.db}: ledger not checked${run.error !== undefined ? ' (run failed)' : ''}`];
+  if (ledger === undefined) return [`${run.label}: ledger not checked${run.error !== undefined ? ' (run failed)' : ''}`];
   const audited = ledger.transactionsChecked
     .map((t) => `${t.label} ${t.accountId} (${whole.format(t.transactions)} transactions)`)
     .join('; ');
   const lines = [
-    `${run.db}: ${whole.format(ledger.accountsChecked)} balances checked, ` +
+    `${run.label}: ${whole.format(ledger.accountsChecked)} balances checked, ` +
       `${ledger.uncertainRequests} requests without a definite answer, ${ledger.holdsResolved} settles read back; ` +
       `transaction chains: ${audited === '' ? 'none' : audited}`,
   ];
-  if (ledger.findings.length === 0) lines.push(`${run.db}: ledger exact`);
-  for (const f of ledger.findings) lines.push(`${run.db}: LEDGER MISMATCH ${f.label} account ${f.accountId} [${f.check}] ${f.message}`);
+  if (ledger.findings.length === 0) lines.push(`${run.label}: ledger exact`);
+  for (const f of ledger.findings) lines.push(`${run.label}: LEDGER MISMATCH ${f.label} account ${f.accountId} [${f.check}] ${f.message}`);
   return lines;
+}
+
+/** The store-only child's own check: every balance against what its committed transactions took. */
+export function formatStoreOnlyLedger(f: StoreOnlyFigures): string {
+  const label = `${f.dialect} ${storeOnlyPhaseName(f.eventsPerTransaction)}`;
+  const verdict = f.ledger.findings.length === 0 ? 'ledger exact' : `LEDGER MISMATCH on ${f.ledger.findings.length} balances`;
+  return `${label}: ${whole.format(f.ledger.accountsChecked)} balances checked, ${f.errors} transactions in doubt; ${verdict}`;
 }
 
 export function writeJson(dir: string, report: BenchReport): string {

@@ -5,12 +5,11 @@ import { createFundedAccounts, type Tenant } from './api.js';
 import { eventBatches, SETTLE_BODY, type EventBatch } from './bodies.js';
 import type { ChildServer } from './children.js';
 import type { Ledger } from './ledger.js';
-import { runLoad, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
+import { runLoads, spreadOver, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
 import { connectionsFor, POOL_ACCOUNTS, type BenchOptions, type ScenarioName } from './options.js';
-import { MachineSampler, ProcessSampler, processTree } from './procstats.js';
+import { MachineSampler, ProcessSampler, processForest } from './procstats.js';
+import { scatter } from './scatter.js';
 
-/** A stride through the spread accounts, so that consecutive requests hit unrelated rows. */
-const ACCOUNT_STRIDE = 7_919;
 const HOLD_EVENTS_PER_REQUEST = 1;
 /** Every n-th hold is left pending, so that the check of `pending` always has something to count. */
 const LEAVE_PENDING_EVERY = 10;
@@ -18,14 +17,21 @@ const SPREAD_EVENTS_PER_REQUEST = 1;
 const WARMUP_REQUEST_SIZES = [1, 100] as const;
 
 export interface PhaseResult {
-  /** `none` for the baselines. */
+  /** `none` for the baselines without a database. */
   db: string;
+  /**
+   * Server processes the load was spread over (each with its own load generator); 0 for the
+   * store-only baseline, which has no server.
+   */
+  servers: number;
   scenario: string;
   phase: string;
   connections: number;
   eventsPerRequest: number;
   /** Event count of the no-database baseline this phase is compared with, if any. */
   baselineEvents: number | undefined;
+  /** Events per transaction of the store-only baseline this phase is compared with, if any. */
+  storeEvents: number | undefined;
   durationS: number;
   elapsedS: number;
   /** Requests answered 2xx. */
@@ -42,8 +48,11 @@ export interface PhaseResult {
   unanswered: number;
   /** 2xx answers whose body did not say what was sent (events_submitted, event_ids). */
   malformedAnswers: number;
+  /** CPU of every server process (and what they fork), summed, as % of one core. */
   serverCpuPercent: number;
+  /** Peak of the summed RSS of every server process (sampled together). */
   serverPeakRssMb: number;
+  /** Processes in the servers' trees (servers, and anything they forked). */
   serverProcesses: number;
   generatorCpuPercent: number;
   /** CPU of the PostgreSQL processes serving the bench database, as % of one core (SQLite runs inside the server). */
@@ -53,7 +62,7 @@ export interface PhaseResult {
   /** CPU time the hypervisor took away, as % of one core. */
   stealCpuPercent: number;
   errorSamples: string[];
-  ratios: { vsHelloRequests?: number; vsNoDbEvents?: number; vsNoDbRequests?: number };
+  ratios: { vsHelloRequests?: number; vsNoDbEvents?: number; vsNoDbRequests?: number; vsStoreEvents?: number };
 }
 
 export interface ScenarioResult {
@@ -66,7 +75,8 @@ export interface ScenarioResult {
 
 export interface ScenarioContext {
   db: string;
-  server: ChildServer;
+  /** The server processes under test, all on one database; setup and read-back go through the first. */
+  servers: readonly ChildServer[];
   tenant: Tenant;
   ledger: Ledger;
   options: BenchOptions;
@@ -84,24 +94,40 @@ interface PhaseMeta {
   phase: string;
   eventsPerRequest: number;
   baselineEvents: number | undefined;
+  /** Only the `events-N` phases: N complete events per request, spread over accounts, like the store-only runs. */
+  storeEvents?: number;
 }
 
-/** Runs one load against a server while sampling its CPU and memory. */
+/** What a phase measures: the servers (their CPU and memory) and the database behind them. */
+export interface PhaseTarget {
+  db: string;
+  serverPids: readonly number[];
+  /** The PostgreSQL processes serving the bench database; undefined on SQLite and for baselines. */
+  databaseProcesses: (() => number[]) | undefined;
+}
+
+export function phaseTarget(ctx: ScenarioContext): PhaseTarget {
+  return { db: ctx.db, serverPids: ctx.servers.map((s) => s.pid), databaseProcesses: ctx.databaseProcesses };
+}
+
+/**
+ * Runs one load per spec at the same time (one per server, see `spreadOver`) while sampling
+ * the servers' CPU and memory, and reports them as one phase.
+ */
 export async function measurePhase<T>(
-  serverPid: number,
-  databaseProcesses: (() => number[]) | undefined,
-  db: string,
+  target: PhaseTarget,
   meta: PhaseMeta,
-  spec: LoadSpec<T>,
+  specs: readonly LoadSpec<T>[],
   acknowledged: () => { events: number; malformed: number },
 ): Promise<{ result: PhaseResult; outcome: LoadOutcome<T> }> {
-  const sampler = new ProcessSampler(() => processTree(serverPid));
+  const { db, databaseProcesses } = target;
+  const sampler = new ProcessSampler(() => processForest(target.serverPids));
   const dbSampler = databaseProcesses === undefined ? undefined : new ProcessSampler(databaseProcesses);
   const machine = new MachineSampler();
   machine.begin();
   sampler.start();
   dbSampler?.start();
-  const outcome = await runLoad(spec);
+  const outcome = await runLoads(specs);
   const usage = sampler.stop();
   const dbUsage = dbSampler?.stop();
   const machineUsage = machine.end();
@@ -111,9 +137,11 @@ export async function measurePhase<T>(
     outcome,
     result: {
       db,
+      servers: target.serverPids.length,
       ...meta,
-      connections: spec.connections,
-      durationS: spec.durationS,
+      storeEvents: meta.storeEvents,
+      connections: specs.reduce((sum, spec) => sum + spec.connections, 0),
+      durationS: specs[0]?.durationS ?? 0,
       elapsedS: outcome.elapsedS,
       requests: outcome.ok,
       requestsPerS: outcome.ok / outcome.elapsedS,
@@ -139,14 +167,8 @@ export async function measurePhase<T>(
   };
 }
 
-function gcd(a: number, b: number): number {
-  return b === 0 ? a : gcd(b, a % b);
-}
-
-/** Visits every index of `0 … count-1` once per cycle, in a scattered order. */
-export function scatter(count: number): (i: number) => number {
-  const stride = gcd(ACCOUNT_STRIDE, count) === 1 ? ACCOUNT_STRIDE % count : 1;
-  return (i) => (i * stride) % count;
+function baseUrls(ctx: ScenarioContext): string[] {
+  return ctx.servers.map((s) => s.baseUrl);
 }
 
 export function eventsPath(accountId: string): string {
@@ -236,11 +258,9 @@ export class EventTraffic {
   async measure(ctx: ScenarioContext, meta: PhaseMeta, connections: number, durationS: number): Promise<PhaseResult> {
     const before = { events: this.acknowledgedEvents, malformed: this.malformedAnswers };
     const { result, outcome } = await measurePhase(
-      ctx.server.pid,
-      ctx.databaseProcesses,
-      ctx.db,
+      phaseTarget(ctx),
       meta,
-      this.spec(ctx.server.baseUrl, ctx.tenant.authorization, connections, durationS),
+      spreadOver(baseUrls(ctx), connections, (baseUrl, n) => this.spec(baseUrl, ctx.tenant.authorization, n, durationS)),
       () => ({
         events: this.acknowledgedEvents - before.events,
         malformed: this.malformedAnswers - before.malformed,
@@ -262,10 +282,11 @@ class SettleTraffic {
   ) {}
 
   async measure(ctx: ScenarioContext, meta: PhaseMeta, connections: number, durationS: number): Promise<PhaseResult> {
-    const spec: LoadSpec<string> = {
-      baseUrl: ctx.server.baseUrl,
+    // One `next` for every server: each held event is settled once, oldest first overall.
+    const spec = (baseUrl: string, n: number): LoadSpec<string> => ({
+      baseUrl,
       authorization: ctx.tenant.authorization,
-      connections: Math.max(1, Math.min(connections, this.eventIds.length)),
+      connections: n,
       durationS,
       next: () => {
         const eventId = this.eventIds[this.nextIndex];
@@ -279,8 +300,9 @@ class SettleTraffic {
           this.settled++;
         } else if (status >= 500) this.ledger.uncertainSettle(eventId);
       },
-    };
-    const { result, outcome } = await measurePhase(ctx.server.pid, ctx.databaseProcesses, ctx.db, meta, spec, () => ({
+    });
+    const total = Math.max(1, Math.min(connections, this.eventIds.length));
+    const { result, outcome } = await measurePhase(phaseTarget(ctx), meta, spreadOver(baseUrls(ctx), total, spec), () => ({
       events: this.settled,
       malformed: 0,
     }));
@@ -319,7 +341,7 @@ async function eventsScenario(ctx: ScenarioContext, size: number): Promise<Phase
   const accounts = await fundedAccounts(ctx, POOL_ACCOUNTS, name);
   ctx.auditAccounts.push(accounts[0] as string);
   const traffic = new EventTraffic(ctx.ledger, accounts, eventBatches(size));
-  const meta = { scenario: name, phase: name, eventsPerRequest: size, baselineEvents: size };
+  const meta = { scenario: name, phase: name, eventsPerRequest: size, baselineEvents: size, storeEvents: size };
   return [await traffic.measure(ctx, meta, connectionsFor(ctx.options, size), ctx.options.durationS)];
 }
 

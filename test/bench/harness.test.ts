@@ -1,15 +1,26 @@
 // Guarantees: the bench's own arithmetic is right — the ledger check accepts exactly what the
 // acknowledged requests (and, for unanswered ones, some subset of them) explain, the transaction
-// chain check catches a broken link, /proc parsing and percentiles are exact, flags parse.
+// chain check catches a broken link, /proc parsing and percentiles are exact, flags parse,
+// the loads of several generators (one per server process) merge into the figures one would give.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventBatch, eventBatches, BODY_VARIANTS } from '../../bench/lib/bodies.js';
 import { ChainCheck, compareBalance, isSubsetSum, Ledger, type AccountBook } from '../../bench/lib/ledger.js';
-import { LatencyRecorder } from '../../bench/lib/load.js';
-import { connectionsFor, INITIAL_GRANT, parseOptions, SCENARIO_NAMES } from '../../bench/lib/options.js';
+import { LatencyRecorder, mergeOutcomes, splitConnections, type LoadOutcome } from '../../bench/lib/load.js';
+import { connectionsFor, INITIAL_GRANT, parseOptions, parseProcessCounts, SCENARIO_NAMES } from '../../bench/lib/options.js';
 import { parseCpuLine, parseRssBytes, parseStat } from '../../bench/lib/procstats.js';
-import { applyRatios, HELLO_PHASE, noDbPhaseName } from '../../bench/lib/report.js';
-import { scatter, type PhaseResult } from '../../bench/lib/scenarios.js';
+import {
+  applyRatios,
+  BASELINE_SCENARIO,
+  HELLO_PHASE,
+  noDbPhaseName,
+  phaseLabel,
+  runLabel,
+  storeOnlyPhaseName,
+} from '../../bench/lib/report.js';
+import { parseStoreOnlyMessage, storeLanes, storeOnlyPhase, type StoreOnlyFigures } from '../../bench/lib/storeonly.js';
+import { scatter } from '../../bench/lib/scatter.js';
+import type { PhaseResult } from '../../bench/lib/scenarios.js';
 
 function book(overrides: Partial<AccountBook> = {}): AccountBook {
   return { accountId: 'a_1', label: 'test', debited: 0, held: 0, uncertainDebits: [], uncertainHolds: [], ...overrides };
@@ -150,6 +161,119 @@ test('flags', () => {
   assert.throws(() => parseOptions(['--only', 'nope']));
   assert.throws(() => parseOptions(['--db', 'mysql']));
   assert.throws(() => parseOptions(['--duration', '0']));
+  assert.deepEqual(defaults.processes, [1]);
+  assert.deepEqual(parseOptions(['--processes', '2']).processes, [2]);
+  assert.deepEqual(parseOptions(['--processes', '2, 1,2']).processes, [1, 2]);
+});
+
+test('--processes: counts, or a list of counts', () => {
+  assert.deepEqual(parseProcessCounts('1,2'), [1, 2]);
+  assert.deepEqual(parseProcessCounts('4,1'), [1, 4]);
+  for (const bad of ['', '0', '1,', '1.5', 'two', '1,,2', '17']) assert.throws(() => parseProcessCounts(bad), bad);
+});
+
+test('connections split evenly over the servers', () => {
+  assert.deepEqual(splitConnections(20, 1), [20]);
+  assert.deepEqual(splitConnections(20, 2), [10, 10]);
+  assert.deepEqual(splitConnections(100, 3), [34, 33, 33]);
+  assert.deepEqual(splitConnections(8, 3), [3, 3, 2]);
+  assert.deepEqual(splitConnections(1, 2), [1]);
+  for (const [total, parts] of [[7, 1], [7, 2], [7, 7], [3, 5], [101, 4]] as const) {
+    const split = splitConnections(total, parts);
+    assert.equal(split.reduce((a, b) => a + b, 0), total);
+    assert.ok(Math.max(...split) - Math.min(...split) <= 1);
+    assert.equal(split.length, Math.min(total, parts));
+  }
+  assert.throws(() => splitConnections(0, 2));
+  assert.throws(() => splitConnections(4, 0));
+});
+
+function outcome(over: Partial<LoadOutcome<string>>, latencies: number[]): LoadOutcome<string> {
+  const recorder = new LatencyRecorder();
+  for (const ms of latencies) recorder.push(ms);
+  return {
+    elapsedS: 1,
+    startedAtMs: 0,
+    endedAtMs: 1000,
+    responses: 0,
+    ok: 0,
+    non2xx: 0,
+    statusCodes: {},
+    errors: 0,
+    timeouts: 0,
+    latencyMs: recorder.figures(),
+    latencies: recorder,
+    unanswered: [],
+    errorSamples: [],
+    generatorCpuPercent: 0,
+    ...over,
+  };
+}
+
+test('loads of several generators merge: sums, one window, percentiles over every response', () => {
+  const fast = Array.from({ length: 900 }, (_, i) => 1 + i / 1000);
+  const slow = Array.from({ length: 100 }, (_, i) => 50 + i);
+  const a = outcome(
+    {
+      startedAtMs: 1_000,
+      endedAtMs: 3_000,
+      responses: 905,
+      ok: 900,
+      non2xx: 5,
+      statusCodes: { '200': 900, '409': 5 },
+      errors: 1,
+      timeouts: 1,
+      unanswered: ['r1'],
+      errorSamples: ['409 a'],
+      generatorCpuPercent: 80,
+    },
+    fast,
+  );
+  const b = outcome(
+    {
+      startedAtMs: 1_010,
+      endedAtMs: 3_500,
+      responses: 100,
+      ok: 100,
+      statusCodes: { '200': 100 },
+      errors: 2,
+      unanswered: ['r2', 'r3'],
+      errorSamples: ['409 a', '500 b'],
+      generatorCpuPercent: 80,
+    },
+    slow,
+  );
+  const merged = mergeOutcomes([a, b], 85);
+  assert.equal(merged.elapsedS, 2.5);
+  assert.equal(merged.startedAtMs, 1_000);
+  assert.equal(merged.endedAtMs, 3_500);
+  assert.equal(merged.responses, 1_005);
+  assert.equal(merged.ok, 1_000);
+  assert.equal(merged.non2xx, 5);
+  assert.deepEqual(merged.statusCodes, { '200': 1_000, '409': 5 });
+  assert.equal(merged.errors, 3);
+  assert.equal(merged.timeouts, 1);
+  assert.deepEqual(merged.unanswered, ['r1', 'r2', 'r3']);
+  assert.deepEqual(merged.errorSamples, ['409 a', '500 b']);
+  assert.equal(merged.generatorCpuPercent, 85, 'one process: its CPU is measured once, not summed');
+  // The same figures as one generator that saw every response.
+  const all = new LatencyRecorder();
+  for (const ms of [...slow, ...fast]) all.push(ms);
+  assert.deepEqual(merged.latencyMs, all.figures());
+  assert.equal(merged.latencyMs.p50, fast[499]);
+  assert.equal(merged.latencyMs.p99, slow[89]);
+  assert.equal(merged.latencyMs.max, 149);
+  assert.equal(merged.latencies.size, 1_000);
+  // The inputs are left as they were.
+  assert.equal(a.latencies.size, 900);
+  assert.throws(() => mergeOutcomes([], 0));
+});
+
+test('a database run is labelled with its process count', () => {
+  assert.equal(runLabel('postgres', 2), 'postgres ×2');
+  assert.equal(phaseLabel({ db: 'postgres', servers: 2, scenario: 'events-100' }), 'postgres ×2');
+  assert.equal(phaseLabel({ db: 'sqlite', servers: 1, scenario: 'events-1' }), 'sqlite ×1');
+  assert.equal(phaseLabel({ db: 'none', servers: 1, scenario: BASELINE_SCENARIO }), 'none');
 });
 
 test('ratios come from the baseline of the same request size', () => {
@@ -177,4 +301,61 @@ test('ratios come from the baseline of the same request size', () => {
   assert.deepEqual(one.ratios, { vsHelloRequests: 0.2, vsNoDbEvents: 0.25, vsNoDbRequests: 0.25 });
   assert.deepEqual(hundred.ratios, { vsNoDbEvents: 100_000 / 1_500_000, vsNoDbRequests: 1_000 / 15_000 });
   assert.deepEqual(settle.ratios, { vsHelloRequests: 0.1 });
+});
+
+test('the store-only ratio comes from the same database, whatever the process count', () => {
+  const phase = (over: Partial<PhaseResult>): PhaseResult =>
+    ({ db: 'sqlite', servers: 1, scenario: 'events-100', phase: 'events-100', eventsPerRequest: 100, baselineEvents: 100,
+      storeEvents: 100, requestsPerS: 0, eventsPerS: 0, ratios: {}, ...over }) as PhaseResult;
+  const baselines = [
+    phase({ scenario: BASELINE_SCENARIO, servers: 0, phase: storeOnlyPhaseName(100), storeEvents: undefined, baselineEvents: undefined, eventsPerS: 200_000 }),
+    phase({ db: 'postgres', scenario: BASELINE_SCENARIO, servers: 0, phase: storeOnlyPhaseName(100), storeEvents: undefined, baselineEvents: undefined, eventsPerS: 50_000 }),
+    phase({ db: 'postgres', scenario: BASELINE_SCENARIO, servers: 0, phase: storeOnlyPhaseName(1), storeEvents: undefined, baselineEvents: undefined, eventsPerRequest: 1, eventsPerS: 5_000 }),
+  ];
+  const sqlite = phase({ eventsPerS: 150_000 });
+  const pg1 = phase({ db: 'postgres', eventsPerS: 40_000 });
+  const pg2 = phase({ db: 'postgres', servers: 2, eventsPerS: 60_000 });
+  const pgOne = phase({ db: 'postgres', eventsPerRequest: 1, baselineEvents: 1, storeEvents: 1, eventsPerS: 10_000 });
+  const hot = phase({ db: 'postgres', eventsPerRequest: 1, baselineEvents: 1, storeEvents: undefined, eventsPerS: 10_000 });
+  const noStore = phase({ db: 'sqlite', eventsPerRequest: 1, baselineEvents: 1, storeEvents: 1, eventsPerS: 10_000 });
+  applyRatios([sqlite, pg1, pg2, pgOne, hot, noStore], baselines);
+  assert.equal(sqlite.ratios.vsStoreEvents, 0.75);
+  assert.equal(pg1.ratios.vsStoreEvents, 0.8);
+  assert.equal(pg2.ratios.vsStoreEvents, 1.2);
+  assert.equal(pgOne.ratios.vsStoreEvents, 2);
+  assert.equal(hot.ratios.vsStoreEvents, undefined, 'only phases that say which store-only run they compare with');
+  assert.equal(noStore.ratios.vsStoreEvents, undefined, 'no store-only run of that size on that database');
+  assert.equal(storeOnlyPhaseName(100), 'store only, 100 events/tx');
+  assert.equal(storeOnlyPhaseName(1), 'store only, 1 event/tx');
+});
+
+test('store-only: lanes, messages, and its row in the report', () => {
+  assert.equal(storeLanes('sqlite', 16), 1);
+  assert.equal(storeLanes('postgres', 8), 4);
+  assert.equal(storeLanes('postgres', 1), 1);
+  assert.deepEqual(parseStoreOnlyMessage('{"type":"measuring"}'), { type: 'measuring' });
+  assert.equal(parseStoreOnlyMessage('(node:1) ExperimentalWarning: …'), undefined);
+  assert.equal(parseStoreOnlyMessage('{"type":"other"}'), undefined);
+  assert.equal(parseStoreOnlyMessage('{broken'), undefined);
+  const figures: StoreOnlyFigures = {
+    type: 'result', dialect: 'sqlite', eventsPerTransaction: 100, lanes: 1, accounts: 100, durationS: 5, elapsedS: 5,
+    transactions: 1_000, transactionsPerS: 200, events: 100_000, eventsPerS: 20_000, refused: 0, errors: 1,
+    errorSamples: ['error: x'], latencyMs: { p50: 4, p99: 9, p99_9: 12, mean: 5, max: 13 },
+    ledger: { accountsChecked: 100, findings: [] },
+  };
+  assert.deepEqual(parseStoreOnlyMessage(` ${JSON.stringify(figures)}\n`), figures);
+  const row = storeOnlyPhase('sqlite', figures, { cpuPercent: 90, peakRssBytes: 100 * 1024 * 1024, processes: 1 }, undefined, {
+    busyPercent: 120,
+    stealPercent: 0,
+  });
+  assert.equal(row.scenario, BASELINE_SCENARIO);
+  assert.equal(row.phase, storeOnlyPhaseName(100));
+  assert.equal(phaseLabel(row), 'sqlite');
+  assert.equal(row.requestsPerS, 200, 'req/s shows transactions/s');
+  assert.equal(row.eventsPerS, 20_000);
+  assert.equal(row.connections, 1, 'conns shows the lanes');
+  assert.equal(row.errors, 1);
+  assert.equal(row.serverPeakRssMb, 100);
+  assert.equal(row.otherCpuPercent, 30);
+  assert.equal(row.storeEvents, undefined);
 });

@@ -1,0 +1,226 @@
+/**
+ * The store-only baseline: the project's real store and ingest code with no HTTP, in its own
+ * process (`bench/baselines/store.ts`), on a fresh database of the same kind as the server's.
+ * It reports how many N-event transactions the store commits back to back: the ceiling the
+ * server's events route is compared with (`vs store events/s`).
+ *
+ * The child speaks one JSON object per line on stdout: `measuring` when the timed part starts,
+ * `measured` when it ends, then the `result`. The bench samples the child's CPU and memory
+ * (and PostgreSQL's) between the first two.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { logTail } from './children.js';
+import type { LatencyFigures } from './latency.js';
+import type { Finding } from './ledger.js';
+import type { DbKind, ScenarioName } from './options.js';
+import { MachineSampler, ProcessSampler, processForest, type MachineUsage, type ProcessUsage } from './procstats.js';
+import { BASELINE_SCENARIO, storeOnlyPhaseName } from './report.js';
+import type { PhaseResult } from './scenarios.js';
+
+/** Events per transaction of the store-only runs each scenario is compared with. */
+export const STORE_ONLY_SIZES: Readonly<Record<ScenarioName, readonly number[]>> = {
+  'events-1': [1],
+  'events-100': [100],
+  'events-1000': [],
+  holds: [],
+  accounts: [],
+};
+/** SQLite: one writer, transactions strictly back to back. */
+export const SQLITE_STORE_LANES = 1;
+/**
+ * Setup (migrations, seeding) and the ledger read-back get this long beyond warm-up and
+ * duration before the child is killed.
+ */
+const STORE_ONLY_SLACK_S = 120;
+
+/**
+ * Transactions in flight at once: one on SQLite; on PostgreSQL as many as one server process
+ * keeps in flight, the ingest batcher's concurrency (`src/server.ts`: half the pool, at least 1).
+ */
+export function storeLanes(db: DbKind, pgPoolSize: number): number {
+  return db === 'sqlite' ? SQLITE_STORE_LANES : Math.max(1, Math.floor(pgPoolSize / 2));
+}
+
+/** What the child prints last. */
+export interface StoreOnlyFigures {
+  type: 'result';
+  dialect: 'sqlite' | 'postgres';
+  eventsPerTransaction: number;
+  lanes: number;
+  accounts: number;
+  durationS: number;
+  /** From the first transaction started to the last one finished, in seconds. */
+  elapsedS: number;
+  /** Committed transactions (each one request, all its events applied). */
+  transactions: number;
+  transactionsPerS: number;
+  events: number;
+  eventsPerS: number;
+  /** Transactions whose request ingestGroup refused (none expected: every balance is funded). */
+  refused: number;
+  /** Transactions that threw (rolled back, or in doubt: the ledger check allows either). */
+  errors: number;
+  errorSamples: string[];
+  /** Per transaction: from calling `store.write` to its promise settling. */
+  latencyMs: LatencyFigures;
+  /** Every balance read back after the run against what the committed transactions took. */
+  ledger: { accountsChecked: number; findings: Finding[] };
+}
+
+export type StoreOnlyMessage = { type: 'measuring' } | { type: 'measured' } | StoreOnlyFigures;
+
+/** A line of the child's stdout, or undefined when it is not one of its messages. */
+export function parseStoreOnlyMessage(line: string): StoreOnlyMessage | undefined {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  try {
+    const message = JSON.parse(trimmed) as { type?: unknown };
+    if (message.type === 'measuring' || message.type === 'measured' || message.type === 'result') {
+      return message as StoreOnlyMessage;
+    }
+  } catch {
+    // not ours
+  }
+  return undefined;
+}
+
+/** The store-only figures as a row of the report, next to the other baselines. */
+export function storeOnlyPhase(
+  db: DbKind,
+  figures: StoreOnlyFigures,
+  usage: ProcessUsage,
+  databaseCpuPercent: number | undefined,
+  machine: MachineUsage,
+): PhaseResult {
+  const accounted = usage.cpuPercent + (databaseCpuPercent ?? 0);
+  return {
+    db,
+    servers: 0,
+    scenario: BASELINE_SCENARIO,
+    phase: storeOnlyPhaseName(figures.eventsPerTransaction),
+    connections: figures.lanes,
+    eventsPerRequest: figures.eventsPerTransaction,
+    baselineEvents: undefined,
+    storeEvents: undefined,
+    durationS: figures.durationS,
+    elapsedS: figures.elapsedS,
+    requests: figures.transactions,
+    requestsPerS: figures.transactionsPerS,
+    events: figures.events,
+    eventsPerS: figures.eventsPerS,
+    latencyMs: figures.latencyMs,
+    non2xx: figures.refused,
+    statusCodes: {},
+    errors: figures.errors,
+    timeouts: 0,
+    unanswered: 0,
+    malformedAnswers: 0,
+    serverCpuPercent: usage.cpuPercent,
+    serverPeakRssMb: usage.peakRssBytes / (1024 * 1024),
+    serverProcesses: usage.processes,
+    generatorCpuPercent: 0,
+    databaseCpuPercent,
+    otherCpuPercent: Math.max(0, machine.busyPercent - accounted),
+    stealCpuPercent: machine.stealPercent,
+    errorSamples: figures.errorSamples,
+    ratios: {},
+  };
+}
+
+export interface StoreOnlyRun {
+  db: DbKind;
+  databaseUrl: string;
+  /** The PostgreSQL processes serving its database; undefined on SQLite. */
+  databaseProcesses: (() => number[]) | undefined;
+  eventsPerTransaction: number;
+  lanes: number;
+  accounts: number;
+  pgPoolSize: number;
+  durationS: number;
+  warmupS: number;
+  /** Repository root, and the child's script relative to it. */
+  cwd: string;
+  entry: string;
+  logDir: string;
+  /** Registers a way to stop the child on Ctrl-C; returns its release, called once it has exited. */
+  track(stop: () => void): () => Promise<void>;
+}
+
+/** Runs the store-only child once and returns its figures, and the row for the report. */
+export async function runStoreOnly(run: StoreOnlyRun): Promise<{ result: PhaseResult; figures: StoreOnlyFigures }> {
+  const logFile = join(run.logDir, `store-only-${run.db}-${run.eventsPerTransaction}.log`);
+  const logFd = openSync(logFile, 'a');
+  const args = [
+    '--import',
+    'tsx',
+    run.entry,
+    '--events',
+    String(run.eventsPerTransaction),
+    '--duration',
+    String(run.durationS),
+    '--warmup',
+    String(run.warmupS),
+    '--lanes',
+    String(run.lanes),
+    '--accounts',
+    String(run.accounts),
+    '--pg-pool-size',
+    String(run.pgPoolSize),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: run.cwd,
+    env: { ...process.env, DATABASE_URL: run.databaseUrl },
+    stdio: ['ignore', 'pipe', logFd],
+  });
+  closeSync(logFd);
+  const { pid, stdout } = child;
+  if (pid === undefined || stdout === null) throw new Error(`store-only ${run.db}: could not spawn ${run.entry}`);
+  const release = run.track(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const backstop = setTimeout(() => child.kill('SIGKILL'), (run.warmupS + run.durationS + STORE_ONLY_SLACK_S) * 1000);
+
+  const sampler = new ProcessSampler(() => processForest([pid]));
+  const dbSampler = run.databaseProcesses === undefined ? undefined : new ProcessSampler(run.databaseProcesses);
+  const machine = new MachineSampler();
+  let state: 'setup' | 'measuring' | 'measured' = 'setup';
+  let measured: { usage: ProcessUsage; dbUsage: ProcessUsage | undefined; machine: MachineUsage } | undefined;
+  let figures: StoreOnlyFigures | undefined;
+  const endMeasuring = (): void => {
+    if (state !== 'measuring') return;
+    state = 'measured';
+    measured = { usage: sampler.stop(), dbUsage: dbSampler?.stop(), machine: machine.end() };
+  };
+
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
+  createInterface({ input: stdout }).on('line', (line) => {
+    const message = parseStoreOnlyMessage(line);
+    if (message?.type === 'measuring' && state === 'setup') {
+      state = 'measuring';
+      machine.begin();
+      sampler.start();
+      dbSampler?.start();
+    } else if (message?.type === 'measured') {
+      endMeasuring();
+    } else if (message?.type === 'result') {
+      figures = message;
+    }
+  });
+  const { code, signal } = await closed;
+  clearTimeout(backstop);
+  endMeasuring();
+  await release();
+  if (figures === undefined || measured === undefined || code !== 0) {
+    throw new Error(
+      `store-only ${run.db}, ${run.eventsPerTransaction} events/tx: ${run.entry} ended with ` +
+        `${signal ?? `code ${code}`} without a result. Log tail:\n${logTail(logFile)}`,
+    );
+  }
+  const { usage, dbUsage } = measured;
+  return { figures, result: storeOnlyPhase(run.db, figures, usage, dbUsage?.cpuPercent, measured.machine) };
+}
