@@ -16,11 +16,8 @@ import { parseArgs } from 'node:util';
 import { normalizeEvent, type EventInput, type IngestRequest, type NormalizedEvent } from '../../src/domain/events.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
-import type { Deps } from '../../src/operations/deps.js';
 import { ingestGroup } from '../../src/operations/events.js';
-import { registerMoneyEffects } from '../../src/operations/money-effects.js';
-import { configureWebhooks } from '../../src/operations/webhooks.js';
-import { processorFactory } from '../../src/processors/index.js';
+import { registerBalanceEffects } from '../../src/operations/effects.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
 import { eventBatches, type EventBatch } from '../lib/bodies.js';
@@ -190,9 +187,7 @@ async function main(): Promise<void> {
   const store = await openStore(databaseUrl as string, { pgPoolSize });
   // The balance effects the server registers at start (refills, plan alerts, webhooks), so that
   // every transaction runs what the server's does.
-  const deps: Deps = { store, clock: systemClock, processors: processorFactory() };
-  registerMoneyEffects();
-  configureWebhooks(deps, { allowPrivate: false });
+  registerBalanceEffects();
 
   const { companyId, accounts } = await seed(store, accountCount);
   const ledger = new Ledger();
@@ -213,7 +208,7 @@ async function main(): Promise<void> {
         const request: IngestRequest = { companyId, accountId, events: events[variant] as NormalizedEvent[], gate: false };
         const startedAt = performance.now();
         try {
-          const [outcome] = await store.write((tx) => ingestGroup(tx, deps.clock.now(), [request]));
+          const [outcome] = await store.write((tx) => ingestGroup(tx, systemClock.now(), [request]));
           if (outcome?.ok === true) {
             ledger.debit(accountId, batch.total);
             t.transactions++;

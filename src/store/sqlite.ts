@@ -136,6 +136,7 @@ export class SqliteStore implements Store {
       const r = new Database(filename, { readonly: true });
       r.pragma('busy_timeout = 5000');
       r.pragma('temp_store = MEMORY');
+      r.pragma(`cache_size = -${READER_CACHE_KIB}`);
       this.#reader = new SqliteExec(r);
     }
   }
@@ -186,6 +187,15 @@ export class SqliteStore implements Store {
   }
 }
 
+/**
+ * Page cache per connection, in KiB. Writers touch the tail of each table and the hot balances'
+ * pages; reads of long histories go to the reader. The operating system caches the file too:
+ * these stay small so that the server's resident memory does (three connections: the main
+ * writer, the reader, the ingest thread's writer).
+ */
+const WRITER_CACHE_KIB = 16 * 1024;
+const READER_CACHE_KIB = 32 * 1024;
+
 function configure(db: Database.Database): void {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
@@ -193,7 +203,7 @@ function configure(db: Database.Database): void {
   db.pragma('temp_store = MEMORY');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  db.pragma('cache_size = -65536');
+  db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
 }
 
 function migrate(db: Database.Database): void {
