@@ -95,7 +95,9 @@ export interface IngestContext {
   newEventId: () => string;
 }
 
+/** An event row as stored (the store's EventRow has the same shape). */
 export interface PlannedEvent {
+  companyId: string;
   eventId: string;
   clientSupplied: boolean;
   accountId: string;
@@ -106,11 +108,14 @@ export interface PlannedEvent {
   metadata: Record<string, unknown> | null;
   state: EventState;
   contentHash: string | null;
+  createdAtMs: number;
+  updatedAtMs: number;
   expiresAtMs: number | null;
 }
 
 /** One change of a balance's amount, in request order. */
 export interface LedgerEntry {
+  kind: 'usage';
   accountId: string;
   denomination: string;
   amount: number;
@@ -183,6 +188,7 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
     const eventId = e.clientId ?? ctx.newEventId();
     eventIds.push(eventId);
     events.push({
+      companyId: req.companyId,
       eventId,
       clientSupplied: e.clientId !== null,
       accountId: req.accountId,
@@ -193,6 +199,8 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
       metadata: e.metadata,
       state: e.state,
       contentHash,
+      createdAtMs: ctx.nowMs,
+      updatedAtMs: ctx.nowMs,
       expiresAtMs: e.state === 'pending' ? ctx.nowMs + HOLD_DURATION_MS : null,
     });
     if (e.state === 'cancelled') continue;
@@ -201,7 +209,7 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
     if (e.state === 'pending') d.pending += cost;
     else {
       d.amount -= cost;
-      if (cost !== 0) ledger.push({ accountId: req.accountId, denomination, amount: -cost, eventId });
+      if (cost !== 0) ledger.push({ kind: 'usage', accountId: req.accountId, denomination, amount: -cost, eventId });
     }
     deltas.set(key, d);
   }

@@ -5,7 +5,7 @@
  * request is still all-or-nothing, and is answered only after the commit is durable.
  */
 import {
-  balanceKey, companyScopedKey, planIngest, type IngestContext, type IngestRequest, type KnownEvent, type LedgerEntry, type NormalizedEvent,
+  balanceKey, companyScopedKey, planIngest, type IngestContext, type IngestRequest, type KnownEvent, type NormalizedEvent,
 } from '../domain/events.js';
 import { decideSettle, isHoldExpired, settleHold } from '../domain/holds.js';
 import { fail, failure, type Failure, type Outcome } from '../domain/outcome.js';
@@ -149,10 +149,8 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
       outcomes[i] = planned;
       return;
     }
-    for (const e of planned.value.events) {
-      events.push({ ...e, companyId: r.companyId, createdAtMs: nowMs, updatedAtMs: nowMs });
-    }
-    for (const l of planned.value.ledger) entries.push(usageEntry(l));
+    for (const e of planned.value.events) events.push(e);
+    for (const l of planned.value.ledger) entries.push(l);
     for (const [k, d] of planned.value.deltas) {
       const sum = deltas.get(k) ?? { amount: 0, pending: 0 };
       sum.amount += d.amount;
@@ -166,10 +164,6 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
   await tx.insertEvents(events);
   await postToLedger(tx, nowMs, locked, entries, deltas);
   return outcomes as Outcome<IngestResult>[];
-}
-
-function usageEntry(l: LedgerEntry): PostedEntry {
-  return { accountId: l.accountId, denomination: l.denomination, amount: l.amount, kind: 'usage', eventId: l.eventId };
 }
 
 function groupByCompany(requests: IngestRequest[], outcomes: (Outcome<IngestResult> | undefined)[]): Map<string, IngestRequest[]> {

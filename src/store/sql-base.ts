@@ -79,14 +79,16 @@ const toClaimedOutbox = (r: SqlRow): ClaimedOutboxRow => ({
 const json = (v: Record<string, unknown> | null): string | null => (v === null ? null : JSON.stringify(v));
 
 export const EVENT_COLUMNS = 'company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, state, content_hash, created_at, updated_at, expires_at';
-export const eventParams = (e: EventRow, bool: (b: boolean) => unknown): unknown[] => [
-  e.companyId, e.eventId, e.accountId, bool(e.clientSupplied), e.type, e.quantity, e.costAmount, e.denomination,
-  json(e.metadata), e.state, e.contentHash, e.createdAtMs, e.updatedAtMs, e.expiresAtMs,
-];
+/** Appends an event row's parameters, in EVENT_COLUMNS order, to `p` (multi-row INSERTs). */
+export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: unknown[]): void {
+  p.push(e.companyId, e.eventId, e.accountId, bool(e.clientSupplied), e.type, e.quantity, e.costAmount, e.denomination,
+    json(e.metadata), e.state, e.contentHash, e.createdAtMs, e.updatedAtMs, e.expiresAtMs);
+}
 export const TRANSACTION_COLUMNS = 'transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at';
-export const transactionParams = (t: TransactionRow): unknown[] => [
-  t.transactionId, t.accountId, t.denomination, t.amount, t.balanceAfter, t.kind, t.eventId, t.reason, t.createdAtMs,
-];
+/** Appends a transaction row's parameters, in TRANSACTION_COLUMNS order, to `p`. */
+export function pushTransactionParams(t: TransactionRow, p: unknown[]): void {
+  p.push(t.transactionId, t.accountId, t.denomination, t.amount, t.balanceAfter, t.kind, t.eventId, t.reason, t.createdAtMs);
+}
 
 /** Terms of one UNION ALL (SQLite allows 500 in a compound SELECT). */
 const UNION_TERMS_MAX = 200;
