@@ -98,6 +98,24 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal((await balance(acc)).amount, 1_000_000 - spent);
     });
 
+    test('ingest groups and other writes interleave: events, adjustments and settles at once, each applied exactly once', async () => {
+      // On SQLite the groups are written by the ingest thread and the adjustments and settles by
+      // the main thread's connection: the two must take turns, never contend or lose a write.
+      const acc = await createAccountWithBalance(h, co, 'tokens', 1_000_000);
+      const holds = await h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, body: Array.from({ length: 20 }, (_, i) => ({ id: `mix-hold-${i}`, type: 'x', state: 'pending', cost_override: { amount: 7, denomination: 'tokens' } })) });
+      assert.equal(holds.status, 200, holds.text);
+      const replies = await Promise.all([
+        ...Array.from({ length: 60 }, (_, i) => h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, body: [{ type: 'x', cost_override: { amount: i + 1, denomination: 'tokens' } }] })),
+        ...Array.from({ length: 30 }, (_, i) => h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, { auth: co.auth, body: { amount: i % 2 === 0 ? 1000 : -3 } })),
+        ...Array.from({ length: 20 }, (_, i) => h.request('PUT', `/v1/events/mix-hold-${i}`, { auth: co.auth, body: { state: i % 2 === 0 ? 'complete' : 'cancelled' } })),
+      ]);
+      for (const r of replies) assert.equal(r.status, 200, r.text);
+      const events = Array.from({ length: 60 }, (_, i) => i + 1).reduce((a, b) => a + b, 0);
+      const adjustments = 15 * 1000 - 15 * 3;
+      const settled = 10 * 7;
+      assert.deepEqual(await balance(acc), { ...(await balance(acc)), amount: 1_000_000 - events + adjustments - settled, pending: 0 });
+    });
+
     test('gate_on_balance: query, top-level field or event field refuses the whole request while available < 0', async () => {
       const acc = await createAccountWithBalance(h, co, 'tokens', 10);
       const spend = (amount: number) => ({ type: 'x', cost_override: { amount, denomination: 'tokens' } });
