@@ -1,0 +1,854 @@
+/**
+ * `npm run bench:growth`: does the cost of an event stay flat as the database grows, and do the
+ * list endpoints stay fast on an account with a long history?
+ *
+ * For each database: a fresh store, the real server as a child process, a tenant created
+ * through the API; then, level by level, the server is stopped, the store is seeded directly
+ * with SQL (accounts, then stored events with their ledger transactions: bench/lib/growth-seed.ts),
+ * the server is started again and measured with the main bench's load code (1-event and
+ * 100-event requests over random accounts of the whole population). At the end the list
+ * endpoints are measured on the "big" account and the company's accounts, their query plans
+ * checked, and the ledger checked to the unit. Figures are reported, never asserted: the exit
+ * status is non-zero only when the ledger is off or a run failed. See bench/README.md, "Growth".
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync, statfsSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Api, createTenant, mapConcurrent, type Tenant, type Transaction } from './lib/api.js';
+import { eventBatches } from './lib/bodies.js';
+import { startChild, type ChildServer } from './lib/children.js';
+import { checkPlans, type PlanSubjects } from './lib/growth-explain.js';
+import {
+  DEFAULT_ACCOUNT_LEVELS,
+  DEFAULT_EVENT_LEVELS,
+  GROWTH_USAGE,
+  growthLevels,
+  parseGrowthOptions,
+  type GrowthLevel,
+  type GrowthOptions,
+} from './lib/growth-options.js';
+import {
+  formatChecks,
+  formatLevels,
+  formatLists,
+  formatPlans,
+  formatSeeding,
+  writeGrowthJson,
+  type CheckReport,
+  type DbGrowthRun,
+  type GrowthPhase,
+  type GrowthReport,
+  type ListResult,
+  type SeedEstimate,
+} from './lib/growth-report.js';
+import { openPostgresRunner, openSqliteRunner, randomSalts, Seeder, type SeedTiming, type SqlRunner } from './lib/growth-seed.js';
+import { ChainCheck, compareBalance, Ledger, type AccountBook, type Finding } from './lib/ledger.js';
+import type { LoadSpec } from './lib/load.js';
+import { connectionsFor, DENOMINATION, parseOptions, SETUP_CONCURRENCY, type BenchOptions, type DbKind } from './lib/options.js';
+import { createBenchDatabase, postgresReachable } from './lib/postgres.js';
+import { postgresProcesses } from './lib/procstats.js';
+import { EventTraffic, measurePhase, type ScenarioContext } from './lib/scenarios.js';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
+const SERVER_LOG_LEVEL = 'warn';
+const EXIT_LEDGER_OR_RUN_FAILED = 1;
+const EXIT_USAGE = 2;
+const EXIT_INTERRUPTED = 130;
+const BUSY_MACHINE_LOAD = 0.5;
+const REQUEST_SIZES = [1, 100] as const;
+const WARMUP_SIZES = [1, 100] as const;
+/** Page size of the list requests (the contract's maximum). */
+const LIST_PAGE = 100;
+/** Backstop for a list case: it ends when its requests are sent, long before this. */
+const LIST_BACKSTOP_S = 600;
+/** Pages followed from a deep cursor to check that paging continues the history. */
+const PAGES_FOLLOWED = 3;
+/** Loaded accounts whose whole transaction chain is paged through the API. */
+const CHAINS_THROUGH_API = 3;
+/**
+ * Disk needed per seeded row, generous (measured on PostgreSQL 15 / SQLite 3.53: an event with
+ * its usage transaction and their indexes ≈ 0.5 kB; an account with its balance and grant ≈ 0.6 kB;
+ * PostgreSQL's WAL and the dead rows of the balance updates come on top).
+ */
+const DISK_BYTES_PER_EVENT = 1_000;
+const DISK_BYTES_PER_ACCOUNT = 1_200;
+
+function log(message: string): void {
+  process.stderr.write(`[growth] ${message}\n`);
+}
+
+const cleanups = new Set<() => Promise<void> | void>();
+
+function onCleanup(release: () => Promise<void> | void): () => Promise<void> {
+  const once = async (): Promise<void> => {
+    if (!cleanups.delete(once)) return;
+    await release();
+  };
+  cleanups.add(once);
+  return once;
+}
+
+async function cleanUpEverything(): Promise<void> {
+  for (const release of [...cleanups].reverse()) {
+    try {
+      await release();
+    } catch (error) {
+      log(`cleanup failed: ${String(error)}`);
+    }
+  }
+}
+
+function gitCommit(): string {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+    return dirty === '' ? commit : `${commit}+changes`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function filesystemOf(dir: string): string {
+  try {
+    const real = realpathSync(dir);
+    let best = { mount: '', type: 'unknown' };
+    for (const line of readFileSync('/proc/mounts', 'utf8').split('\n')) {
+      const [, mount, type] = line.split(' ');
+      if (mount === undefined || type === undefined) continue;
+      const inside = real === mount || real.startsWith(mount.endsWith('/') ? mount : `${mount}/`);
+      if (inside && mount.length >= best.mount.length) best = { mount, type };
+    }
+    return `${best.type} (${best.mount})`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function compact(n: number): string {
+  if (n >= 1_000_000 && n % 100_000 === 0) return `${n / 1_000_000}M`;
+  if (n >= 1_000 && n % 100 === 0) return `${n / 1_000}k`;
+  return String(n);
+}
+
+function shuffled<T>(items: readonly T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+/** The main bench's ledger, with books opened on first use: the load touches a few of a million accounts. */
+class GrowthLedger extends Ledger {
+  private readonly opened = new Set<string>();
+  override book(accountId: string): AccountBook {
+    if (!this.opened.has(accountId)) {
+      this.opened.add(accountId);
+      this.open(accountId, 'growth');
+    }
+    return super.book(accountId);
+  }
+}
+
+interface Storage {
+  description: string;
+  databaseUrl: string;
+  sqliteFile: string | undefined;
+  processes: (() => number[]) | undefined;
+  release: () => Promise<void>;
+}
+
+async function prepareStorage(db: DbKind, options: GrowthOptions, dataDir: string): Promise<Storage> {
+  if (db === 'sqlite') {
+    const file = join(dataDir, `growth-${randomBytes(4).toString('hex')}.sqlite`);
+    const release = onCleanup(() => {
+      if (options.keep) {
+        log(`sqlite: kept ${file}`);
+        return;
+      }
+      for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
+    });
+    return { description: file, databaseUrl: `sqlite:${file}`, sqliteFile: file, processes: undefined, release };
+  }
+  const database = await createBenchDatabase(options.postgresAdminUrl);
+  const release = onCleanup(async () => {
+    if (options.keep) {
+      log(`postgres: kept database ${database.name} (${database.url})`);
+      return;
+    }
+    await database.drop();
+  });
+  return {
+    description: `PostgreSQL database ${database.name}`,
+    databaseUrl: database.url,
+    sqliteFile: undefined,
+    processes: () => postgresProcesses(database.name),
+    release,
+  };
+}
+
+function freeBytes(path: string): number | undefined {
+  try {
+    const s = statfsSync(path);
+    return s.bavail * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Refuses to start a seed the disk cannot hold (the PostgreSQL data directory, or the SQLite file's). */
+async function checkDisk(db: DbKind, options: GrowthOptions, storage: Storage, runner: SqlRunner | undefined): Promise<string> {
+  let dir: string | undefined = storage.sqliteFile === undefined ? undefined : dirname(storage.sqliteFile);
+  if (db === 'postgres' && runner !== undefined) {
+    try {
+      const [row] = await runner.all<{ data_directory: string }>('SHOW data_directory');
+      dir = row?.data_directory;
+    } catch {
+      dir = undefined;
+    }
+  }
+  const maxAccounts = options.accountLevels[options.accountLevels.length - 1] as number;
+  const maxEvents = options.eventLevels[options.eventLevels.length - 1] as number;
+  const needed = maxAccounts * DISK_BYTES_PER_ACCOUNT + maxEvents * DISK_BYTES_PER_EVENT;
+  const free = dir === undefined ? undefined : freeBytes(dir);
+  const gb = (b: number): string => `${(b / 1e9).toFixed(1)} GB`;
+  if (free === undefined) return `free disk space under ${dir ?? 'the data directory'} unknown; about ${gb(needed)} needed`;
+  if (needed > free) throw new Error(`the seed needs about ${gb(needed)} under ${dir}, only ${gb(free)} are free`);
+  return `${gb(free)} free under ${dir}, about ${gb(needed)} needed`;
+}
+
+async function databaseBytes(storage: Storage, runner: SqlRunner): Promise<number> {
+  if (storage.sqliteFile !== undefined) {
+    let total = 0;
+    for (const suffix of ['', '-wal']) {
+      try {
+        total += statSync(`${storage.sqliteFile}${suffix}`).size;
+      } catch {
+        // no WAL file
+      }
+    }
+    return total;
+  }
+  const [row] = await runner.all<{ bytes: number }>('SELECT pg_database_size(current_database()) AS bytes');
+  return Number(row?.bytes ?? 0);
+}
+
+async function tableRows(runner: SqlRunner): Promise<{ events: number; transactions: number }> {
+  const [row] = await runner.all<{ events: number | null; transactions: number | null }>(
+    'SELECT (SELECT MAX(seq) FROM events) AS events, (SELECT MAX(seq) FROM transactions) AS transactions',
+  );
+  return { events: Number(row?.events ?? 0), transactions: Number(row?.transactions ?? 0) };
+}
+
+/** Spread account ids in spread-index order (the big account, ordinal 0, comes first and is left out). */
+async function readPopulation(runner: SqlRunner, tenant: Tenant, seeder: Seeder): Promise<string[]> {
+  const rows = await runner.all<{ account_id: string }>('SELECT account_id FROM accounts WHERE company_id = ? ORDER BY seq', [
+    tenant.companyId,
+  ]);
+  if (rows[0]?.account_id !== seeder.bigAccountId || rows.length !== seeder.spreadAccounts + 1) {
+    throw new Error(
+      `seeded accounts read back: ${rows.length} rows starting with ${rows[0]?.account_id}; expected ` +
+        `${seeder.spreadAccounts + 1} starting with the big account ${seeder.bigAccountId}`,
+    );
+  }
+  return rows.slice(1).map((r) => r.account_id);
+}
+
+function cpuUs(percent: number | undefined, elapsedS: number, count: number): number | undefined {
+  if (percent === undefined || count === 0) return undefined;
+  return ((percent / 100) * elapsedS * 1e6) / count;
+}
+
+async function measureLevel(ctx: ScenarioContext, population: readonly string[], options: GrowthOptions, label: string): Promise<GrowthPhase[]> {
+  if (options.warmupS > 0) {
+    const warm = new EventTraffic(ctx.ledger, shuffled(population), WARMUP_SIZES.flatMap((size) => eventBatches(size)));
+    const w = await warm.measure(
+      ctx,
+      { scenario: 'warm-up', phase: 'warm-up', eventsPerRequest: 0, baselineEvents: undefined },
+      connectionsFor(ctx.options, 100),
+      options.warmupS,
+    );
+    ctx.log(`${label}: warm-up ${Math.round(w.eventsPerS)} events/s`);
+  }
+  const phases: GrowthPhase[] = [];
+  for (const size of REQUEST_SIZES) {
+    const traffic = new EventTraffic(ctx.ledger, shuffled(population), eventBatches(size));
+    const result = await traffic.measure(
+      ctx,
+      { scenario: label, phase: `events-${size}`, eventsPerRequest: size, baselineEvents: undefined },
+      connectionsFor(ctx.options, size),
+      options.durationS,
+    );
+    const phase: GrowthPhase = {
+      name: `events-${size}`,
+      result,
+      serverCpuUsPerEvent: cpuUs(result.serverCpuPercent, result.elapsedS, result.events) ?? Number.NaN,
+      databaseCpuUsPerEvent: cpuUs(result.databaseCpuPercent, result.elapsedS, result.events),
+    };
+    phases.push(phase);
+    ctx.log(
+      `${label}: events-${size}: ${Math.round(result.eventsPerS)} events/s, p99 ${result.latencyMs.p99.toFixed(1)} ms, ` +
+        `${phase.serverCpuUsPerEvent.toFixed(1)} µs server CPU/event, other CPU ${result.otherCpuPercent.toFixed(0)}%`,
+    );
+  }
+  return phases;
+}
+
+interface ListCase {
+  name: string;
+  request: string;
+  paths: string[];
+  /** Whether a 2xx body holds what was asked for. */
+  expect: (body: string) => boolean;
+  itemsPerAnswer: number;
+}
+
+function fullPage(body: string): boolean {
+  try {
+    const page = JSON.parse(body) as { data?: unknown[]; has_more?: boolean };
+    return Array.isArray(page.data) && page.data.length === LIST_PAGE && page.has_more === true;
+  } catch {
+    return false;
+  }
+}
+
+function oneEvent(body: string): boolean {
+  try {
+    return typeof (JSON.parse(body) as { data?: { event_id?: unknown } }).data?.event_id === 'string';
+  } catch {
+    return false;
+  }
+}
+
+async function measureList(ctx: ScenarioContext, c: ListCase, count: number): Promise<ListResult> {
+  let sent = 0;
+  let ok = 0;
+  let malformed = 0;
+  const spec: LoadSpec<number> = {
+    baseUrl: ctx.server.baseUrl,
+    authorization: ctx.tenant.authorization,
+    connections: 1,
+    durationS: LIST_BACKSTOP_S,
+    next: () => (sent < count ? { method: 'GET', path: c.paths[sent++ % c.paths.length] as string, tag: 0 } : undefined),
+    onResponse: (_tag, status, body) => {
+      if (status < 200 || status > 299) return;
+      ok++;
+      if (!c.expect(body)) malformed++;
+    },
+  };
+  const { result } = await measurePhase(
+    ctx.server.pid,
+    ctx.databaseProcesses,
+    ctx.db,
+    { scenario: 'lists', phase: c.name, eventsPerRequest: 0, baselineEvents: undefined },
+    spec,
+    () => ({ events: ok, malformed }),
+  );
+  const list: ListResult = {
+    name: c.name,
+    request: c.request,
+    requests: result.requests,
+    itemsPerAnswer: c.itemsPerAnswer,
+    latencyMs: { p50: result.latencyMs.p50, p99: result.latencyMs.p99, max: result.latencyMs.max, mean: result.latencyMs.mean },
+    serverCpuUsPerRequest: cpuUs(result.serverCpuPercent, result.elapsedS, result.requests) ?? Number.NaN,
+    databaseCpuUsPerRequest: cpuUs(result.databaseCpuPercent, result.elapsedS, result.requests),
+    otherCpuPercent: result.otherCpuPercent,
+    non2xx: result.non2xx,
+    errors: result.errors + result.unanswered,
+    malformed,
+  };
+  ctx.log(`list ${c.name}: p50 ${list.latencyMs.p50.toFixed(2)} ms, p99 ${list.latencyMs.p99.toFixed(2)} ms over ${list.requests} requests`);
+  if (result.errorSamples.length > 0) ctx.log(`list ${c.name}: e.g. ${result.errorSamples[0]}`);
+  return list;
+}
+
+/** Transactions of the big account at evenly spaced depths in the older half of its history, newest first. */
+async function deepTransactionCursors(runner: SqlRunner, accountId: string, total: number, count: number): Promise<string[]> {
+  const from = Math.floor(total / 2);
+  const to = total - LIST_PAGE; // a full page remains after each cursor
+  if (to <= from) return [];
+  const step = Math.max(1, Math.floor((to - from) / count));
+  const rows = await runner.all<{ transaction_id: string }>(
+    `SELECT transaction_id FROM (
+       SELECT transaction_id, ROW_NUMBER() OVER (ORDER BY seq DESC) AS rn FROM transactions WHERE account_id = ?) x
+     WHERE rn > ? AND rn <= ? AND (rn - ?) % ? = 0 ORDER BY rn LIMIT ?`,
+    [accountId, from, to, from, step, count],
+  );
+  return rows.map((r) => r.transaction_id);
+}
+
+/** Stored events picked at random by `seq`. */
+async function sampleEvents(runner: SqlRunner, eventRows: number, count: number): Promise<string[]> {
+  if (eventRows === 0) return [];
+  const seqs = [...new Set(Array.from({ length: count }, () => 1 + Math.floor(Math.random() * eventRows)))];
+  const rows = await runner.all<{ event_id: string }>(`SELECT event_id FROM events WHERE seq IN (${seqs.map(() => '?').join(',')})`, seqs);
+  return rows.map((r) => r.event_id);
+}
+
+/** Follows next_cursor from a deep cursor: the pages must continue the balance_after chain without a gap. */
+async function followPages(api: Api, accountId: string, cursor: string): Promise<string | undefined> {
+  let previous: Transaction | undefined;
+  let next: string | null = cursor;
+  for (let page = 0; page < PAGES_FOLLOWED && next !== null; page++) {
+    const query = new URLSearchParams({ limit: String(LIST_PAGE), starting_after: next });
+    const body: { data: Transaction[]; has_more: boolean; next_cursor: string | null } = await api.call(
+      'GET',
+      `/v1/accounts/${encodeURIComponent(accountId)}/transactions?${query.toString()}`,
+    );
+    for (const tx of body.data) {
+      if (previous !== undefined && previous.balance_after - previous.amount !== tx.balance_after) {
+        return `paging from a deep cursor: ${previous.transaction_id} and ${tx.transaction_id} do not chain`;
+      }
+      previous = tx;
+    }
+    next = body.has_more ? (body.next_cursor ?? body.data[body.data.length - 1]?.transaction_id ?? null) : null;
+  }
+  return undefined;
+}
+
+async function checkLedger(
+  ctx: ScenarioContext,
+  runner: SqlRunner,
+  seeder: Seeder,
+  population: readonly string[],
+  sampleSize: number,
+  deepCursor: string | undefined,
+): Promise<CheckReport> {
+  const api = ctx.tenant.api;
+  const ledger = ctx.ledger;
+  const books = ledger.accounts();
+  const indexOf = new Map<string, number>();
+  population.forEach((id, i) => indexOf.set(id, i));
+  const sample = shuffled(books).slice(0, sampleSize);
+  const findings: Finding[] = [];
+  await mapConcurrent(sample, SETUP_CONCURRENCY, async (book) => {
+    const balance = await api.balance(book.accountId);
+    const index = indexOf.get(book.accountId);
+    if (index === undefined) {
+      findings.push({ accountId: book.accountId, label: book.label, check: 'amount', message: 'loaded account is not a seeded account' });
+      return;
+    }
+    // The bench's ledger expects grant − acknowledged; the seeded history took its part first.
+    const seeded = seeder.seededCost(index);
+    findings.push(...compareBalance(book, { amount: balance.amount + seeded, pending: balance.pending, available: balance.available + seeded }));
+  });
+
+  const chainsChecked: string[] = [];
+  for (const book of sample.slice(0, CHAINS_THROUGH_API)) {
+    const balance = await api.balance(book.accountId);
+    const chain = new ChainCheck();
+    for await (const tx of api.transactions(book.accountId)) chain.add(tx);
+    const problem = chain.finish(balance.amount);
+    if (problem !== undefined) findings.push({ accountId: book.accountId, label: book.label, check: 'transactions', message: problem });
+    chainsChecked.push(`${book.accountId} (${chain.count} transactions, through the API)`);
+  }
+  const bigAccountId = seeder.bigAccountId as string;
+  if (deepCursor !== undefined) {
+    const problem = await followPages(api, bigAccountId, deepCursor);
+    if (problem !== undefined) findings.push({ accountId: bigAccountId, label: 'big', check: 'transactions', message: problem });
+    chainsChecked.push(`${PAGES_FOLLOWED} pages from a deep cursor of the big account (through the API)`);
+  }
+
+  const started = performance.now();
+  const sqlProblems: string[] = [];
+  // Every balance = the sum of its transactions. PostgreSQL: one hash aggregate over the table;
+  // SQLite: one index range per balance (its planner would otherwise materialise the aggregate first).
+  const sums = await runner.all<{ account_id: string; amount: number; total: number }>(
+    runner.dialect === 'postgres'
+      ? `SELECT b.account_id, b.amount, COALESCE(t.total, 0) AS total
+         FROM balances b LEFT JOIN (SELECT account_id, denomination, SUM(amount) AS total FROM transactions GROUP BY account_id, denomination) t
+           ON t.account_id = b.account_id AND t.denomination = b.denomination
+         WHERE b.amount <> COALESCE(t.total, 0) LIMIT 5`
+      : `SELECT account_id, amount, total FROM (
+           SELECT b.account_id, b.amount,
+                  (SELECT COALESCE(SUM(t.amount), 0) FROM transactions t WHERE t.account_id = b.account_id AND t.denomination = b.denomination) AS total
+           FROM balances b) x
+         WHERE amount <> total LIMIT 5`,
+  );
+  for (const r of sums) sqlProblems.push(`balance of ${r.account_id}: amount ${r.amount} ≠ sum of its transactions ${r.total}`);
+  const [big] = await runner.all<{ n: number; breaks: number; total: number }>(
+    `SELECT COUNT(*) AS n, SUM(CASE WHEN prev + amount <> balance_after THEN 1 ELSE 0 END) AS breaks, SUM(amount) AS total FROM (
+       SELECT amount, balance_after, LAG(balance_after, 1, 0) OVER (ORDER BY seq) AS prev
+       FROM transactions WHERE account_id = ? AND denomination = ?) x`,
+    [bigAccountId, DENOMINATION],
+  );
+  const bigBalance = await api.balance(bigAccountId);
+  const expectedBig = seeder.bigSeededTransactions() + 1;
+  if (Number(big?.n) !== expectedBig) sqlProblems.push(`big account: ${big?.n} transactions, expected ${expectedBig}`);
+  if (Number(big?.breaks) !== 0) sqlProblems.push(`big account: ${big?.breaks} breaks in the balance_after chain`);
+  if (Number(big?.total) !== bigBalance.amount) sqlProblems.push(`big account: transactions sum to ${big?.total}, balance ${bigBalance.amount}`);
+  chainsChecked.push(`big account ${bigAccountId} (${Number(big?.n)} transactions, in SQL); every balance = Σ its transactions (SQL)`);
+  const auditS = (performance.now() - started) / 1000;
+
+  return {
+    balancesChecked: sample.length,
+    accountsTouched: books.length,
+    uncertainRequests: ledger.uncertainRequests(),
+    chainsChecked,
+    auditS,
+    findings,
+    sqlProblems,
+  };
+}
+
+/** Seeding rates of this run, and what the default full run would take at them. */
+export function seedEstimate(timings: readonly SeedTiming[], levels: readonly GrowthLevel[]): SeedEstimate {
+  const rate = (what: string): number | undefined => {
+    const matching = timings.filter((t) => t.what === what);
+    const rows = matching.reduce((s, t) => s + t.rows, 0);
+    const seconds = matching.reduce((s, t) => s + t.seconds, 0);
+    return rows > 0 && seconds > 0 ? rows / seconds : undefined;
+  };
+  const accountsPerS = rate('accounts + balances + grants');
+  const eventsPerS = rate('events + usage transactions');
+  const balanceUpdatesPerS = rate('balances lowered by the seeded costs');
+  const settles = timings.filter((t) => t.what.startsWith('VACUUM') || t.what.startsWith('WAL checkpoint'));
+  const settleRows = settles.reduce((s, t) => s + t.rows, 0);
+  const settleSPerMillionRows = settleRows > 0 ? (settles.reduce((s, t) => s + t.seconds, 0) / settleRows) * 1e6 : undefined;
+  let forLevels: SeedEstimate['forLevels'];
+  if (accountsPerS !== undefined && eventsPerS !== undefined) {
+    let seconds = 0;
+    let accounts = 0;
+    let events = 0;
+    for (const level of levels) {
+      const addedAccounts = Math.max(0, level.accounts - accounts);
+      const addedEvents = Math.max(0, level.events - events);
+      accounts = Math.max(accounts, level.accounts);
+      events = Math.max(events, level.events);
+      seconds += addedAccounts / accountsPerS + addedEvents / eventsPerS;
+      if (addedEvents > 0 && balanceUpdatesPerS !== undefined) seconds += Math.min(addedEvents, accounts) / balanceUpdatesPerS;
+      if (settleSPerMillionRows !== undefined) seconds += ((accounts + events) / 1e6) * settleSPerMillionRows;
+    }
+    forLevels = { accounts, events, seconds };
+  }
+  return { accountsPerS, eventsPerS, balanceUpdatesPerS, settleSPerMillionRows, forLevels };
+}
+
+async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, logDir: string): Promise<DbGrowthRun> {
+  const run: DbGrowthRun = {
+    db,
+    storage: '',
+    levels: [],
+    lists: [],
+    plans: [],
+    seedTimings: [],
+    seedS: 0,
+    seedEstimate: undefined,
+    bigAccount: undefined,
+    check: undefined,
+    error: undefined,
+  };
+  const say = (message: string): void => log(`${db}: ${message}`);
+  let storage: Storage | undefined;
+  let server: ChildServer | undefined;
+  let pgRunner: SqlRunner | undefined;
+  let seeder: Seeder | undefined;
+  try {
+    storage = await prepareStorage(db, options, dataDir);
+    run.storage = storage.description;
+    const current = storage;
+    if (db === 'postgres') {
+      pgRunner = await openPostgresRunner(current.databaseUrl);
+    }
+    say(await checkDisk(db, options, current, pgRunner));
+    const start = async (): Promise<ChildServer> => {
+      const child = await startChild({
+        label: `growth-${db}`,
+        cwd: REPO_ROOT,
+        entry: options.serverEntry,
+        env: { DATABASE_URL: current.databaseUrl, LOG_LEVEL: SERVER_LOG_LEVEL, ...options.serverEnv },
+        logDir,
+      });
+      const release = onCleanup(() => child.stop());
+      return { ...child, stop: release };
+    };
+    say(`starting ${options.serverEntry} on ${current.description}`);
+    server = await start();
+    const tenant = await createTenant(server.baseUrl);
+    seeder = new Seeder(tenant.companyId, randomSalts(), options.seedChunkRows, options.bigAccountTransactions, say);
+    const ledger = new GrowthLedger();
+    const benchOptions: BenchOptions = {
+      ...parseOptions([]),
+      durationS: options.durationS,
+      warmupS: options.warmupS,
+      connections: options.connections,
+    };
+    let population: string[] = [];
+    let ctx: ScenarioContext | undefined;
+
+    for (const level of growthLevels(options)) {
+      const label = `${compact(level.accounts)} accounts / ${compact(level.events)} events`;
+      await server?.stop();
+      server = undefined;
+      const seedRunner = pgRunner ?? openSqliteRunner(current.sqliteFile as string, 'seed');
+      // PostgreSQL: a second backend writes the other table meanwhile (two cores); SQLite has one writer.
+      const secondRunner = pgRunner === undefined ? undefined : await openPostgresRunner(current.databaseUrl);
+      const runners = secondRunner === undefined ? [seedRunner] : [seedRunner, secondRunner];
+      let seedS = 0;
+      let rows = { events: 0, transactions: 0 };
+      let bytes = 0;
+      try {
+        const started = performance.now();
+        const accountsBefore = seeder.spreadAccounts;
+        const eventsBefore = seeder.seededEvents;
+        await seeder.seedAccounts(runners, level.accounts, label);
+        await seeder.seedEvents(runners, level.events, label);
+        const grew = seeder.spreadAccounts !== accountsBefore || seeder.seededEvents !== eventsBefore;
+        rows = await tableRows(seedRunner);
+        if (grew) await seeder.settle(seedRunner, label, seeder.spreadAccounts + rows.events);
+        seedS = (performance.now() - started) / 1000;
+        if (seeder.spreadAccounts !== population.length) population = await readPopulation(seedRunner, tenant, seeder);
+        bytes = await databaseBytes(current, seedRunner);
+      } finally {
+        await secondRunner?.close();
+        if (seedRunner !== pgRunner) await seedRunner.close();
+      }
+      run.seedS += seedS;
+      say(`${label}: seeded in ${seedS.toFixed(1)} s; ${rows.events} events, ${rows.transactions} transactions, ${(bytes / 1e6).toFixed(0)} MB`);
+
+      server = await start();
+      ctx = {
+        db,
+        server,
+        // Each start listens on a new port: the tenant's API client follows the server.
+        tenant: { ...tenant, api: new Api(server.baseUrl, tenant.authorization) },
+        ledger,
+        options: benchOptions,
+        databaseProcesses: current.processes,
+        auditAccounts: [],
+        setup: { accounts: 0, seconds: 0 },
+        log: say,
+      };
+      const phases = await measureLevel(ctx, population, options, label);
+      run.levels.push({
+        accounts: level.accounts,
+        storedEvents: level.events,
+        eventRows: rows.events,
+        transactionRows: rows.transactions,
+        databaseBytes: bytes,
+        seedS,
+        phases,
+      });
+    }
+    if (ctx === undefined || seeder.bigAccountId === undefined) throw new Error('no level was measured');
+
+    // The list endpoints, on the database as the last level left it.
+    const reader = pgRunner ?? openSqliteRunner(current.sqliteFile as string, 'read');
+    try {
+      const big = seeder.bigAccountId;
+      const bigTransactions = seeder.bigSeededTransactions() + 1;
+      run.bigAccount = { accountId: big, transactions: bigTransactions };
+      const cursors = await deepTransactionCursors(reader, big, bigTransactions, options.listRequests);
+      const deepAccounts = shuffled(population.slice(LIST_PAGE, Math.max(LIST_PAGE + 1, Math.floor(population.length / 2)))).slice(
+        0,
+        options.listRequests,
+      );
+      const rows = await tableRows(reader);
+      const events = await sampleEvents(reader, seeder.seededEvents > 0 ? Math.min(rows.events, seeder.seededEvents) : 0, options.listRequests);
+      const txPath = (query: string): string => `/v1/accounts/${encodeURIComponent(big)}/transactions?${query}`;
+      const cases: ListCase[] = [
+        {
+          name: 'transactions, first page',
+          request: `GET /v1/accounts/{big}/transactions?limit=${LIST_PAGE}`,
+          paths: [txPath(`limit=${LIST_PAGE}`)],
+          expect: fullPage,
+          itemsPerAnswer: LIST_PAGE,
+        },
+        {
+          name: 'transactions, first page, denomination',
+          request: `GET /v1/accounts/{big}/transactions?denomination=${DENOMINATION}&limit=${LIST_PAGE}`,
+          paths: [txPath(`denomination=${DENOMINATION}&limit=${LIST_PAGE}`)],
+          expect: fullPage,
+          itemsPerAnswer: LIST_PAGE,
+        },
+      ];
+      if (cursors.length > 0) {
+        cases.push(
+          {
+            name: 'transactions, deep page',
+            request: `GET /v1/accounts/{big}/transactions?limit=${LIST_PAGE}&starting_after={cursor in the older half}`,
+            paths: cursors.map((c) => txPath(`limit=${LIST_PAGE}&starting_after=${encodeURIComponent(c)}`)),
+            expect: fullPage,
+            itemsPerAnswer: LIST_PAGE,
+          },
+          {
+            name: 'transactions, deep page, denomination',
+            request: `GET /v1/accounts/{big}/transactions?denomination=${DENOMINATION}&limit=${LIST_PAGE}&starting_after={cursor}`,
+            paths: cursors.map((c) => txPath(`denomination=${DENOMINATION}&limit=${LIST_PAGE}&starting_after=${encodeURIComponent(c)}`)),
+            expect: fullPage,
+            itemsPerAnswer: LIST_PAGE,
+          },
+        );
+      }
+      cases.push({
+        name: 'accounts, first page',
+        request: `GET /v1/accounts?limit=${LIST_PAGE}`,
+        paths: [`/v1/accounts?limit=${LIST_PAGE}`],
+        expect: fullPage,
+        itemsPerAnswer: LIST_PAGE,
+      });
+      if (deepAccounts.length > 0) {
+        cases.push({
+          name: 'accounts, deep page',
+          request: `GET /v1/accounts?limit=${LIST_PAGE}&starting_after={account in the older half}`,
+          paths: deepAccounts.map((a) => `/v1/accounts?limit=${LIST_PAGE}&starting_after=${encodeURIComponent(a)}`),
+          expect: fullPage,
+          itemsPerAnswer: LIST_PAGE,
+        });
+      }
+      if (events.length > 0) {
+        cases.push({
+          name: 'event by id (there is no event list endpoint)',
+          request: 'GET /v1/events/{random stored event}',
+          paths: events.map((e) => `/v1/events/${encodeURIComponent(e)}`),
+          expect: oneEvent,
+          itemsPerAnswer: 1,
+        });
+      }
+      for (const c of cases) run.lists.push(await measureList(ctx, c, options.listRequests));
+
+      const subjects: PlanSubjects = {
+        companyId: tenant.companyId,
+        bigAccountId: big,
+        deepTransactionId: cursors[Math.floor(cursors.length / 2)] ?? big,
+        deepAccountId: deepAccounts[0] ?? (population[0] as string),
+        someAccountId: population[Math.floor(population.length / 2)] as string,
+        eventId: events[0],
+      };
+      say('checking query plans');
+      run.plans = await checkPlans(reader, subjects);
+      say('checking the ledger');
+      run.check = await checkLedger(ctx, reader, seeder, population, options.checkAccounts, cursors[0]);
+    } finally {
+      if (reader !== pgRunner) await reader.close();
+    }
+  } catch (error) {
+    const cause = error instanceof Error && error.cause !== undefined ? ` (${String(error.cause)})` : '';
+    run.error = error instanceof Error ? `${error.message}${cause}` : String(error);
+    say(`FAILED: ${run.error}`);
+    if (error instanceof Error && error.stack !== undefined) say(error.stack);
+    if (server !== undefined) say(`server log: ${server.logFile}`);
+  } finally {
+    if (seeder !== undefined) {
+      run.seedTimings = seeder.timings;
+      run.seedEstimate = seedEstimate(
+        seeder.timings,
+        growthLevels({ accountLevels: [...DEFAULT_ACCOUNT_LEVELS], eventLevels: [...DEFAULT_EVENT_LEVELS] }),
+      );
+    }
+    await server?.stop();
+    await pgRunner?.close().catch(() => undefined);
+    await storage?.release();
+  }
+  return run;
+}
+
+async function chooseDatabases(options: GrowthOptions): Promise<DbKind[]> {
+  if (options.db === 'sqlite') return ['sqlite'];
+  const reachable = await postgresReachable(options.postgresAdminUrl);
+  if (options.db === undefined && !reachable) {
+    log(`PostgreSQL is not reachable at ${options.postgresAdminUrl}: SQLite only`);
+    return ['sqlite'];
+  }
+  if (!reachable) throw new Error(`--db ${options.db}: PostgreSQL is not reachable at ${options.postgresAdminUrl}`);
+  return options.db === 'postgres' ? ['postgres'] : ['sqlite', 'postgres'];
+}
+
+async function main(): Promise<number> {
+  let options: GrowthOptions;
+  try {
+    options = parseGrowthOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${GROWTH_USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (options.help) {
+    process.stdout.write(GROWTH_USAGE);
+    return 0;
+  }
+  const startedAt = new Date();
+  const databases = await chooseDatabases(options);
+  const workDir = mkdtempSync(join(tmpdir(), 'billing-growth-'));
+  const dataDir = options.dataDir ?? workDir;
+  const filesystem = filesystemOf(dataDir);
+  const loadAtStart = loadavg()[0] ?? 0;
+  if (loadAtStart > BUSY_MACHINE_LOAD) {
+    log(`the machine is busy (load average ${loadAtStart.toFixed(2)}): figures will be noisy; see the "other CPU" column`);
+  }
+  const levels = growthLevels(options)
+    .map((l) => `${compact(l.accounts)} accounts / ${compact(l.events)} events`)
+    .join(' → ');
+  log(
+    `levels ${levels}; big account ${compact(options.bigAccountTransactions)} transactions; ${options.durationS} s per phase; ` +
+      `databases ${databases.join(', ')}; data on ${filesystem}; logs in ${workDir}`,
+  );
+
+  const runs: DbGrowthRun[] = [];
+  for (const db of databases) runs.push(await runDatabase(db, options, dataDir, workDir));
+
+  const failures: string[] = [];
+  for (const run of runs) {
+    if (run.error !== undefined) failures.push(`${run.db}: run failed: ${run.error}`);
+    for (const f of run.check?.findings ?? []) failures.push(`${run.db}: ledger off on account ${f.accountId} (${f.check}): ${f.message}`);
+    for (const p of run.check?.sqlProblems ?? []) failures.push(`${run.db}: ledger off: ${p}`);
+  }
+
+  const out: string[] = ['', 'Cost per event as the database grows:', '', formatLevels(runs), ''];
+  out.push('List endpoints (the big account; the company with every account):', '', formatLists(runs), '');
+  for (const run of runs) {
+    if (run.bigAccount !== undefined) {
+      out.push(`${run.db}: big account ${run.bigAccount.accountId}, ${run.bigAccount.transactions.toLocaleString('en-US')} transactions`);
+    }
+  }
+  out.push('', 'Query plans (index used; a full scan, a sort of the whole set or rows read and discarded are problems):', ...formatPlans(runs));
+  out.push('', 'Seeding:', ...formatSeeding(runs));
+  out.push('', 'Ledger:', ...formatChecks(runs));
+
+  const report: GrowthReport = {
+    meta: {
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      serverCommit: gitCommit(),
+      dataDirFilesystem: filesystem,
+      loadAverageAtStart: loadAtStart,
+    },
+    options,
+    runs,
+    failures,
+  };
+  const file = writeGrowthJson(RESULTS_DIR, report);
+  out.push('', `JSON: ${file}`);
+  if (failures.length > 0) out.push('', 'FAILED:', ...failures.map((f) => `  ${f}`), `  (server logs in ${workDir})`);
+  process.stdout.write(`${out.join('\n')}\n`);
+
+  await cleanUpEverything();
+  if (failures.length === 0 && !options.keep) rmSync(workDir, { recursive: true, force: true });
+  return failures.length === 0 ? 0 : EXIT_LEDGER_OR_RUN_FAILED;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping servers and dropping bench databases`);
+    void cleanUpEverything().finally(() => process.exit(EXIT_INTERRUPTED));
+  });
+}
+
+main().then(
+  async (code) => {
+    await cleanUpEverything();
+    process.exit(code);
+  },
+  async (error: unknown) => {
+    log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    await cleanUpEverything();
+    process.exit(EXIT_LEDGER_OR_RUN_FAILED);
+  },
+);
