@@ -50,7 +50,7 @@ import type { LoadSpec } from './lib/load.js';
 import { connectionsFor, DENOMINATION, parseOptions, SETUP_CONCURRENCY, type BenchOptions, type DbKind } from './lib/options.js';
 import { createBenchDatabase, postgresReachable } from './lib/postgres.js';
 import { postgresProcesses } from './lib/procstats.js';
-import { EventTraffic, measurePhase, type ScenarioContext } from './lib/scenarios.js';
+import { EventTraffic, measurePhase, phaseTarget, type ScenarioContext } from './lib/scenarios.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
@@ -330,7 +330,7 @@ async function measureList(ctx: ScenarioContext, c: ListCase, count: number): Pr
   let ok = 0;
   let malformed = 0;
   const spec: LoadSpec<number> = {
-    baseUrl: ctx.server.baseUrl,
+    baseUrl: ctx.servers[0]!.baseUrl,
     authorization: ctx.tenant.authorization,
     connections: 1,
     durationS: LIST_BACKSTOP_S,
@@ -342,11 +342,9 @@ async function measureList(ctx: ScenarioContext, c: ListCase, count: number): Pr
     },
   };
   const { result } = await measurePhase(
-    ctx.server.pid,
-    ctx.databaseProcesses,
-    ctx.db,
+    phaseTarget(ctx),
     { scenario: 'lists', phase: c.name, eventsPerRequest: 0, baselineEvents: undefined },
-    spec,
+    [spec],
     () => ({ events: ok, malformed }),
   );
   const list: ListResult = {
@@ -614,7 +612,7 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
       server = await start();
       ctx = {
         db,
-        server,
+        servers: [server],
         // Each start listens on a new port: the tenant's API client follows the server.
         tenant: { ...tenant, api: new Api(server.baseUrl, tenant.authorization) },
         ledger,

@@ -2,13 +2,14 @@
  * Seeding for the growth bench: accounts, balances and a stored history of events and their
  * ledger transactions written straight into the server's tables with set-based SQL (HTTP would
  * take hours for ten million events). The rows have the shapes the server writes
- * (src/store/sql-base.ts `eventParams`, `transactionParams`; src/operations/ledger.ts), so it
- * reads them like its own:
+ * (src/store/sql-base.ts `pushEventParams`, `pushTransactionParams`; src/operations/ledger.ts),
+ * so it reads them like its own:
  *
- * - ids are a prefix and 16 base-62 characters (src/lib/ids.ts), here computed in SQL from an
- *   ordinal (`idSql`): unique, varied by a per-run salt, and starting with two characters
- *   spread over the whole alphabet, so seeded ids sit all over the unique indexes the way the
- *   server's random ids do;
+ * - ids are a prefix and base-62 characters, here computed in SQL from an ordinal (`idSql`):
+ *   unique, varied by a per-run salt, and starting with two characters spread over the whole
+ *   alphabet. The server's own ids start with their creation time (src/lib/ids.ts), so what
+ *   it writes during the measurement goes to the right edge of the id indexes, past the
+ *   seeded history, as it would after years of traffic;
  * - an account gets a `tokens` balance and a `grant` transaction of INITIAL_GRANT
  *   ("initial grant"), as `POST /v1/accounts/{id}/balance/tokens {amount}` writes them;
  * - a stored event is a complete event of type EVENT_TYPE with a cost override (quantity 1,
