@@ -54,6 +54,17 @@ class PgTx extends SqlTx {
   protected bool(b: boolean) {
     return b;
   }
+  // Keyset pages: the leading key as `= ANY(array)` and named in ORDER BY, so that the planner
+  // walks the (key…, seq) index rather than the primary key filtered (SqlTx.leadingKeyEquals).
+  protected override leadingKeyEquals(column: string): string {
+    return `${column} = ANY(?::text[])`;
+  }
+  protected override leadingKeyParam(value: string): unknown {
+    return [value];
+  }
+  protected override seqOrder(leadingColumn: string): string {
+    return `${leadingColumn} DESC, seq DESC`;
+  }
   async lockBalances(keys: BalanceKey[]) {
     if (keys.length === 0) return [];
     const rows = await this.db.all(

@@ -273,6 +273,8 @@ export interface ReadTx {
   listAccounts(companyId: string, page: Page): Promise<PageResult<AccountRow> | undefined>;
   findBalance(accountId: string, denomination: string): Promise<BalanceRow | undefined>;
   listBalances(accountId: string): Promise<BalanceRow[]>;
+  /** The balances of several accounts (a page of them) in one query, by account then denomination. */
+  listBalancesOfAccounts(accountIds: string[]): Promise<BalanceRow[]>;
   listPrices(companyId: string, page: Page): Promise<PageResult<PriceRow> | undefined>;
   findPrices(companyId: string, types: string[]): Promise<PriceRow[]>;
 

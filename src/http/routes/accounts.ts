@@ -8,6 +8,7 @@ import {
 } from '../../operations/accounts.js';
 import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
 import type { RouteContext } from '../app.js';
+import type { BalanceRow } from '../../store/types.js';
 import { requireCompany } from '../auth.js';
 import { presentAccount, presentBalance, presentPage, presentPrice, presentTransaction } from '../present.js';
 import { Denomination, Email, Metadata, PageOf, PageQuery, SafeInteger, Text, companyAuth, errorResponses } from '../schemas/common.js';
@@ -52,9 +53,14 @@ export function accountRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   }, async (request) => {
     const companyId = requireCompany(request);
     const page = await listAccounts(deps, companyId, { limit: request.query.limit ?? PAGE_LIMIT_DEFAULT, startingAfter: request.query.starting_after });
-    const balances = await Promise.all(page.rows.map((a) => deps.store.read((tx) => tx.listBalances(a.accountId))));
-    let i = 0;
-    return presentPage(page, (a) => presentAccount(a, balances[i++]!), (a) => a.accountId);
+    // One query for the page's balances, not one per account.
+    const byAccount = new Map<string, BalanceRow[]>();
+    for (const b of await deps.store.read((tx) => tx.listBalancesOfAccounts(page.rows.map((a) => a.accountId)))) {
+      const list = byAccount.get(b.accountId) ?? [];
+      list.push(b);
+      byAccount.set(b.accountId, list);
+    }
+    return presentPage(page, (a) => presentAccount(a, byAccount.get(a.accountId) ?? []), (a) => a.accountId);
   });
 
   app.get('/v1/accounts/:account_id', {
