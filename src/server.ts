@@ -44,11 +44,12 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const clock: Clock = testClock ?? systemClock;
   const deps: Deps = { store, clock, processors: opts.processors ?? processorFactory() };
   registerBalanceEffects();
-  // SQLite has one writer: one group at a time, written on its own thread (a file database).
-  // PostgreSQL: several groups at once, row locks keep them apart.
+  // SQLite has one writer: groups written on its own thread (a file database), two in flight so
+  // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,
+  // row locks keep them apart.
   const ingestThread = store instanceof SqliteStore && store.filename !== ':memory:' ? await SqliteIngestWorker.start(store) : undefined;
   const ingest = new IngestBatcher(
-    deps, store.dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.pgPoolSize / 2)),
+    deps, store.dialect === 'sqlite' ? (ingestThread ? 2 : 1) : Math.max(1, Math.floor(config.pgPoolSize / 2)),
     ingestThread && ((nowMs, requests) => ingestThread.ingest(nowMs, requests)),
   );
   let app: App | undefined;

@@ -29,6 +29,10 @@ export class SqliteIngestWorker {
   #worker!: Worker;
   #ready!: Promise<void>;
   #closing = false;
+  /** Groups sent and not yet answered. */
+  #inFlight = 0;
+  /** Releases the store's writer lock, while groups are in flight. */
+  #release: (() => void) | undefined;
 
   private constructor(private readonly store: SqliteStore) {}
 
@@ -81,24 +85,45 @@ export class SqliteIngestWorker {
     this.#pending.clear();
   }
 
-  /** Applies a group in one transaction on the writer thread, holding the store's writer lock. */
-  ingest(nowMs: number, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
-    return this.store.exclusive(async () => {
+  /**
+   * Applies a group in one transaction on the writer thread. Groups are pipelined: a second one
+   * may be sent while the first commits, so the thread starts it the moment the first is
+   * durable instead of waiting for the HTTP round trip that brings the next requests. The
+   * store's writer lock is held from the first group sent until none is left; a group joins
+   * the held lock only when no other writer of this process is waiting for it, so the main
+   * thread's own writes (accounts, settles, jobs) are never starved.
+   */
+  async ingest(nowMs: number, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
+    if (this.#release === undefined || this.store.writersWaiting > 0) {
+      // Whoever held the lock before has let it go, so no group of ours is in flight now.
+      this.#release = await this.store.lockWriter();
+    }
+    this.#inFlight++;
+    try {
       await this.#ready;
-      return new Promise<Outcome<IngestResult>[]>((resolve, reject) => {
+      return await new Promise<Outcome<IngestResult>[]>((resolve, reject) => {
         const id = this.#nextId++;
         this.#pending.set(id, { resolve, reject });
         this.#worker.postMessage({ id, nowMs, requests } satisfies GroupRequest);
       });
-    });
+    } finally {
+      if (--this.#inFlight === 0) {
+        const release = this.#release;
+        this.#release = undefined;
+        release?.();
+      }
+    }
   }
 
   async close(): Promise<void> {
     this.#closing = true;
-    await this.store.exclusive(async () => {
+    const release = await this.store.lockWriter();
+    try {
       const exited = new Promise<void>((resolve) => this.#worker.once('exit', () => resolve()));
       this.#worker.postMessage('close');
       await exited;
-    });
+    } finally {
+      release();
+    }
   }
 }

@@ -114,10 +114,19 @@ const balanceKey = (accountId: string, denomination: string) => `${accountId}\u0
 /** Serialises the single writer: transactions never interleave on the one connection. */
 class Mutex {
   #tail: Promise<void> = Promise.resolve();
+  #waiting = 0;
+  /** Callers queued for the lock and not yet holding it. */
+  get waiting(): number {
+    return this.#waiting;
+  }
   lock(): Promise<() => void> {
     let release!: () => void;
     const next = new Promise<void>((r) => (release = r));
-    const ready = this.#tail.then(() => release);
+    this.#waiting++;
+    const ready = this.#tail.then(() => {
+      this.#waiting--;
+      return release;
+    });
     this.#tail = this.#tail.then(() => next);
     return ready;
   }
@@ -166,16 +175,17 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Runs `fn` holding the writer lock, no transaction opened: for a writer on another
-   * connection of this process (the ingest thread), so that the two never contend in SQLite.
+   * The writer lock itself, no transaction opened: for a writer on another connection of this
+   * process (the ingest thread), so that the two never contend inside SQLite. Resolves to the
+   * function that releases it.
    */
-  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const release = await this.#mutex.lock();
-    try {
-      return await fn();
-    } finally {
-      release();
-    }
+  lockWriter(): Promise<() => void> {
+    return this.#mutex.lock();
+  }
+
+  /** Writers of this process waiting for the lock (the ingest thread yields to them). */
+  get writersWaiting(): number {
+    return this.#mutex.waiting;
   }
 
   async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {

@@ -125,10 +125,10 @@ describe('planIngest', () => {
     assert.ok(r.ok);
     assert.deepEqual(r.value.eventIds, ['ev_gen_1']);
     assert.deepEqual(r.value.events, [{
-      eventId: 'ev_gen_1', clientSupplied: false, accountId: ACC, type: 'api_call', quantity: 3, costAmount: 2, denomination: 'credits',
-      metadata: null, state: 'complete', contentHash: null, expiresAtMs: null,
+      companyId: CO, eventId: 'ev_gen_1', clientSupplied: false, accountId: ACC, type: 'api_call', quantity: 3, costAmount: 2, denomination: 'credits',
+      metadata: null, state: 'complete', contentHash: null, createdAtMs: NOW, updatedAtMs: NOW, expiresAtMs: null,
     }]);
-    assert.deepEqual(r.value.ledger, [{ accountId: ACC, denomination: 'credits', amount: -2, eventId: 'ev_gen_1' }]);
+    assert.deepEqual(r.value.ledger, [{ kind: 'usage', accountId: ACC, denomination: 'credits', amount: -2, eventId: 'ev_gen_1' }]);
     assert.deepEqual([...r.value.deltas], [[balanceKey(ACC, 'credits'), { amount: -2, pending: 0 }]]);
     assert.deepEqual(fig(ctx), { amount: 98, pending: 0 });
   });
