@@ -12,6 +12,7 @@
  * back (some statements lock rows). SQLite: EXPLAIN QUERY PLAN, and the statement timed.
  */
 import { SqlTx, type SqlExec, type SqlRow } from '../../src/store/sql-base.js';
+import { POSTGRES_KEYSET } from '../../src/store/postgres.js';
 import type { BalanceKey, BalanceRow, EventRow, TransactionRow } from '../../src/store/types.js';
 import type { SqlRunner } from './growth-seed.js';
 import { DENOMINATION } from './options.js';
@@ -63,6 +64,7 @@ class RecordingTx extends SqlTx {
     private readonly dialect: 'sqlite' | 'postgres',
   ) {
     super(exec);
+    if (dialect === 'postgres') this.keyset = POSTGRES_KEYSET;
   }
   protected bool(b: boolean): unknown {
     return this.dialect === 'postgres' ? b : b ? 1 : 0;
@@ -130,7 +132,7 @@ async function collectStatements(runner: SqlRunner, s: PlanSubjects): Promise<St
   await capture(['accounts: cursor lookup', 'accounts: page after a deep cursor'], (tx) =>
     tx.listAccounts(s.companyId, { limit: 100, startingAfter: s.deepAccountId }),
   );
-  await capture(['accounts: balances of each listed account (one query per account)'], (tx) => tx.listBalances(s.someAccountId));
+  await capture(['accounts: balances of the listed accounts (one query per page)'], (tx) => tx.listBalancesOfAccounts([s.someAccountId, s.bigAccountId]));
   await capture(['account lookup (every account-scoped request)'], (tx) => tx.findAccount(s.companyId, s.bigAccountId));
   if (s.eventId !== undefined) await capture(['event by id (GET /v1/events/{id})'], (tx) => tx.findEvent(s.companyId, s.eventId as string));
   await capture(['ingest: account owners'], (tx) => tx.findAccountOwners([s.someAccountId]));
@@ -141,10 +143,10 @@ async function collectStatements(runner: SqlRunner, s: PlanSubjects): Promise<St
       tx.findExpiredHolds(now, 1, [{ accountId: s.someAccountId, denomination: DENOMINATION }]),
     );
     out.push({
-      name: 'ingest: lock a balance',
+      name: 'ingest: lock the balances of a group (one IN query per 500 accounts)',
       source: 'copied from the store override',
-      sql: 'SELECT * FROM balances WHERE account_id = ? AND denomination = ?',
-      params: [s.someAccountId, DENOMINATION],
+      sql: 'SELECT * FROM balances WHERE account_id IN (?, ?)',
+      params: [s.someAccountId, s.bigAccountId],
     });
   } else {
     out.push({

@@ -90,6 +90,22 @@ export function pushTransactionParams(t: TransactionRow, p: unknown[]): void {
   p.push(t.transactionId, t.accountId, t.denomination, t.amount, t.balanceAfter, t.kind, t.eventId, t.reason, t.createdAtMs);
 }
 
+/**
+ * The leading key of a keyset page (`column = ?`), its parameter, and the page's ORDER BY.
+ * PostgreSQL's differ (postgres.ts): with a plain `=`, its planner may walk the whole primary
+ * key backwards for `ORDER BY seq DESC LIMIT n` and filter, when the key's rows are old.
+ */
+export interface KeysetSql {
+  leadingKeyEquals(column: string): string;
+  leadingKeyParam(value: string): unknown;
+  seqOrder(leadingColumn: string): string;
+}
+export const PLAIN_KEYSET: KeysetSql = {
+  leadingKeyEquals: (column) => `${column} = ?`,
+  leadingKeyParam: (value) => value,
+  seqOrder: () => 'seq DESC',
+};
+
 /** Terms of one UNION ALL (SQLite allows 500 in a compound SELECT). */
 const UNION_TERMS_MAX = 200;
 
@@ -103,22 +119,8 @@ export abstract class SqlTx implements Tx {
     return (await this.db.all(sql, params))[0];
   }
 
-  /**
-   * `column = ?` for the leading key of a keyset page, and its parameter. PostgreSQL overrides
-   * them (`= ANY(array)`, and the column named in ORDER BY): with a plain `=` its planner may
-   * walk the whole primary key backwards for `ORDER BY seq DESC LIMIT n` and filter, when the
-   * key's rows are old.
-   */
-  protected leadingKeyEquals(column: string): string {
-    return `${column} = ?`;
-  }
-  protected leadingKeyParam(value: string): unknown {
-    return value;
-  }
-  /** The ORDER BY of a keyset page, given its leading key column. */
-  protected seqOrder(_leadingColumn: string): string {
-    return 'seq DESC';
-  }
+  /** How keyset pages filter and order (PostgreSQL has its own: see KeysetSql). */
+  protected keyset: KeysetSql = PLAIN_KEYSET;
 
   /**
    * Keyset paging on an ever-growing `seq`, newest first, of the rows whose `keys` columns equal
@@ -129,8 +131,8 @@ export abstract class SqlTx implements Tx {
   protected async pageBySeq<T>(
     table: string, idColumn: string, keys: [column: string, value: string][], page: Page, map: (r: SqlRow) => T, extra = '',
   ): Promise<PageResult<T> | undefined> {
-    const where = keys.map(([c], i) => (i === 0 ? this.leadingKeyEquals(c) : `${c} = ?`)).join(' AND ') + extra;
-    const params = keys.map(([, v], i) => (i === 0 ? this.leadingKeyParam(v) : v));
+    const where = keys.map(([c], i) => (i === 0 ? this.keyset.leadingKeyEquals(c) : `${c} = ?`)).join(' AND ') + extra;
+    const params = keys.map(([, v], i) => (i === 0 ? this.keyset.leadingKeyParam(v) : v));
     let cursorClause = '';
     if (page.startingAfter !== undefined) {
       const cursor = await this.one(`SELECT seq FROM ${table} WHERE ${idColumn} = ? AND ${where}`, [page.startingAfter, ...params]);
@@ -139,7 +141,7 @@ export abstract class SqlTx implements Tx {
       params.push(cursor.seq);
     }
     const rows = await this.db.all(
-      `SELECT * FROM ${table} WHERE ${where}${cursorClause} ORDER BY ${this.seqOrder(keys[0]![0])} LIMIT ?`, [...params, page.limit + 1]);
+      `SELECT * FROM ${table} WHERE ${where}${cursorClause} ORDER BY ${this.keyset.seqOrder(keys[0]![0])} LIMIT ?`, [...params, page.limit + 1]);
     return { rows: rows.slice(0, page.limit).map(map), hasMore: rows.length > page.limit };
   }
 
@@ -250,10 +252,10 @@ export abstract class SqlTx implements Tx {
     const rows: SqlRow[] = [];
     for (let i = 0; i < names.length; i += UNION_TERMS_MAX) {
       const chunk = names.slice(i, i + UNION_TERMS_MAX);
-      const one = `SELECT * FROM (SELECT * FROM transactions WHERE ${this.leadingKeyEquals('account_id')} AND denomination = ?`
-        + `${cursorSeq === undefined ? '' : ' AND seq < ?'} ORDER BY ${this.seqOrder('account_id')} LIMIT ?) t`;
+      const one = `SELECT * FROM (SELECT * FROM transactions WHERE ${this.keyset.leadingKeyEquals('account_id')} AND denomination = ?`
+        + `${cursorSeq === undefined ? '' : ' AND seq < ?'} ORDER BY ${this.keyset.seqOrder('account_id')} LIMIT ?) t`;
       const params = chunk.flatMap((d) => {
-        const keys = [this.leadingKeyParam(accountId), d];
+        const keys = [this.keyset.leadingKeyParam(accountId), d];
         return cursorSeq === undefined ? [...keys, page.limit + 1] : [...keys, cursorSeq, page.limit + 1];
       });
       rows.push(...(await this.db.all(chunk.map(() => one).join(' UNION ALL '), params)));
