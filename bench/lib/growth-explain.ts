@@ -120,8 +120,9 @@ async function collectStatements(runner: SqlRunner, s: PlanSubjects): Promise<St
   };
   const page = { limit: 100 };
   const deep = { limit: 100, startingAfter: s.deepTransactionId };
-  await capture(['transactions: first page'], (tx) => tx.listTransactions(s.bigAccountId, undefined, page));
-  await capture(['transactions: cursor lookup', 'transactions: page after a deep cursor'], (tx) =>
+  await capture(['transactions: the account\'s denominations (loose index scan)', 'transactions: first page (newest of each denomination, merged)'], (tx) =>
+    tx.listTransactions(s.bigAccountId, undefined, page));
+  await capture(['transactions: cursor lookup', 'transactions: the account\'s denominations', 'transactions: page after a deep cursor'], (tx) =>
     tx.listTransactions(s.bigAccountId, undefined, deep),
   );
   await capture(['transactions ?denomination: first page'], (tx) => tx.listTransactions(s.bigAccountId, DENOMINATION, page));
