@@ -1,0 +1,39 @@
+// Guarantee: a revoked API key is refused at once by the process that revoked it, and by every
+// other process sharing the database once its key cache entry is older than BILLING_API_KEY_CACHE_MS.
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, test } from 'node:test';
+import { signUpCompany } from '../support/harness.js';
+import { asHarness, serverOn, sharedDatabase, type TestServer } from '../support/webhooks.js';
+
+const CACHE_MS = 300;
+
+for (const dialect of ['sqlite', 'postgres'] as const) {
+  describe(`API key cache across processes (${dialect})`, () => {
+    test('a key revoked on one server is refused by the other after the cache lifetime', async () => {
+      const db = sharedDatabase(dialect);
+      const env = { BILLING_API_KEY_CACHE_MS: String(CACHE_MS) };
+      const servers: TestServer[] = [];
+      try {
+        servers.push(await serverOn(await db.open(), env), await serverOn(await db.open(), env));
+        const [a, b] = servers as [TestServer, TestServer];
+        const co = await signUpCompany(asHarness(a));
+        const k = await a.request('POST', `/v1/companies/${co.companyId}/api_keys`, { auth: co.auth });
+        assert.equal(k.status, 200, k.text);
+        const key: [string, string] = [co.companyId, k.body.data.api_key];
+        assert.equal((await b.request('GET', '/v1/accounts', { auth: key })).status, 200, 'b has verified (and cached) the key');
+
+        const del = await a.request('DELETE', `/v1/companies/${co.companyId}/api_keys/${k.body.data.key_id}`, { auth: co.auth });
+        assert.equal(del.status, 200, del.text);
+        assert.equal((await a.request('GET', '/v1/accounts', { auth: key })).status, 401, 'the revoking server refuses it at once');
+
+        await sleep(CACHE_MS * 2);
+        assert.equal((await b.request('GET', '/v1/accounts', { auth: key })).status, 401, 'the other server refuses it once its cache entry is stale');
+        assert.equal((await b.request('GET', '/v1/accounts', { auth: co.auth })).status, 200, 'the company\'s other key still works there');
+      } finally {
+        for (const s of servers) await s.close();
+        await db.drop();
+      }
+    });
+  });
+}
