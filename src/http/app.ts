@@ -12,7 +12,7 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import { ApiKeyCache } from '../operations/identity.js';
-import type { IngestBatcher } from '../operations/events.js';
+import type { IngestBatcher, SettleBatcher } from '../operations/events.js';
 import type { TestClock } from '../lib/clock.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { errorBody } from './errors.js';
@@ -35,6 +35,8 @@ export const PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT = 30;
 export interface AppOptions {
   deps: Deps;
   ingest: IngestBatcher;
+  /** Settles grouped on SQLite's writer thread; absent: each settle is its own transaction. */
+  settle?: SettleBatcher;
   apiKeyCacheMs: number;
   /** Present only with BILLING_TEST_CLOCK=1. */
   testClock?: { clock: TestClock; runDue: (nowMs: number) => Promise<void> };
@@ -65,6 +67,7 @@ export interface RouteContext {
   deps: Deps;
   keys: ApiKeyCache;
   ingest: IngestBatcher;
+  settle: SettleBatcher | undefined;
   passwordRateLimit: { max: number; timeWindow: number };
 }
 
@@ -193,7 +196,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerIdempotency(app, deps);
 
   const ctx: RouteContext = {
-    deps, keys, ingest: opts.ingest,
+    deps, keys, ingest: opts.ingest, settle: opts.settle,
     passwordRateLimit: { max: opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT, timeWindow: 60_000 },
   };
   await app.register(async (scope) => {

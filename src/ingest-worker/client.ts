@@ -7,12 +7,13 @@
 import { Worker } from 'node:worker_threads';
 import type { IngestRequest } from '../domain/events.js';
 import type { Outcome } from '../domain/outcome.js';
-import type { IngestResult } from '../operations/events.js';
+import type { IngestResult, SettleRequest } from '../operations/events.js';
+import type { EventRow } from '../store/types.js';
 import type { SqliteStore } from '../store/sqlite.js';
-import type { GroupReply, GroupRequest, WorkerInit } from './protocol.js';
+import type { GroupKind, GroupKinds, GroupReply, GroupRequest, WorkerInit } from './protocol.js';
 
 interface Pending {
-  resolve: (outcomes: Outcome<IngestResult>[]) => void;
+  resolve: (outcomes: GroupKinds[GroupKind]['outcome'][]) => void;
   reject: (err: Error) => void;
 }
 
@@ -93,7 +94,16 @@ export class SqliteIngestWorker {
    * the held lock only when no other writer of this process is waiting for it, so the main
    * thread's own writes (accounts, settles, jobs) are never starved.
    */
-  async ingest(nowMs: number, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
+  ingest(nowMs: number, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
+    return this.#send('ingest', nowMs, requests);
+  }
+
+  /** Settles, one group per transaction, on the same thread and under the same rules. */
+  settle(nowMs: number, requests: SettleRequest[]): Promise<Outcome<EventRow>[]> {
+    return this.#send('settle', nowMs, requests);
+  }
+
+  async #send<K extends GroupKind>(kind: K, nowMs: number, requests: GroupKinds[K]['request'][]): Promise<GroupKinds[K]['outcome'][]> {
     if (this.#release === undefined || this.store.writersWaiting > 0) {
       // Whoever held the lock before has let it go, so no group of ours is in flight now.
       this.#release = await this.store.lockWriter();
@@ -101,10 +111,10 @@ export class SqliteIngestWorker {
     this.#inFlight++;
     try {
       await this.#ready;
-      return await new Promise<Outcome<IngestResult>[]>((resolve, reject) => {
+      return await new Promise<GroupKinds[K]['outcome'][]>((resolve, reject) => {
         const id = this.#nextId++;
-        this.#pending.set(id, { resolve, reject });
-        this.#worker.postMessage({ id, nowMs, requests } satisfies GroupRequest);
+        this.#pending.set(id, { resolve: resolve as Pending['resolve'], reject });
+        this.#worker.postMessage({ id, kind, nowMs, requests } satisfies GroupRequest);
       });
     } finally {
       if (--this.#inFlight === 0) {

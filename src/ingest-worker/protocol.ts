@@ -1,7 +1,8 @@
 /** Messages between the main thread and the SQLite ingest writer thread. */
 import type { IngestRequest } from '../domain/events.js';
 import type { Outcome } from '../domain/outcome.js';
-import type { IngestResult } from '../operations/events.js';
+import type { EventRow } from '../store/types.js';
+import type { IngestResult, SettleRequest } from '../operations/events.js';
 
 export interface WorkerInit {
   /** URL of thread.ts or thread.js (read by boot-tsx.mjs). */
@@ -9,12 +10,20 @@ export interface WorkerInit {
   filename: string;
 }
 
+/** What the thread applies, one group per transaction. */
+export interface GroupKinds {
+  ingest: { request: IngestRequest; outcome: Outcome<IngestResult> };
+  settle: { request: SettleRequest; outcome: Outcome<EventRow> };
+}
+export type GroupKind = keyof GroupKinds;
+
 export interface GroupRequest {
   id: number;
+  kind: GroupKind;
   nowMs: number;
-  requests: IngestRequest[];
+  requests: GroupKinds[GroupKind]['request'][];
 }
 
 export type GroupReply =
-  | { id: number; outcomes: Outcome<IngestResult>[] }
+  | { id: number; outcomes: GroupKinds[GroupKind]['outcome'][] }
   | { id: number; error: { message: string; stack: string } };

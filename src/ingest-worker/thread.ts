@@ -1,15 +1,16 @@
 /**
  * The SQLite ingest writer, on its own thread. It opens its own connection to the database
- * file and applies each group of ingest requests the main thread sends in one transaction,
+ * file and applies each group the main thread sends (ingest requests, or settles) in one transaction,
  * COMMIT (and its fsync) included, so the HTTP thread keeps parsing and validating the next
  * requests meanwhile. The main thread holds the store's writer lock while a group runs here,
  * so this connection and the main one never contend for SQLite's write lock.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ingestGroup } from '../operations/events.js';
+import { ingestGroup, settleGroup, type SettleRequest } from '../operations/events.js';
+import type { IngestRequest } from '../domain/events.js';
 import { registerBalanceEffects } from '../operations/effects.js';
 import { SqliteStore } from '../store/sqlite.js';
-import type { GroupReply, GroupRequest, WorkerInit } from './protocol.js';
+import type { GroupKind, GroupKinds, GroupReply, GroupRequest, WorkerInit } from './protocol.js';
 
 const port = parentPort;
 if (!port) throw new Error('ingest-worker/thread.ts runs as a worker thread');
@@ -23,7 +24,9 @@ port.on('message', (msg: GroupRequest | 'close') => {
     void store.close().then(() => process.exit(0));
     return;
   }
-  store.write((tx) => ingestGroup(tx, msg.nowMs, msg.requests)).then(
+  store.write<GroupKinds[GroupKind]['outcome'][]>((tx) => (msg.kind === 'ingest'
+    ? ingestGroup(tx, msg.nowMs, msg.requests as IngestRequest[])
+    : settleGroup(tx, msg.nowMs, msg.requests as SettleRequest[]))).then(
     (outcomes) => port.postMessage({ id: msg.id, outcomes } satisfies GroupReply),
     (err: unknown) => port.postMessage({ id: msg.id, error: err instanceof Error ? { message: err.message, stack: err.stack ?? '' } : { message: String(err), stack: '' } } satisfies GroupReply),
   );

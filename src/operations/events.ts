@@ -23,38 +23,40 @@ export interface IngestResult {
   eventIds: string[];
 }
 
-interface Queued {
-  req: IngestRequest;
-  resolve: (r: Outcome<IngestResult>) => void;
+/** Most settles one group transaction carries. */
+export const GROUP_SETTLES_MAX = 1_000;
+
+interface Queued<Req, Res> {
+  req: Req;
+  resolve: (r: Res) => void;
   reject: (err: unknown) => void;
 }
 
 /** Applies a group in one transaction and returns each request's outcome, in order. */
-export type GroupWriter = (nowMs: number, requests: IngestRequest[]) => Promise<Outcome<IngestResult>[]>;
-
-/** The group written through the store on this thread. */
-export function storeGroupWriter(deps: Deps): GroupWriter {
-  return (nowMs, requests) => deps.store.write((tx) => ingestGroup(tx, nowMs, requests));
-}
+export type GroupWriter<Req, Res> = (nowMs: number, requests: Req[]) => Promise<Res[]>;
 
 /**
  * Group commit. Requests queue while a group is being written; when it commits, the next
- * group takes everything queued (up to GROUP_EVENTS_MAX events). `concurrency` groups may be
- * in flight at once (1 on SQLite's single writer; more on PostgreSQL, whose row locks keep
- * overlapping groups correct). `writeGroup` is where a group is applied: through the store on
- * this thread, or (SQLite) on the writer thread, so that COMMIT's fsync never blocks HTTP.
+ * group takes everything queued (up to `maxSize`, counted by `sizeOf`). `concurrency` groups may
+ * be in flight at once (on SQLite's writer thread two, applied one after the other; more on
+ * PostgreSQL, whose row locks keep overlapping groups correct). `writeGroup` is where a group is
+ * applied: through the store on this thread, or (SQLite) on the writer thread, so that COMMIT's
+ * fsync never blocks HTTP. Each request is answered only after its group has committed.
  */
-export class IngestBatcher {
-  readonly #queue: Queued[] = [];
+export class GroupCommit<Req, Res> {
+  readonly #queue: Queued<Req, Res>[] = [];
   #running = 0;
   #scheduled = false;
-  readonly #writeGroup: GroupWriter;
 
-  constructor(private readonly deps: Deps, private readonly concurrency: number, writeGroup?: GroupWriter) {
-    this.#writeGroup = writeGroup ?? storeGroupWriter(deps);
-  }
+  constructor(
+    private readonly clock: Deps['clock'],
+    private readonly concurrency: number,
+    private readonly writeGroup: GroupWriter<Req, Res>,
+    private readonly sizeOf: (req: Req) => number,
+    private readonly maxSize: number,
+  ) {}
 
-  submit(req: IngestRequest): Promise<Outcome<IngestResult>> {
+  submit(req: Req): Promise<Res> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ req, resolve, reject });
       this.#schedule();
@@ -73,11 +75,11 @@ export class IngestBatcher {
 
   #drain(): void {
     while (this.#running < this.concurrency && this.#queue.length > 0) {
-      const group: Queued[] = [];
-      let events = 0;
-      while (this.#queue.length > 0 && (group.length === 0 || events + this.#queue[0]!.req.events.length <= GROUP_EVENTS_MAX)) {
+      const group: Queued<Req, Res>[] = [];
+      let size = 0;
+      while (this.#queue.length > 0 && (group.length === 0 || size + this.sizeOf(this.#queue[0]!.req) <= this.maxSize)) {
         const q = this.#queue.shift()!;
-        events += q.req.events.length;
+        size += this.sizeOf(q.req);
         group.push(q);
       }
       this.#running++;
@@ -88,13 +90,28 @@ export class IngestBatcher {
     }
   }
 
-  async #run(group: Queued[]): Promise<void> {
+  async #run(group: Queued<Req, Res>[]): Promise<void> {
     try {
-      const outcomes = await this.#writeGroup(this.deps.clock.now(), group.map((q) => q.req));
+      const outcomes = await this.writeGroup(this.clock.now(), group.map((q) => q.req));
       group.forEach((q, i) => q.resolve(outcomes[i]!));
     } catch (err) {
       group.forEach((q) => q.reject(err));
     }
+  }
+}
+
+/** Ingest requests, grouped by events (up to GROUP_EVENTS_MAX per group). */
+export class IngestBatcher extends GroupCommit<IngestRequest, Outcome<IngestResult>> {
+  constructor(deps: Deps, concurrency: number, writeGroup?: GroupWriter<IngestRequest, Outcome<IngestResult>>) {
+    super(deps.clock, concurrency, writeGroup ?? ((nowMs, requests) => deps.store.write((tx) => ingestGroup(tx, nowMs, requests))),
+      (r) => r.events.length, GROUP_EVENTS_MAX);
+  }
+}
+
+/** Settles, grouped (SQLite's writer thread only: see server.ts). */
+export class SettleBatcher extends GroupCommit<SettleRequest, Outcome<EventRow>> {
+  constructor(deps: Deps, concurrency: number, writeGroup: GroupWriter<SettleRequest, Outcome<EventRow>>) {
+    super(deps.clock, concurrency, writeGroup, () => 1, GROUP_SETTLES_MAX);
   }
 }
 
@@ -201,35 +218,52 @@ export interface SettleInput {
   cost_override?: { amount: number; denomination: string };
 }
 
+export interface SettleRequest {
+  companyId: string;
+  eventId: string;
+  input: SettleInput;
+}
+
 /**
  * Settles a pending event. An expired hold is cancelled first (and that cancellation is kept
  * even when the answer is 409); repeating the state an event already has is a no-op.
+ * Every refusal is decided before anything is written (but that cancellation), so several
+ * settles can share one transaction, each all or nothing.
  */
-export async function settleEvent(deps: Deps, companyId: string, eventId: string, input: SettleInput): Promise<EventRow> {
+export async function settleInTx(tx: Tx, now: number, { companyId, eventId, input }: SettleRequest): Promise<Outcome<EventRow>> {
   const requested = input.state === 'completed' ? 'complete' : input.state;
-  const outcome = await deps.store.write(async (tx): Promise<Outcome<EventRow>> => {
-    const now = deps.clock.now();
-    let event = await tx.lockEvent(companyId, eventId);
-    if (!event) return failure('not_found', `no such event: ${eventId}`, 'event_id');
-    if (event.state === 'pending' && isHoldExpired(event.expiresAtMs, now)) {
-      await cancelHolds(tx, now, [event]);
-      event = { ...event, state: 'cancelled', updatedAtMs: now, expiresAtMs: null };
-    }
-    const decision = decideSettle(event.state, requested);
-    if (decision === 'noop') return { ok: true, value: event };
-    if (decision === 'not_pending') return notPending(event);
-    if (input.cost_override && input.cost_override.denomination !== event.denomination) {
-      fail('cost_override_denomination_mismatch', `the event holds "${event.denomination}"; a final cost must be in the same denomination`, 'cost_override.denomination');
-    }
-    const finalCost = requested === 'complete' ? input.cost_override?.amount ?? event.costAmount : event.costAmount;
-    const s = settleHold(event.costAmount, requested, finalCost);
-    const key = balanceKey(event.accountId, event.denomination);
-    const locked = await lockBalanceMap(tx, [event]);
-    const entries: PostedEntry[] = s.amountDelta !== 0 ? [{ accountId: event.accountId, denomination: event.denomination, amount: s.amountDelta, kind: 'usage', eventId }] : [];
-    await postToLedger(tx, now, locked, entries, new Map([[key, { amount: s.amountDelta, pending: s.pendingDelta }]]));
-    await tx.updateEvents([{ companyId, eventId, state: requested, costAmount: finalCost, updatedAtMs: now }]);
-    return { ok: true, value: { ...event, state: requested, costAmount: finalCost, updatedAtMs: now, expiresAtMs: null } };
-  });
+  let event = await tx.lockEvent(companyId, eventId);
+  if (!event) return failure('not_found', `no such event: ${eventId}`, 'event_id');
+  if (event.state === 'pending' && isHoldExpired(event.expiresAtMs, now)) {
+    await cancelHolds(tx, now, [event]);
+    event = { ...event, state: 'cancelled', updatedAtMs: now, expiresAtMs: null };
+  }
+  const decision = decideSettle(event.state, requested);
+  if (decision === 'noop') return { ok: true, value: event };
+  if (decision === 'not_pending') return notPending(event);
+  if (input.cost_override && input.cost_override.denomination !== event.denomination) {
+    return failure('cost_override_denomination_mismatch', `the event holds "${event.denomination}"; a final cost must be in the same denomination`, 'cost_override.denomination');
+  }
+  const finalCost = requested === 'complete' ? input.cost_override?.amount ?? event.costAmount : event.costAmount;
+  const s = settleHold(event.costAmount, requested, finalCost);
+  const key = balanceKey(event.accountId, event.denomination);
+  const locked = await lockBalanceMap(tx, [event]);
+  const entries: PostedEntry[] = s.amountDelta !== 0 ? [{ accountId: event.accountId, denomination: event.denomination, amount: s.amountDelta, kind: 'usage', eventId }] : [];
+  await postToLedger(tx, now, locked, entries, new Map([[key, { amount: s.amountDelta, pending: s.pendingDelta }]]));
+  await tx.updateEvents([{ companyId, eventId, state: requested, costAmount: finalCost, updatedAtMs: now }]);
+  return { ok: true, value: { ...event, state: requested, costAmount: finalCost, updatedAtMs: now, expiresAtMs: null } };
+}
+
+/** Several settles in one transaction, one after the other (a later one sees an earlier one). */
+export async function settleGroup(tx: Tx, now: number, requests: SettleRequest[]): Promise<Outcome<EventRow>[]> {
+  const out: Outcome<EventRow>[] = [];
+  for (const r of requests) out.push(await settleInTx(tx, now, r));
+  return out;
+}
+
+/** One settle in its own transaction; a refusal is thrown as an OutcomeError. */
+export async function settleEvent(deps: Deps, companyId: string, eventId: string, input: SettleInput): Promise<EventRow> {
+  const outcome = await deps.store.write((tx) => settleInTx(tx, deps.clock.now(), { companyId, eventId, input }));
   if (!outcome.ok) fail(outcome.reason, outcome.message, outcome.param, outcome.details);
   return outcome.value;
 }

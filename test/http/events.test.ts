@@ -116,6 +116,27 @@ for (const dialect of HTTP_DIALECTS) {
       assert.deepEqual(await balance(acc), { ...(await balance(acc)), amount: 1_000_000 - events + adjustments - settled, pending: 0 });
     });
 
+    test('concurrent settles of one hold: exactly one takes effect, repeats of its state are no-ops, the other state is 409', async () => {
+      // On SQLite these land in one settle group on the writer thread: each settle must see the one before it.
+      const acc = await createAccountWithBalance(h, co, 'tokens', 1000);
+      const r = await h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, body: [{ id: 'race-hold', type: 'x', state: 'pending', cost_override: { amount: 40, denomination: 'tokens' } }] });
+      assert.equal(r.status, 200, r.text);
+      const replies = await Promise.all([
+        ...Array.from({ length: 10 }, () => h.request('PUT', '/v1/events/race-hold', { auth: co.auth, body: { state: 'complete', cost_override: { amount: 25, denomination: 'tokens' } } })),
+        ...Array.from({ length: 10 }, () => h.request('PUT', '/v1/events/race-hold', { auth: co.auth, body: { state: 'cancelled' } })),
+      ]);
+      const completed = replies.slice(0, 10).filter((x) => x.status === 200).length;
+      const cancelled = replies.slice(10).filter((x) => x.status === 200).length;
+      assert.ok((completed === 10 && cancelled === 0) || (completed === 0 && cancelled === 10), `one state wins: ${completed} completes, ${cancelled} cancels`);
+      for (const x of replies) {
+        if (x.status === 200) continue;
+        assertError(x, 409, 'conflict');
+        assert.equal(x.body.error.code, 'event_not_pending', x.text);
+      }
+      const b = await balance(acc);
+      assert.deepEqual({ amount: b.amount, pending: b.pending }, completed === 10 ? { amount: 975, pending: 0 } : { amount: 1000, pending: 0 });
+    });
+
     test('gate_on_balance: query, top-level field or event field refuses the whole request while available < 0', async () => {
       const acc = await createAccountWithBalance(h, co, 'tokens', 10);
       const spend = (amount: number) => ({ type: 'x', cost_override: { amount, denomination: 'tokens' } });

@@ -106,6 +106,10 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     },
   }, async (request) => {
     const body = request.body as { state: 'complete' | 'completed' | 'cancelled'; cost_override?: { amount: number; denomination: string } };
-    return { data: presentEvent(await settleEvent(deps, requireCompany(request), request.params.event_id, body)) };
+    const companyId = requireCompany(request);
+    if (!ctx.settle) return { data: presentEvent(await settleEvent(deps, companyId, request.params.event_id, body)) };
+    const outcome = await ctx.settle.submit({ companyId, eventId: request.params.event_id, input: body });
+    if (!outcome.ok) throw new OutcomeError(outcome);
+    return { data: presentEvent(outcome.value) };
   });
 }
