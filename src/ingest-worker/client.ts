@@ -17,11 +17,14 @@ interface Pending {
   reject: (err: Error) => void;
 }
 
-/** The thread's entry: the .ts source through a tsx boot file (tests, `npm start`), or thread.js when built. */
-function threadEntry(): { url: URL; entry: string } {
+/**
+ * The thread's entry: the .ts source through a tsx boot file (tests, `npm start`), or thread.js
+ * when built. `entry` replaces it (tests start a thread that fails on purpose).
+ */
+function threadEntry(override?: URL): { url: URL; entry: string } {
   const ts = import.meta.url.endsWith('.ts');
-  const entry = new URL(ts ? './thread.ts' : './thread.js', import.meta.url);
-  return { url: ts ? new URL('./boot-tsx.mjs', import.meta.url) : entry, entry: entry.href };
+  const entry = override ?? new URL(ts ? './thread.ts' : './thread.js', import.meta.url);
+  return { url: entry.pathname.endsWith('.ts') ? new URL('./boot-tsx.mjs', import.meta.url) : entry, entry: entry.href };
 }
 
 export class SqliteIngestWorker {
@@ -35,17 +38,17 @@ export class SqliteIngestWorker {
   /** Releases the store's writer lock, while groups are in flight. */
   #release: (() => void) | undefined;
 
-  private constructor(private readonly store: SqliteStore) {}
+  private constructor(private readonly store: SqliteStore, private readonly entry: URL | undefined) {}
 
-  static async start(store: SqliteStore): Promise<SqliteIngestWorker> {
-    const w = new SqliteIngestWorker(store);
+  static async start(store: SqliteStore, opts: { entry?: URL } = {}): Promise<SqliteIngestWorker> {
+    const w = new SqliteIngestWorker(store, opts.entry);
     w.#spawn();
     await w.#ready;
     return w;
   }
 
   #spawn(): void {
-    const { url, entry } = threadEntry();
+    const { url, entry } = threadEntry(this.entry);
     const worker = new Worker(url, { workerData: { entry, filename: this.store.filename } satisfies WorkerInit, execArgv: [] });
     this.#worker = worker;
     this.#ready = new Promise((resolve, reject) => {

@@ -1,0 +1,39 @@
+// Guarantee: the SQLite writer thread failing mid-group fails that group's requests (nothing of
+// them applied) and a new thread takes the next group, which is applied exactly once.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { normalizeEvent, type IngestRequest } from '../../src/domain/events.js';
+import { SqliteIngestWorker } from '../../src/ingest-worker/client.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import { seedBalance, seedCompanyAndAccount } from '../support/stores.js';
+
+test('a writer thread that dies mid-group is replaced; the lost group changed nothing', { timeout: 30_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'billing-thread-'));
+  const store = new SqliteStore(join(dir, 'billing.sqlite'));
+  const worker = await SqliteIngestWorker.start(store, { entry: new URL('../support/crash-once-thread.ts', import.meta.url) });
+  try {
+    const s = await seedCompanyAndAccount(store);
+    await seedBalance(store, s.companyId, s.accountId, 'tokens', 1000);
+    const n = normalizeEvent({ type: 'x', cost_override: { amount: 7, denomination: 'tokens' } }, 0);
+    assert.ok(n.ok);
+    const req: IngestRequest = { companyId: s.companyId, accountId: s.accountId, events: [n.value], gate: false };
+
+    await assert.rejects(worker.ingest(Date.now(), [req]), /writer thread exited \(code 1\)/);
+    assert.equal((await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount, 1000, 'the lost group applied nothing');
+
+    const [outcome] = await worker.ingest(Date.now(), [req]);
+    assert.ok(outcome?.ok, JSON.stringify(outcome));
+    assert.equal((await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount, 993, 'the next group, on a new thread, applied once');
+    assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
+
+    // The writer lock was let go with the failed group: the main connection can write.
+    await seedBalance(store, s.companyId, s.accountId, 'credits', 5);
+  } finally {
+    await worker.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
