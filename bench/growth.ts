@@ -11,12 +11,11 @@
  * checked, and the ledger checked to the unit. Figures are reported, never asserted: the exit
  * status is non-zero only when the ledger is off or a run failed. See bench/README.md, "Growth".
  */
-import { execFileSync } from 'node:child_process';
+import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, gitCommit, loadAtStart, REPO_ROOT } from './lib/entry.js';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync, statfsSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync, statSync, statfsSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { Api, createTenant, mapConcurrent, type Tenant, type Transaction } from './lib/api.js';
 import { eventBatches } from './lib/bodies.js';
 import { startChild, type ChildServer } from './lib/children.js';
@@ -48,17 +47,12 @@ import { openPostgresRunner, openSqliteRunner, randomSalts, Seeder, type SeedTim
 import { ChainCheck, compareBalance, Ledger, type AccountBook, type Finding } from './lib/ledger.js';
 import type { LoadSpec } from './lib/load.js';
 import { connectionsFor, DENOMINATION, parseOptions, SETUP_CONCURRENCY, type BenchOptions, type DbKind } from './lib/options.js';
-import { createBenchDatabase, postgresReachable } from './lib/postgres.js';
+import { createBenchDatabase } from './lib/postgres.js';
 import { postgresProcesses } from './lib/procstats.js';
 import { EventTraffic, measurePhase, phaseTarget, type ScenarioContext } from './lib/scenarios.js';
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const SERVER_LOG_LEVEL = 'warn';
-const EXIT_LEDGER_OR_RUN_FAILED = 1;
-const EXIT_USAGE = 2;
-const EXIT_INTERRUPTED = 130;
-const BUSY_MACHINE_LOAD = 0.5;
 const REQUEST_SIZES = [1, 100] as const;
 const WARMUP_SIZES = [1, 100] as const;
 /** Page size of the list requests (the contract's maximum). */
@@ -77,56 +71,7 @@ const CHAINS_THROUGH_API = 3;
 const DISK_BYTES_PER_EVENT = 1_000;
 const DISK_BYTES_PER_ACCOUNT = 1_200;
 
-function log(message: string): void {
-  process.stderr.write(`[growth] ${message}\n`);
-}
-
-const cleanups = new Set<() => Promise<void> | void>();
-
-function onCleanup(release: () => Promise<void> | void): () => Promise<void> {
-  const once = async (): Promise<void> => {
-    if (!cleanups.delete(once)) return;
-    await release();
-  };
-  cleanups.add(once);
-  return once;
-}
-
-async function cleanUpEverything(): Promise<void> {
-  for (const release of [...cleanups].reverse()) {
-    try {
-      await release();
-    } catch (error) {
-      log(`cleanup failed: ${String(error)}`);
-    }
-  }
-}
-
-function gitCommit(): string {
-  try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-    return dirty === '' ? commit : `${commit}+changes`;
-  } catch {
-    return 'unknown';
-  }
-}
-
-function filesystemOf(dir: string): string {
-  try {
-    const real = realpathSync(dir);
-    let best = { mount: '', type: 'unknown' };
-    for (const line of readFileSync('/proc/mounts', 'utf8').split('\n')) {
-      const [, mount, type] = line.split(' ');
-      if (mount === undefined || type === undefined) continue;
-      const inside = real === mount || real.startsWith(mount.endsWith('/') ? mount : `${mount}/`);
-      if (inside && mount.length >= best.mount.length) best = { mount, type };
-    }
-    return `${best.type} (${best.mount})`;
-  } catch {
-    return 'unknown';
-  }
-}
+const { log, onCleanup, cleanUpEverything, run } = benchEntry('growth');
 
 function compact(n: number): string {
   if (n >= 1_000_000 && n % 100_000 === 0) return `${n / 1_000_000}M`;
@@ -746,16 +691,6 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
   return run;
 }
 
-async function chooseDatabases(options: GrowthOptions): Promise<DbKind[]> {
-  if (options.db === 'sqlite') return ['sqlite'];
-  const reachable = await postgresReachable(options.postgresAdminUrl);
-  if (options.db === undefined && !reachable) {
-    log(`PostgreSQL is not reachable at ${options.postgresAdminUrl}: SQLite only`);
-    return ['sqlite'];
-  }
-  if (!reachable) throw new Error(`--db ${options.db}: PostgreSQL is not reachable at ${options.postgresAdminUrl}`);
-  return options.db === 'postgres' ? ['postgres'] : ['sqlite', 'postgres'];
-}
 
 async function main(): Promise<number> {
   let options: GrowthOptions;
@@ -770,14 +705,11 @@ async function main(): Promise<number> {
     return 0;
   }
   const startedAt = new Date();
-  const databases = await chooseDatabases(options);
+  const databases = await chooseDatabases(options, log);
   const workDir = mkdtempSync(join(tmpdir(), 'billing-growth-'));
   const dataDir = options.dataDir ?? workDir;
   const filesystem = filesystemOf(dataDir);
-  const loadAtStart = loadavg()[0] ?? 0;
-  if (loadAtStart > BUSY_MACHINE_LOAD) {
-    log(`the machine is busy (load average ${loadAtStart.toFixed(2)}): figures will be noisy; see the "other CPU" column`);
-  }
+  const loadAverage = loadAtStart(log);
   const levels = growthLevels(options)
     .map((l) => `${compact(l.accounts)} accounts / ${compact(l.events)} events`)
     .join(' → ');
@@ -816,7 +748,7 @@ async function main(): Promise<number> {
       cpuModel: cpus()[0]?.model ?? 'unknown',
       serverCommit: gitCommit(),
       dataDirFilesystem: filesystem,
-      loadAverageAtStart: loadAtStart,
+      loadAverageAtStart: loadAverage,
     },
     options,
     runs,
@@ -832,21 +764,4 @@ async function main(): Promise<number> {
   return failures.length === 0 ? 0 : EXIT_LEDGER_OR_RUN_FAILED;
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    log(`${signal}: stopping servers and dropping bench databases`);
-    void cleanUpEverything().finally(() => process.exit(EXIT_INTERRUPTED));
-  });
-}
-
-main().then(
-  async (code) => {
-    await cleanUpEverything();
-    process.exit(code);
-  },
-  async (error: unknown) => {
-    log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    await cleanUpEverything();
-    process.exit(EXIT_LEDGER_OR_RUN_FAILED);
-  },
-);
+run(main);

@@ -5,11 +5,10 @@
  * Figures are reported, never asserted; the exit status is non-zero only when the ledger is
  * off (or a server could not be run). See bench/README.md.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, gitCommit, loadAtStart, REPO_ROOT } from './lib/entry.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../src/config.js';
 import { createTenant } from './lib/api.js';
@@ -27,7 +26,7 @@ import {
   type DbKind,
   type ScenarioName,
 } from './lib/options.js';
-import { createBenchDatabase, postgresReachable } from './lib/postgres.js';
+import { createBenchDatabase } from './lib/postgres.js';
 import {
   applyRatios,
   BASELINE_SCENARIO,
@@ -52,7 +51,6 @@ import {
 } from './lib/scenarios.js';
 import { runStoreOnly, STORE_ONLY_SIZES, storeLanes, type StoreOnlyFigures } from './lib/storeonly.js';
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const HELLO_ENTRY = 'bench/baselines/hello.ts';
 const VALIDATE_ENTRY = 'bench/baselines/validate.ts';
@@ -63,11 +61,6 @@ const BASELINE_AUTHORIZATION = `Basic ${Buffer.from('c_baseline0000000000000000:
 const SERVER_LOG_LEVEL = 'warn';
 /** SQLite has a single writer: its server runs as one process, whatever `--processes` says. */
 const SQLITE_PROCESSES = 1;
-const EXIT_LEDGER_OR_RUN_FAILED = 1;
-const EXIT_USAGE = 2;
-const EXIT_INTERRUPTED = 130;
-/** A one-minute load average above this at start means something else is running: say so. */
-const BUSY_MACHINE_LOAD = 0.5;
 
 /** Event counts per request each scenario is compared against in the no-database baseline. */
 const BASELINE_SIZES: Readonly<Record<ScenarioName, readonly number[]>> = {
@@ -78,61 +71,7 @@ const BASELINE_SIZES: Readonly<Record<ScenarioName, readonly number[]>> = {
   accounts: [1],
 };
 
-function log(message: string): void {
-  process.stderr.write(`[bench] ${message}\n`);
-}
-
-/** Resources to release on the way out, also on Ctrl-C. */
-const cleanups = new Set<() => Promise<void> | void>();
-
-function onCleanup(release: () => Promise<void> | void): () => Promise<void> {
-  const once = async (): Promise<void> => {
-    if (!cleanups.delete(once)) return;
-    await release();
-  };
-  cleanups.add(once);
-  return once;
-}
-
-async function cleanUpEverything(): Promise<void> {
-  for (const release of [...cleanups].reverse()) {
-    try {
-      await release();
-    } catch (error) {
-      log(`cleanup failed: ${String(error)}`);
-    }
-  }
-}
-
-function gitCommit(): string {
-  try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-    }).trim();
-    return dirty === '' ? commit : `${commit}+changes`;
-  } catch {
-    return 'unknown';
-  }
-}
-
-/** The filesystem type under `dir` (fsync costs differ: a tmpfs makes durable commits free). */
-function filesystemOf(dir: string): string {
-  try {
-    const real = realpathSync(dir);
-    let best = { mount: '', type: 'unknown' };
-    for (const line of readFileSync('/proc/mounts', 'utf8').split('\n')) {
-      const [, mount, type] = line.split(' ');
-      if (mount === undefined || type === undefined) continue;
-      const inside = real === mount || real.startsWith(mount.endsWith('/') ? mount : `${mount}/`);
-      if (inside && mount.length >= best.mount.length) best = { mount, type };
-    }
-    return `${best.type} (${best.mount})`;
-  } catch {
-    return 'unknown';
-  }
-}
+const { log, onCleanup, cleanUpEverything, run } = benchEntry('bench');
 
 async function startTracked(options: Parameters<typeof startChild>[0]): Promise<ChildServer> {
   const child = await startChild(options);
@@ -400,16 +339,6 @@ function processCountsFor(db: DbKind, options: BenchOptions): readonly number[] 
   return db === 'sqlite' ? [SQLITE_PROCESSES] : options.processes;
 }
 
-async function chooseDatabases(options: BenchOptions): Promise<DbKind[]> {
-  if (options.db === 'sqlite') return ['sqlite'];
-  const reachable = await postgresReachable(options.postgresAdminUrl);
-  if (options.db === undefined && !reachable) {
-    log(`PostgreSQL is not reachable at ${options.postgresAdminUrl}: SQLite only`);
-    return ['sqlite'];
-  }
-  if (!reachable) throw new Error(`--db ${options.db}: PostgreSQL is not reachable at ${options.postgresAdminUrl}`);
-  return options.db === 'postgres' ? ['postgres'] : ['sqlite', 'postgres'];
-}
 
 async function main(): Promise<number> {
   let options: BenchOptions;
@@ -425,14 +354,11 @@ async function main(): Promise<number> {
   }
 
   const startedAt = new Date();
-  const databases = await chooseDatabases(options);
+  const databases = await chooseDatabases(options, log);
   const workDir = mkdtempSync(join(tmpdir(), 'billing-bench-'));
   const dataDir = options.dataDir ?? workDir;
   const filesystem = filesystemOf(dataDir);
-  const loadAtStart = loadavg()[0] ?? 0;
-  if (loadAtStart > BUSY_MACHINE_LOAD) {
-    log(`the machine is busy (load average ${loadAtStart.toFixed(2)}): figures will be noisy; see the "other CPU" column`);
-  }
+  const loadAverage = loadAtStart(log);
   log(
     `${options.durationS} s per phase; scenarios ${options.only.join(', ')}; databases ${databases.join(', ')}; ` +
       `data on ${filesystem}; logs in ${workDir}`,
@@ -488,7 +414,7 @@ async function main(): Promise<number> {
       cpuModel: cpus()[0]?.model ?? 'unknown',
       serverCommit: gitCommit(),
       dataDirFilesystem: filesystem,
-      loadAverageAtStart: loadAtStart,
+      loadAverageAtStart: loadAverage,
     },
     options,
     baselines,
@@ -506,21 +432,4 @@ async function main(): Promise<number> {
   return failures.length === 0 ? 0 : EXIT_LEDGER_OR_RUN_FAILED;
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    log(`${signal}: stopping servers and dropping bench databases`);
-    void cleanUpEverything().finally(() => process.exit(EXIT_INTERRUPTED));
-  });
-}
-
-main().then(
-  async (code) => {
-    await cleanUpEverything();
-    process.exit(code);
-  },
-  async (error: unknown) => {
-    log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    await cleanUpEverything();
-    process.exit(EXIT_LEDGER_OR_RUN_FAILED);
-  },
-);
+run(main);
