@@ -9,7 +9,7 @@ import { JobRunner, coreJobs } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import type { Deps } from './operations/deps.js';
-import { IngestBatcher, SettleBatcher } from './operations/events.js';
+import { IngestBatcher, SettleBatcher, type SettleRequest } from './operations/events.js';
 import { openStore } from './store/open.js';
 import { processorFactory } from './processors/index.js';
 import type { ProcessorFactory } from './processors/types.js';
@@ -53,7 +53,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     ingestThread && ((nowMs, requests) => ingestThread.ingest(nowMs, requests)),
   );
   // Settles share the writer thread and its group commit; elsewhere each is its own transaction.
-  const settle = ingestThread && new SettleBatcher(deps, 2, (nowMs, requests) => ingestThread.settle(nowMs, requests));
+  const settles = ingestThread && new SettleBatcher(deps, 2, (nowMs, requests) => ingestThread.settle(nowMs, requests));
   let app: App | undefined;
   const jobs = new JobRunner(
     deps,
@@ -61,7 +61,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     (job, err) => app?.log.error({ err, job }, 'job failed'),
   );
   app = await buildApp({
-    deps, ingest, ...(settle ? { settle } : {}), apiKeyCacheMs: config.apiKeyCacheMs, logLevel: config.logLevel,
+    deps, ingest, ...(settles ? { settle: (req: SettleRequest) => settles.submit(req) } : {}), apiKeyCacheMs: config.apiKeyCacheMs, logLevel: config.logLevel,
     ...(opts.passwordAttemptsPerMinute !== undefined ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute } : {}),
     ...(testClock ? { testClock: { clock: testClock, runDue: (nowMs: number) => jobs.runDue(nowMs) } } : {}),
   });

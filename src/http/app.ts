@@ -12,7 +12,7 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import { ApiKeyCache } from '../operations/identity.js';
-import type { IngestBatcher, SettleBatcher } from '../operations/events.js';
+import { settleInTx, type IngestBatcher, type SettleWriter } from '../operations/events.js';
 import type { TestClock } from '../lib/clock.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { errorBody } from './errors.js';
@@ -35,8 +35,8 @@ export const PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT = 30;
 export interface AppOptions {
   deps: Deps;
   ingest: IngestBatcher;
-  /** Settles grouped on SQLite's writer thread; absent: each settle is its own transaction. */
-  settle?: SettleBatcher;
+  /** How a settle is applied (grouped on SQLite's writer thread); default: its own transaction. */
+  settle?: SettleWriter;
   apiKeyCacheMs: number;
   /** Present only with BILLING_TEST_CLOCK=1. */
   testClock?: { clock: TestClock; runDue: (nowMs: number) => Promise<void> };
@@ -67,7 +67,7 @@ export interface RouteContext {
   deps: Deps;
   keys: ApiKeyCache;
   ingest: IngestBatcher;
-  settle: SettleBatcher | undefined;
+  settle: SettleWriter;
   passwordRateLimit: { max: number; timeWindow: number };
 }
 
@@ -196,7 +196,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerIdempotency(app, deps);
 
   const ctx: RouteContext = {
-    deps, keys, ingest: opts.ingest, settle: opts.settle,
+    deps, keys, ingest: opts.ingest,
+    settle: opts.settle ?? ((req) => deps.store.write((tx) => settleInTx(tx, deps.clock.now(), req))),
     passwordRateLimit: { max: opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT, timeWindow: 60_000 },
   };
   await app.register(async (scope) => {

@@ -108,6 +108,9 @@ export class IngestBatcher extends GroupCommit<IngestRequest, Outcome<IngestResu
   }
 }
 
+/** Applies one settle, however the server does it (alone, or in a group); refusals are values. */
+export type SettleWriter = (req: SettleRequest) => Promise<Outcome<EventRow>>;
+
 /** Settles, grouped (SQLite's writer thread only: see server.ts). */
 export class SettleBatcher extends GroupCommit<SettleRequest, Outcome<EventRow>> {
   constructor(deps: Deps, concurrency: number, writeGroup: GroupWriter<SettleRequest, Outcome<EventRow>>) {

@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { MIGRATIONS } from './migrations.js';
-import { EVENT_COLUMNS, SqlTx, TRANSACTION_COLUMNS, toBalance, toEvent, type KeysetSql, type SqlExec, type SqlRow } from './sql-base.js';
+import { EVENT_COLUMNS, SqlTx, TRANSACTION_COLUMNS, balanceKeyOf, toBalance, toEvent, type KeysetSql, type SqlExec, type SqlRow } from './sql-base.js';
 import type { BalanceDelta, BalanceKey, EventRow, ReadTx, Store, TransactionRow, Tx } from './types.js';
 import { WEBHOOK_ATTEMPT_COLUMNS, WEBHOOK_DELIVERY_COLUMNS } from './sql-base.js';
 import type { WebhookDeliveryRow, WebhookDeliveryUpdate, WebhookTarget } from './types.js';
@@ -82,7 +82,7 @@ class PgTx extends SqlTx {
     // sum the deltas per balance first so none is silently dropped.
     const byKey = new Map<string, BalanceDelta>();
     for (const d of input) {
-      const k = `${d.accountId}\u0000${d.denomination}`;
+      const k = balanceKeyOf(d.accountId, d.denomination);
       const sum = byKey.get(k);
       if (sum) {
         sum.amount += d.amount;

@@ -78,6 +78,11 @@ const toClaimedOutbox = (r: SqlRow): ClaimedOutboxRow => ({
 
 const json = (v: Record<string, unknown> | null): string | null => (v === null ? null : JSON.stringify(v));
 
+/** `?, ?, …`: n placeholders, for `IN (…)` and multi-row VALUES. */
+export const placeholders = (n: number): string => Array(n).fill('?').join(', ');
+/** A balance's key in maps: account and denomination (no NUL can occur in either). */
+export const balanceKeyOf = (accountId: string, denomination: string): string => `${accountId}\u0000${denomination}`;
+
 export const EVENT_COLUMNS = 'company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, state, content_hash, created_at, updated_at, expires_at';
 /** Appends an event row's parameters, in EVENT_COLUMNS order, to `p` (multi-row INSERTs). */
 export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: unknown[]): void {
@@ -122,6 +127,11 @@ export abstract class SqlTx implements Tx {
   /** How keyset pages filter and order (PostgreSQL has its own: see KeysetSql). */
   protected keyset: KeysetSql = PLAIN_KEYSET;
 
+  /** The `seq` of the row a cursor names, if it is one of the list's (`where`); else undefined. */
+  protected async cursorSeq(table: string, idColumn: string, id: string, where: string, params: unknown[]): Promise<unknown> {
+    return (await this.one(`SELECT seq FROM ${table} WHERE ${idColumn} = ? AND ${where}`, [id, ...params]))?.seq;
+  }
+
   /**
    * Keyset paging on an ever-growing `seq`, newest first, of the rows whose `keys` columns equal
    * the values given (and `extra`, a constant condition); undefined when the cursor is unknown.
@@ -135,10 +145,10 @@ export abstract class SqlTx implements Tx {
     const params = keys.map(([, v], i) => (i === 0 ? this.keyset.leadingKeyParam(v) : v));
     let cursorClause = '';
     if (page.startingAfter !== undefined) {
-      const cursor = await this.one(`SELECT seq FROM ${table} WHERE ${idColumn} = ? AND ${where}`, [page.startingAfter, ...params]);
-      if (!cursor) return undefined;
+      const seq = await this.cursorSeq(table, idColumn, page.startingAfter, where, params);
+      if (seq === undefined) return undefined;
       cursorClause = ' AND seq < ?';
-      params.push(cursor.seq);
+      params.push(seq);
     }
     const rows = await this.db.all(
       `SELECT * FROM ${table} WHERE ${where}${cursorClause} ORDER BY ${this.keyset.seqOrder(keys[0]![0])} LIMIT ?`, [...params, page.limit + 1]);
@@ -173,7 +183,7 @@ export abstract class SqlTx implements Tx {
   }
   async findAccountOwners(accountIds: string[]) {
     if (accountIds.length === 0) return [];
-    const rows = await this.db.all(`SELECT account_id, company_id FROM accounts WHERE account_id IN (${accountIds.map(() => '?').join(',')})`, accountIds);
+    const rows = await this.db.all(`SELECT account_id, company_id FROM accounts WHERE account_id IN (${placeholders(accountIds.length)})`, accountIds);
     return rows.map((r) => ({ accountId: String(r.account_id), companyId: String(r.company_id) }));
   }
   listAccounts(companyId: string, page: Page) {
@@ -188,7 +198,7 @@ export abstract class SqlTx implements Tx {
   }
   async listBalancesOfAccounts(accountIds: string[]) {
     if (accountIds.length === 0) return [];
-    return (await this.db.all(`SELECT * FROM balances WHERE account_id IN (${accountIds.map(() => '?').join(',')}) ORDER BY account_id, denomination`, accountIds)).map(toBalance);
+    return (await this.db.all(`SELECT * FROM balances WHERE account_id IN (${placeholders(accountIds.length)}) ORDER BY account_id, denomination`, accountIds)).map(toBalance);
   }
   async listPrices(companyId: string, page: Page) {
     const params: unknown[] = [companyId];
@@ -203,7 +213,7 @@ export abstract class SqlTx implements Tx {
   }
   async findPrices(companyId: string, types: string[]) {
     if (types.length === 0) return [];
-    return (await this.db.all(`SELECT * FROM prices WHERE company_id = ? AND type IN (${types.map(() => '?').join(',')})`, [companyId, ...types])).map(toPrice);
+    return (await this.db.all(`SELECT * FROM prices WHERE company_id = ? AND type IN (${placeholders(types.length)})`, [companyId, ...types])).map(toPrice);
   }
   async findEvent(companyId: string, eventId: string) {
     const r = await this.one('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [companyId, eventId]);
@@ -211,7 +221,7 @@ export abstract class SqlTx implements Tx {
   }
   async findEventsByIds(companyId: string, eventIds: string[]) {
     if (eventIds.length === 0) return [];
-    return (await this.db.all(`SELECT * FROM events WHERE company_id = ? AND event_id IN (${eventIds.map(() => '?').join(',')})`, [companyId, ...eventIds])).map(toEvent);
+    return (await this.db.all(`SELECT * FROM events WHERE company_id = ? AND event_id IN (${placeholders(eventIds.length)})`, [companyId, ...eventIds])).map(toEvent);
   }
   async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
     if (only === undefined) {
@@ -236,9 +246,8 @@ export abstract class SqlTx implements Tx {
     // transactions_balance, merged. (No index on the account alone: the ingest path keeps one per-account index.)
     let cursorSeq: unknown;
     if (page.startingAfter !== undefined) {
-      const cursor = await this.one('SELECT seq FROM transactions WHERE transaction_id = ? AND account_id = ?', [page.startingAfter, accountId]);
-      if (!cursor) return undefined;
-      cursorSeq = cursor.seq;
+      cursorSeq = await this.cursorSeq('transactions', 'transaction_id', page.startingAfter, 'account_id = ?', [accountId]);
+      if (cursorSeq === undefined) return undefined;
     }
     // The account's denominations, by a loose index scan: one seek per denomination.
     const names = (await this.db.all(
@@ -418,7 +427,7 @@ export abstract class SqlTx implements Tx {
   private async withPlanBalances(rows: SqlRow[]): Promise<PlanRow[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => String(r.plan_id));
-    const entries = await this.db.all(`SELECT * FROM plan_balances WHERE plan_id IN (${ids.map(() => '?').join(',')}) ORDER BY plan_id, position`, ids);
+    const entries = await this.db.all(`SELECT * FROM plan_balances WHERE plan_id IN (${placeholders(ids.length)}) ORDER BY plan_id, position`, ids);
     return rows.map((r) => toPlan(r, entries.filter((e) => e.plan_id === r.plan_id)));
   }
   async findAccountPlan(accountId: string) {
@@ -578,7 +587,7 @@ export abstract class SqlTx implements Tx {
     if (companyIds.length === 0) return [];
     const rows = await this.db.all(
       `SELECT webhook_id, company_id, type, threshold FROM webhook_subscriptions
-       WHERE company_id IN (${companyIds.map(() => '?').join(',')}) AND deleted_at IS NULL AND disabled_at IS NULL`, companyIds);
+       WHERE company_id IN (${placeholders(companyIds.length)}) AND deleted_at IS NULL AND disabled_at IS NULL`, companyIds);
     return rows.map(toWebhookTarget);
   }
   async countWebhookSubscriptions(companyId: string) {
@@ -593,7 +602,7 @@ export abstract class SqlTx implements Tx {
   }
   async listWebhookAttempts(callbackIds: string[]) {
     if (callbackIds.length === 0) return [];
-    return (await this.db.all(`SELECT * FROM webhook_attempts WHERE callback_id IN (${callbackIds.map(() => '?').join(',')}) ORDER BY seq`, callbackIds))
+    return (await this.db.all(`SELECT * FROM webhook_attempts WHERE callback_id IN (${placeholders(callbackIds.length)}) ORDER BY seq`, callbackIds))
       .map(toWebhookAttempt);
   }
   async insertWebhookSubscription(w: WebhookSubscriptionRow) {
@@ -633,7 +642,7 @@ export abstract class SqlTx implements Tx {
   protected async withSubscriptions(rows: WebhookDeliveryRow[], claimToken: string, claimedUntilMs: number): Promise<ClaimedWebhookDelivery[]> {
     if (rows.length === 0) return [];
     const ids = [...new Set(rows.map((r) => r.webhookId))];
-    const subs = new Map((await this.db.all(`SELECT * FROM webhook_subscriptions WHERE webhook_id IN (${ids.map(() => '?').join(',')})`, ids))
+    const subs = new Map((await this.db.all(`SELECT * FROM webhook_subscriptions WHERE webhook_id IN (${placeholders(ids.length)})`, ids))
       .map((r) => [String(r.webhook_id), toWebhookSubscription(r)]));
     return rows.map((d) => {
       const sub = subs.get(d.webhookId);

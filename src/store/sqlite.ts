@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
-import { EVENT_COLUMNS, SqlTx, TRANSACTION_COLUMNS, pushEventParams, pushTransactionParams, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
+import { EVENT_COLUMNS, SqlTx, TRANSACTION_COLUMNS, balanceKeyOf, placeholders, pushEventParams, pushTransactionParams, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
 import type { BalanceDelta, BalanceKey, BalanceRow, EventRow, ReadTx, Store, TransactionRow, Tx } from './types.js';
 
 type Stmt = Database.Statement<unknown[], SqlRow>;
@@ -56,13 +56,13 @@ class SqliteTx extends SqlTx {
   async lockBalances(keys: BalanceKey[]) {
     // The IMMEDIATE transaction already holds SQLite's single write lock: reading is locking.
     // One query per 500 accounts (the primary key's prefix), not one per key.
-    const wanted = new Set(keys.map((k) => balanceKey(k.accountId, k.denomination)));
+    const wanted = new Set(keys.map((k) => balanceKeyOf(k.accountId, k.denomination)));
     const accounts = [...new Set(keys.map((k) => k.accountId))];
     const out: BalanceRow[] = [];
     for (let i = 0; i < accounts.length; i += IN_CHUNK) {
       const chunk = accounts.slice(i, i + IN_CHUNK);
       for (const r of this.db.allSync(`SELECT * FROM balances WHERE account_id IN (${placeholders(chunk.length)})`, chunk)) {
-        if (wanted.has(balanceKey(String(r.account_id), String(r.denomination)))) out.push(toBalance(r));
+        if (wanted.has(balanceKeyOf(String(r.account_id), String(r.denomination)))) out.push(toBalance(r));
       }
     }
     return out;
@@ -93,13 +93,12 @@ class SqliteTx extends SqlTx {
    * on), parameters pushed straight into one flat array per statement: the hot path's rows.
    */
   #insertMany<R>(table: string, columns: string, width: number, rows: R[], push: (row: R, params: unknown[]) => void) {
-    const row = `(${placeholders(width)})`;
     const params: unknown[] = [];
     for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
       const end = Math.min(rows.length, i + INSERT_CHUNK_ROWS);
       params.length = 0;
       for (let j = i; j < end; j++) push(rows[j]!, params);
-      this.db.prepare(`INSERT INTO ${table} (${columns}) VALUES ${Array(end - i).fill(row).join(', ')}`).run(params);
+      this.db.prepare(insertSql(table, columns, width, end - i)).run(params);
     }
   }
   async lockEvent(companyId: string, eventId: string) {
@@ -108,8 +107,18 @@ class SqliteTx extends SqlTx {
   }
 }
 
-const placeholders = (n: number) => Array(n).fill('?').join(', ');
-const balanceKey = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
+
+const insertSqlCache = new Map<string, string>();
+/** `INSERT INTO table (columns) VALUES (?, …), …` for `rows` rows, built once per shape. */
+function insertSql(table: string, columns: string, width: number, rows: number): string {
+  const key = `${table}\u0000${rows}`;
+  let sql = insertSqlCache.get(key);
+  if (sql === undefined) {
+    sql = `INSERT INTO ${table} (${columns}) VALUES ${Array(rows).fill(`(${placeholders(width)})`).join(', ')}`;
+    insertSqlCache.set(key, sql);
+  }
+  return sql;
+}
 
 /** Serialises the single writer: transactions never interleave on the one connection. */
 class Mutex {

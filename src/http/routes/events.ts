@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { EVENTS_PER_REQUEST_MAX, normalizeEvent, type EventInput, type NormalizedEvent } from '../../domain/events.js';
 import { OutcomeError } from '../../domain/outcome.js';
-import { getEvent, settleEvent } from '../../operations/events.js';
+import { getEvent } from '../../operations/events.js';
 import type { RouteContext } from '../app.js';
 import { requireCompany } from '../auth.js';
 import { presentEvent } from '../present.js';
@@ -106,9 +106,7 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     },
   }, async (request) => {
     const body = request.body as { state: 'complete' | 'completed' | 'cancelled'; cost_override?: { amount: number; denomination: string } };
-    const companyId = requireCompany(request);
-    if (!ctx.settle) return { data: presentEvent(await settleEvent(deps, companyId, request.params.event_id, body)) };
-    const outcome = await ctx.settle.submit({ companyId, eventId: request.params.event_id, input: body });
+    const outcome = await ctx.settle({ companyId: requireCompany(request), eventId: request.params.event_id, input: body });
     if (!outcome.ok) throw new OutcomeError(outcome);
     return { data: presentEvent(outcome.value) };
   });
