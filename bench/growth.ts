@@ -11,10 +11,10 @@
  * checked, and the ledger checked to the unit. Figures are reported, never asserted: the exit
  * status is non-zero only when the ledger is off or a run failed. See bench/README.md, "Growth".
  */
-import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, gitCommit, loadAtStart, REPO_ROOT } from './lib/entry.js';
+import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, loadAtStart, REPO_ROOT, runMeta } from './lib/entry.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, statfsSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Api, createTenant, mapConcurrent, type Tenant, type Transaction } from './lib/api.js';
 import { eventBatches } from './lib/bodies.js';
@@ -740,16 +740,7 @@ async function main(): Promise<number> {
   out.push('', 'Ledger:', ...formatChecks(runs));
 
   const report: GrowthReport = {
-    meta: {
-      startedAt: startedAt.toISOString(),
-      finishedAt: new Date().toISOString(),
-      node: process.version,
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      serverCommit: gitCommit(),
-      dataDirFilesystem: filesystem,
-      loadAverageAtStart: loadAverage,
-    },
+    meta: runMeta(startedAt, filesystem, loadAverage),
     options,
     runs,
     failures,

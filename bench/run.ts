@@ -5,9 +5,9 @@
  * Figures are reported, never asserted; the exit status is non-zero only when the ledger is
  * off (or a server could not be run). See bench/README.md.
  */
-import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, gitCommit, loadAtStart, REPO_ROOT } from './lib/entry.js';
+import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, loadAtStart, REPO_ROOT, runMeta } from './lib/entry.js';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../src/config.js';
@@ -406,16 +406,7 @@ async function main(): Promise<number> {
   out.push('', 'Ledger:', ...store.figures.map(formatStoreOnlyLedger), ...runs.flatMap(formatLedger));
 
   const report: BenchReport = {
-    meta: {
-      startedAt: startedAt.toISOString(),
-      finishedAt: new Date().toISOString(),
-      node: process.version,
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      serverCommit: gitCommit(),
-      dataDirFilesystem: filesystem,
-      loadAverageAtStart: loadAverage,
-    },
+    meta: runMeta(startedAt, filesystem, loadAverage),
     options,
     baselines,
     storeOnly: store.figures,

@@ -5,11 +5,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DbChoice, DbKind } from './options.js';
 import { postgresReachable } from './postgres.js';
+import type { RunMeta } from './report.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const EXIT_LEDGER_OR_RUN_FAILED = 1;
@@ -74,8 +75,16 @@ export function benchEntry(tag: string): Entry {
   return { log, onCleanup, cleanUpEverything, run };
 }
 
+/** Where and when a run ran, for the head of its JSON. */
+export function runMeta(startedAt: Date, dataDirFilesystem: string, loadAverageAtStart: number): RunMeta {
+  return {
+    startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), node: process.version,
+    cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', serverCommit: gitCommit(), dataDirFilesystem, loadAverageAtStart,
+  };
+}
+
 /** The commit measured, `+changes` when the work tree differs from it. */
-export function gitCommit(): string {
+function gitCommit(): string {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();

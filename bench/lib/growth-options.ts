@@ -2,7 +2,7 @@
  * Flags of `npm run bench:growth` (bench/growth.ts), parsed into typed options.
  */
 import { parseArgs } from 'node:util';
-import { ADMIN_POSTGRES_URL, DEFAULT_SERVER_ENTRY, type DbChoice } from './options.js';
+import { ADMIN_POSTGRES_URL, DEFAULT_SERVER_ENTRY, parseDbChoice, parseEnvPairs, positiveNumber, type DbChoice } from './options.js';
 
 /** Account levels of a full run: cost per event should not move between them. */
 export const DEFAULT_ACCOUNT_LEVELS = [1_000, 1_000_000] as const;
@@ -85,12 +85,6 @@ function wholeNumber(flag: string, raw: string, allowZero: boolean): number {
   return n;
 }
 
-function positiveSeconds(flag: string, raw: string, allowZero: boolean): number {
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) throw new Error(`${flag} needs a number of seconds, got "${raw}"`);
-  return n;
-}
-
 /** "1000,1000000" → ascending distinct levels. */
 export function parseLevels(flag: string, raw: string, allowZero: boolean): number[] {
   const parts = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
@@ -125,13 +119,7 @@ export function parseGrowthOptions(argv: readonly string[]): GrowthOptions {
   });
   const quick = values.quick;
 
-  let db: DbChoice | undefined;
-  if (values.db !== undefined) {
-    if (values.db !== 'sqlite' && values.db !== 'postgres' && values.db !== 'both') {
-      throw new Error(`--db takes sqlite, postgres or both; got "${values.db}"`);
-    }
-    db = values.db;
-  }
+  const db = parseDbChoice(values.db);
 
   const accountLevels =
     values.accounts !== undefined
@@ -159,12 +147,7 @@ export function parseGrowthOptions(argv: readonly string[]): GrowthOptions {
     );
   }
 
-  const serverEnv: Record<string, string> = {};
-  for (const pair of values.env ?? []) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new Error(`--env takes KEY=VALUE, got "${pair}"`);
-    serverEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
+  const serverEnv = parseEnvPairs(values.env);
 
   return {
     db,
@@ -173,11 +156,11 @@ export function parseGrowthOptions(argv: readonly string[]): GrowthOptions {
     bigAccountTransactions,
     durationS:
       values.duration !== undefined
-        ? positiveSeconds('--duration', values.duration, false)
+        ? positiveNumber('--duration', values.duration, false)
         : quick
           ? GROWTH_QUICK_DURATION_S
           : GROWTH_DEFAULT_DURATION_S,
-    warmupS: values.warmup !== undefined ? positiveSeconds('--warmup', values.warmup, true) : GROWTH_DEFAULT_WARMUP_S,
+    warmupS: values.warmup !== undefined ? positiveNumber('--warmup', values.warmup, true) : GROWTH_DEFAULT_WARMUP_S,
     connections: values.connections !== undefined ? wholeNumber('--connections', values.connections, false) : undefined,
     listRequests:
       values['list-requests'] !== undefined ? wholeNumber('--list-requests', values['list-requests'], false) : DEFAULT_LIST_REQUESTS,

@@ -9,6 +9,7 @@ import type { GrowthOptions } from './growth-options.js';
 import type { SeedTiming } from './growth-seed.js';
 import type { Finding } from './ledger.js';
 import type { PhaseResult } from './scenarios.js';
+import type { RunMeta } from './report.js';
 
 export interface GrowthPhase {
   /** `events-1` or `events-100`. */
@@ -83,16 +84,7 @@ export interface DbGrowthRun {
 }
 
 export interface GrowthReport {
-  meta: {
-    startedAt: string;
-    finishedAt: string;
-    node: string;
-    cpus: number;
-    cpuModel: string;
-    serverCommit: string;
-    dataDirFilesystem: string;
-    loadAverageAtStart: number;
-  };
+  meta: RunMeta;
   options: GrowthOptions;
   runs: DbGrowthRun[];
   failures: string[];

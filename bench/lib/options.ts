@@ -93,7 +93,25 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --help               this text
 `;
 
-function positiveNumber(flag: string, raw: string, allowZero = false): number {
+/** `--db`: sqlite, postgres or both; undefined when not given. (Shared with growth-options.ts.) */
+export function parseDbChoice(raw: string | undefined): DbChoice | undefined {
+  if (raw === undefined) return undefined;
+  if (raw !== 'sqlite' && raw !== 'postgres' && raw !== 'both') throw new Error(`--db takes sqlite, postgres or both; got "${raw}"`);
+  return raw;
+}
+
+/** `--env KEY=VALUE`, repeatable: the server's extra environment. */
+export function parseEnvPairs(pairs: readonly string[] | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`--env takes KEY=VALUE, got "${pair}"`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
+export function positiveNumber(flag: string, raw: string, allowZero = false): number {
   const n = Number(raw);
   if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) {
     throw new Error(`${flag} needs a ${allowZero ? 'non-negative' : 'positive'} number, got "${raw}"`);
@@ -164,20 +182,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     only = SCENARIO_NAMES.filter((n) => names.includes(n));
   }
 
-  let db: DbChoice | undefined;
-  if (values.db !== undefined) {
-    if (values.db !== 'sqlite' && values.db !== 'postgres' && values.db !== 'both') {
-      throw new Error(`--db takes sqlite, postgres or both; got "${values.db}"`);
-    }
-    db = values.db;
-  }
+  const db = parseDbChoice(values.db);
 
-  const serverEnv: Record<string, string> = {};
-  for (const pair of values.env ?? []) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new Error(`--env takes KEY=VALUE, got "${pair}"`);
-    serverEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
+  const serverEnv = parseEnvPairs(values.env);
 
   return {
     durationS,

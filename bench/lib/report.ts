@@ -47,17 +47,20 @@ export interface DbRun {
   error: string | undefined;
 }
 
+/** Where and when a bench ran (both benches' JSON start with it). */
+export interface RunMeta {
+  startedAt: string;
+  finishedAt: string;
+  node: string;
+  cpus: number;
+  cpuModel: string;
+  serverCommit: string;
+  dataDirFilesystem: string;
+  loadAverageAtStart: number;
+}
+
 export interface BenchReport {
-  meta: {
-    startedAt: string;
-    finishedAt: string;
-    node: string;
-    cpus: number;
-    cpuModel: string;
-    serverCommit: string;
-    dataDirFilesystem: string;
-    loadAverageAtStart: number;
-  };
+  meta: RunMeta;
   options: BenchOptions;
   /** Hello-world, no-db validation and store-only rows, as in the table. */
   baselines: PhaseResult[];
