@@ -40,13 +40,59 @@ function numbered(sql: string): string {
   return out;
 }
 
+/**
+ * Statements are prepared once per connection under a name (parse and plan once, then bind and
+ * execute): for a 100-event group, parsing and planning its eight statements each time cost
+ * about as much server CPU as inserting the rows. The statement texts are a fixed set (lists
+ * are `= ANY(array)`, never a text that grows with the list), bounded here all the same.
+ *
+ * A prepared `SELECT *` fails once a migration (say, from a newer process during a rolling
+ * deploy) changes its table's columns: "cached plan must not change result type". Then every
+ * statement is named anew, so each connection prepares it again, and the query (or, inside a
+ * transaction, the whole transaction) runs again.
+ */
+const PREPARED_MAX = 500;
+const preparedNames = new Map<string, string>();
+let generation = 0;
+
+function query(sql: string, params: unknown[]): pg.QueryConfig {
+  const text = numbered(sql);
+  let name = preparedNames.get(text);
+  if (name === undefined && preparedNames.size < PREPARED_MAX) {
+    name = `b${generation}_${preparedNames.size}`;
+    preparedNames.set(text, name);
+  }
+  return name === undefined ? { text, values: params } : { name, text, values: params };
+}
+
+function isStalePlan(err: unknown): boolean {
+  return (err as { code?: string }).code === '0A000' && /cached plan must not change result type/.test(String((err as Error).message));
+}
+
+/** Names every statement anew (see above); returns whether `err` called for it. */
+function renameAfterStalePlan(err: unknown): boolean {
+  if (!isStalePlan(err)) return false;
+  generation++;
+  preparedNames.clear();
+  return true;
+}
+
 class PgExec implements SqlExec {
-  constructor(private readonly client: pg.Pool | pg.PoolClient) {}
+  constructor(private readonly client: pg.Pool | pg.PoolClient, private readonly inTransaction: boolean) {}
   async all(sql: string, params: unknown[] = []) {
-    return (await this.client.query<SqlRow>(numbered(sql), params)).rows;
+    return (await this.#query(sql, params)).rows as SqlRow[];
   }
   async run(sql: string, params: unknown[] = []) {
-    return (await this.client.query(numbered(sql), params)).rowCount ?? 0;
+    return (await this.#query(sql, params)).rowCount ?? 0;
+  }
+  async #query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+    try {
+      return await this.client.query(query(sql, params));
+    } catch (err) {
+      // Outside a transaction the query alone runs again; inside, write() runs the transaction again.
+      if (renameAfterStalePlan(err) && !this.inTransaction) return this.client.query(query(sql, params));
+      throw err;
+    }
   }
 }
 
@@ -66,6 +112,9 @@ class PgTx extends SqlTx {
     return b;
   }
   protected override keyset = POSTGRES_KEYSET;
+  protected override inList(column: string, values: readonly string[]): [string, unknown[]] {
+    return [`${column} = ANY(?::text[])`, [values]];
+  }
   async lockBalances(keys: BalanceKey[]) {
     if (keys.length === 0) return [];
     const rows = await this.db.all(
@@ -273,7 +322,7 @@ export class PostgresStore implements Store {
       let broken = false;
       try {
         await client.query('BEGIN');
-        const result = await fn(new PgTx(new PgExec(client)));
+        const result = await fn(new PgTx(new PgExec(client, true)));
         await client.query('COMMIT');
         return result;
       } catch (err) {
@@ -283,7 +332,7 @@ export class PostgresStore implements Store {
           broken = true;
         }
         const code = (err as { code?: string }).code;
-        if (code !== undefined && RETRYABLE.has(code) && attempt < WRITE_ATTEMPTS_MAX) continue;
+        if (((code !== undefined && RETRYABLE.has(code)) || isStalePlan(err)) && attempt < WRITE_ATTEMPTS_MAX) continue;
         throw err;
       } finally {
         client.release(broken);
@@ -292,7 +341,7 @@ export class PostgresStore implements Store {
   }
 
   async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
-    return fn(new PgTx(new PgExec(this.pool)));
+    return fn(new PgTx(new PgExec(this.pool, false)));
   }
 
   async close(): Promise<void> {

@@ -124,6 +124,15 @@ export abstract class SqlTx implements Tx {
     return (await this.db.all(sql, params))[0];
   }
 
+  /**
+   * `column IN (?, ?, …)` with one parameter per value; PostgreSQL's is `column = ANY(?)` with one
+   * array parameter, so that the statement's text (and its prepared plan) does not vary with the
+   * list's length.
+   */
+  protected inList(column: string, values: readonly string[]): [sql: string, params: unknown[]] {
+    return [`${column} IN (${placeholders(values.length)})`, [...values]];
+  }
+
   /** How keyset pages filter and order (PostgreSQL has its own: see KeysetSql). */
   protected keyset: KeysetSql = PLAIN_KEYSET;
 
@@ -183,7 +192,8 @@ export abstract class SqlTx implements Tx {
   }
   async findAccountOwners(accountIds: string[]) {
     if (accountIds.length === 0) return [];
-    const rows = await this.db.all(`SELECT account_id, company_id FROM accounts WHERE account_id IN (${placeholders(accountIds.length)})`, accountIds);
+    const [inIds, params] = this.inList('account_id', accountIds);
+    const rows = await this.db.all(`SELECT account_id, company_id FROM accounts WHERE ${inIds}`, params);
     return rows.map((r) => ({ accountId: String(r.account_id), companyId: String(r.company_id) }));
   }
   listAccounts(companyId: string, page: Page) {
@@ -198,7 +208,8 @@ export abstract class SqlTx implements Tx {
   }
   async listBalancesOfAccounts(accountIds: string[]) {
     if (accountIds.length === 0) return [];
-    return (await this.db.all(`SELECT * FROM balances WHERE account_id IN (${placeholders(accountIds.length)}) ORDER BY account_id, denomination`, accountIds)).map(toBalance);
+    const [inIds, params] = this.inList('account_id', accountIds);
+    return (await this.db.all(`SELECT * FROM balances WHERE ${inIds} ORDER BY account_id, denomination`, params)).map(toBalance);
   }
   async listPrices(companyId: string, page: Page) {
     const params: unknown[] = [companyId];
@@ -213,7 +224,8 @@ export abstract class SqlTx implements Tx {
   }
   async findPrices(companyId: string, types: string[]) {
     if (types.length === 0) return [];
-    return (await this.db.all(`SELECT * FROM prices WHERE company_id = ? AND type IN (${placeholders(types.length)})`, [companyId, ...types])).map(toPrice);
+    const [inTypes, params] = this.inList('type', types);
+    return (await this.db.all(`SELECT * FROM prices WHERE company_id = ? AND ${inTypes}`, [companyId, ...params])).map(toPrice);
   }
   async findEvent(companyId: string, eventId: string) {
     const r = await this.one('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [companyId, eventId]);
@@ -221,7 +233,8 @@ export abstract class SqlTx implements Tx {
   }
   async findEventsByIds(companyId: string, eventIds: string[]) {
     if (eventIds.length === 0) return [];
-    return (await this.db.all(`SELECT * FROM events WHERE company_id = ? AND event_id IN (${placeholders(eventIds.length)})`, [companyId, ...eventIds])).map(toEvent);
+    const [inIds, params] = this.inList('event_id', eventIds);
+    return (await this.db.all(`SELECT * FROM events WHERE company_id = ? AND ${inIds}`, [companyId, ...params])).map(toEvent);
   }
   async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
     if (only === undefined) {
@@ -427,7 +440,8 @@ export abstract class SqlTx implements Tx {
   private async withPlanBalances(rows: SqlRow[]): Promise<PlanRow[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => String(r.plan_id));
-    const entries = await this.db.all(`SELECT * FROM plan_balances WHERE plan_id IN (${placeholders(ids.length)}) ORDER BY plan_id, position`, ids);
+    const [inIds, params] = this.inList('plan_id', ids);
+    const entries = await this.db.all(`SELECT * FROM plan_balances WHERE ${inIds} ORDER BY plan_id, position`, params);
     return rows.map((r) => toPlan(r, entries.filter((e) => e.plan_id === r.plan_id)));
   }
   async findAccountPlan(accountId: string) {
@@ -585,9 +599,10 @@ export abstract class SqlTx implements Tx {
   }
   async findWebhookTargets(companyIds: string[]): Promise<WebhookTarget[]> {
     if (companyIds.length === 0) return [];
+    const [inIds, params] = this.inList('company_id', companyIds);
     const rows = await this.db.all(
       `SELECT webhook_id, company_id, type, threshold FROM webhook_subscriptions
-       WHERE company_id IN (${placeholders(companyIds.length)}) AND deleted_at IS NULL AND disabled_at IS NULL`, companyIds);
+       WHERE ${inIds} AND deleted_at IS NULL AND disabled_at IS NULL`, params);
     return rows.map(toWebhookTarget);
   }
   async countWebhookSubscriptions(companyId: string) {
@@ -602,7 +617,8 @@ export abstract class SqlTx implements Tx {
   }
   async listWebhookAttempts(callbackIds: string[]) {
     if (callbackIds.length === 0) return [];
-    return (await this.db.all(`SELECT * FROM webhook_attempts WHERE callback_id IN (${placeholders(callbackIds.length)}) ORDER BY seq`, callbackIds))
+    const [inIds, params] = this.inList('callback_id', callbackIds);
+    return (await this.db.all(`SELECT * FROM webhook_attempts WHERE ${inIds} ORDER BY seq`, params))
       .map(toWebhookAttempt);
   }
   async insertWebhookSubscription(w: WebhookSubscriptionRow) {
@@ -642,7 +658,8 @@ export abstract class SqlTx implements Tx {
   protected async withSubscriptions(rows: WebhookDeliveryRow[], claimToken: string, claimedUntilMs: number): Promise<ClaimedWebhookDelivery[]> {
     if (rows.length === 0) return [];
     const ids = [...new Set(rows.map((r) => r.webhookId))];
-    const subs = new Map((await this.db.all(`SELECT * FROM webhook_subscriptions WHERE webhook_id IN (${placeholders(ids.length)})`, ids))
+    const [inIds, params] = this.inList('webhook_id', ids);
+    const subs = new Map((await this.db.all(`SELECT * FROM webhook_subscriptions WHERE ${inIds}`, params))
       .map((r) => [String(r.webhook_id), toWebhookSubscription(r)]));
     return rows.map((d) => {
       const sub = subs.get(d.webhookId);
