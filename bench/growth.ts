@@ -11,7 +11,7 @@
  * checked, and the ledger checked to the unit. Figures are reported, never asserted: the exit
  * status is non-zero only when the ledger is off or a run failed. See bench/README.md, "Growth".
  */
-import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, loadAtStart, REPO_ROOT, runMeta } from './lib/entry.js';
+import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, loadAtStart, REPO_ROOT, runMeta, buildServer } from './lib/entry.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -704,6 +704,7 @@ async function main(): Promise<number> {
     process.stdout.write(GROWTH_USAGE);
     return 0;
   }
+  buildServer(options.serverEntry, log);
   const startedAt = new Date();
   const databases = await chooseDatabases(options, log);
   const workDir = mkdtempSync(join(tmpdir(), 'billing-growth-'));

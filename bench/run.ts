@@ -5,7 +5,7 @@
  * Figures are reported, never asserted; the exit status is non-zero only when the ledger is
  * off (or a server could not be run). See bench/README.md.
  */
-import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, loadAtStart, REPO_ROOT, runMeta } from './lib/entry.js';
+import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, loadAtStart, REPO_ROOT, runMeta, buildServer } from './lib/entry.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -353,6 +353,7 @@ async function main(): Promise<number> {
     return 0;
   }
 
+  buildServer(options.serverEntry, log);
   const startedAt = new Date();
   const databases = await chooseDatabases(options, log);
   const workDir = mkdtempSync(join(tmpdir(), 'billing-bench-'));

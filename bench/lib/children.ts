@@ -29,7 +29,7 @@ export interface StartOptions {
   label: string;
   /** Repository root: the working directory of the child. */
   cwd: string;
-  /** Script to run with `node --import tsx`, relative to cwd. */
+  /** Script to run with `node` (a .ts one with `--import tsx`), relative to cwd. */
   entry: string;
   env: Readonly<Record<string, string>>;
   logDir: string;
@@ -71,7 +71,7 @@ export async function startChild(options: StartOptions): Promise<ChildServer> {
   const baseUrl = `http://${LOOPBACK}:${port}`;
   const logFile = join(options.logDir, `${options.label.replace(/[^\w.-]+/g, '_')}.log`);
   const logFd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', options.entry], {
+  const child = spawn(process.execPath, [...(options.entry.endsWith('.ts') ? ['--import', 'tsx'] : []), options.entry], {
     cwd: options.cwd,
     env: { ...process.env, ...options.env, HOST: LOOPBACK, PORT: String(port) },
     stdio: ['ignore', logFd, logFd],

@@ -19,6 +19,17 @@ export const EXIT_INTERRUPTED = 130;
 /** A one-minute load average above this at start means something else is running: say so. */
 const BUSY_MACHINE_LOAD = 0.5;
 
+/**
+ * The server runs as production runs it: compiled JavaScript (`npm run build` → dist/), not
+ * through tsx, whose loader and in-memory transforms would add tens of MB of RSS to every
+ * server thread. Builds it when the entry is under dist/ (a second or two).
+ */
+export function buildServer(entry: string, log: (message: string) => void): void {
+  if (!entry.startsWith('dist/')) return;
+  log('building the server (tsc -p tsconfig.build.json)');
+  execFileSync(resolve(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
+}
+
 export interface Entry {
   log(message: string): void;
   /** Registers a release to run on the way out; returns it, run at most once. */

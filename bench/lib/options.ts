@@ -47,8 +47,8 @@ export const STARTUP_TIMEOUT_S = 60;
 export const RSS_SAMPLE_MS = 100;
 
 export const ADMIN_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
-/** The server's entry point, relative to the repository root. */
-export const DEFAULT_SERVER_ENTRY = 'src/main.ts';
+/** The server's entry point, relative to the repository root: the build `npm start` runs (built first). */
+export const DEFAULT_SERVER_ENTRY = 'dist/main.js';
 
 export interface BenchOptions {
   durationS: number;
