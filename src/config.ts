@@ -15,6 +15,8 @@ export interface Config {
   workers: boolean;
   logLevel: string;
   pgPoolSize: number;
+  /** BILLING_PG_PREPARED_STATEMENTS=0: unnamed statements only (for poolers that do not track named ones). */
+  pgPreparedStatements: boolean;
 }
 
 export const DEFAULT_SQLITE_URL = 'sqlite:./data/billing.sqlite';
@@ -52,5 +54,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: flagFrom(env, 'BILLING_WORKERS', true),
     logLevel: env.LOG_LEVEL && env.LOG_LEVEL !== '' ? env.LOG_LEVEL : 'warn',
     pgPoolSize: intFrom(env, 'BILLING_PG_POOL_SIZE', 8, 1, 200),
+    pgPreparedStatements: flagFrom(env, 'BILLING_PG_PREPARED_STATEMENTS', true),
   };
 }

@@ -39,7 +39,7 @@ export interface ServerOptions {
 }
 
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
-  const store = opts.store ?? (await openStore(config.databaseUrl, { pgPoolSize: config.pgPoolSize }));
+  const store = opts.store ?? (await openStore(config.databaseUrl, { pgPoolSize: config.pgPoolSize, pgPreparedStatements: config.pgPreparedStatements }));
   const testClock = config.testClock ? new TestClock() : null;
   const clock: Clock = testClock ?? systemClock;
   const deps: Deps = { store, clock, processors: opts.processors ?? processorFactory() };

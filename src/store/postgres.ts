@@ -55,8 +55,9 @@ const PREPARED_MAX = 500;
 const preparedNames = new Map<string, string>();
 let generation = 0;
 
-function query(sql: string, params: unknown[]): pg.QueryConfig {
+function query(sql: string, params: unknown[], prepare: boolean): pg.QueryConfig {
   const text = numbered(sql);
+  if (!prepare) return { text, values: params };
   let name = preparedNames.get(text);
   if (name === undefined && preparedNames.size < PREPARED_MAX) {
     name = `b${generation}_${preparedNames.size}`;
@@ -78,7 +79,7 @@ function renameAfterStalePlan(err: unknown): boolean {
 }
 
 class PgExec implements SqlExec {
-  constructor(private readonly client: pg.Pool | pg.PoolClient, private readonly inTransaction: boolean) {}
+  constructor(private readonly client: pg.Pool | pg.PoolClient, private readonly inTransaction: boolean, private readonly prepare: boolean) {}
   async all(sql: string, params: unknown[] = []) {
     return (await this.#query(sql, params)).rows as SqlRow[];
   }
@@ -87,10 +88,10 @@ class PgExec implements SqlExec {
   }
   async #query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
     try {
-      return await this.client.query(query(sql, params));
+      return await this.client.query(query(sql, params, this.prepare));
     } catch (err) {
       // Outside a transaction the query alone runs again; inside, write() runs the transaction again.
-      if (renameAfterStalePlan(err) && !this.inTransaction) return this.client.query(query(sql, params));
+      if (renameAfterStalePlan(err) && !this.inTransaction) return this.client.query(query(sql, params, this.prepare));
       throw err;
     }
   }
@@ -257,14 +258,22 @@ export interface PostgresOptions {
   /** Use (and create) this schema instead of `public`: lets test runs never collide. */
   schema?: string;
   poolSize?: number;
+  /**
+   * Named prepared statements (default true). Turn off behind a pooler in transaction mode that
+   * does not track them (PgBouncer before 1.21, or without `max_prepared_statements`).
+   */
+  preparedStatements?: boolean;
 }
 
 export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const;
   readonly pool: pg.Pool;
 
-  private constructor(pool: pg.Pool) {
+  readonly #prepare: boolean;
+
+  private constructor(pool: pg.Pool, prepare: boolean) {
     this.pool = pool;
+    this.#prepare = prepare;
   }
 
   static async open(opts: PostgresOptions): Promise<PostgresStore> {
@@ -291,7 +300,7 @@ export class PostgresStore implements Store {
     pool.on('error', () => {
       // An idle client lost its connection; the pool replaces it. Nothing to do here.
     });
-    const store = new PostgresStore(pool);
+    const store = new PostgresStore(pool, opts.preparedStatements ?? true);
     await store.migrate();
     return store;
   }
@@ -326,7 +335,7 @@ export class PostgresStore implements Store {
       let broken = false;
       try {
         await client.query('BEGIN');
-        const result = await fn(new PgTx(new PgExec(client, true)));
+        const result = await fn(new PgTx(new PgExec(client, true, this.#prepare)));
         await client.query('COMMIT');
         return result;
       } catch (err) {
@@ -345,7 +354,7 @@ export class PostgresStore implements Store {
   }
 
   async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
-    return fn(new PgTx(new PgExec(this.pool, false)));
+    return fn(new PgTx(new PgExec(this.pool, false, this.#prepare)));
   }
 
   async close(): Promise<void> {

@@ -29,7 +29,7 @@ export interface TestStore {
   cleanup(): Promise<void>;
 }
 
-export async function openTestStore(dialect: Dialect, opts: { poolSize?: number } = {}): Promise<TestStore> {
+export async function openTestStore(dialect: Dialect, opts: { poolSize?: number; preparedStatements?: boolean } = {}): Promise<TestStore> {
   if (dialect === 'sqlite') {
     const dir = await mkdtemp(join(tmpdir(), 'billing-store-'));
     const file = join(dir, 'test.sqlite');
@@ -53,7 +53,10 @@ export async function openTestStore(dialect: Dialect, opts: { poolSize?: number 
     };
   }
   const schema = `t_${randomBytes(8).toString('hex')}`;
-  const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema, poolSize: opts.poolSize ?? 8 });
+  const store = await PostgresStore.open({
+    connectionString: DATABASE_URL, schema, poolSize: opts.poolSize ?? 8,
+    ...(opts.preparedStatements !== undefined ? { preparedStatements: opts.preparedStatements } : {}),
+  });
   return {
     store,
     async query(sql, params = []) {
