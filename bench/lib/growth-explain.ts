@@ -12,7 +12,7 @@
  * back (some statements lock rows). SQLite: EXPLAIN QUERY PLAN, and the statement timed.
  */
 import { SqlTx, type SqlExec, type SqlRow } from '../../src/store/sql-base.js';
-import { POSTGRES_KEYSET } from '../../src/store/postgres.js';
+import { postgresInList, postgresSeqOrder } from '../../src/store/postgres.js';
 import type { BalanceKey, BalanceRow, EventRow, TransactionRow } from '../../src/store/types.js';
 import type { SqlRunner } from './growth-seed.js';
 import { DENOMINATION } from './options.js';
@@ -64,7 +64,12 @@ class RecordingTx extends SqlTx {
     private readonly dialect: 'sqlite' | 'postgres',
   ) {
     super(exec);
-    if (dialect === 'postgres') this.keyset = POSTGRES_KEYSET;
+  }
+  protected override inList(column: string, values: readonly string[]): [string, unknown[]] {
+    return this.dialect === 'postgres' ? postgresInList(column, values) : super.inList(column, values);
+  }
+  protected override seqOrder(leadingColumn: string): string {
+    return this.dialect === 'postgres' ? postgresSeqOrder(leadingColumn) : super.seqOrder(leadingColumn);
   }
   protected bool(b: boolean): unknown {
     return this.dialect === 'postgres' ? b : b ? 1 : 0;

@@ -27,6 +27,7 @@
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { pgTypeParsers } from '../../src/store/postgres.js';
 import { DENOMINATION, EVENT_TYPE, INITIAL_GRANT } from './options.js';
 import type { DbKind } from './options.js';
 import { bigAt } from './growth-options.js';
@@ -53,15 +54,6 @@ export interface SqlRunner {
   close(): Promise<void>;
 }
 
-const INT8_OID = 20;
-const NUMERIC_OID = 1700;
-const pgTypes = {
-  getTypeParser(oid: number, format?: string) {
-    if (oid === INT8_OID || oid === NUMERIC_OID) return (v: string) => Number(v);
-    return pg.types.getTypeParser(oid, format as 'text');
-  },
-};
-
 /** `?` placeholders numbered for PostgreSQL, like the server's executor does. */
 export function numbered(sql: string): string {
   let i = 0;
@@ -70,7 +62,7 @@ export function numbered(sql: string): string {
 
 /** A session for seeding and inspection: commits need not wait for the WAL flush, sorts and hashes get memory. */
 export async function openPostgresRunner(url: string): Promise<SqlRunner> {
-  const client = new pg.Client({ connectionString: url, types: pgTypes });
+  const client = new pg.Client({ connectionString: url, types: pgTypeParsers });
   await client.connect();
   await client.query("SET synchronous_commit = off; SET work_mem = '256MB'; SET maintenance_work_mem = '512MB'");
   return {

@@ -95,22 +95,6 @@ export function pushTransactionParams(t: TransactionRow, p: unknown[]): void {
   p.push(t.transactionId, t.accountId, t.denomination, t.amount, t.balanceAfter, t.kind, t.eventId, t.reason, t.createdAtMs);
 }
 
-/**
- * The leading key of a keyset page (`column = ?`), its parameter, and the page's ORDER BY.
- * PostgreSQL's differ (postgres.ts): with a plain `=`, its planner may walk the whole primary
- * key backwards for `ORDER BY seq DESC LIMIT n` and filter, when the key's rows are old.
- */
-export interface KeysetSql {
-  leadingKeyEquals(column: string): string;
-  leadingKeyParam(value: string): unknown;
-  seqOrder(leadingColumn: string): string;
-}
-export const PLAIN_KEYSET: KeysetSql = {
-  leadingKeyEquals: (column) => `${column} = ?`,
-  leadingKeyParam: (value) => value,
-  seqOrder: () => 'seq DESC',
-};
-
 /** Terms of one UNION ALL (SQLite allows 500 in a compound SELECT). */
 const UNION_TERMS_MAX = 200;
 
@@ -125,16 +109,19 @@ export abstract class SqlTx implements Tx {
   }
 
   /**
-   * `column IN (?, ?, …)` with one parameter per value; PostgreSQL's is `column = ANY(?)` with one
-   * array parameter, so that the statement's text (and its prepared plan) does not vary with the
-   * list's length.
+   * `column IN (?, ?, …)` with one parameter per value (SQLite plans `IN (?)` as `= ?`);
+   * PostgreSQL's is `column = ANY(?)` with one array parameter, so that the statement's text
+   * (and its prepared plan) does not vary with the list's length. Keyset pages use it for their
+   * leading key too: see postgres.ts.
    */
   protected inList(column: string, values: readonly string[]): [sql: string, params: unknown[]] {
     return [`${column} IN (${placeholders(values.length)})`, [...values]];
   }
 
-  /** How keyset pages filter and order (PostgreSQL has its own: see KeysetSql). */
-  protected keyset: KeysetSql = PLAIN_KEYSET;
+  /** The ORDER BY of a keyset page, newest first (PostgreSQL's names the leading key too). */
+  protected seqOrder(_leadingColumn: string): string {
+    return 'seq DESC';
+  }
 
   /** The `seq` of the row a cursor names, if it is one of the list's (`where`); else undefined. */
   protected async cursorSeq(table: string, idColumn: string, id: string, where: string, params: unknown[]): Promise<unknown> {
@@ -150,8 +137,10 @@ export abstract class SqlTx implements Tx {
   protected async pageBySeq<T>(
     table: string, idColumn: string, keys: [column: string, value: string][], page: Page, map: (r: SqlRow) => T, extra = '',
   ): Promise<PageResult<T> | undefined> {
-    const where = keys.map(([c], i) => (i === 0 ? this.keyset.leadingKeyEquals(c) : `${c} = ?`)).join(' AND ') + extra;
-    const params = keys.map(([, v], i) => (i === 0 ? this.keyset.leadingKeyParam(v) : v));
+    const [[leading, leadingValue], ...rest] = keys as [[string, string], ...[string, string][]];
+    const [leadingSql, params] = this.inList(leading, [leadingValue]);
+    const where = [leadingSql, ...rest.map(([c]) => `${c} = ?`)].join(' AND ') + extra;
+    params.push(...rest.map(([, v]) => v));
     let cursorClause = '';
     if (page.startingAfter !== undefined) {
       const seq = await this.cursorSeq(table, idColumn, page.startingAfter, where, params);
@@ -160,7 +149,7 @@ export abstract class SqlTx implements Tx {
       params.push(seq);
     }
     const rows = await this.db.all(
-      `SELECT * FROM ${table} WHERE ${where}${cursorClause} ORDER BY ${this.keyset.seqOrder(keys[0]![0])} LIMIT ?`, [...params, page.limit + 1]);
+      `SELECT * FROM ${table} WHERE ${where}${cursorClause} ORDER BY ${this.seqOrder(leading)} LIMIT ?`, [...params, page.limit + 1]);
     return { rows: rows.slice(0, page.limit).map(map), hasMore: rows.length > page.limit };
   }
 
@@ -274,10 +263,11 @@ export abstract class SqlTx implements Tx {
     const rows: SqlRow[] = [];
     for (let i = 0; i < names.length; i += UNION_TERMS_MAX) {
       const chunk = names.slice(i, i + UNION_TERMS_MAX);
-      const one = `SELECT * FROM (SELECT * FROM transactions WHERE ${this.keyset.leadingKeyEquals('account_id')} AND denomination = ?`
-        + `${cursorSeq === undefined ? '' : ' AND seq < ?'} ORDER BY ${this.keyset.seqOrder('account_id')} LIMIT ?) t`;
+      const [accountSql, accountParams] = this.inList('account_id', [accountId]);
+      const one = `SELECT * FROM (SELECT * FROM transactions WHERE ${accountSql} AND denomination = ?`
+        + `${cursorSeq === undefined ? '' : ' AND seq < ?'} ORDER BY ${this.seqOrder('account_id')} LIMIT ?) t`;
       const params = chunk.flatMap((d) => {
-        const keys = [this.keyset.leadingKeyParam(accountId), d];
+        const keys = [...accountParams, d];
         return cursorSeq === undefined ? [...keys, page.limit + 1] : [...keys, cursorSeq, page.limit + 1];
       });
       rows.push(...(await this.db.all(chunk.map(() => one).join(' UNION ALL '), params)));
