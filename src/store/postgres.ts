@@ -55,8 +55,44 @@ const PREPARED_MAX = 500;
 const preparedNames = new Map<string, string>();
 let generation = 0;
 
-function query(sql: string, params: unknown[], prepare: boolean): pg.QueryConfig {
+/**
+ * A flat array parameter as PostgreSQL's array literal, or undefined when an element is not a
+ * string, number, boolean or null (pg's own serialisation takes those). pg's serialisation runs
+ * two regular expressions over every element: in a profile of 100-event ingest on PostgreSQL it
+ * was a fifth of the server's CPU. Strings are always quoted, so no element can be read as
+ * NULL, split at a comma or a brace, or lose its whitespace; inside quotes only `\` and `"`
+ * are escaped, as the array input syntax requires.
+ */
+export function pgArrayLiteral(values: readonly unknown[]): string | undefined {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) out += ',';
+    const v = values[i];
+    if (v === null || v === undefined) out += 'NULL';
+    else if (typeof v === 'string') out += `"${v.includes('\\') || v.includes('"') ? v.replace(/[\\"]/g, '\\$&') : v}"`;
+    else if (typeof v === 'number' || typeof v === 'bigint') out += String(v);
+    else if (typeof v === 'boolean') out += v ? 't' : 'f';
+    else return undefined;
+  }
+  return `${out}}`;
+}
+
+function withArrayLiterals(params: unknown[]): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i];
+    if (!Array.isArray(p)) continue;
+    const literal = pgArrayLiteral(p);
+    if (literal === undefined) continue;
+    out ??= params.slice();
+    out[i] = literal;
+  }
+  return out ?? params;
+}
+
+function query(sql: string, rawParams: unknown[], prepare: boolean): pg.QueryConfig {
   const text = numbered(sql);
+  const params = withArrayLiterals(rawParams);
   if (!prepare) return { text, values: params };
   let name = preparedNames.get(text);
   if (name === undefined && preparedNames.size < PREPARED_MAX) {

@@ -382,6 +382,30 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e1.eventId)), e1, "another company's update touches nothing");
       });
 
+      test('awkward strings and numbers in a batch are stored and found exactly', async () => {
+        // PostgreSQL receives a batch's columns as array literals: every character that means
+        // something in that syntax, or in SQL, must come back as it was sent.
+        const a = await seedCompanyAndAccount(store);
+        const awkward = ['NULL', 'null', '', ' ', ' padded ', 'a,b', '{x}', '{"y":1}', 'quo"te', 'back\\slash', '\\"', 'tab\tnew\nline',
+          "it's", 'ünïcødé ✓ 𝄞', '$1', '?', 'a;b', '(1,2)'];
+        const rows = awkward.map((s, i) => eventRow(a.companyId, a.accountId, {
+          eventId: s === '' ? 'empty-id' : s, clientSupplied: true, type: s === '' ? 'empty-type' : s, contentHash: s,
+          quantity: [0.1, 1e-7, 12_345.678, 2 ** 53 - 1, 0][i % 5]!, costAmount: [Number.MAX_SAFE_INTEGER, 0, 1, 7][i % 4]!,
+          metadata: { s, nested: [s, { [s]: s }] },
+        }));
+        await store.write((tx) => tx.insertEvents(rows));
+        const found = await store.read((tx) => tx.findEventsByIds(a.companyId, rows.map((r) => r.eventId)));
+        assert.equal(found.length, rows.length);
+        const byId = new Map(found.map((e) => [e.eventId, e]));
+        for (const r of rows) assert.deepEqual(byId.get(r.eventId), r, JSON.stringify(r.eventId));
+        assert.deepEqual(await store.read((tx) => tx.findEventsByIds(a.companyId, ['NULL', 'nul', '"NULL"'])), [found.find((e) => e.eventId === 'NULL')]);
+
+        const entries = awkward.map((s, i) => txRow(a.accountId, 'credits', -(i + 1), -(i + 1), { kind: 'usage', eventId: s, reason: s }));
+        await store.write((tx) => tx.insertTransactions(entries));
+        const { transactions } = await balanceState(store, a.accountId, 'credits');
+        assert.deepEqual(transactions.map((t) => [t.eventId, t.reason]).reverse(), awkward.map((s) => [s, s]));
+      });
+
       test('(company, event_id) is unique: a duplicate makes the write reject and nothing of it is kept', async () => {
         const a = await seedCompanyAndAccount(store);
         const b = await seedCompanyAndAccount(store);
