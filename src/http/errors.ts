@@ -21,6 +21,7 @@ const REGISTRY: Record<string, { status: number; type: ErrorType }> = {
   idempotency_key_reused_with_different_request: { status: 409, type: 'conflict' },
   idempotency_key_in_use: { status: 409, type: 'conflict' },
   delivery_in_progress: { status: 409, type: 'conflict' },
+  processor_customer_changed: { status: 409, type: 'conflict' },
   payload_too_large: { status: 413, type: 'payload_too_large' },
   unsupported_media_type: { status: 415, type: 'unsupported_media_type' },
   rate_limited: { status: 429, type: 'rate_limited' },

@@ -64,6 +64,10 @@ export async function updateAccount(deps: Deps, companyId: string, accountId: st
       ...(input.processor_id !== undefined ? { processorId: input.processor_id } : {}),
     };
     await tx.updateAccount(account);
+    // The card on file is a payment method of the previous customer: the new customer cannot be
+    // charged with it. Charges due meanwhile wait for a card (requires_payment_method or
+    // no_card_on_file), as for an account that never had one.
+    if (account.processorId !== current.processorId) await tx.deleteCard(accountId);
     return { account, balances: await tx.listBalances(accountId) };
   });
 }

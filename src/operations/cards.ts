@@ -43,6 +43,11 @@ export async function attachCard(deps: Deps, companyId: string, accountId: strin
     const current = await tx.findAccount(companyId, accountId);
     if (!current) fail('not_found', `no such account: ${accountId}`, 'account_id');
     if (current.processorId === null) await tx.updateAccount({ ...current, processorId: customer });
+    else if (current.processorId !== customer) {
+      // PUT /v1/accounts/{id} gave the account another customer while the processor attached
+      // this card to the one read before: the card cannot pay for the account now.
+      fail('processor_customer_changed', 'the account\'s processor_id changed while the card was being attached; attach the card again', 'processor_id');
+    }
     const card: CardRow = {
       accountId, companyId, paymentMethodId: c.paymentMethodId, brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear, createdAtMs: now,
     };

@@ -495,6 +495,9 @@ export abstract class SqlTx implements Tx {
          exp_month = excluded.exp_month, exp_year = excluded.exp_year, created_at = excluded.created_at`,
       [c.accountId, c.companyId, c.paymentMethodId, c.brand, c.last4, c.expMonth, c.expYear, c.createdAtMs]);
   }
+  async deleteCard(accountId: string) {
+    await this.db.run('DELETE FROM cards WHERE account_id = ?', [accountId]);
+  }
   async insertCharges(rows: ChargeRow[]) {
     for (const c of rows) {
       await this.db.run(

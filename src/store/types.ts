@@ -370,6 +370,8 @@ export interface Tx extends ReadTx {
 
   // --- money movement
   upsertCard(row: CardRow): Promise<void>;
+  /** Forgets the account's card (it belonged to a processor customer the account no longer has). */
+  deleteCard(accountId: string): Promise<void>;
   insertCharges(rows: ChargeRow[]): Promise<void>;
   /** Locks one charge for settling (PostgreSQL `FOR UPDATE`; lock its balance first). */
   lockCharge(chargeId: string): Promise<ChargeRow | undefined>;

@@ -139,6 +139,31 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal((await balance(h, co, acc)).auto_refill_paused, true);
     });
 
+    test('a new processor_id detaches the card of the previous customer; the same processor_id keeps it', async () => {
+      const acc = await accountWithBalance(100);
+      const account = async () => (await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth })).body.data;
+      const customer = (await account()).processor_id;
+      const same = await h.request('PUT', `/v1/accounts/${acc}`, { auth: co.auth, body: { processor_id: customer, name: 'Renamed' } });
+      assert.equal(same.status, 200, same.text);
+      await putAutoRefill(h, co, acc, 'tokens', { threshold: 500, amount: 100, usd_charge: 100 });
+      const refill = async () => {
+        await spend(h, co, acc, 1);
+        await runDue(h, co);
+        return (await charges(h, co, acc)).map((c) => `${c.status} ${c.failure_code}`).sort();
+      };
+      assert.deepEqual(await refill(), ['succeeded null'], 'the card is kept');
+
+      const moved = await h.request('PUT', `/v1/accounts/${acc}`, { auth: co.auth, body: { processor_id: 'cus_sandbox_elsewhere' } });
+      assert.equal(moved.status, 200, moved.text);
+      assert.equal(moved.body.data.processor_id, 'cus_sandbox_elsewhere');
+      assert.deepEqual(await refill(), ['failed no_card_on_file', 'succeeded null'], 'no charge to the previous customer\'s card');
+
+      await attachCard(h, co, acc, 'tok_visa');
+      assert.equal((await account()).processor_id, 'cus_sandbox_elsewhere', 'the card goes to the new customer, none is created');
+      assert.deepEqual(await refill(), ['failed no_card_on_file', 'succeeded null', 'succeeded null']);
+      assert.equal((await balance(h, co, acc)).amount, 100 - 1 + 100 - 1 - 1 + 100);
+    });
+
     test('auto-refill settings: three paths, fields kept when left out, bad bodies 400 and change nothing', async () => {
       const acc = await accountWithBalance(100);
       const a = await h.request('PUT', `/v1/accounts/${acc}/balance/tokens/auto_refill`, { auth: co.auth, body: { threshold: 10, amount: 50, usd_charge: 60 } });

@@ -174,6 +174,21 @@ for (const dialect of DIALECTS) {
     });
 
     describe('accounts', () => {
+      test('cards: one per account, replaced by upsert, forgotten by delete', async () => {
+        const a = await seedCompanyAndAccount(store);
+        const b = await seedCompanyAndAccount(store);
+        const card = (accountId: string, companyId: string, pm: string, last4: string) => ({
+          accountId, companyId, paymentMethodId: pm, brand: 'visa', last4, expMonth: 12, expYear: 2034, createdAtMs: T0,
+        });
+        await store.write((tx) => tx.upsertCard(card(a.accountId, a.companyId, 'pm_1', '4242')));
+        await store.write((tx) => tx.upsertCard(card(b.accountId, b.companyId, 'pm_2', '4444')));
+        await store.write((tx) => tx.upsertCard(card(a.accountId, a.companyId, 'pm_3', '1881')));
+        assert.deepEqual(await store.read((tx) => tx.findCard(a.accountId)), card(a.accountId, a.companyId, 'pm_3', '1881'));
+        await store.write((tx) => tx.deleteCard(a.accountId));
+        await store.write((tx) => tx.deleteCard(a.accountId));
+        assert.equal(await store.read((tx) => tx.findCard(a.accountId)), undefined);
+        assert.deepEqual(await store.read((tx) => tx.findCard(b.accountId)), card(b.accountId, b.companyId, 'pm_2', '4444'), 'another account keeps its card');
+      });
       test('findAccount is scoped to the company; update; owners', async () => {
         const a = await seedCompanyAndAccount(store);
         const b = await seedCompanyAndAccount(store);

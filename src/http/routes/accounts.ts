@@ -74,7 +74,9 @@ export function accountRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   app.put('/v1/accounts/:account_id', {
     config,
     schema: {
-      tags: ['accounts'], summary: 'Edit name, email, metadata or processor_id', description: 'Fields left out keep their values; metadata is replaced whole.',
+      tags: ['accounts'], summary: 'Edit name, email, metadata or processor_id', description: 'Fields left out keep their values; metadata is replaced whole. A different `processor_id` detaches the card on file '
+        + '(a payment method of the previous customer cannot pay for the new one): charges due meanwhile wait for a card, as for an account that never had one, '
+        + 'until POST /v1/accounts/{account_id}/card attaches one of the new customer.',
       security: companyAuth, params: AccountParams, body: Type.Object(AccountFields, { additionalProperties: false }),
       response: { 200: DataAccount, ...errorResponses(404) },
     },
