@@ -20,7 +20,8 @@ import pg from 'pg';
 import { newId } from '../src/lib/ids.js';
 import { EVENT_COLUMNS, TRANSACTION_COLUMNS } from '../src/store/sql-base.js';
 import { openStore } from '../src/store/open.js';
-import { pgArrayLiteral } from '../src/store/postgres.js';
+import { insertEventsStatement, insertTransactionsStatement, query } from '../src/store/postgres.js';
+import type { EventRow, TransactionRow } from '../src/store/types.js';
 
 const { values } = parseArgs({
   options: {
@@ -37,51 +38,56 @@ const ROUNDS = Number(values.rounds);
 const ACCOUNTS = 100;
 const CLOCK_TICKS_PER_S = 100;
 
-interface Row { eventId: string; accountId: string; transactionId: string; costAmount: number; balanceAfter: number; nowMs: number }
+interface Group { events: EventRow[]; transactions: TransactionRow[] }
 const accounts = Array.from({ length: ACCOUNTS }, (_, i) => `a_bench${String(i).padStart(4, '0')}`);
-function group(): Row[] {
+/** One group of complete 1-unit events and their usage ledger rows, as ingest plans them. */
+function group(): Group {
   const nowMs = Date.now();
-  return Array.from({ length: ROWS }, () => ({
-    eventId: newId('ev'), accountId: accounts[Math.floor(Math.random() * ACCOUNTS)]!, transactionId: newId('tx'), costAmount: 3, balanceAfter: 1_000, nowMs,
-  }));
+  const events: EventRow[] = [];
+  const transactions: TransactionRow[] = [];
+  for (let i = 0; i < ROWS; i++) {
+    const accountId = accounts[Math.floor(Math.random() * ACCOUNTS)]!;
+    const e: EventRow = {
+      companyId: 'co_bench', eventId: newId('ev'), accountId, clientSupplied: false, type: 'call', quantity: 1, costAmount: 3, denomination: 'tokens',
+      metadata: null, state: 'complete', contentHash: null, createdAtMs: nowMs, updatedAtMs: nowMs, expiresAtMs: null,
+    };
+    events.push(e);
+    transactions.push({
+      transactionId: newId('tx'), accountId, denomination: 'tokens', amount: -e.costAmount, balanceAfter: 1_000, kind: 'usage', eventId: e.eventId, reason: null, createdAtMs: nowMs,
+    });
+  }
+  return { events, transactions };
 }
-const lit = (xs: unknown[]) => pgArrayLiteral(xs);
 
-const EVENTS_SQL = `INSERT INTO events (${EVENT_COLUMNS})
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::float8[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[])`;
-const eventParams = (r: Row[]) => [
-  lit(r.map(() => 'co_bench')), lit(r.map((e) => e.eventId)), lit(r.map((e) => e.accountId)), lit(r.map(() => false)), lit(r.map(() => 'call')),
-  lit(r.map(() => 1)), lit(r.map((e) => e.costAmount)), lit(r.map(() => 'tokens')), lit(r.map(() => null)), lit(r.map(() => 'complete')),
-  lit(r.map(() => null)), lit(r.map((e) => e.nowMs)), lit(r.map((e) => e.nowMs)), lit(r.map(() => null)),
-];
-const transactionsSql = (table: string) => `INSERT INTO ${table} (${TRANSACTION_COLUMNS})
-  SELECT t.transaction_id, t.account_id, t.denomination, t.amount, t.balance_after, t.kind, t.event_id, t.reason, t.created_at
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::bigint[])
-    WITH ORDINALITY AS t(transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at, n)
-  ORDER BY t.n`;
-const transactionParams = (r: Row[]) => [
-  lit(r.map((e) => e.transactionId)), lit(r.map((e) => e.accountId)), lit(r.map(() => 'tokens')), lit(r.map((e) => -e.costAmount)),
-  lit(r.map((e) => e.balanceAfter)), lit(r.map(() => 'usage')), lit(r.map((e) => e.eventId)), lit(r.map(() => null)), lit(r.map((e) => e.nowMs)),
-];
+/** The store's own statements (what PgTx.insertEvents / insertTransactions run), or variants of them. */
+const eventsStatement = (g: Group) => insertEventsStatement(g.events);
+const transactionsInto = (table: string) => (g: Group): [string, unknown[]] => {
+  const [sql, params] = insertTransactionsStatement(g.transactions);
+  return [sql.replace('INSERT INTO transactions ', `INSERT INTO ${table} `), params];
+};
+/** Not the store's: one data-modifying CTE writing both tables from shared per-row arrays. */
 const BOTH_SQL = `WITH u AS (
-    SELECT * FROM unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::bigint[]) WITH ORDINALITY AS u(event_id, account_id, cost, transaction_id, balance_after, n)),
+    SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[]) WITH ORDINALITY AS u(event_id, account_id, cost, transaction_id, balance_after, n)),
   e AS (INSERT INTO events (${EVENT_COLUMNS})
-    SELECT $1, u.event_id, u.account_id, false, 'call', 1, u.cost, 'tokens', NULL, 'complete', NULL, $2::bigint, $2::bigint, NULL FROM u)
+    SELECT 'co_bench', u.event_id, u.account_id, false, 'call', 1, u.cost, 'tokens', NULL, 'complete', NULL, ?::bigint, ?::bigint, NULL FROM u)
   INSERT INTO transactions (${TRANSACTION_COLUMNS})
-  SELECT u.transaction_id, u.account_id, 'tokens', -u.cost, u.balance_after, 'usage', u.event_id, NULL, $2::bigint FROM u ORDER BY u.n`;
-const bothParams = (r: Row[]) => [
-  'co_bench', r[0]!.nowMs, lit(r.map((e) => e.eventId)), lit(r.map((e) => e.accountId)), lit(r.map((e) => e.costAmount)),
-  lit(r.map((e) => e.transactionId)), lit(r.map((e) => e.balanceAfter)),
-];
+  SELECT u.transaction_id, u.account_id, 'tokens', -u.cost, u.balance_after, 'usage', u.event_id, NULL, ?::bigint FROM u ORDER BY u.n`;
+const bothStatement = (g: Group): [string, unknown[]] => {
+  const nowMs = g.events[0]!.createdAtMs;
+  return [BOTH_SQL, [
+    g.events.map((e) => e.eventId), g.events.map((e) => e.accountId), g.events.map((e) => e.costAmount),
+    g.transactions.map((t) => t.transactionId), g.transactions.map((t) => t.balanceAfter), nowMs, nowMs, nowMs,
+  ]];
+};
 
-type Statement = { name: string; text: string; values: (r: Row[]) => unknown[] };
+type Statement = (g: Group) => [string, unknown[]];
 const VARIANTS: Record<string, Statement[]> = {
-  events: [{ name: 'events', text: EVENTS_SQL, values: eventParams }],
-  transactions: [{ name: 'transactions', text: transactionsSql('transactions'), values: transactionParams }],
-  'both-separately': [{ name: 'events', text: EVENTS_SQL, values: eventParams }, { name: 'transactions', text: transactionsSql('transactions'), values: transactionParams }],
-  'both-in-one': [{ name: 'both', text: BOTH_SQL, values: bothParams }],
-  'transactions-no-id-index': [{ name: 'tx_no_id', text: transactionsSql('tx_no_id_index'), values: transactionParams }],
-  'transactions-no-index': [{ name: 'tx_no_index', text: transactionsSql('tx_no_index'), values: transactionParams }],
+  events: [eventsStatement],
+  transactions: [transactionsInto('transactions')],
+  'both-separately': [eventsStatement, transactionsInto('transactions')],
+  'both-in-one': [bothStatement],
+  'transactions-no-id-index': [transactionsInto('tx_no_id_index')],
+  'transactions-no-index': [transactionsInto('tx_no_index')],
 };
 
 const database = `bench_rows_${Math.random().toString(36).slice(2, 10)}`;
@@ -104,9 +110,9 @@ try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return Number(fields[11]) + Number(fields[12]);
   };
-  const run = async (statements: Statement[], rows: Row[]) => {
+  const run = async (statements: Statement[], g: Group) => {
     await c.query('BEGIN');
-    for (const s of statements) await c.query({ name: s.name, text: s.text, values: s.values(rows) });
+    for (const statement of statements) await c.query(query(...statement(g), true));
     await c.query('COMMIT');
   };
   const names = values.only?.split(',') ?? Object.keys(VARIANTS);
@@ -120,7 +126,7 @@ try {
       const ticks0 = backendTicks();
       const node0 = process.cpuUsage();
       const wall0 = performance.now();
-      for (const rows of groups) await run(statements, rows);
+      for (const g of groups) await run(statements, g);
       const n = GROUPS * ROWS;
       const pgUs = ((backendTicks() - ticks0) * 1e6) / CLOCK_TICKS_PER_S / n;
       const node = process.cpuUsage(node0);

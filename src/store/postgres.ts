@@ -90,7 +90,8 @@ function withArrayLiterals(params: unknown[]): unknown[] {
   return out ?? params;
 }
 
-function query(sql: string, rawParams: unknown[], prepare: boolean): pg.QueryConfig {
+/** The query pg runs for `sql` with `?` placeholders: numbered, arrays as literals, named when prepared. */
+export function query(sql: string, rawParams: unknown[], prepare: boolean): pg.QueryConfig {
   const text = numbered(sql);
   const params = withArrayLiterals(rawParams);
   if (!prepare) return { text, values: params };
@@ -146,6 +147,36 @@ export function postgresSeqOrder(leadingColumn: string): string {
   return `${leadingColumn} DESC, seq DESC`;
 }
 
+/** One multi-row insert of events: one array per column (also measured by bench/pg-rows.ts). */
+export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
+  return [
+    `INSERT INTO events (${EVENT_COLUMNS})
+     SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[])`,
+    [
+      rows.map((e) => e.companyId), rows.map((e) => e.eventId), rows.map((e) => e.accountId), rows.map((e) => e.clientSupplied),
+      rows.map((e) => e.type), rows.map((e) => e.quantity), rows.map((e) => e.costAmount), rows.map((e) => e.denomination),
+      rows.map((e) => (e.metadata === null ? null : JSON.stringify(e.metadata))), rows.map((e) => e.state), rows.map((e) => e.contentHash),
+      rows.map((e) => e.createdAtMs), rows.map((e) => e.updatedAtMs), rows.map((e) => e.expiresAtMs),
+    ],
+  ];
+}
+
+/** One multi-row insert of ledger rows (also measured by bench/pg-rows.ts). */
+export function insertTransactionsStatement(rows: TransactionRow[]): [string, unknown[]] {
+  // WITH ORDINALITY … ORDER BY keeps `seq` in request order, which the balance_after chain relies on.
+  return [
+    `INSERT INTO transactions (${TRANSACTION_COLUMNS})
+     SELECT t.transaction_id, t.account_id, t.denomination, t.amount, t.balance_after, t.kind, t.event_id, t.reason, t.created_at
+     FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::bigint[])
+       WITH ORDINALITY AS t(transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at, n)
+     ORDER BY t.n`,
+    [
+      rows.map((t) => t.transactionId), rows.map((t) => t.accountId), rows.map((t) => t.denomination), rows.map((t) => t.amount),
+      rows.map((t) => t.balanceAfter), rows.map((t) => t.kind), rows.map((t) => t.eventId), rows.map((t) => t.reason), rows.map((t) => t.createdAtMs),
+    ],
+  ];
+}
+
 class PgTx extends SqlTx {
   protected bool(b: boolean) {
     return b;
@@ -190,31 +221,11 @@ class PgTx extends SqlTx {
   }
   async insertEvents(rows: EventRow[]) {
     if (rows.length === 0) return;
-    await this.db.run(
-      `INSERT INTO events (${EVENT_COLUMNS})
-       SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[])`,
-      [
-        rows.map((e) => e.companyId), rows.map((e) => e.eventId), rows.map((e) => e.accountId), rows.map((e) => e.clientSupplied),
-        rows.map((e) => e.type), rows.map((e) => e.quantity), rows.map((e) => e.costAmount), rows.map((e) => e.denomination),
-        rows.map((e) => (e.metadata === null ? null : JSON.stringify(e.metadata))), rows.map((e) => e.state), rows.map((e) => e.contentHash),
-        rows.map((e) => e.createdAtMs), rows.map((e) => e.updatedAtMs), rows.map((e) => e.expiresAtMs),
-      ],
-    );
+    await this.db.run(...insertEventsStatement(rows));
   }
   async insertTransactions(rows: TransactionRow[]) {
     if (rows.length === 0) return;
-    // WITH ORDINALITY … ORDER BY keeps `seq` in request order, which the balance_after chain relies on.
-    await this.db.run(
-      `INSERT INTO transactions (${TRANSACTION_COLUMNS})
-       SELECT t.transaction_id, t.account_id, t.denomination, t.amount, t.balance_after, t.kind, t.event_id, t.reason, t.created_at
-       FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::bigint[])
-         WITH ORDINALITY AS t(transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at, n)
-       ORDER BY t.n`,
-      [
-        rows.map((t) => t.transactionId), rows.map((t) => t.accountId), rows.map((t) => t.denomination), rows.map((t) => t.amount),
-        rows.map((t) => t.balanceAfter), rows.map((t) => t.kind), rows.map((t) => t.eventId), rows.map((t) => t.reason), rows.map((t) => t.createdAtMs),
-      ],
-    );
+    await this.db.run(...insertTransactionsStatement(rows));
   }
   override async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
     if (only === undefined) {
