@@ -142,7 +142,10 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
     for (const e of await tx.findEventsByIds(companyId, [...ids])) known.set(companyScopedKey(companyId, e.eventId), { accountId: e.accountId, contentHash: e.contentHash });
   }
 
-  // 3. Lock every balance the group may draw from, after cancelling their expired holds.
+  // 3. Lock every balance the group may draw from, then cancel their expired holds. Only a
+  // balance with something pending can have a hold to cancel: usually none has, and the group
+  // saves that query (a round trip on PostgreSQL). Locking first waits for nothing new: a hold
+  // another transaction has locked is skipped, as the sweeper's are.
   const keys: BalanceKey[] = [];
   requests.forEach((r, i) => {
     if (outcomes[i]) return;
@@ -151,8 +154,9 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
       if (denomination !== undefined) keys.push({ accountId: r.accountId, denomination });
     }
   });
-  await expireHolds(tx, nowMs, uniqueKeys(keys));
-  const locked = await lockBalanceMap(tx, keys);
+  let locked = await lockBalanceMap(tx, keys);
+  const holding = [...locked.values()].filter((b) => b.pending !== 0);
+  if (holding.length > 0 && (await expireHolds(tx, nowMs, holding)).length > 0) locked = await lockBalanceMap(tx, keys);
 
   // 4. Plan each request against the running figures (all-or-nothing per request).
   const ctx: IngestContext = {
@@ -180,9 +184,8 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
     outcomes[i] = { ok: true, value: { eventIds: planned.value.eventIds } };
   });
 
-  // 5. Write: events, balances (atomic deltas), ledger rows. A handful of statements per group.
-  await tx.insertEvents(events);
-  await postToLedger(tx, nowMs, locked, entries, deltas);
+  // 5. Write: events, balances (atomic deltas), ledger rows; one statement on PostgreSQL.
+  await postToLedger(tx, nowMs, locked, entries, deltas, events);
   return outcomes as Outcome<IngestResult>[];
 }
 
@@ -195,12 +198,6 @@ function groupByCompany(requests: IngestRequest[], outcomes: (Outcome<IngestResu
     by.set(r.companyId, list);
   });
   return by;
-}
-
-function uniqueKeys(keys: BalanceKey[]): BalanceKey[] {
-  const m = new Map<string, BalanceKey>();
-  for (const k of keys) m.set(balanceKey(k.accountId, k.denomination), k);
-  return [...m.values()];
 }
 
 export async function getEvent(deps: Deps, companyId: string, eventId: string): Promise<EventRow> {

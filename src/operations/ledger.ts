@@ -5,7 +5,7 @@
  */
 import { balanceKey } from '../domain/events.js';
 import { newId } from '../lib/ids.js';
-import type { BalanceRow, TransactionKind, TransactionRow, Tx } from '../store/types.js';
+import type { BalanceRow, EventRow, TransactionKind, TransactionRow, Tx } from '../store/types.js';
 import { runBalanceEffects, type BalanceChange } from './balance-effects.js';
 
 export interface PostedEntry {
@@ -32,21 +32,21 @@ export async function lockBalanceMap(tx: Tx, keys: Iterable<{ accountId: string;
 
 /**
  * Applies `deltas` (net amount and pending change per balance key, balances already locked
- * and given in `before`) and appends `entries` in order. Returns the balances after.
+ * and given in `before`) and appends `entries` in order, writing `events` in the same step (the
+ * ingest path's events: on PostgreSQL all of it is one statement). Returns the balances after.
  * Throws if the database disagrees with the entries: that would be a bug, never a business case.
  */
 export async function postToLedger(
-  tx: Tx, nowMs: number, before: Map<string, BalanceRow>, entries: PostedEntry[], deltas: Map<string, NetDelta>,
+  tx: Tx, nowMs: number, before: Map<string, BalanceRow>, entries: PostedEntry[], deltas: Map<string, NetDelta>, events: EventRow[] = [],
 ): Promise<Map<string, BalanceRow>> {
   const list = [...deltas.entries()].filter(([, d]) => d.amount !== 0 || d.pending !== 0);
-  const updated = await tx.applyBalanceDeltas(list.map(([key, d]) => {
+  const balanceDeltas = list.map(([key, d]) => {
     const b = before.get(key);
     if (!b) throw new Error(`ledger: balance ${key} was not locked`);
     return { accountId: b.accountId, denomination: b.denomination, amount: d.amount, pending: d.pending };
-  }));
-  const after = new Map(before);
-  for (const r of updated) after.set(balanceKey(r.accountId, r.denomination), r);
+  });
 
+  // Each entry's balance_after chains from the locked figure, so the rows are known before the write.
   const running = new Map<string, number>();
   const rows: TransactionRow[] = [];
   for (const e of entries) {
@@ -60,10 +60,13 @@ export async function postToLedger(
       balanceAfter, kind: e.kind, eventId: e.eventId ?? null, reason: e.reason ?? null, createdAtMs: nowMs,
     });
   }
+
+  const updated = await tx.writeLedger(events, balanceDeltas, rows);
+  const after = new Map(before);
+  for (const r of updated) after.set(balanceKey(r.accountId, r.denomination), r);
   for (const [key, amount] of running) {
     if (after.get(key)?.amount !== amount) throw new Error(`ledger: ${key} is ${after.get(key)?.amount} after update, entries say ${amount}`);
   }
-  await tx.insertTransactions(rows);
   const changes: BalanceChange[] = [];
   for (const [key] of list) {
     changes.push({ before: before.get(key)!, after: after.get(key)! });

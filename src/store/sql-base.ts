@@ -354,6 +354,12 @@ export abstract class SqlTx implements Tx {
   abstract applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;
   abstract insertEvents(rows: EventRow[]): Promise<void>;
   abstract insertTransactions(rows: TransactionRow[]): Promise<void>;
+  async writeLedger(events: EventRow[], deltas: BalanceDelta[], transactions: TransactionRow[]): Promise<BalanceRow[]> {
+    await this.insertEvents(events);
+    const after = await this.applyBalanceDeltas(deltas);
+    await this.insertTransactions(transactions);
+    return after;
+  }
   abstract lockEvent(companyId: string, eventId: string): Promise<EventRow | undefined>;
 
   async upsertPrice(p: PriceRow) {

@@ -349,6 +349,13 @@ export interface Tx extends ReadTx {
   lockEvent(companyId: string, eventId: string): Promise<EventRow | undefined>;
   updateEvents(changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[]): Promise<void>;
   insertTransactions(rows: TransactionRow[]): Promise<void>;
+  /**
+   * One posting: inserts `events`, applies `deltas` to their (already locked) balances as
+   * `applyBalanceDeltas` does, and appends `transactions` in order; returns the balances changed,
+   * as after. PostgreSQL runs it as one statement (the ingest path's whole write); SQLite as the
+   * three steps.
+   */
+  writeLedger(events: EventRow[], deltas: BalanceDelta[], transactions: TransactionRow[]): Promise<BalanceRow[]>;
   insertOutbox(rows: OutboxRow[]): Promise<void>;
   /**
    * Claims up to `limit` due, unfinished outbox rows whose topic starts with `topicPrefix`

@@ -523,6 +523,37 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await store.read((tx) => tx.listTransactions(other.accountId, undefined, { limit: 2 })), { rows: [], hasMore: false });
       });
 
+      test('writeLedger: events, summed balance deltas and ledger rows in one posting, all or nothing', async () => {
+        const a = await seedCompanyAndAccount(store);
+        await seedBalance(store, a.companyId, a.accountId, 'x', 100);
+        await seedBalance(store, a.companyId, a.accountId, 'y', 50);
+        const x0 = (await balanceState(store, a.accountId, 'x')).transactions.length;
+        const events = [eventRow(a.companyId, a.accountId, { denomination: 'x', costAmount: 3 }), eventRow(a.companyId, a.accountId, { denomination: 'x', costAmount: 4, state: 'pending', expiresAtMs: T0 + 1 })];
+        const rows = [txRow(a.accountId, 'x', -3, 97, { kind: 'usage', eventId: events[0]!.eventId }), txRow(a.accountId, 'y', 5, 55), txRow(a.accountId, 'x', -1, 96)];
+        const after = await store.write(async (tx) => {
+          await tx.lockBalances([{ accountId: a.accountId, denomination: 'x' }, { accountId: a.accountId, denomination: 'y' }]);
+          // Two deltas of one balance: both count.
+          return tx.writeLedger(events, [
+            { accountId: a.accountId, denomination: 'x', amount: -3, pending: 4 }, { accountId: a.accountId, denomination: 'y', amount: 5, pending: 0 },
+            { accountId: a.accountId, denomination: 'x', amount: -1, pending: 0 },
+          ], rows);
+        });
+        const byDenomination = new Map(after.map((b) => [b.denomination, [b.amount, b.pending]]));
+        assert.deepEqual(Object.fromEntries(byDenomination), { x: [96, 4], y: [55, 0] }, 'the balances after are returned, once each');
+        assert.deepEqual(await store.read((tx) => tx.findEventsByIds(a.companyId, events.map((e) => e.eventId))).then((r) => r.sort((p, q) => p.costAmount - q.costAmount)), events);
+        const x = await balanceState(store, a.accountId, 'x');
+        assert.deepEqual(x.transactions.slice(0, x.transactions.length - x0).reverse(), [rows[0], rows[2]], 'ledger rows in order');
+        assert.deepEqual((await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === a.accountId), []);
+
+        // Only deltas, or nothing at all.
+        assert.deepEqual((await store.write((tx) => tx.writeLedger([], [{ accountId: a.accountId, denomination: 'y', amount: 0, pending: 2 }], []))).map((b) => b.pending), [2]);
+        assert.deepEqual(await store.write((tx) => tx.writeLedger([], [], [])), []);
+        // A duplicate event id fails the whole posting: no delta, no row stays.
+        await assert.rejects(store.write((tx) => tx.writeLedger([events[0]!], [{ accountId: a.accountId, denomination: 'y', amount: 9, pending: 0 }], [txRow(a.accountId, 'y', 9, 64)])));
+        const y = await store.read((tx) => tx.findBalance(a.accountId, 'y'));
+        assert.deepEqual([y!.amount, y!.pending], [55, 2]);
+      });
+
       test('insertOutbox writes rows with the transaction, and only if it commits', async () => {
         const a = await seedCompanyAndAccount(store);
         const o1 = { outboxId: newId('ob'), companyId: a.companyId, topic: 'webhook.balance_change', payload: { amount: 5, nested: { a: [1] } }, runAtMs: T0, createdAtMs: T0 };
@@ -761,6 +792,22 @@ for (const dialect of DIALECTS) {
         assert.deepEqual([B!.amount, B!.pending], [100_000 - 30 * 3 - 30 * 1, 0]);
         assert.deepEqual([A2!.amount, A2!.pending], [100_000 - 30 * 2 - 30 * 5, 0]);
         assert.deepEqual((await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === s.accountId || v.accountId === acc2), []);
+      });
+
+      test('ingest cancels an expired hold before it gates on the balance', async () => {
+        const s = await seedCompanyAndAccount(store);
+        await seedBalance(store, s.companyId, s.accountId, 'G', 100);
+        const held = await store.write((tx) => ingestGroup(tx, T0, [request(s.companyId, s.accountId, [{ type: 'h', id: 'gate-hold', state: 'pending', cost_override: { amount: 120, denomination: 'G' } }])]));
+        assert.ok(held[0]!.ok, 'a hold may take the available figure below zero');
+        const spend = (n: number) => [{ type: 'spend', cost_override: { amount: n, denomination: 'G' } }];
+        const refused = await store.write((tx) => ingestGroup(tx, T0 + HOLD_DURATION_MS - 1, [request(s.companyId, s.accountId, spend(60), true)]));
+        assert.equal(refused[0]!.ok ? 'ok' : refused[0]!.reason, 'insufficient_balance', 'the live hold keeps the available figure negative: the gate refuses');
+        const later = await store.write((tx) => ingestGroup(tx, T0 + HOLD_DURATION_MS, [request(s.companyId, s.accountId, spend(60), true)]));
+        assert.ok(later[0]!.ok, 'the hold expired: ingest released it first, so the gate passes');
+        const g = await store.read((tx) => tx.findBalance(s.accountId, 'G'));
+        assert.deepEqual([g!.amount, g!.pending], [40, 0]);
+        assert.equal((await store.read((tx) => tx.findEvent(s.companyId, 'gate-hold')))!.state, 'cancelled');
+        assert.deepEqual((await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === s.accountId), []);
       });
 
       test('the same client event id ingested by concurrent transactions is deducted once', async () => {
