@@ -9,7 +9,7 @@
  * A fresh database gets the real schema (the store's migrations), then is dropped. Variants:
  * - `events`, `transactions`: the statements PgTx.insertEvents / insertTransactions run;
  * - `both-separately`: the two in one transaction, as the ingest path does;
- * - `both-in-one`: one statement (a data-modifying CTE) sharing the per-row arrays;
+ * - `write-ledger`: the statement PgTx.writeLedger runs (both inserts as data-modifying CTEs);
  * - `transactions-no-id-index`: into a copy of the table without its transaction_id index;
  * - `transactions-no-index`: into a copy of the table without any index.
  * Reports figures only; the machine is shared, so compare variants of the same run.
@@ -18,9 +18,8 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { newId } from '../src/lib/ids.js';
-import { EVENT_COLUMNS, TRANSACTION_COLUMNS } from '../src/store/sql-base.js';
 import { openStore } from '../src/store/open.js';
-import { insertEventsStatement, insertTransactionsStatement, query } from '../src/store/postgres.js';
+import { insertEventsStatement, insertTransactionsStatement, query, writeLedgerStatement } from '../src/store/postgres.js';
 import type { EventRow, TransactionRow } from '../src/store/types.js';
 
 const { values } = parseArgs({
@@ -65,27 +64,15 @@ const transactionsInto = (table: string) => (g: Group): [string, unknown[]] => {
   const [sql, params] = insertTransactionsStatement(g.transactions);
   return [sql.replace('INSERT INTO transactions ', `INSERT INTO ${table} `), params];
 };
-/** Not the store's: one data-modifying CTE writing both tables from shared per-row arrays. */
-const BOTH_SQL = `WITH u AS (
-    SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[]) WITH ORDINALITY AS u(event_id, account_id, cost, transaction_id, balance_after, n)),
-  e AS (INSERT INTO events (${EVENT_COLUMNS})
-    SELECT 'co_bench', u.event_id, u.account_id, false, 'call', 1, u.cost, 'tokens', NULL, 'complete', NULL, ?::bigint, ?::bigint, NULL FROM u)
-  INSERT INTO transactions (${TRANSACTION_COLUMNS})
-  SELECT u.transaction_id, u.account_id, 'tokens', -u.cost, u.balance_after, 'usage', u.event_id, NULL, ?::bigint FROM u ORDER BY u.n`;
-const bothStatement = (g: Group): [string, unknown[]] => {
-  const nowMs = g.events[0]!.createdAtMs;
-  return [BOTH_SQL, [
-    g.events.map((e) => e.eventId), g.events.map((e) => e.accountId), g.events.map((e) => e.costAmount),
-    g.transactions.map((t) => t.transactionId), g.transactions.map((t) => t.balanceAfter), nowMs, nowMs, nowMs,
-  ]];
-};
+/** What PgTx.writeLedger runs for an ingest group: events and ledger rows in one statement (no balance deltas here). */
+const writeLedger = (g: Group) => writeLedgerStatement(g.events, [], g.transactions);
 
 type Statement = (g: Group) => [string, unknown[]];
 const VARIANTS: Record<string, Statement[]> = {
   events: [eventsStatement],
   transactions: [transactionsInto('transactions')],
   'both-separately': [eventsStatement, transactionsInto('transactions')],
-  'both-in-one': [bothStatement],
+  'write-ledger': [writeLedger],
   'transactions-no-id-index': [transactionsInto('tx_no_id_index')],
   'transactions-no-index': [transactionsInto('tx_no_index')],
 };

@@ -147,32 +147,78 @@ export function postgresSeqOrder(leadingColumn: string): string {
   return `${leadingColumn} DESC, seq DESC`;
 }
 
-/** One multi-row insert of events: one array per column (also measured by bench/pg-rows.ts). */
+/**
+ * A NOT NULL column of a batch as `[array, scalar]`. When every row holds the same value (the
+ * company, the event type, the state, the time of a group: most columns of most groups), the
+ * array is empty and the value goes once, as the scalar: `unnest` pads a shorter array with NULL,
+ * and `COALESCE(column, scalar)` reads the scalar there. Otherwise the array is whole and the
+ * scalar NULL; a NOT NULL column holds no NULL element, so COALESCE never picks the scalar then.
+ * Each array element costs PostgreSQL a parse (array_in) and this process a serialisation: for
+ * a 100-event insert, most of them were copies of one value.
+ */
+function columnOf<T>(values: T[]): [T[], T | null] {
+  const first = values[0];
+  for (let i = 1; i < values.length; i++) if (values[i] !== first) return [values, null];
+  return first === undefined ? [values, null] : [[], first];
+}
+/** A nullable column: all NULL goes as the empty array (unnest pads it with NULL). */
+function nullableColumnOf<T>(values: (T | null)[]): (T | null)[] {
+  return values.every((v) => v === null) ? [] : values;
+}
+
+/**
+ * One multi-row insert of events (also measured by bench/pg-rows.ts). `event_id` is always a
+ * whole array: it sets the number of rows.
+ */
 export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
+  const [companies, company] = columnOf(rows.map((e) => e.companyId));
+  const [accounts, account] = columnOf(rows.map((e) => e.accountId));
+  const [supplied, clientSupplied] = columnOf(rows.map((e) => e.clientSupplied));
+  const [types, type] = columnOf(rows.map((e) => e.type));
+  const [quantities, quantity] = columnOf(rows.map((e) => e.quantity));
+  const [costs, cost] = columnOf(rows.map((e) => e.costAmount));
+  const [denominations, denomination] = columnOf(rows.map((e) => e.denomination));
+  const [states, state] = columnOf(rows.map((e) => e.state));
+  const [created, createdAt] = columnOf(rows.map((e) => e.createdAtMs));
+  const [updated, updatedAt] = columnOf(rows.map((e) => e.updatedAtMs));
   return [
     `INSERT INTO events (${EVENT_COLUMNS})
-     SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[])`,
+     SELECT COALESCE(u.company_id, ?::text), u.event_id, COALESCE(u.account_id, ?::text), COALESCE(u.client_supplied, ?::boolean),
+       COALESCE(u.type, ?::text), COALESCE(u.quantity, ?::float8), COALESCE(u.cost_amount, ?::bigint), COALESCE(u.denomination, ?::text),
+       u.metadata, COALESCE(u.state, ?::text), u.content_hash, COALESCE(u.created_at, ?::bigint), COALESCE(u.updated_at, ?::bigint), u.expires_at
+     FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[])
+       AS u(company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, state, content_hash, created_at, updated_at, expires_at)`,
     [
-      rows.map((e) => e.companyId), rows.map((e) => e.eventId), rows.map((e) => e.accountId), rows.map((e) => e.clientSupplied),
-      rows.map((e) => e.type), rows.map((e) => e.quantity), rows.map((e) => e.costAmount), rows.map((e) => e.denomination),
-      rows.map((e) => (e.metadata === null ? null : JSON.stringify(e.metadata))), rows.map((e) => e.state), rows.map((e) => e.contentHash),
-      rows.map((e) => e.createdAtMs), rows.map((e) => e.updatedAtMs), rows.map((e) => e.expiresAtMs),
+      company, account, clientSupplied, type, quantity, cost, denomination, state, createdAt, updatedAt,
+      companies, rows.map((e) => e.eventId), accounts, supplied, types, quantities, costs, denominations,
+      nullableColumnOf(rows.map((e) => (e.metadata === null ? null : JSON.stringify(e.metadata)))), states,
+      nullableColumnOf(rows.map((e) => e.contentHash)), created, updated, nullableColumnOf(rows.map((e) => e.expiresAtMs)),
     ],
   ];
 }
 
-/** One multi-row insert of ledger rows (also measured by bench/pg-rows.ts). */
+/**
+ * One multi-row insert of ledger rows (also measured by bench/pg-rows.ts). `transaction_id` is
+ * always a whole array: it sets the number of rows.
+ */
 export function insertTransactionsStatement(rows: TransactionRow[]): [string, unknown[]] {
+  const [accounts, account] = columnOf(rows.map((t) => t.accountId));
+  const [denominations, denomination] = columnOf(rows.map((t) => t.denomination));
+  const [amounts, amount] = columnOf(rows.map((t) => t.amount));
+  const [kinds, kind] = columnOf(rows.map((t) => t.kind));
+  const [created, createdAt] = columnOf(rows.map((t) => t.createdAtMs));
   // WITH ORDINALITY … ORDER BY keeps `seq` in request order, which the balance_after chain relies on.
   return [
     `INSERT INTO transactions (${TRANSACTION_COLUMNS})
-     SELECT t.transaction_id, t.account_id, t.denomination, t.amount, t.balance_after, t.kind, t.event_id, t.reason, t.created_at
+     SELECT t.transaction_id, COALESCE(t.account_id, ?::text), COALESCE(t.denomination, ?::text), COALESCE(t.amount, ?::bigint), t.balance_after,
+       COALESCE(t.kind, ?::text), t.event_id, t.reason, COALESCE(t.created_at, ?::bigint)
      FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::bigint[])
        WITH ORDINALITY AS t(transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at, n)
      ORDER BY t.n`,
     [
-      rows.map((t) => t.transactionId), rows.map((t) => t.accountId), rows.map((t) => t.denomination), rows.map((t) => t.amount),
-      rows.map((t) => t.balanceAfter), rows.map((t) => t.kind), rows.map((t) => t.eventId), rows.map((t) => t.reason), rows.map((t) => t.createdAtMs),
+      account, denomination, amount, kind, createdAt,
+      rows.map((t) => t.transactionId), accounts, denominations, amounts, rows.map((t) => t.balanceAfter), kinds,
+      nullableColumnOf(rows.map((t) => t.eventId)), nullableColumnOf(rows.map((t) => t.reason)), created,
     ],
   ];
 }

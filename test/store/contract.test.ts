@@ -421,6 +421,31 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(transactions.map((t) => [t.eventId, t.reason]).reverse(), awkward.map((s) => [s, s]));
       });
 
+      test('a batch round-trips whether each column is the same in every row, differs, or is partly NULL', async () => {
+        // PostgreSQL sends a column that is the same in every row once, not once per row.
+        const a = await seedCompanyAndAccount(store);
+        const other = await seedAccount(store, a.companyId);
+        const same = (i: number) => eventRow(a.companyId, a.accountId, {
+          eventId: `same-${i}`, type: 'NULL', quantity: 0.5, costAmount: 0, denomination: '', state: 'pending', contentHash: 'h', metadata: { k: 'v' }, expiresAtMs: T0 + 1,
+        });
+        const varied = (i: number) => eventRow(a.companyId, i % 2 === 0 ? a.accountId : other, {
+          eventId: `varied-${i}`, clientSupplied: i % 2 === 0, type: `t${i}`, quantity: i, costAmount: i * 3, denomination: `d${i % 3}`,
+          state: i % 2 === 0 ? 'pending' : 'complete', contentHash: i % 2 === 0 ? null : `h${i}`, metadata: i === 1 ? { i } : null,
+          createdAtMs: T0 + i, updatedAtMs: T0 + 2 * i, expiresAtMs: i === 2 ? T0 : null,
+        });
+        for (const batch of [[0, 1, 2].map(same), [0, 1, 2, 3].map(varied), [same(9)]]) {
+          await store.write((tx) => tx.insertEvents(batch));
+          const found = await store.read((tx) => tx.findEventsByIds(a.companyId, batch.map((e) => e.eventId)));
+          assert.deepEqual(found.sort((p, q) => (p.eventId < q.eventId ? -1 : 1)), batch.sort((p, q) => (p.eventId < q.eventId ? -1 : 1)));
+        }
+        const ledger = [
+          txRow(a.accountId, 'L', 5, 5, { kind: 'grant', reason: 'NULL' }), txRow(a.accountId, 'L', 5, 10, { kind: 'grant', reason: 'NULL' }),
+          txRow(a.accountId, 'L', -2, 8, { kind: 'usage', eventId: 'varied-1', createdAtMs: T0 + 9 }),
+        ];
+        await store.write((tx) => tx.insertTransactions(ledger));
+        assert.deepEqual((await balanceState(store, a.accountId, 'L')).transactions.reverse(), ledger);
+      });
+
       test('(company, event_id) is unique: a duplicate makes the write reject and nothing of it is kept', async () => {
         const a = await seedCompanyAndAccount(store);
         const b = await seedCompanyAndAccount(store);
