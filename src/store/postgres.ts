@@ -240,17 +240,13 @@ function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
   return [...byKey.values()];
 }
 
-const BALANCE_DELTAS_FROM = `FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS d(account_id, denomination, amount, pending)
-       WHERE b.account_id = d.account_id AND b.denomination = d.denomination`;
+/** `amount = amount + Δ, pending = pending + Δ` for each balance, returning the rows after. */
+const APPLY_BALANCE_DELTAS = `UPDATE balances b SET amount = b.amount + d.amount, pending = b.pending + d.pending
+       FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS d(account_id, denomination, amount, pending)
+       WHERE b.account_id = d.account_id AND b.denomination = d.denomination RETURNING b.*`;
 function balanceDeltaParams(input: BalanceDelta[]): unknown[] {
   const deltas = summedDeltas(input);
   return [deltas.map((d) => d.accountId), deltas.map((d) => d.denomination), deltas.map((d) => d.amount), deltas.map((d) => d.pending)];
-}
-
-/** `amount = amount + Δ, pending = pending + Δ` for each balance, returning the rows after. */
-export function applyBalanceDeltasStatement(input: BalanceDelta[]): [string, unknown[]] {
-  return [`UPDATE balances b SET amount = b.amount + d.amount, pending = b.pending + d.pending
-       ${BALANCE_DELTAS_FROM} RETURNING b.*`, balanceDeltaParams(input)];
 }
 
 /**
@@ -264,8 +260,7 @@ export function writeLedgerStatement(events: EventRow[], deltas: BalanceDelta[],
   return [
     `WITH e AS (${eventsSql}),
      t AS (${transactionsSql}),
-     changed AS (UPDATE balances b SET amount = b.amount + d.amount, pending = b.pending + d.pending
-       ${BALANCE_DELTAS_FROM} RETURNING b.*)
+     changed AS (${APPLY_BALANCE_DELTAS})
      SELECT * FROM changed`,
     [...eventsParams, ...transactionsParams, ...balanceDeltaParams(deltas)],
   ];
@@ -293,13 +288,13 @@ class PgTx extends SqlTx {
   }
   async applyBalanceDeltas(input: BalanceDelta[]) {
     if (input.length === 0) return [];
-    return (await this.db.all(...applyBalanceDeltasStatement(input))).map(toBalance);
+    return (await this.db.all(APPLY_BALANCE_DELTAS, balanceDeltaParams(input))).map(toBalance);
   }
   /**
    * The ingest path's write as ONE statement: the events, the balance deltas and the ledger rows
    * in data-modifying CTEs, each of which PostgreSQL runs exactly once and to completion,
    * referenced or not. Two round trips fewer per group than three statements, and one
-   * statement's overhead instead of three (bench/pg-rows.ts, `writeLedger` against `both-separately`).
+   * statement's overhead instead of three (bench/pg-rows.ts: `write-ledger` against `both-separately`).
    */
   override async writeLedger(events: EventRow[], deltas: BalanceDelta[], transactions: TransactionRow[]) {
     if (events.length === 0 && transactions.length === 0) return this.applyBalanceDeltas(deltas);
