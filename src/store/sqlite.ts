@@ -13,27 +13,53 @@ import type { BalanceDelta, BalanceKey, BalanceRow, EventRow, ReadTx, Store, Tra
 
 type Stmt = Database.Statement<unknown[], SqlRow>;
 
+interface Prepared {
+  stmt: Stmt;
+  /** Result column names of a statement that returns rows (it then runs in raw mode); else null. */
+  columns: string[] | null;
+}
+
 class SqliteExec implements SqlExec {
-  readonly #cache = new Map<string, Stmt>();
+  readonly #cache = new Map<string, Prepared>();
   constructor(readonly conn: Database.Database) {}
-  prepare(sql: string): Stmt {
-    let s = this.#cache.get(sql);
-    if (!s) {
-      s = this.conn.prepare<unknown[], SqlRow>(sql);
-      this.#cache.set(sql, s);
+  #prepared(sql: string): Prepared {
+    let p = this.#cache.get(sql);
+    if (!p) {
+      const stmt = this.conn.prepare<unknown[], SqlRow>(sql);
+      // Rows come back as arrays and become objects here: better-sqlite3 builds each row object
+      // through V8's C++ API, property by property, at about twice the cost of the query itself
+      // for a 20-column row (SELECT * of 35 balances: 148 µs as objects, 78 µs raw, 89 µs raw
+      // plus this loop).
+      p = { stmt: stmt.reader ? stmt.raw(true) : stmt, columns: stmt.reader ? stmt.columns().map((c) => c.name) : null };
+      this.#cache.set(sql, p);
     }
-    return s;
+    return p;
+  }
+  /** A statement that returns no rows, for the callers that bind it themselves. */
+  prepare(sql: string): Stmt {
+    const p = this.#prepared(sql);
+    if (p.columns !== null) throw new Error('SqliteExec.prepare is for statements without a result; use allSync');
+    return p.stmt;
   }
   allSync(sql: string, params: unknown[] = []): SqlRow[] {
-    const s = this.prepare(sql);
-    return s.reader ? s.all(...params) : (s.run(...params), []);
+    const { stmt, columns } = this.#prepared(sql);
+    if (columns === null) {
+      stmt.run(...params);
+      return [];
+    }
+    const raw = stmt.all(...params) as unknown as unknown[][];
+    const rows = new Array<SqlRow>(raw.length);
+    for (let i = 0; i < raw.length; i++) {
+      const values = raw[i]!;
+      const row: SqlRow = {};
+      for (let j = 0; j < columns.length; j++) row[columns[j]!] = values[j];
+      rows[i] = row;
+    }
+    return rows;
   }
   runSync(sql: string, params: unknown[] = []): number {
-    const s = this.prepare(sql);
-    if (s.reader) {
-      return s.all(...params).length;
-    }
-    return s.run(...params).changes;
+    const { stmt, columns } = this.#prepared(sql);
+    return columns === null ? stmt.run(...params).changes : stmt.all(...params).length;
   }
   async all(sql: string, params: unknown[] = []) {
     return this.allSync(sql, params);
@@ -68,13 +94,14 @@ class SqliteTx extends SqlTx {
     return out;
   }
   async applyBalanceDeltas(deltas: BalanceDelta[]) {
-    const out: BalanceRow[] = [];
-    const s = this.db.prepare('UPDATE balances SET amount = amount + ?, pending = pending + ? WHERE account_id = ? AND denomination = ? RETURNING *');
-    for (const d of deltas) {
-      const r = s.get(d.amount, d.pending, d.accountId, d.denomination);
-      if (r) out.push(toBalance(r));
-    }
-    return out;
+    if (deltas.length === 0) return [];
+    // No RETURNING: SQLite collects the rows a RETURNING clause returns in a temporary table
+    // first, which made each UPDATE about four times its own cost (35 balances: 214 µs with
+    // RETURNING *, 49 µs without). This connection holds the write lock, so reading the rows
+    // back afterwards sees exactly what the UPDATEs left.
+    const s = this.db.prepare('UPDATE balances SET amount = amount + ?, pending = pending + ? WHERE account_id = ? AND denomination = ?');
+    for (const d of deltas) s.run(d.amount, d.pending, d.accountId, d.denomination);
+    return this.lockBalances(deltas);
   }
   override async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
     // Ingest asks for every balance of its group; holds are rarely due (the sweeper cancels

@@ -340,7 +340,7 @@ export interface Tx extends ReadTx {
    * them. Missing keys are simply absent from the result.
    */
   lockBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
-  /** `amount = amount + Δ, pending = pending + Δ` for each (already locked) balance; returns the new figures. */
+  /** `amount = amount + Δ, pending = pending + Δ` for each (already locked) balance; returns each changed balance once, as after every delta. */
   applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;
   upsertPrice(row: PriceRow): Promise<void>;
 
