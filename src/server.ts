@@ -9,7 +9,7 @@ import { JobRunner, coreJobs } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import type { Deps } from './operations/deps.js';
-import { IngestBatcher, SettleBatcher, type SettleRequest } from './operations/events.js';
+import { IngestBatcher, SettleBatcher, settleGroup, type SettleRequest } from './operations/events.js';
 import { openStore } from './store/open.js';
 import { processorFactory } from './processors/index.js';
 import type { ProcessorFactory } from './processors/types.js';
@@ -48,12 +48,13 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,
   // row locks keep them apart.
   const ingestThread = store instanceof SqliteStore && store.filename !== ':memory:' ? await SqliteIngestWorker.start(store) : undefined;
-  const ingest = new IngestBatcher(
-    deps, store.dialect === 'sqlite' ? (ingestThread ? 2 : 1) : Math.max(1, Math.floor(config.pgPoolSize / 2)),
-    ingestThread && ((nowMs, requests) => ingestThread.ingest(nowMs, requests)),
-  );
-  // Settles share the writer thread and its group commit; elsewhere each is its own transaction.
-  const settles = ingestThread && new SettleBatcher(deps, 2, (nowMs, requests) => ingestThread.settle(nowMs, requests));
+  const groupsInFlight = store.dialect === 'sqlite' ? (ingestThread ? 2 : 1) : Math.max(1, Math.floor(config.pgPoolSize / 2));
+  const ingest = new IngestBatcher(deps, groupsInFlight, ingestThread && ((nowMs, requests) => ingestThread.ingest(nowMs, requests)));
+  // Settles are group-committed the same way: on SQLite's writer thread, or on PostgreSQL several
+  // groups at once, each locking its events and then their balances in sorted order.
+  const settles = new SettleBatcher(deps, groupsInFlight, ingestThread
+    ? (nowMs, requests) => ingestThread.settle(nowMs, requests)
+    : (nowMs, requests) => store.write((tx) => settleGroup(tx, nowMs, requests)));
   let app: App | undefined;
   const jobs = new JobRunner(
     deps,
@@ -61,7 +62,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     (job, err) => app?.log.error({ err, job }, 'job failed'),
   );
   app = await buildApp({
-    deps, ingest, ...(settles ? { settle: (req: SettleRequest) => settles.submit(req) } : {}), apiKeyCacheMs: config.apiKeyCacheMs, logLevel: config.logLevel,
+    deps, ingest, settle: (req: SettleRequest) => settles.submit(req), apiKeyCacheMs: config.apiKeyCacheMs, logLevel: config.logLevel,
     ...(opts.passwordAttemptsPerMinute !== undefined ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute } : {}),
     ...(testClock ? { testClock: { clock: testClock, runDue: (nowMs: number) => jobs.runDue(nowMs) } } : {}),
   });

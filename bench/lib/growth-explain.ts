@@ -86,7 +86,7 @@ class RecordingTx extends SqlTx {
   insertTransactions(_rows: TransactionRow[]): Promise<void> {
     throw new Error('not used by the plan check');
   }
-  lockEvent(): Promise<EventRow | undefined> {
+  lockEvents(): Promise<EventRow[]> {
     throw new Error('not used by the plan check');
   }
 }

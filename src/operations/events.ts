@@ -111,7 +111,7 @@ export class IngestBatcher extends GroupCommit<IngestRequest, Outcome<IngestResu
 /** Applies one settle, however the server does it (alone, or in a group); refusals are values. */
 export type SettleWriter = (req: SettleRequest) => Promise<Outcome<EventRow>>;
 
-/** Settles, grouped (SQLite's writer thread only: see server.ts). */
+/** Settles, grouped: on SQLite's writer thread, or through the store (see server.ts). */
 export class SettleBatcher extends GroupCommit<SettleRequest, Outcome<EventRow>> {
   constructor(deps: Deps, concurrency: number, writeGroup: GroupWriter<SettleRequest, Outcome<EventRow>>) {
     super(deps.clock, concurrency, writeGroup, () => 1, GROUP_SETTLES_MAX);
@@ -225,40 +225,64 @@ export interface SettleRequest {
 }
 
 /**
- * Settles a pending event. An expired hold is cancelled first (and that cancellation is kept
- * even when the answer is 409); repeating the state an event already has is a no-op.
- * Every refusal is decided before anything is written (but that cancellation), so several
- * settles can share one transaction, each all or nothing.
+ * Settles pending events, several in one transaction, each all or nothing and in order (a later
+ * settle of the same event sees the earlier one). Every event of the group is locked first, then
+ * every balance they hold from, each set in sorted order on PostgreSQL: so concurrent groups never
+ * wait on each other in a cycle (the sweeper also locks an event before its balance; ingest locks
+ * balances, then takes only holds nobody has locked). An expired hold is cancelled first, and that
+ * cancellation is kept even when the settle is then refused (409); repeating the state an event
+ * already has is a no-op. The group's ledger rows, balance deltas and event updates are then
+ * written together, as ingest writes a group.
  */
-export async function settleInTx(tx: Tx, now: number, { companyId, eventId, input }: SettleRequest): Promise<Outcome<EventRow>> {
-  const requested = input.state === 'completed' ? 'complete' : input.state;
-  let event = await tx.lockEvent(companyId, eventId);
-  if (!event) return failure('not_found', `no such event: ${eventId}`, 'event_id');
-  if (event.state === 'pending' && isHoldExpired(event.expiresAtMs, now)) {
-    await cancelHolds(tx, now, [event]);
-    event = { ...event, state: 'cancelled', updatedAtMs: now, expiresAtMs: null };
+export async function settleGroup(tx: Tx, now: number, requests: SettleRequest[]): Promise<Outcome<EventRow>[]> {
+  const found = await tx.lockEvents(requests.map((r) => ({ companyId: r.companyId, eventId: r.eventId })));
+  const events = new Map(found.map((e) => [companyScopedKey(e.companyId, e.eventId), e]));
+  let locked = await lockBalanceMap(tx, found);
+  const expired = found.filter((e) => e.state === 'pending' && isHoldExpired(e.expiresAtMs, now));
+  if (expired.length > 0) {
+    await cancelHolds(tx, now, expired);
+    for (const e of expired) events.set(companyScopedKey(e.companyId, e.eventId), { ...e, state: 'cancelled', updatedAtMs: now, expiresAtMs: null });
+    locked = await lockBalanceMap(tx, found);
   }
-  const decision = decideSettle(event.state, requested);
-  if (decision === 'noop') return { ok: true, value: event };
-  if (decision === 'not_pending') return notPending(event);
-  if (input.cost_override && input.cost_override.denomination !== event.denomination) {
-    return failure('cost_override_denomination_mismatch', `the event holds "${event.denomination}"; a final cost must be in the same denomination`, 'cost_override.denomination');
+
+  const entries: PostedEntry[] = [];
+  const deltas = new Map<string, NetDelta>();
+  const changed = new Map<string, EventRow>();
+  const outcomes = requests.map(({ companyId, eventId, input }): Outcome<EventRow> => {
+    const key = companyScopedKey(companyId, eventId);
+    const event = events.get(key);
+    if (!event) return failure('not_found', `no such event: ${eventId}`, 'event_id');
+    const requested = input.state === 'completed' ? 'complete' : input.state;
+    const decision = decideSettle(event.state, requested);
+    if (decision === 'noop') return { ok: true, value: event };
+    if (decision === 'not_pending') return notPending(event);
+    if (input.cost_override && input.cost_override.denomination !== event.denomination) {
+      return failure('cost_override_denomination_mismatch', `the event holds "${event.denomination}"; a final cost must be in the same denomination`, 'cost_override.denomination');
+    }
+    const finalCost = requested === 'complete' ? input.cost_override?.amount ?? event.costAmount : event.costAmount;
+    const s = settleHold(event.costAmount, requested, finalCost);
+    if (s.amountDelta !== 0) entries.push({ accountId: event.accountId, denomination: event.denomination, amount: s.amountDelta, kind: 'usage', eventId });
+    const balance = balanceKey(event.accountId, event.denomination);
+    const sum = deltas.get(balance) ?? { amount: 0, pending: 0 };
+    sum.amount += s.amountDelta;
+    sum.pending += s.pendingDelta;
+    deltas.set(balance, sum);
+    const settled: EventRow = { ...event, state: requested, costAmount: finalCost, updatedAtMs: now, expiresAtMs: null };
+    events.set(key, settled);
+    changed.set(key, settled);
+    return { ok: true, value: settled };
+  });
+
+  if (changed.size > 0) {
+    await postToLedger(tx, now, locked, entries, deltas);
+    await tx.updateEvents([...changed.values()].map((e) => ({ companyId: e.companyId, eventId: e.eventId, state: e.state, costAmount: e.costAmount, updatedAtMs: now })));
   }
-  const finalCost = requested === 'complete' ? input.cost_override?.amount ?? event.costAmount : event.costAmount;
-  const s = settleHold(event.costAmount, requested, finalCost);
-  const key = balanceKey(event.accountId, event.denomination);
-  const locked = await lockBalanceMap(tx, [event]);
-  const entries: PostedEntry[] = s.amountDelta !== 0 ? [{ accountId: event.accountId, denomination: event.denomination, amount: s.amountDelta, kind: 'usage', eventId }] : [];
-  await postToLedger(tx, now, locked, entries, new Map([[key, { amount: s.amountDelta, pending: s.pendingDelta }]]));
-  await tx.updateEvents([{ companyId, eventId, state: requested, costAmount: finalCost, updatedAtMs: now }]);
-  return { ok: true, value: { ...event, state: requested, costAmount: finalCost, updatedAtMs: now, expiresAtMs: null } };
+  return outcomes;
 }
 
-/** Several settles in one transaction, one after the other (a later one sees an earlier one). */
-export async function settleGroup(tx: Tx, now: number, requests: SettleRequest[]): Promise<Outcome<EventRow>[]> {
-  const out: Outcome<EventRow>[] = [];
-  for (const r of requests) out.push(await settleInTx(tx, now, r));
-  return out;
+/** One settle in a transaction of the caller's. */
+export async function settleInTx(tx: Tx, now: number, request: SettleRequest): Promise<Outcome<EventRow>> {
+  return (await settleGroup(tx, now, [request]))[0]!;
 }
 
 /** One settle in its own transaction; a refusal is thrown as an OutcomeError. */

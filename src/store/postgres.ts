@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { MIGRATIONS } from './migrations.js';
 import { EVENT_COLUMNS, SqlTx, TRANSACTION_COLUMNS, balanceKeyOf, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
-import type { BalanceDelta, BalanceKey, EventRow, ReadTx, Store, TransactionRow, Tx } from './types.js';
+import type { BalanceDelta, BalanceKey, EventKey, EventRow, EventStateValue, ReadTx, Store, TransactionRow, Tx } from './types.js';
 import { WEBHOOK_ATTEMPT_COLUMNS, WEBHOOK_DELIVERY_COLUMNS } from './sql-base.js';
 import type { WebhookDeliveryRow, WebhookDeliveryUpdate, WebhookTarget } from './types.js';
 
@@ -327,9 +327,24 @@ class PgTx extends SqlTx {
   protected override forUpdate(): string {
     return ' FOR UPDATE';
   }
-  async lockEvent(companyId: string, eventId: string) {
-    const r = (await this.db.all('SELECT * FROM events WHERE company_id = ? AND event_id = ? FOR UPDATE', [companyId, eventId]))[0];
-    return r && toEvent(r);
+  /** One statement for the group (each event at most once, as settles and cancellations pass them). */
+  override async updateEvents(changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[]) {
+    if (changes.length === 0) return;
+    await this.db.run(
+      `UPDATE events e SET state = c.state, cost_amount = c.cost_amount, updated_at = c.updated_at, expires_at = NULL
+         FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS c(company_id, event_id, state, cost_amount, updated_at)
+       WHERE e.company_id = c.company_id AND e.event_id = c.event_id`,
+      [changes.map((c) => c.companyId), changes.map((c) => c.eventId), changes.map((c) => c.state), changes.map((c) => c.costAmount), changes.map((c) => c.updatedAtMs)],
+    );
+  }
+  async lockEvents(keys: EventKey[]) {
+    if (keys.length === 0) return [];
+    return (await this.db.all(
+      `SELECT e.* FROM events e JOIN unnest(?::text[], ?::text[]) AS k(company_id, event_id)
+         ON e.company_id = k.company_id AND e.event_id = k.event_id
+       ORDER BY e.company_id, e.event_id FOR UPDATE OF e`,
+      [keys.map((k) => k.companyId), keys.map((k) => k.eventId)],
+    )).map(toEvent);
   }
 
   // --- webhooks: one statement per batch instead of one round trip per row.

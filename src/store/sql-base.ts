@@ -5,7 +5,7 @@
  */
 import type {
   AccountPlanRow, CardRow, ChargeChanges, ChargeRow, PlanRow, RefillSettings,
-  AccountRow, ApiKeyRow, AuditViolation, ClaimedOutboxRow, BalanceDelta, BalanceKey, BalanceRow, CompanyRow, EventRow,
+  AccountRow, ApiKeyRow, AuditViolation, ClaimedOutboxRow, BalanceDelta, BalanceKey, BalanceRow, CompanyRow, EventKey, EventRow,
   EventStateValue, IdempotencyRow, OutboxRow, Page, PageResult, PriceRow, TransactionRow, Tx, UserRow,
 } from './types.js';
 import type {
@@ -360,7 +360,7 @@ export abstract class SqlTx implements Tx {
     await this.insertTransactions(transactions);
     return after;
   }
-  abstract lockEvent(companyId: string, eventId: string): Promise<EventRow | undefined>;
+  abstract lockEvents(keys: EventKey[]): Promise<EventRow[]>;
 
   async upsertPrice(p: PriceRow) {
     await this.db.run(

@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
 import { EVENT_COLUMNS, SqlTx, TRANSACTION_COLUMNS, balanceKeyOf, placeholders, pushEventParams, pushTransactionParams, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
-import type { BalanceDelta, BalanceKey, BalanceRow, EventRow, ReadTx, Store, TransactionRow, Tx } from './types.js';
+import type { BalanceDelta, BalanceKey, BalanceRow, EventKey, EventRow, ReadTx, Store, TransactionRow, Tx } from './types.js';
 
 type Stmt = Database.Statement<unknown[], SqlRow>;
 
@@ -128,9 +128,14 @@ class SqliteTx extends SqlTx {
       this.db.prepare(insertSql(table, columns, width, end - i)).run(params);
     }
   }
-  async lockEvent(companyId: string, eventId: string) {
-    const r = this.db.allSync('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [companyId, eventId])[0];
-    return r && toEvent(r);
+  async lockEvents(keys: EventKey[]) {
+    // The IMMEDIATE transaction already holds the write lock; a primary-key probe each.
+    const out: EventRow[] = [];
+    for (const k of keys) {
+      const r = this.db.allSync('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [k.companyId, k.eventId])[0];
+      if (r) out.push(toEvent(r));
+    }
+    return out;
   }
 }
 

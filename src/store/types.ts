@@ -148,6 +148,12 @@ export interface IdempotencyRow {
   createdAtMs: number;
 }
 
+/** An event as a company names it. */
+export interface EventKey {
+  companyId: string;
+  eventId: string;
+}
+
 export interface BalanceDelta {
   accountId: string;
   denomination: string;
@@ -345,8 +351,12 @@ export interface Tx extends ReadTx {
   upsertPrice(row: PriceRow): Promise<void>;
 
   insertEvents(rows: EventRow[]): Promise<void>;
-  /** Locks one event for settling (PostgreSQL `FOR UPDATE`). */
-  lockEvent(companyId: string, eventId: string): Promise<EventRow | undefined>;
+  /**
+   * Locks events for settling (PostgreSQL `FOR UPDATE`, in (company_id, event_id) order, so that
+   * groups of settles never wait on each other in a cycle). Missing ones are absent.
+   */
+  lockEvents(keys: EventKey[]): Promise<EventRow[]>;
+  /** Sets the state, cost and updated_at of each event (expires_at cleared); each event at most once per call. */
   updateEvents(changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[]): Promise<void>;
   insertTransactions(rows: TransactionRow[]): Promise<void>;
   /**

@@ -369,7 +369,7 @@ for (const dialect of DIALECTS) {
     });
 
     describe('events', () => {
-      test('insertEvents, findEvent, findEventsByIds, lockEvent, updateEvents', async () => {
+      test('insertEvents, findEvent, findEventsByIds, lockEvents, updateEvents', async () => {
         const a = await seedCompanyAndAccount(store);
         const b = await seedCompanyAndAccount(store);
         const e1 = eventRow(a.companyId, a.accountId, { eventId: 'client-1', clientSupplied: true, quantity: 2.5, costAmount: 3, metadata: { k: 'v', n: [1, { z: null }] }, contentHash: 'h1' });
@@ -387,9 +387,13 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await store.read((tx) => tx.findEventsByIds(b.companyId, [e1.eventId])), []);
         assert.deepEqual(await store.read((tx) => tx.findEventsByIds(a.companyId, [])), []);
 
-        const locked = await store.write((tx) => tx.lockEvent(a.companyId, e2.eventId));
-        assert.deepEqual(locked, e2);
-        assert.equal(await store.write((tx) => tx.lockEvent(b.companyId, e2.eventId)), undefined);
+        const locked = await store.write((tx) => tx.lockEvents([
+          { companyId: a.companyId, eventId: e2.eventId }, { companyId: b.companyId, eventId: e1.eventId },
+          { companyId: a.companyId, eventId: 'unknown' }, { companyId: a.companyId, eventId: e1.eventId },
+        ]));
+        assert.deepEqual(sortStrings(locked.map((e) => e.eventId)), sortStrings([e1.eventId, e2.eventId]), "only this company's events, the missing ones absent");
+        assert.deepEqual(locked.find((e) => e.eventId === e2.eventId), e2);
+        assert.deepEqual(await store.write((tx) => tx.lockEvents([])), []);
 
         await store.write((tx) => tx.updateEvents([{ companyId: a.companyId, eventId: e2.eventId, state: 'complete', costAmount: 7, updatedAtMs: T0 + 5 }]));
         assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e2.eventId)), { ...e2, state: 'complete', costAmount: 7, updatedAtMs: T0 + 5, expiresAtMs: null });
