@@ -16,7 +16,7 @@ import { eventBatches, type EventBatch } from './lib/bodies.js';
 import { startChild, type ChildServer } from './lib/children.js';
 import { Ledger } from './lib/ledger.js';
 import { postgresProcesses } from './lib/procstats.js';
-import { runLoad, type LoadSpec } from './lib/load.js';
+import { runLoad, type LoadSpec, type Shot } from './lib/load.js';
 import {
   connectionsFor,
   parseOptions,
@@ -88,16 +88,19 @@ function countingSpec(
   counter: { ok: number; events: number },
 ): LoadSpec<number> {
   let sent = 0;
+  const shot = (i: number): Shot<number> => {
+    if (batches === undefined) return { method: 'GET', path: '/', tag: 0 };
+    const batch = batches[i % batches.length] as EventBatch;
+    return { method: 'POST', path: eventsPath(BASELINE_ACCOUNT), body: batch.body, tag: batch.costs.length };
+  };
   return {
     baseUrl: server.baseUrl,
     authorization: BASELINE_AUTHORIZATION,
     connections,
     durationS,
-    next: () => {
-      if (batches === undefined) return { method: 'GET', path: '/', tag: 0 };
-      const batch = batches[sent++ % batches.length] as EventBatch;
-      return { method: 'POST', path: eventsPath(BASELINE_ACCOUNT), body: batch.body, tag: batch.costs.length };
-    },
+    next: () => shot(sent++),
+    // The same generator mode as the scenarios it is compared with.
+    cycle: () => (batches === undefined ? [shot(0)] : batches.map((_, i) => shot(i))),
     onResponse: (events, status) => {
       if (status < 200 || status > 299) return;
       counter.ok++;

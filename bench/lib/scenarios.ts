@@ -175,6 +175,20 @@ export function eventsPath(accountId: string): string {
   return `/v1/accounts/${encodeURIComponent(accountId)}/events`;
 }
 
+/**
+ * What connection `connection` of `connections` sends in a cycle: its share of the `accounts`
+ * (indexes into the scattered order), each equally often, with the `variants` bodies in turn.
+ * Together the connections send to every account, and every body is used. The cycle is kept
+ * short (as long as the share, or the least common multiple with `variants` for a small share):
+ * its requests are built when the load starts, inside the measured window.
+ */
+export function connectionCycle(accounts: number, variants: number, connection: number, connections: number): { account: number; variant: number }[] {
+  const own = Math.max(1, Math.ceil(accounts / connections));
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const length = own >= variants ? own : (own * variants) / gcd(own, variants);
+  return Array.from({ length }, (_, k) => ({ account: (connection + connections * (k % own)) % accounts, variant: k % variants }));
+}
+
 interface EventTag {
   accountId: string;
   batch: EventBatch;
@@ -209,12 +223,18 @@ export class EventTraffic {
       durationS,
       next: (): Shot<EventTag> => {
         const i = this.sent++;
-        const accountId = this.accounts[this.pick(i)] as string;
-        const batch = this.batches[i % this.batches.length] as EventBatch;
-        return { method: 'POST', path: eventsPath(accountId), body: batch.body, tag: { accountId, batch } };
+        return this.shot(this.pick(i), i % this.batches.length);
       },
+      cycle: (connection, connections) => connectionCycle(this.accounts.length, this.batches.length, connection, connections)
+        .map(({ account, variant }) => this.shot(this.pick(account), variant)),
       onResponse: (tag, status, body) => this.record(tag, status, body),
     };
+  }
+
+  private shot(account: number, variant: number): Shot<EventTag> {
+    const accountId = this.accounts[account] as string;
+    const batch = this.batches[variant] as EventBatch;
+    return { method: 'POST', path: eventsPath(accountId), body: batch.body, tag: { accountId, batch } };
   }
 
   private record(tag: EventTag, status: number, body: string): void {

@@ -1,12 +1,15 @@
 // Guarantees: the bench's own arithmetic is right — the ledger check accepts exactly what the
 // acknowledged requests (and, for unanswered ones, some subset of them) explain, the transaction
 // chain check catches a broken link, /proc parsing and percentiles are exact, flags parse,
-// the loads of several generators (one per server process) merge into the figures one would give.
+// the loads of several generators (one per server process) merge into the figures one would give,
+// and a connection's fixed cycle of requests attributes every response to the request it answers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { eventBatch, eventBatches, BODY_VARIANTS } from '../../bench/lib/bodies.js';
 import { ChainCheck, compareBalance, isSubsetSum, Ledger, type AccountBook } from '../../bench/lib/ledger.js';
-import { LatencyRecorder, mergeOutcomes, splitConnections, type LoadOutcome } from '../../bench/lib/load.js';
+import { LatencyRecorder, mergeOutcomes, runLoad, splitConnections, type LoadOutcome } from '../../bench/lib/load.js';
 import { connectionsFor, INITIAL_GRANT, parseOptions, parseProcessCounts, SCENARIO_NAMES } from '../../bench/lib/options.js';
 import { parseCpuLine, parseRssBytes, parseStat } from '../../bench/lib/procstats.js';
 import {
@@ -20,7 +23,7 @@ import {
 } from '../../bench/lib/report.js';
 import { parseStoreOnlyMessage, storeLanes, storeOnlyPhase, type StoreOnlyFigures } from '../../bench/lib/storeonly.js';
 import { scatter } from '../../bench/lib/scatter.js';
-import type { PhaseResult } from '../../bench/lib/scenarios.js';
+import { connectionCycle, type PhaseResult } from '../../bench/lib/scenarios.js';
 
 function book(overrides: Partial<AccountBook> = {}): AccountBook {
   return { accountId: 'a_1', label: 'test', debited: 0, held: 0, uncertainDebits: [], uncertainHolds: [], ...overrides };
@@ -358,4 +361,61 @@ test('store-only: lanes, messages, and its row in the report', () => {
   assert.equal(row.serverPeakRssMb, 100);
   assert.equal(row.otherCpuPercent, 30);
   assert.equal(row.storeEvents, undefined);
+});
+
+test('connection cycles: together they send to every account, each share evenly, and use every body', () => {
+  for (const [accounts, connections] of [[100, 100], [100, 20], [100, 8], [10_000, 100], [1, 100], [7, 3]] as const) {
+    const seenAccounts = new Set<number>();
+    const seenVariants = new Set<number>();
+    for (let c = 0; c < connections; c++) {
+      const cycle = connectionCycle(accounts, BODY_VARIANTS, c, connections);
+      const perAccount = new Map<number, number>();
+      for (const { account, variant } of cycle) {
+        assert.ok(account >= 0 && account < accounts && variant >= 0 && variant < BODY_VARIANTS);
+        perAccount.set(account, (perAccount.get(account) ?? 0) + 1);
+        seenAccounts.add(account);
+        seenVariants.add(variant);
+      }
+      assert.equal(new Set(perAccount.values()).size, 1, 'every account of the share equally often');
+      assert.ok(cycle.length <= Math.max(BODY_VARIANTS, Math.ceil(accounts / connections)) * BODY_VARIANTS);
+    }
+    assert.equal(seenAccounts.size, accounts, `${accounts} accounts over ${connections} connections`);
+    assert.equal(seenVariants.size, BODY_VARIANTS);
+  }
+});
+
+test('a fixed cycle per connection: every response is matched to the request it answers', async () => {
+  // The server answers with the path it was asked for, after a delay that varies, so that the
+  // connections' responses interleave.
+  let served = 0;
+  const server = createServer((req, res) => {
+    served++;
+    setTimeout(() => res.end(req.url), served % 3);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const tags = new Map<string, number>();
+    let mismatched = 0;
+    const outcome = await runLoad<string>({
+      baseUrl: `http://127.0.0.1:${port}`,
+      authorization: undefined,
+      connections: 4,
+      durationS: 0.5,
+      next: () => assert.fail('a cycle is given: next is not called'),
+      cycle: (connection) => [0, 1, 2].map((k) => ({ method: 'GET' as const, path: `/c${connection}/r${k}`, tag: `/c${connection}/r${k}` })),
+      onResponse: (tag, status, body) => {
+        if (status !== 200 || body !== tag) mismatched++;
+        tags.set(tag, (tags.get(tag) ?? 0) + 1);
+      },
+    });
+    assert.equal(mismatched, 0);
+    assert.equal(outcome.unanswered.length, 0, 'drained: every request sent was answered');
+    assert.equal(outcome.responses, served);
+    assert.equal(outcome.ok, served);
+    assert.deepEqual([...tags.keys()].sort(), [0, 1, 2, 3].flatMap((c) => [0, 1, 2].map((k) => `/c${c}/r${k}`)).sort());
+    assert.ok(served > 12);
+  } finally {
+    server.close();
+  }
 });
