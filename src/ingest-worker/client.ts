@@ -27,11 +27,17 @@ function threadEntry(override?: URL): { url: URL; entry: string } {
   return { url: entry.pathname.endsWith('.ts') ? new URL('./boot-tsx.mjs', import.meta.url) : entry, entry: entry.href };
 }
 
+/** After a writer thread failed to start, how long until a group tries to start a new one. */
+export const RESTART_BACKOFF_MS = 1_000;
+
 export class SqliteIngestWorker {
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #worker!: Worker;
   #ready!: Promise<void>;
+  /** Why the current thread could not start, if it could not. */
+  #startError: Error | undefined;
+  #spawnedAt = 0;
   #closing = false;
   /** Groups sent and not yet answered. */
   #inFlight = 0;
@@ -48,6 +54,8 @@ export class SqliteIngestWorker {
   }
 
   #spawn(): void {
+    this.#spawnedAt = Date.now();
+    this.#startError = undefined;
     const { url, entry } = threadEntry(this.entry);
     const worker = new Worker(url, { workerData: { entry, filename: this.store.filename } satisfies WorkerInit, execArgv: [] });
     this.#worker = worker;
@@ -65,11 +73,14 @@ export class SqliteIngestWorker {
       worker.on('error', (err) => this.#failAll(err));
       worker.on('exit', (code) => {
         this.#failAll(new Error(`ingest writer thread exited (code ${code})`));
-        // A crash must not take ingest down with it: a new thread takes the next group. (One
-        // that cannot even start is not retried: start() or the next group reports why.)
+        // A crash must not take ingest down with it: a new thread takes the next group.
         if (!this.#closing) this.#spawn();
       });
-    }, () => undefined);
+    }, (err: unknown) => {
+      // A thread that cannot start fails the groups sent meanwhile (they say why); the first
+      // group after RESTART_BACKOFF_MS starts another, so ingest recovers once the cause is gone.
+      this.#startError = err instanceof Error ? err : new Error(String(err));
+    });
   }
 
   #settle(reply: GroupReply): void {
@@ -113,6 +124,7 @@ export class SqliteIngestWorker {
     }
     this.#inFlight++;
     try {
+      if (this.#startError !== undefined && !this.#closing && Date.now() - this.#spawnedAt >= RESTART_BACKOFF_MS) this.#spawn();
       await this.#ready;
       return await new Promise<GroupKinds[K]['outcome'][]>((resolve, reject) => {
         const id = this.#nextId++;

@@ -1,12 +1,14 @@
 // Guarantee: the SQLite writer thread failing mid-group fails that group's requests (nothing of
-// them applied) and a new thread takes the next group, which is applied exactly once.
+// them applied) and a new thread takes the next group, which is applied exactly once; a thread
+// that cannot start fails the groups sent meanwhile, and a later group starts another.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeEvent, type IngestRequest } from '../../src/domain/events.js';
-import { SqliteIngestWorker } from '../../src/ingest-worker/client.js';
+import { RESTART_BACKOFF_MS, SqliteIngestWorker } from '../../src/ingest-worker/client.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 
@@ -31,6 +33,36 @@ test('a writer thread that dies mid-group is replaced; the lost group changed no
 
     // The writer lock was let go with the failed group: the main connection can write.
     await seedBalance(store, s.companyId, s.accountId, 'credits', 5);
+  } finally {
+    await worker.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a writer thread that cannot start fails the groups sent meanwhile; a group after the backoff starts a new one', { timeout: 30_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'billing-thread-'));
+  const store = new SqliteStore(join(dir, 'billing.sqlite'));
+  const worker = await SqliteIngestWorker.start(store, { entry: new URL('../support/crash-then-fail-start-thread.ts', import.meta.url) });
+  try {
+    const s = await seedCompanyAndAccount(store);
+    await seedBalance(store, s.companyId, s.accountId, 'tokens', 1000);
+    const n = normalizeEvent({ type: 'x', cost_override: { amount: 7, denomination: 'tokens' } }, 0);
+    assert.ok(n.ok);
+    const req: IngestRequest = { companyId: s.companyId, accountId: s.accountId, events: [n.value], gate: false };
+
+    await assert.rejects(worker.ingest(Date.now(), [req]), /writer thread exited \(code 1\)/);
+    // The replacement thread fails to start: the next group says why, and so does one sent
+    // before the backoff is over (no new thread yet).
+    await assert.rejects(worker.ingest(Date.now(), [req]), /this thread cannot start/);
+    await assert.rejects(worker.ingest(Date.now(), [req]), /this thread cannot start/);
+    assert.equal((await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount, 1000);
+
+    await sleep(RESTART_BACKOFF_MS + 100);
+    const [outcome] = await worker.ingest(Date.now(), [req]);
+    assert.ok(outcome?.ok, JSON.stringify(outcome));
+    assert.equal((await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount, 993, 'applied once, by the thread started after the backoff');
+    assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
   } finally {
     await worker.close();
     await store.close();
