@@ -12,16 +12,30 @@ import { RESTART_BACKOFF_MS, SqliteIngestWorker } from '../../src/ingest-worker/
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 
-test('a writer thread that dies mid-group is replaced; the lost group changed nothing', { timeout: 30_000 }, async () => {
+/**
+ * A store on a fresh file, a writer thread started from `entry`, an account holding 1,000
+ * tokens and a 7-token request for it; all closed and removed after `body`.
+ */
+async function withThread(entry: string, body: (ctx: { store: SqliteStore; worker: SqliteIngestWorker; accountId: string; req: IngestRequest }) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'billing-thread-'));
   const store = new SqliteStore(join(dir, 'billing.sqlite'));
-  const worker = await SqliteIngestWorker.start(store, { entry: new URL('../support/crash-once-thread.ts', import.meta.url) });
+  const worker = await SqliteIngestWorker.start(store, { entry: new URL(entry, import.meta.url) });
   try {
     const s = await seedCompanyAndAccount(store);
     await seedBalance(store, s.companyId, s.accountId, 'tokens', 1000);
     const n = normalizeEvent({ type: 'x', cost_override: { amount: 7, denomination: 'tokens' } }, 0);
     assert.ok(n.ok);
-    const req: IngestRequest = { companyId: s.companyId, accountId: s.accountId, events: [n.value], gate: false };
+    await body({ store, worker, accountId: s.accountId, req: { companyId: s.companyId, accountId: s.accountId, events: [n.value], gate: false } });
+  } finally {
+    await worker.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('a writer thread that dies mid-group is replaced; the lost group changed nothing', { timeout: 30_000 }, async () => {
+  await withThread('../support/crash-once-thread.ts', async ({ store, worker, accountId, req }) => {
+    const s = { accountId, companyId: req.companyId };
 
     await assert.rejects(worker.ingest(Date.now(), [req]), /writer thread exited \(code 1\)/);
     assert.equal((await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount, 1000, 'the lost group applied nothing');
@@ -33,23 +47,12 @@ test('a writer thread that dies mid-group is replaced; the lost group changed no
 
     // The writer lock was let go with the failed group: the main connection can write.
     await seedBalance(store, s.companyId, s.accountId, 'credits', 5);
-  } finally {
-    await worker.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a writer thread that cannot start fails the groups sent meanwhile; a group after the backoff starts a new one', { timeout: 30_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'billing-thread-'));
-  const store = new SqliteStore(join(dir, 'billing.sqlite'));
-  const worker = await SqliteIngestWorker.start(store, { entry: new URL('../support/crash-then-fail-start-thread.ts', import.meta.url) });
-  try {
-    const s = await seedCompanyAndAccount(store);
-    await seedBalance(store, s.companyId, s.accountId, 'tokens', 1000);
-    const n = normalizeEvent({ type: 'x', cost_override: { amount: 7, denomination: 'tokens' } }, 0);
-    assert.ok(n.ok);
-    const req: IngestRequest = { companyId: s.companyId, accountId: s.accountId, events: [n.value], gate: false };
+  await withThread('../support/crash-then-fail-start-thread.ts', async ({ store, worker, accountId, req }) => {
+    const s = { accountId };
 
     await assert.rejects(worker.ingest(Date.now(), [req]), /writer thread exited \(code 1\)/);
     // The replacement thread fails to start: the next group says why, and so does one sent
@@ -63,9 +66,5 @@ test('a writer thread that cannot start fails the groups sent meanwhile; a group
     assert.ok(outcome?.ok, JSON.stringify(outcome));
     assert.equal((await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount, 993, 'applied once, by the thread started after the backoff');
     assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
-  } finally {
-    await worker.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
