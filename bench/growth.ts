@@ -211,7 +211,7 @@ function cpuUs(percent: number | undefined, elapsedS: number, count: number): nu
 
 async function measureLevel(ctx: ScenarioContext, population: readonly string[], options: GrowthOptions, label: string): Promise<GrowthPhase[]> {
   if (options.warmupS > 0) {
-    const warm = new EventTraffic(ctx.ledger, shuffled(population), WARMUP_SIZES.flatMap((size) => eventBatches(size)));
+    const warm = new EventTraffic(ctx.ledger, shuffled(population), WARMUP_SIZES.flatMap((size) => eventBatches(size)), false);
     const w = await warm.measure(
       ctx,
       { scenario: 'warm-up', phase: 'warm-up', eventsPerRequest: 0, baselineEvents: undefined },
@@ -222,7 +222,8 @@ async function measureLevel(ctx: ScenarioContext, population: readonly string[],
   }
   const phases: GrowthPhase[] = [];
   for (const size of REQUEST_SIZES) {
-    const traffic = new EventTraffic(ctx.ledger, shuffled(population), eventBatches(size));
+    // Requests made per send at every level (no per-connection cycles), so that the levels compare.
+    const traffic = new EventTraffic(ctx.ledger, shuffled(population), eventBatches(size), false);
     const result = await traffic.measure(
       ctx,
       { scenario: label, phase: `events-${size}`, eventsPerRequest: size, baselineEvents: undefined },

@@ -23,7 +23,7 @@ import {
 } from '../../bench/lib/report.js';
 import { parseStoreOnlyMessage, storeLanes, storeOnlyPhase, type StoreOnlyFigures } from '../../bench/lib/storeonly.js';
 import { scatter } from '../../bench/lib/scatter.js';
-import { connectionCycle, type PhaseResult } from '../../bench/lib/scenarios.js';
+import { connectionCycle, CYCLE_ACCOUNTS_MAX, EventTraffic, type PhaseResult } from '../../bench/lib/scenarios.js';
 
 function book(overrides: Partial<AccountBook> = {}): AccountBook {
   return { accountId: 'a_1', label: 'test', debited: 0, held: 0, uncertainDebits: [], uncertainHolds: [], ...overrides };
@@ -418,4 +418,16 @@ test('a fixed cycle per connection: every response is matched to the request it 
   } finally {
     server.close();
   }
+});
+
+test('event traffic cycles per connection over a small population, and makes requests per send over a large one', () => {
+  const traffic = (accounts: number) => new EventTraffic(new Ledger(), Array.from({ length: accounts }, (_, i) => `a_${i}`), eventBatches(1));
+  const small = traffic(10_000).spec('http://127.0.0.1:1', 'Basic x', 100, 1);
+  assert.ok(small.cycle);
+  assert.equal(small.cycle(3, 100).length, 10_000 / 100, 'its share of the accounts, once each');
+  const large = traffic(100 * CYCLE_ACCOUNTS_MAX + 1).spec('http://127.0.0.1:1', 'Basic x', 100, 1);
+  assert.equal(large.cycle, undefined);
+  assert.match(large.next()!.path, /^\/v1\/accounts\/a_\d+\/events$/);
+  const off = new EventTraffic(new Ledger(), ['a_0'], eventBatches(1), false).spec('http://127.0.0.1:1', 'Basic x', 100, 1);
+  assert.equal(off.cycle, undefined, 'cycles turned off');
 });
