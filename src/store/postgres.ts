@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { MIGRATIONS } from './migrations.js';
-import { EVENT_COLUMNS, SqlTx, TRANSACTION_COLUMNS, balanceKeyOf, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
+import { EVENT_COLUMNS, distinctEventKeys, SqlTx, TRANSACTION_COLUMNS, balanceKeyOf, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
 import type { BalanceDelta, BalanceKey, EventKey, EventRow, EventStateValue, ReadTx, Store, TransactionRow, Tx } from './types.js';
 import { WEBHOOK_ATTEMPT_COLUMNS, WEBHOOK_DELIVERY_COLUMNS } from './sql-base.js';
 import type { WebhookDeliveryRow, WebhookDeliveryUpdate, WebhookTarget } from './types.js';
@@ -337,8 +337,9 @@ class PgTx extends SqlTx {
       [changes.map((c) => c.companyId), changes.map((c) => c.eventId), changes.map((c) => c.state), changes.map((c) => c.costAmount), changes.map((c) => c.updatedAtMs)],
     );
   }
-  async lockEvents(keys: EventKey[]) {
-    if (keys.length === 0) return [];
+  async lockEvents(input: EventKey[]) {
+    if (input.length === 0) return [];
+    const keys = distinctEventKeys(input);
     return (await this.db.all(
       `SELECT e.* FROM events e JOIN unnest(?::text[], ?::text[]) AS k(company_id, event_id)
          ON e.company_id = k.company_id AND e.event_id = k.event_id

@@ -82,6 +82,10 @@ const json = (v: Record<string, unknown> | null): string | null => (v === null ?
 export const placeholders = (n: number): string => Array(n).fill('?').join(', ');
 /** A balance's key in maps: account and denomination (no NUL can occur in either). */
 export const balanceKeyOf = (accountId: string, denomination: string): string => `${accountId}\u0000${denomination}`;
+/** Each event once, in the order first named. */
+export function distinctEventKeys(keys: EventKey[]): EventKey[] {
+  return [...new Map(keys.map((k) => [`${k.companyId}\u0000${k.eventId}`, k])).values()];
+}
 
 export const EVENT_COLUMNS = 'company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, state, content_hash, created_at, updated_at, expires_at';
 /** Appends an event row's parameters, in EVENT_COLUMNS order, to `p` (multi-row INSERTs). */

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
-import { EVENT_COLUMNS, SqlTx, TRANSACTION_COLUMNS, balanceKeyOf, placeholders, pushEventParams, pushTransactionParams, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
+import { EVENT_COLUMNS, SqlTx, distinctEventKeys, TRANSACTION_COLUMNS, balanceKeyOf, placeholders, pushEventParams, pushTransactionParams, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
 import type { BalanceDelta, BalanceKey, BalanceRow, EventKey, EventRow, ReadTx, Store, TransactionRow, Tx } from './types.js';
 
 type Stmt = Database.Statement<unknown[], SqlRow>;
@@ -131,7 +131,7 @@ class SqliteTx extends SqlTx {
   async lockEvents(keys: EventKey[]) {
     // The IMMEDIATE transaction already holds the write lock; a primary-key probe each.
     const out: EventRow[] = [];
-    for (const k of keys) {
+    for (const k of distinctEventKeys(keys)) {
       const r = this.db.allSync('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [k.companyId, k.eventId])[0];
       if (r) out.push(toEvent(r));
     }

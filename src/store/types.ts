@@ -353,7 +353,8 @@ export interface Tx extends ReadTx {
   insertEvents(rows: EventRow[]): Promise<void>;
   /**
    * Locks events for settling (PostgreSQL `FOR UPDATE`, in (company_id, event_id) order, so that
-   * groups of settles never wait on each other in a cycle). Missing ones are absent.
+   * groups of settles never wait on each other in a cycle). Each event once, however often it
+   * is named; missing ones are absent.
    */
   lockEvents(keys: EventKey[]): Promise<EventRow[]>;
   /** Sets the state, cost and updated_at of each event (expires_at cleared); each event at most once per call. */

@@ -68,6 +68,7 @@ for (const dialect of DIALECTS) {
         { companyId: s.companyId, eventId: b!, input: { state: 'cancelled' } },
         { companyId: s.companyId, eventId: c!, input: { state: 'complete', cost_override: { amount: 3, denomination: 'credits' } } },
         { companyId: s.companyId, eventId: old!, input: { state: 'complete' } },
+        { companyId: s.companyId, eventId: old!, input: { state: 'cancelled' } },
         { companyId: other.companyId, eventId: c!, input: { state: 'complete' } },
         { companyId: s.companyId, eventId: 'ev_missing', input: { state: 'complete' } },
         { companyId: s.companyId, eventId: cr!, input: { state: 'complete' } },
@@ -81,6 +82,7 @@ for (const dialect of DIALECTS) {
         'ok:cancelled:20',
         'cost_override_denomination_mismatch', // refused: changes nothing
         'event_not_pending', // expired an hour ago: cancelled first, then refused
+        'ok:cancelled:40', // cancelled already (by its expiry, once): a no-op
         'not_found', // another company's event
         'not_found',
         'ok:complete:5',
