@@ -124,6 +124,8 @@ export async function runLoad<T>(spec: LoadSpec<T>): Promise<LoadOutcome<T>> {
 
   const baseHeaders: Record<string, string> = {};
   if (spec.authorization !== undefined) baseHeaders.authorization = spec.authorization;
+  const headersOf = (shot: Shot<T>): Record<string, string> =>
+    shot.body === undefined ? baseHeaders : { ...baseHeaders, 'content-type': 'application/json' };
 
   const request: autocannon.Request = {
     setupRequest: (req, rawContext) => {
@@ -138,9 +140,7 @@ export async function runLoad<T>(spec: LoadSpec<T>): Promise<LoadOutcome<T>> {
       const flight: InFlight<T> = { tag: shot.tag };
       inFlight.add(flight);
       context.current = flight;
-      const headers =
-        shot.body === undefined ? baseHeaders : { ...baseHeaders, 'content-type': 'application/json' };
-      return { ...req, method: shot.method, path: shot.path, headers, body: shot.body ?? Buffer.alloc(0) };
+      return { ...req, method: shot.method, path: shot.path, headers: headersOf(shot), body: shot.body ?? Buffer.alloc(0) };
     },
     onResponse: (status, body, rawContext) => {
       const context = rawContext as ShotContext<T>;
@@ -174,9 +174,8 @@ export async function runLoad<T>(spec: LoadSpec<T>): Promise<LoadOutcome<T>> {
   const setUpCycle = (client: CyclingClient, connection: number): void => {
     const state: CycledRequest<T>['connection'] = { sent: undefined };
     client.setRequests((cycle as NonNullable<typeof cycle>)(connection, spec.connections).map((shot) => {
-      const headers = shot.body === undefined ? baseHeaders : { ...baseHeaders, 'content-type': 'application/json' };
       const request: autocannon.Request & CycledRequest<T> = {
-        method: shot.method, path: shot.path, headers, body: shot.body ?? Buffer.alloc(0), onResponse: cycledResponse, tag: shot.tag, connection: state,
+        method: shot.method, path: shot.path, headers: headersOf(shot), body: shot.body ?? Buffer.alloc(0), onResponse: cycledResponse, tag: shot.tag, connection: state,
       };
       return request;
     }));

@@ -3,7 +3,8 @@
 /** A stride through the accounts, so that consecutive requests hit unrelated rows. */
 const ACCOUNT_STRIDE = 7_919;
 
-function gcd(a: number, b: number): number {
+/** Greatest common divisor. */
+export function gcd(a: number, b: number): number {
   return b === 0 ? a : gcd(b, a % b);
 }
 

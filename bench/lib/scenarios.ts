@@ -8,7 +8,7 @@ import type { Ledger } from './ledger.js';
 import { runLoads, spreadOver, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
 import { connectionsFor, POOL_ACCOUNTS, type BenchOptions, type ScenarioName } from './options.js';
 import { MachineSampler, ProcessSampler, processForest } from './procstats.js';
-import { scatter } from './scatter.js';
+import { gcd, scatter } from './scatter.js';
 
 const HOLD_EVENTS_PER_REQUEST = 1;
 /** Every n-th hold is left pending, so that the check of `pending` always has something to count. */
@@ -187,7 +187,6 @@ export const CYCLE_ACCOUNTS_MAX = 200;
  */
 export function connectionCycle(accounts: number, variants: number, connection: number, connections: number): { account: number; variant: number }[] {
   const own = Math.max(1, Math.ceil(accounts / connections));
-  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
   const length = own >= variants ? own : (own * variants) / gcd(own, variants);
   return Array.from({ length }, (_, k) => ({ account: (connection + connections * (k % own)) % accounts, variant: k % variants }));
 }
