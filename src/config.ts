@@ -17,7 +17,16 @@ export interface Config {
   pgPoolSize: number;
   /** BILLING_PG_PREPARED_STATEMENTS=0: unnamed statements only (for poolers that do not track named ones). */
   pgPreparedStatements: boolean;
+  /** Days a finished outbox row (a notification fanned out, a charge made) is kept before it is deleted. */
+  outboxRetentionDays: number;
+  /** Days a finished webhook delivery and its attempts stay in the delivery log. */
+  webhookLogRetentionDays: number;
 }
+
+export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
+export const WEBHOOK_LOG_RETENTION_DAYS_DEFAULT = 30;
+/** Ten years: a longer retention is no retention. */
+const RETENTION_DAYS_MAX = 3650;
 
 export const DEFAULT_SQLITE_URL = 'sqlite:./data/billing.sqlite';
 
@@ -55,5 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL && env.LOG_LEVEL !== '' ? env.LOG_LEVEL : 'warn',
     pgPoolSize: intFrom(env, 'BILLING_PG_POOL_SIZE', 8, 1, 200),
     pgPreparedStatements: flagFrom(env, 'BILLING_PG_PREPARED_STATEMENTS', true),
+    outboxRetentionDays: intFrom(env, 'BILLING_OUTBOX_RETENTION_DAYS', OUTBOX_RETENTION_DAYS_DEFAULT, 1, RETENTION_DAYS_MAX),
+    webhookLogRetentionDays: intFrom(env, 'BILLING_WEBHOOK_LOG_RETENTION_DAYS', WEBHOOK_LOG_RETENTION_DAYS_DEFAULT, 1, RETENTION_DAYS_MAX),
   };
 }

@@ -15,6 +15,7 @@ import { processorFactory } from './processors/index.js';
 import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
 import { moneyJobs } from './jobs/money.js';
+import { retentionJobs } from './jobs/retention.js';
 import { registerBalanceEffects } from './operations/effects.js';
 import { SqliteIngestWorker } from './ingest-worker/client.js';
 import { SqliteStore } from './store/sqlite.js';
@@ -58,7 +59,10 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   let app: App | undefined;
   const jobs = new JobRunner(
     deps,
-    [...coreJobs(deps), ...moneyJobs(deps), ...webhookJobs(deps, { allowPrivate: config.webhookAllowPrivate })],
+    [
+      ...coreJobs(deps), ...moneyJobs(deps), ...webhookJobs(deps, { allowPrivate: config.webhookAllowPrivate }),
+      ...retentionJobs(deps, { outboxRetentionDays: config.outboxRetentionDays, webhookLogRetentionDays: config.webhookLogRetentionDays }),
+    ],
     (job, err) => app?.log.error({ err, job }, 'job failed'),
   );
   app = await buildApp({

@@ -326,3 +326,11 @@ ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY USING INDEX events_com
 ALTER TABLE transactions DROP CONSTRAINT transactions_pkey, DROP CONSTRAINT transactions_transaction_id_key;
 ALTER TABLE transactions ADD CONSTRAINT transactions_pkey PRIMARY KEY (transaction_id);`;
 MIGRATIONS.push({ id: 6, name: 'natural_keys_for_ledger_rows', sqlite: 'SELECT 1;', postgres: NATURAL_KEYS });
+
+// 7. Retention: finished outbox rows and old webhook delivery logs are deleted by a background
+// job (src/jobs/retention.ts), oldest first, in bounded batches; these indexes find them without
+// scanning tables that grow by a row per notification.
+const RETENTION_INDEXES = `
+CREATE INDEX outbox_done ON outbox (done_at) WHERE done_at IS NOT NULL;
+CREATE INDEX webhook_deliveries_created ON webhook_deliveries (created_at);`;
+MIGRATIONS.push({ id: 7, name: 'retention_indexes', sqlite: both(RETENTION_INDEXES, 'sqlite'), postgres: both(RETENTION_INDEXES, 'postgres') });

@@ -403,6 +403,11 @@ export abstract class SqlTx implements Tx {
   async retryOutbox(outboxId: string, runAtMs: number, error: string | null) {
     await this.db.run('UPDATE outbox SET run_at = ?, claimed_until = NULL, last_error = ? WHERE outbox_id = ?', [runAtMs, error, outboxId]);
   }
+  async deleteFinishedOutbox(doneBeforeMs: number, limit: number) {
+    return this.db.run(
+      `DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE done_at IS NOT NULL AND done_at < ? ORDER BY done_at LIMIT ?${this.skipLocked()})`,
+      [doneBeforeMs, limit]);
+  }
   async claimIdempotency(row: IdempotencyRow) {
     return (await this.db.run(
       'INSERT INTO idempotency_keys (scope, key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, NULL, NULL, ?) ON CONFLICT (scope, key) DO NOTHING',
@@ -682,6 +687,17 @@ export abstract class SqlTx implements Tx {
           [u.disable.atMs, u.disable.reason, u.disable.webhookId]);
       }
     }
+  }
+  async deleteWebhookDeliveriesBefore(createdBeforeMs: number, wallNowMs: number, limit: number) {
+    const ids = (await this.db.all(
+      `SELECT callback_id FROM webhook_deliveries
+       WHERE created_at < ? AND status <> 'pending' AND (claimed_until IS NULL OR claimed_until <= ?)
+       ORDER BY created_at LIMIT ?${this.skipLocked()}`,
+      [createdBeforeMs, wallNowMs, limit])).map((r) => String(r.callback_id));
+    if (ids.length === 0) return 0;
+    const [inIds, params] = this.inList('callback_id', ids);
+    await this.db.run(`DELETE FROM webhook_attempts WHERE ${inIds}`, params);
+    return this.db.run(`DELETE FROM webhook_deliveries WHERE ${inIds}`, params);
   }
 }
 

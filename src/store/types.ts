@@ -379,6 +379,8 @@ export interface Tx extends ReadTx {
   completeOutbox(outboxId: string, nowMs: number): Promise<void>;
   /** Releases a claimed row to run again at `runAtMs`, remembering why it failed. */
   retryOutbox(outboxId: string, runAtMs: number, error: string | null): Promise<void>;
+  /** Deletes up to `limit` rows finished before `doneBeforeMs`, oldest first; returns how many. */
+  deleteFinishedOutbox(doneBeforeMs: number, limit: number): Promise<number>;
 
   /** Inserts the in-progress marker; returns false when the (scope, key) already exists. */
   claimIdempotency(row: IdempotencyRow): Promise<boolean>;
@@ -439,6 +441,12 @@ export interface Tx extends ReadTx {
    * outcome and releases the lease; disables subscriptions that answered 410.
    */
   recordWebhookDeliveries(updates: WebhookDeliveryUpdate[]): Promise<void>;
+  /**
+   * Deletes up to `limit` finished deliveries (delivered or failed) created before
+   * `createdBeforeMs`, oldest first, with their attempts; one a sender holds (a live lease on
+   * the wall clock, `wallNowMs`) stays. Returns how many deliveries went.
+   */
+  deleteWebhookDeliveriesBefore(createdBeforeMs: number, wallNowMs: number, limit: number): Promise<number>;
 }
 
 export interface Store {

@@ -3,29 +3,19 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Store, WebhookDeliveryRow } from '../../src/store/types.js';
 import { HTTP_DIALECTS, freshStore } from '../support/harness.js';
+import { seedWebhookSubscription } from '../support/webhooks.js';
 
 const delivery = (i: number, nextAttemptAtMs: number): WebhookDeliveryRow => ({
   callbackId: `cl_${i}`, webhookId: 'wh_1', companyId: 'c_1', type: 'balance_change', payload: `{"n":${i}}`, status: 'pending', attempts: 0,
   nextAttemptAtMs, createdAtMs: 0, deliveredAtMs: null, lastError: null,
 });
 
-async function seed(store: Store): Promise<void> {
-  await store.write(async (tx) => {
-    const user = await tx.insertUser({ name: 'U', email: 'u@example.com', passwordHash: 'x', dateOfBirth: null, emailVerified: false, createdAtMs: 0 });
-    await tx.insertCompany({ companyId: 'c_1', name: 'C', ownerUserId: user.id, processor: 'sandbox', processorApiKey: null, createdAtMs: 0 });
-    await tx.insertWebhookSubscription({
-      webhookId: 'wh_1', companyId: 'c_1', type: 'balance_change', url: 'https://example.com/', threshold: null, secret: 'whsec_AAAA',
-      createdAtMs: 0, deletedAtMs: null, disabledAtMs: null, disabledReason: null,
-    });
-  });
-}
-
 for (const dialect of HTTP_DIALECTS) {
   describe(`webhook delivery claims (${dialect})`, () => {
     test('due rows only, leased on the wall clock, released by the holder, outcome ignored from a stale holder', async () => {
       const { store, drop } = await freshStore(dialect);
       try {
-        await seed(store);
+        await seedWebhookSubscription(store);
         await store.write((tx) => tx.insertWebhookDeliveries([delivery(1, 100), delivery(2, 5_000), delivery(1, 100)]));
         const first = await store.write((tx) => tx.claimWebhookDeliveries(1_000, 50_000, 10_000, 10, 'tok_a'));
         assert.deepEqual(first.map((d) => [d.callbackId, d.url, d.subscriptionState, d.claimedUntilMs]), [['cl_1', 'https://example.com/', 'active', 60_000]]);
@@ -55,7 +45,7 @@ for (const dialect of HTTP_DIALECTS) {
     test('concurrent claimers never share a delivery', async () => {
       const { store, drop } = await freshStore(dialect);
       try {
-        await seed(store);
+        await seedWebhookSubscription(store);
         await store.write((tx) => tx.insertWebhookDeliveries(Array.from({ length: 300 }, (_, i) => delivery(i, i))));
         const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => store.write((tx) => tx.claimWebhookDeliveries(1_000, 1_000, 60_000, 40, `tok_${i}`))));
         const ids = claims.flat().map((d) => d.callbackId);

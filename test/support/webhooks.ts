@@ -177,3 +177,15 @@ export async function serverOn(store: Store, env: Record<string, string> = {}): 
 
 /** The harness helpers (signUpCompany, createAccountWithBalance) only use `request`. */
 export const asHarness = (s: TestServer): Harness => s as unknown as Harness;
+
+/** Company c_1 (with its owner) and its balance_change subscription wh_1, through the Tx methods. */
+export async function seedWebhookSubscription(store: Store): Promise<void> {
+  await store.write(async (tx) => {
+    const user = await tx.insertUser({ name: 'U', email: 'u@example.com', passwordHash: 'x', dateOfBirth: null, emailVerified: false, createdAtMs: 0 });
+    await tx.insertCompany({ companyId: 'c_1', name: 'C', ownerUserId: user.id, processor: 'sandbox', processorApiKey: null, createdAtMs: 0 });
+    await tx.insertWebhookSubscription({
+      webhookId: 'wh_1', companyId: 'c_1', type: 'balance_change', url: 'https://example.com/', threshold: null, secret: 'whsec_AAAA',
+      createdAtMs: 0, deletedAtMs: null, disabledAtMs: null, disabledReason: null,
+    });
+  });
+}

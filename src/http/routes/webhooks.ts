@@ -129,7 +129,9 @@ export function webhookRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     config,
     schema: {
       tags: ['webhooks'], summary: 'Notifications of a webhook with every attempt, newest first',
-      description: 'status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone, or the webhook was disabled).',
+      description: 'status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone, or the webhook was disabled). '
+        + 'A delivered or failed notification stays in this log, with its attempts, for BILLING_WEBHOOK_LOG_RETENTION_DAYS days after it '
+        + 'was created (30 unless the server sets it); then it is deleted and can no longer be retried. A pending one stays until it is finished.',
       security: companyAuth, params: IdParams, querystring: PageQuery, response: { 200: PageOf(Delivery), ...errorResponses(404) },
     },
   }, async (request) => {

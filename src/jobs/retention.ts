@@ -1,0 +1,33 @@
+/**
+ * Retention: the outbox and the webhook delivery log grow by a row per notification, so at
+ * ingest volume they would grow without bound. These jobs delete what is finished and old,
+ * oldest first, a bounded batch per transaction (the runner repeats them until nothing is due),
+ * so a large backlog never holds the write lock for long. What is still to do stays whatever its
+ * age: an outbox row not yet done, a delivery still pending or being sent.
+ * Safe with many processes: PostgreSQL's SKIP LOCKED splits the rows; SQLite has one writer.
+ */
+import type { Deps } from '../operations/deps.js';
+import type { Job } from './runner.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Rows deleted per transaction. */
+export const RETENTION_BATCH = 500;
+
+export interface RetentionOptions {
+  outboxRetentionDays: number;
+  webhookLogRetentionDays: number;
+}
+
+export function retentionJobs(deps: Deps, opts: RetentionOptions): Job[] {
+  return [
+    {
+      name: 'forget-finished-outbox',
+      runOnce: (nowMs) => deps.store.write((tx) => tx.deleteFinishedOutbox(nowMs - opts.outboxRetentionDays * DAY_MS, RETENTION_BATCH)),
+    },
+    {
+      name: 'forget-old-webhook-deliveries',
+      // Leases are on the wall clock (a send's timeout is real time), ages on the injected one.
+      runOnce: (nowMs) => deps.store.write((tx) => tx.deleteWebhookDeliveriesBefore(nowMs - opts.webhookLogRetentionDays * DAY_MS, Date.now(), RETENTION_BATCH)),
+    },
+  ];
+}
