@@ -1,7 +1,7 @@
 // Guarantee: a webhook delivery is leased to one sender at a time (wall-clock lease, due by the injected clock), concurrent claimers never share one, and only the current lease holder's outcome changes it — on both databases.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Store, WebhookDeliveryRow } from '../../src/store/types.js';
+import type { WebhookDeliveryRow } from '../../src/store/types.js';
 import { HTTP_DIALECTS, freshStore } from '../support/harness.js';
 import { seedWebhookSubscription } from '../support/webhooks.js';
 
