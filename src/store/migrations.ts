@@ -329,8 +329,10 @@ MIGRATIONS.push({ id: 6, name: 'natural_keys_for_ledger_rows', sqlite: 'SELECT 1
 
 // 7. Retention: finished outbox rows and old webhook delivery logs are deleted by a background
 // job (src/jobs/retention.ts), oldest first, in bounded batches; these indexes find them without
-// scanning tables that grow by a row per notification.
+// scanning tables that grow by a row per notification. IF NOT EXISTS: on a large PostgreSQL
+// database an operator may build them first with CREATE INDEX CONCURRENTLY (docs/SCALING.md),
+// since a plain CREATE INDEX blocks writes to the table while it runs.
 const RETENTION_INDEXES = `
-CREATE INDEX outbox_done ON outbox (done_at) WHERE done_at IS NOT NULL;
-CREATE INDEX webhook_deliveries_created ON webhook_deliveries (created_at);`;
+CREATE INDEX IF NOT EXISTS outbox_done ON outbox (done_at) WHERE done_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS webhook_deliveries_created ON webhook_deliveries (created_at);`;
 MIGRATIONS.push({ id: 7, name: 'retention_indexes', sqlite: both(RETENTION_INDEXES, 'sqlite'), postgres: both(RETENTION_INDEXES, 'postgres') });
