@@ -11,7 +11,17 @@
  * checked, and the ledger checked to the unit. Figures are reported, never asserted: the exit
  * status is non-zero only when the ledger is off or a run failed. See bench/README.md, "Growth".
  */
-import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, loadAtStart, REPO_ROOT, runMeta, buildServer } from './lib/entry.js';
+import {
+  benchEntry,
+  chooseDatabases,
+  EXIT_LEDGER_OR_RUN_FAILED,
+  EXIT_USAGE,
+  filesystemOf,
+  loadAtStart,
+  REPO_ROOT,
+  runMeta,
+  buildServer,
+} from './lib/entry.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,10 +53,24 @@ import {
   type ListResult,
   type SeedEstimate,
 } from './lib/growth-report.js';
-import { openPostgresRunner, openSqliteRunner, randomSalts, Seeder, type SeedTiming, type SqlRunner } from './lib/growth-seed.js';
+import {
+  openPostgresRunner,
+  openSqliteRunner,
+  randomSalts,
+  Seeder,
+  type SeedTiming,
+  type SqlRunner,
+} from './lib/growth-seed.js';
 import { ChainCheck, compareBalance, Ledger, type AccountBook, type Finding } from './lib/ledger.js';
 import type { LoadSpec } from './lib/load.js';
-import { connectionsFor, DENOMINATION, parseOptions, SETUP_CONCURRENCY, type BenchOptions, type DbKind } from './lib/options.js';
+import {
+  connectionsFor,
+  DENOMINATION,
+  parseOptions,
+  SETUP_CONCURRENCY,
+  type BenchOptions,
+  type DbKind,
+} from './lib/options.js';
 import { createBenchDatabase } from './lib/postgres.js';
 import { postgresProcesses } from './lib/procstats.js';
 import { EventTraffic, measurePhase, phaseTarget, type ScenarioContext } from './lib/scenarios.js';
@@ -147,7 +171,12 @@ function freeBytes(path: string): number | undefined {
 }
 
 /** Refuses to start a seed the disk cannot hold (the PostgreSQL data directory, or the SQLite file's). */
-async function checkDisk(db: DbKind, options: GrowthOptions, storage: Storage, runner: SqlRunner | undefined): Promise<string> {
+async function checkDisk(
+  db: DbKind,
+  options: GrowthOptions,
+  storage: Storage,
+  runner: SqlRunner | undefined,
+): Promise<string> {
   let dir: string | undefined = storage.sqliteFile === undefined ? undefined : dirname(storage.sqliteFile);
   if (db === 'postgres' && runner !== undefined) {
     try {
@@ -162,7 +191,8 @@ async function checkDisk(db: DbKind, options: GrowthOptions, storage: Storage, r
   const needed = maxAccounts * DISK_BYTES_PER_ACCOUNT + maxEvents * DISK_BYTES_PER_EVENT;
   const free = dir === undefined ? undefined : freeBytes(dir);
   const gb = (b: number): string => `${(b / 1e9).toFixed(1)} GB`;
-  if (free === undefined) return `free disk space under ${dir ?? 'the data directory'} unknown; about ${gb(needed)} needed`;
+  if (free === undefined)
+    return `free disk space under ${dir ?? 'the data directory'} unknown; about ${gb(needed)} needed`;
   if (needed > free) throw new Error(`the seed needs about ${gb(needed)} under ${dir}, only ${gb(free)} are free`);
   return `${gb(free)} free under ${dir}, about ${gb(needed)} needed`;
 }
@@ -192,9 +222,10 @@ async function tableRows(runner: SqlRunner): Promise<{ events: number; transacti
 
 /** Spread account ids in spread-index order (the big account, ordinal 0, comes first and is left out). */
 async function readPopulation(runner: SqlRunner, tenant: Tenant, seeder: Seeder): Promise<string[]> {
-  const rows = await runner.all<{ account_id: string }>('SELECT account_id FROM accounts WHERE company_id = ? ORDER BY seq', [
-    tenant.companyId,
-  ]);
+  const rows = await runner.all<{ account_id: string }>(
+    'SELECT account_id FROM accounts WHERE company_id = ? ORDER BY seq',
+    [tenant.companyId],
+  );
   if (rows[0]?.account_id !== seeder.bigAccountId || rows.length !== seeder.spreadAccounts + 1) {
     throw new Error(
       `seeded accounts read back: ${rows.length} rows starting with ${rows[0]?.account_id}; expected ` +
@@ -209,9 +240,19 @@ function cpuUs(percent: number | undefined, elapsedS: number, count: number): nu
   return ((percent / 100) * elapsedS * 1e6) / count;
 }
 
-async function measureLevel(ctx: ScenarioContext, population: readonly string[], options: GrowthOptions, label: string): Promise<GrowthPhase[]> {
+async function measureLevel(
+  ctx: ScenarioContext,
+  population: readonly string[],
+  options: GrowthOptions,
+  label: string,
+): Promise<GrowthPhase[]> {
   if (options.warmupS > 0) {
-    const warm = new EventTraffic(ctx.ledger, shuffled(population), WARMUP_SIZES.flatMap((size) => eventBatches(size)), false);
+    const warm = new EventTraffic(
+      ctx.ledger,
+      shuffled(population),
+      WARMUP_SIZES.flatMap((size) => eventBatches(size)),
+      false,
+    );
     const w = await warm.measure(
       ctx,
       { scenario: 'warm-up', phase: 'warm-up', eventsPerRequest: 0, baselineEvents: undefined },
@@ -280,7 +321,8 @@ async function measureList(ctx: ScenarioContext, c: ListCase, count: number): Pr
     authorization: ctx.tenant.authorization,
     connections: 1,
     durationS: LIST_BACKSTOP_S,
-    next: () => (sent < count ? { method: 'GET', path: c.paths[sent++ % c.paths.length] as string, tag: 0 } : undefined),
+    next: () =>
+      sent < count ? { method: 'GET', path: c.paths[sent++ % c.paths.length] as string, tag: 0 } : undefined,
     onResponse: (_tag, status, body) => {
       if (status < 200 || status > 299) return;
       ok++;
@@ -298,7 +340,12 @@ async function measureList(ctx: ScenarioContext, c: ListCase, count: number): Pr
     request: c.request,
     requests: result.requests,
     itemsPerAnswer: c.itemsPerAnswer,
-    latencyMs: { p50: result.latencyMs.p50, p99: result.latencyMs.p99, max: result.latencyMs.max, mean: result.latencyMs.mean },
+    latencyMs: {
+      p50: result.latencyMs.p50,
+      p99: result.latencyMs.p99,
+      max: result.latencyMs.max,
+      mean: result.latencyMs.mean,
+    },
     serverCpuUsPerRequest: cpuUs(result.serverCpuPercent, result.elapsedS, result.requests) ?? Number.NaN,
     databaseCpuUsPerRequest: cpuUs(result.databaseCpuPercent, result.elapsedS, result.requests),
     otherCpuPercent: result.otherCpuPercent,
@@ -306,13 +353,20 @@ async function measureList(ctx: ScenarioContext, c: ListCase, count: number): Pr
     errors: result.errors + result.unanswered,
     malformed,
   };
-  ctx.log(`list ${c.name}: p50 ${list.latencyMs.p50.toFixed(2)} ms, p99 ${list.latencyMs.p99.toFixed(2)} ms over ${list.requests} requests`);
+  ctx.log(
+    `list ${c.name}: p50 ${list.latencyMs.p50.toFixed(2)} ms, p99 ${list.latencyMs.p99.toFixed(2)} ms over ${list.requests} requests`,
+  );
   if (result.errorSamples.length > 0) ctx.log(`list ${c.name}: e.g. ${result.errorSamples[0]}`);
   return list;
 }
 
 /** Transactions of the big account at evenly spaced depths in the older half of its history, newest first. */
-async function deepTransactionCursors(runner: SqlRunner, accountId: string, total: number, count: number): Promise<string[]> {
+async function deepTransactionCursors(
+  runner: SqlRunner,
+  accountId: string,
+  total: number,
+  count: number,
+): Promise<string[]> {
   const from = Math.floor(total / 2);
   const to = total - LIST_PAGE; // a full page remains after each cursor
   if (to <= from) return [];
@@ -330,7 +384,10 @@ async function deepTransactionCursors(runner: SqlRunner, accountId: string, tota
 async function sampleEvents(runner: SqlRunner, eventRows: number, count: number): Promise<string[]> {
   if (eventRows === 0) return [];
   const seqs = [...new Set(Array.from({ length: count }, () => 1 + Math.floor(Math.random() * eventRows)))];
-  const rows = await runner.all<{ event_id: string }>(`SELECT event_id FROM events WHERE seq IN (${seqs.map(() => '?').join(',')})`, seqs);
+  const rows = await runner.all<{ event_id: string }>(
+    `SELECT event_id FROM events WHERE seq IN (${seqs.map(() => '?').join(',')})`,
+    seqs,
+  );
   return rows.map((r) => r.event_id);
 }
 
@@ -367,19 +424,32 @@ async function checkLedger(
   const ledger = ctx.ledger;
   const books = ledger.accounts();
   const indexOf = new Map<string, number>();
-  population.forEach((id, i) => indexOf.set(id, i));
+  population.forEach((id, i) => {
+    indexOf.set(id, i);
+  });
   const sample = shuffled(books).slice(0, sampleSize);
   const findings: Finding[] = [];
   await mapConcurrent(sample, SETUP_CONCURRENCY, async (book) => {
     const balance = await api.balance(book.accountId);
     const index = indexOf.get(book.accountId);
     if (index === undefined) {
-      findings.push({ accountId: book.accountId, label: book.label, check: 'amount', message: 'loaded account is not a seeded account' });
+      findings.push({
+        accountId: book.accountId,
+        label: book.label,
+        check: 'amount',
+        message: 'loaded account is not a seeded account',
+      });
       return;
     }
     // The bench's ledger expects grant − acknowledged; the seeded history took its part first.
     const seeded = seeder.seededCost(index);
-    findings.push(...compareBalance(book, { amount: balance.amount + seeded, pending: balance.pending, available: balance.available + seeded }));
+    findings.push(
+      ...compareBalance(book, {
+        amount: balance.amount + seeded,
+        pending: balance.pending,
+        available: balance.available + seeded,
+      }),
+    );
   });
 
   const chainsChecked: string[] = [];
@@ -388,13 +458,15 @@ async function checkLedger(
     const chain = new ChainCheck();
     for await (const tx of api.transactions(book.accountId)) chain.add(tx);
     const problem = chain.finish(balance.amount);
-    if (problem !== undefined) findings.push({ accountId: book.accountId, label: book.label, check: 'transactions', message: problem });
+    if (problem !== undefined)
+      findings.push({ accountId: book.accountId, label: book.label, check: 'transactions', message: problem });
     chainsChecked.push(`${book.accountId} (${chain.count} transactions, through the API)`);
   }
   const bigAccountId = seeder.bigAccountId as string;
   if (deepCursor !== undefined) {
     const problem = await followPages(api, bigAccountId, deepCursor);
-    if (problem !== undefined) findings.push({ accountId: bigAccountId, label: 'big', check: 'transactions', message: problem });
+    if (problem !== undefined)
+      findings.push({ accountId: bigAccountId, label: 'big', check: 'transactions', message: problem });
     chainsChecked.push(`${PAGES_FOLLOWED} pages from a deep cursor of the big account (through the API)`);
   }
 
@@ -414,7 +486,8 @@ async function checkLedger(
            FROM balances b) x
          WHERE amount <> total LIMIT 5`,
   );
-  for (const r of sums) sqlProblems.push(`balance of ${r.account_id}: amount ${r.amount} ≠ sum of its transactions ${r.total}`);
+  for (const r of sums)
+    sqlProblems.push(`balance of ${r.account_id}: amount ${r.amount} ≠ sum of its transactions ${r.total}`);
   const [big] = await runner.all<{ n: number; breaks: number; total: number }>(
     `SELECT COUNT(*) AS n, SUM(CASE WHEN prev + amount <> balance_after THEN 1 ELSE 0 END) AS breaks, SUM(amount) AS total FROM (
        SELECT amount, balance_after, LAG(balance_after, 1, 0) OVER (ORDER BY seq) AS prev
@@ -425,8 +498,11 @@ async function checkLedger(
   const expectedBig = seeder.bigSeededTransactions() + 1;
   if (Number(big?.n) !== expectedBig) sqlProblems.push(`big account: ${big?.n} transactions, expected ${expectedBig}`);
   if (Number(big?.breaks) !== 0) sqlProblems.push(`big account: ${big?.breaks} breaks in the balance_after chain`);
-  if (Number(big?.total) !== bigBalance.amount) sqlProblems.push(`big account: transactions sum to ${big?.total}, balance ${bigBalance.amount}`);
-  chainsChecked.push(`big account ${bigAccountId} (${Number(big?.n)} transactions, in SQL); every balance = Σ its transactions (SQL)`);
+  if (Number(big?.total) !== bigBalance.amount)
+    sqlProblems.push(`big account: transactions sum to ${big?.total}, balance ${bigBalance.amount}`);
+  chainsChecked.push(
+    `big account ${bigAccountId} (${Number(big?.n)} transactions, in SQL); every balance = Σ its transactions (SQL)`,
+  );
   const auditS = (performance.now() - started) / 1000;
 
   return {
@@ -453,7 +529,8 @@ export function seedEstimate(timings: readonly SeedTiming[], levels: readonly Gr
   const balanceUpdatesPerS = rate('balances lowered by the seeded costs');
   const settles = timings.filter((t) => t.what.startsWith('VACUUM') || t.what.startsWith('WAL checkpoint'));
   const settleRows = settles.reduce((s, t) => s + t.rows, 0);
-  const settleSPerMillionRows = settleRows > 0 ? (settles.reduce((s, t) => s + t.seconds, 0) / settleRows) * 1e6 : undefined;
+  const settleSPerMillionRows =
+    settleRows > 0 ? (settles.reduce((s, t) => s + t.seconds, 0) / settleRows) * 1e6 : undefined;
   let forLevels: SeedEstimate['forLevels'];
   if (accountsPerS !== undefined && eventsPerS !== undefined) {
     let seconds = 0;
@@ -465,7 +542,8 @@ export function seedEstimate(timings: readonly SeedTiming[], levels: readonly Gr
       accounts = Math.max(accounts, level.accounts);
       events = Math.max(events, level.events);
       seconds += addedAccounts / accountsPerS + addedEvents / eventsPerS;
-      if (addedEvents > 0 && balanceUpdatesPerS !== undefined) seconds += Math.min(addedEvents, accounts) / balanceUpdatesPerS;
+      if (addedEvents > 0 && balanceUpdatesPerS !== undefined)
+        seconds += Math.min(addedEvents, accounts) / balanceUpdatesPerS;
       if (settleSPerMillionRows !== undefined) seconds += ((accounts + events) / 1e6) * settleSPerMillionRows;
     }
     forLevels = { accounts, events, seconds };
@@ -553,7 +631,9 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
         if (seedRunner !== pgRunner) await seedRunner.close();
       }
       run.seedS += seedS;
-      say(`${label}: seeded in ${seedS.toFixed(1)} s; ${rows.events} events, ${rows.transactions} transactions, ${(bytes / 1e6).toFixed(0)} MB`);
+      say(
+        `${label}: seeded in ${seedS.toFixed(1)} s; ${rows.events} events, ${rows.transactions} transactions, ${(bytes / 1e6).toFixed(0)} MB`,
+      );
 
       server = await start();
       ctx = {
@@ -588,12 +668,15 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
       const bigTransactions = seeder.bigSeededTransactions() + 1;
       run.bigAccount = { accountId: big, transactions: bigTransactions };
       const cursors = await deepTransactionCursors(reader, big, bigTransactions, options.listRequests);
-      const deepAccounts = shuffled(population.slice(LIST_PAGE, Math.max(LIST_PAGE + 1, Math.floor(population.length / 2)))).slice(
-        0,
+      const deepAccounts = shuffled(
+        population.slice(LIST_PAGE, Math.max(LIST_PAGE + 1, Math.floor(population.length / 2))),
+      ).slice(0, options.listRequests);
+      const rows = await tableRows(reader);
+      const events = await sampleEvents(
+        reader,
+        seeder.seededEvents > 0 ? Math.min(rows.events, seeder.seededEvents) : 0,
         options.listRequests,
       );
-      const rows = await tableRows(reader);
-      const events = await sampleEvents(reader, seeder.seededEvents > 0 ? Math.min(rows.events, seeder.seededEvents) : 0, options.listRequests);
       const txPath = (query: string): string => `/v1/accounts/${encodeURIComponent(big)}/transactions?${query}`;
       const cases: ListCase[] = [
         {
@@ -623,7 +706,9 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
           {
             name: 'transactions, deep page, denomination',
             request: `GET /v1/accounts/{big}/transactions?denomination=${DENOMINATION}&limit=${LIST_PAGE}&starting_after={cursor}`,
-            paths: cursors.map((c) => txPath(`denomination=${DENOMINATION}&limit=${LIST_PAGE}&starting_after=${encodeURIComponent(c)}`)),
+            paths: cursors.map((c) =>
+              txPath(`denomination=${DENOMINATION}&limit=${LIST_PAGE}&starting_after=${encodeURIComponent(c)}`),
+            ),
             expect: fullPage,
             itemsPerAnswer: LIST_PAGE,
           },
@@ -692,7 +777,6 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
   return run;
 }
 
-
 async function main(): Promise<number> {
   let options: GrowthOptions;
   try {
@@ -726,7 +810,8 @@ async function main(): Promise<number> {
   const failures: string[] = [];
   for (const run of runs) {
     if (run.error !== undefined) failures.push(`${run.db}: run failed: ${run.error}`);
-    for (const f of run.check?.findings ?? []) failures.push(`${run.db}: ledger off on account ${f.accountId} (${f.check}): ${f.message}`);
+    for (const f of run.check?.findings ?? [])
+      failures.push(`${run.db}: ledger off on account ${f.accountId} (${f.check}): ${f.message}`);
     for (const p of run.check?.sqlProblems ?? []) failures.push(`${run.db}: ledger off: ${p}`);
   }
 
@@ -734,10 +819,16 @@ async function main(): Promise<number> {
   out.push('List endpoints (the big account; the company with every account):', '', formatLists(runs), '');
   for (const run of runs) {
     if (run.bigAccount !== undefined) {
-      out.push(`${run.db}: big account ${run.bigAccount.accountId}, ${run.bigAccount.transactions.toLocaleString('en-US')} transactions`);
+      out.push(
+        `${run.db}: big account ${run.bigAccount.accountId}, ${run.bigAccount.transactions.toLocaleString('en-US')} transactions`,
+      );
     }
   }
-  out.push('', 'Query plans (index used; a full scan, a sort of the whole set or rows read and discarded are problems):', ...formatPlans(runs));
+  out.push(
+    '',
+    'Query plans (index used; a full scan, a sort of the whole set or rows read and discarded are problems):',
+    ...formatPlans(runs),
+  );
   out.push('', 'Seeding:', ...formatSeeding(runs));
   out.push('', 'Ledger:', ...formatChecks(runs));
 

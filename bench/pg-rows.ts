@@ -19,7 +19,12 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { newId } from '../src/lib/ids.js';
 import { openStore } from '../src/store/open.js';
-import { insertEventsStatement, insertTransactionsStatement, query, writeLedgerStatement } from '../src/store/postgres.js';
+import {
+  insertEventsStatement,
+  insertTransactionsStatement,
+  query,
+  writeLedgerStatement,
+} from '../src/store/postgres.js';
 import type { EventRow, TransactionRow } from '../src/store/types.js';
 
 const { values } = parseArgs({
@@ -37,7 +42,10 @@ const ROUNDS = Number(values.rounds);
 const ACCOUNTS = 100;
 const CLOCK_TICKS_PER_S = 100;
 
-interface Group { events: EventRow[]; transactions: TransactionRow[] }
+interface Group {
+  events: EventRow[];
+  transactions: TransactionRow[];
+}
 const accounts = Array.from({ length: ACCOUNTS }, (_, i) => `a_bench${String(i).padStart(4, '0')}`);
 /** One group of complete 1-unit events and their usage ledger rows, as ingest plans them. */
 function group(): Group {
@@ -47,12 +55,32 @@ function group(): Group {
   for (let i = 0; i < ROWS; i++) {
     const accountId = accounts[Math.floor(Math.random() * ACCOUNTS)]!;
     const e: EventRow = {
-      companyId: 'co_bench', eventId: newId('ev'), accountId, clientSupplied: false, type: 'call', quantity: 1, costAmount: 3, denomination: 'tokens',
-      metadata: null, state: 'complete', contentHash: null, createdAtMs: nowMs, updatedAtMs: nowMs, expiresAtMs: null,
+      companyId: 'co_bench',
+      eventId: newId('ev'),
+      accountId,
+      clientSupplied: false,
+      type: 'call',
+      quantity: 1,
+      costAmount: 3,
+      denomination: 'tokens',
+      metadata: null,
+      state: 'complete',
+      contentHash: null,
+      createdAtMs: nowMs,
+      updatedAtMs: nowMs,
+      expiresAtMs: null,
     };
     events.push(e);
     transactions.push({
-      transactionId: newId('tx'), accountId, denomination: 'tokens', amount: -e.costAmount, balanceAfter: 1_000, kind: 'usage', eventId: e.eventId, reason: null, createdAtMs: nowMs,
+      transactionId: newId('tx'),
+      accountId,
+      denomination: 'tokens',
+      amount: -e.costAmount,
+      balanceAfter: 1_000,
+      kind: 'usage',
+      eventId: e.eventId,
+      reason: null,
+      createdAtMs: nowMs,
     });
   }
   return { events, transactions };
@@ -60,10 +88,12 @@ function group(): Group {
 
 /** The store's own statements (what PgTx.insertEvents / insertTransactions run), or variants of them. */
 const eventsStatement = (g: Group) => insertEventsStatement(g.events);
-const transactionsInto = (table: string) => (g: Group): [string, unknown[]] => {
-  const [sql, params] = insertTransactionsStatement(g.transactions);
-  return [sql.replace('INSERT INTO transactions ', `INSERT INTO ${table} `), params];
-};
+const transactionsInto =
+  (table: string) =>
+  (g: Group): [string, unknown[]] => {
+    const [sql, params] = insertTransactionsStatement(g.transactions);
+    return [sql.replace('INSERT INTO transactions ', `INSERT INTO ${table} `), params];
+  };
 /** What PgTx.writeLedger runs for an ingest group: events and ledger rows in one statement (no balance deltas here). */
 const writeLedger = (g: Group) => writeLedgerStatement(g.events, [], g.transactions);
 
@@ -103,7 +133,9 @@ try {
     await c.query('COMMIT');
   };
   const names = values.only?.split(',') ?? Object.keys(VARIANTS);
-  console.log(`${GROUPS} transactions of ${ROWS} rows per variant and round; PostgreSQL backend CPU and this process's CPU per row`);
+  console.log(
+    `${GROUPS} transactions of ${ROWS} rows per variant and round; PostgreSQL backend CPU and this process's CPU per row`,
+  );
   for (let round = 1; round <= ROUNDS; round++) {
     for (const name of names) {
       const statements = VARIANTS[name];
@@ -117,7 +149,9 @@ try {
       const n = GROUPS * ROWS;
       const pgUs = ((backendTicks() - ticks0) * 1e6) / CLOCK_TICKS_PER_S / n;
       const node = process.cpuUsage(node0);
-      console.log(`round ${round}  ${name.padEnd(26)} PostgreSQL ${pgUs.toFixed(2).padStart(6)} µs/row   node ${((node.user + node.system) / n).toFixed(2).padStart(6)} µs/row   wall ${(((performance.now() - wall0) * 1000) / n).toFixed(2).padStart(6)} µs/row`);
+      console.log(
+        `round ${round}  ${name.padEnd(26)} PostgreSQL ${pgUs.toFixed(2).padStart(6)} µs/row   node ${((node.user + node.system) / n).toFixed(2).padStart(6)} µs/row   wall ${(((performance.now() - wall0) * 1000) / n).toFixed(2).padStart(6)} µs/row`,
+      );
     }
   }
   await c.end();

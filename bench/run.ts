@@ -5,7 +5,17 @@
  * Figures are reported, never asserted; the exit status is non-zero only when the ledger is
  * off (or a server could not be run). See bench/README.md.
  */
-import { benchEntry, chooseDatabases, EXIT_LEDGER_OR_RUN_FAILED, EXIT_USAGE, filesystemOf, loadAtStart, REPO_ROOT, runMeta, buildServer } from './lib/entry.js';
+import {
+  benchEntry,
+  chooseDatabases,
+  EXIT_LEDGER_OR_RUN_FAILED,
+  EXIT_USAGE,
+  filesystemOf,
+  loadAtStart,
+  REPO_ROOT,
+  runMeta,
+  buildServer,
+} from './lib/entry.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -199,7 +209,13 @@ async function startServers(
   const env = { DATABASE_URL: storage.databaseUrl, LOG_LEVEL: SERVER_LOG_LEVEL, ...options.serverEnv };
   const starts = await Promise.allSettled(
     Array.from({ length: processes }, (_, i) =>
-      startTracked({ label: `server-${db}-${processes}p-${i + 1}`, cwd: REPO_ROOT, entry: options.serverEntry, env, logDir }),
+      startTracked({
+        label: `server-${db}-${processes}p-${i + 1}`,
+        cwd: REPO_ROOT,
+        entry: options.serverEntry,
+        env,
+        logDir,
+      }),
     ),
   );
   const servers = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
@@ -342,7 +358,6 @@ function processCountsFor(db: DbKind, options: BenchOptions): readonly number[] 
   return db === 'sqlite' ? [SQLITE_PROCESSES] : options.processes;
 }
 
-
 async function main(): Promise<number> {
   let options: BenchOptions;
   try {
@@ -401,7 +416,9 @@ async function main(): Promise<number> {
   for (const run of runs) {
     for (const s of run.scenarios) {
       if (s.setupAccounts > 0) {
-        out.push(`${run.label} ${s.scenario}: setup of ${s.setupAccounts} funded accounts took ${s.setupS.toFixed(1)} s`);
+        out.push(
+          `${run.label} ${s.scenario}: setup of ${s.setupAccounts} funded accounts took ${s.setupS.toFixed(1)} s`,
+        );
       }
     }
   }

@@ -60,9 +60,17 @@ server.keepAliveTimeout = 30000;
 server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 `;
 
-async function startReceiver(): Promise<{ url: string; stats(): Promise<{ unique: number; duplicates: number }>; stop(): void }> {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+async function startReceiver(): Promise<{
+  url: string;
+  stats(): Promise<{ unique: number; duplicates: number }>;
+  stop(): void;
+}> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', RECEIVER], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve) =>
+    child.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
+  );
   const base = `http://127.0.0.1:${port}`;
   return {
     url: `${base}/hooks`,
@@ -75,7 +83,13 @@ async function openStore(): Promise<{ store: Store; drop(): Promise<void> }> {
   if (values.dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'bench-wh-'));
     const store = new SqliteStore(join(dir, 'billing.sqlite'));
-    return { store, drop: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+    return {
+      store,
+      drop: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
   const schema = `bench_${randomBytes(5).toString('hex')}`;
   const store = await PostgresStore.open({ connectionString: PG_URL, schema, poolSize: 8 * WORKERS });
@@ -96,19 +110,62 @@ async function seed(store: Store, url: string): Promise<void> {
   const webhookId = newId('wh');
   const nowMs = Date.now();
   await store.write(async (tx) => {
-    const user = await tx.insertUser({ name: 'Bench', email: `${companyId}@bench.test`, passwordHash: 'x', dateOfBirth: null, emailVerified: false, createdAtMs: nowMs });
-    await tx.insertCompany({ companyId, name: 'Bench', ownerUserId: user.id, processor: 'sandbox', processorApiKey: null, createdAtMs: nowMs });
+    const user = await tx.insertUser({
+      name: 'Bench',
+      email: `${companyId}@bench.test`,
+      passwordHash: 'x',
+      dateOfBirth: null,
+      emailVerified: false,
+      createdAtMs: nowMs,
+    });
+    await tx.insertCompany({
+      companyId,
+      name: 'Bench',
+      ownerUserId: user.id,
+      processor: 'sandbox',
+      processorApiKey: null,
+      createdAtMs: nowMs,
+    });
     await tx.insertWebhookSubscription({
-      webhookId, companyId, type: 'balance_change', url, threshold: null, secret: generateWebhookSecret(), createdAtMs: nowMs,
-      deletedAtMs: null, disabledAtMs: null, disabledReason: null,
+      webhookId,
+      companyId,
+      type: 'balance_change',
+      url,
+      threshold: null,
+      secret: generateWebhookSecret(),
+      createdAtMs: nowMs,
+      deletedAtMs: null,
+      disabledAtMs: null,
+      disabledReason: null,
     });
   });
   for (let done = 0; done < N; done += 1000) {
     const rows: WebhookDeliveryRow[] = [];
     for (let i = done; i < Math.min(N, done + 1000); i++) {
       const callbackId = newId('cl');
-      const payload = notificationPayload({ companyId, callbackId, accountId: `a_${i}`, type: 'balance_change', accountBalance: i, denomination: 'tokens', createdAtMs: nowMs, extra: { available: i, pending: 0 } });
-      rows.push({ callbackId, webhookId, companyId, type: 'balance_change', payload, status: 'pending', attempts: 0, nextAttemptAtMs: nowMs, createdAtMs: nowMs, deliveredAtMs: null, lastError: null });
+      const payload = notificationPayload({
+        companyId,
+        callbackId,
+        accountId: `a_${i}`,
+        type: 'balance_change',
+        accountBalance: i,
+        denomination: 'tokens',
+        createdAtMs: nowMs,
+        extra: { available: i, pending: 0 },
+      });
+      rows.push({
+        callbackId,
+        webhookId,
+        companyId,
+        type: 'balance_change',
+        payload,
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAtMs: nowMs,
+        createdAtMs: nowMs,
+        deliveredAtMs: null,
+        lastError: null,
+      });
     }
     await store.write((tx) => tx.insertWebhookDeliveries(rows));
   }
@@ -120,22 +177,35 @@ try {
   await seed(store, receiver.url);
   const deps: Deps = { store, clock: systemClock, processors: processorFactory() };
   // Several workers in one process stand in for the interval worker racing the test-clock advance, or more processes.
-  const jobs = Array.from({ length: WORKERS }, () => deliveryJob(deps, { allowPrivate: true, concurrency: CONCURRENCY }));
+  const jobs = Array.from({ length: WORKERS }, () =>
+    deliveryJob(deps, { allowPrivate: true, concurrency: CONCURRENCY }),
+  );
   const started = performance.now();
   let delivered = 0;
-  await Promise.all(jobs.map(async (job) => {
-    for (;;) {
-      const did = await job.runOnce(Date.now());
-      delivered += did;
-      if (did === 0) return;
-    }
-  }));
+  await Promise.all(
+    jobs.map(async (job) => {
+      for (;;) {
+        const did = await job.runOnce(Date.now());
+        delivered += did;
+        if (did === 0) return;
+      }
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   const stats = await receiver.stats();
-  console.log(JSON.stringify({
-    dialect: values.dialect, notifications: N, concurrency: CONCURRENCY, workers: WORKERS, seconds: Number(seconds.toFixed(2)),
-    delivered_per_second: Math.round(N / seconds), received_unique: stats.unique, received_duplicates: stats.duplicates, handled: delivered,
-  }));
+  console.log(
+    JSON.stringify({
+      dialect: values.dialect,
+      notifications: N,
+      concurrency: CONCURRENCY,
+      workers: WORKERS,
+      seconds: Number(seconds.toFixed(2)),
+      delivered_per_second: Math.round(N / seconds),
+      received_unique: stats.unique,
+      received_duplicates: stats.duplicates,
+      handled: delivered,
+    }),
+  );
 } finally {
   closeDeliveryAgents();
   receiver.stop();

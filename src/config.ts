@@ -64,7 +64,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL && env.LOG_LEVEL !== '' ? env.LOG_LEVEL : 'warn',
     pgPoolSize: intFrom(env, 'BILLING_PG_POOL_SIZE', 8, 1, 200),
     pgPreparedStatements: flagFrom(env, 'BILLING_PG_PREPARED_STATEMENTS', true),
-    outboxRetentionDays: intFrom(env, 'BILLING_OUTBOX_RETENTION_DAYS', OUTBOX_RETENTION_DAYS_DEFAULT, 1, RETENTION_DAYS_MAX),
-    webhookLogRetentionDays: intFrom(env, 'BILLING_WEBHOOK_LOG_RETENTION_DAYS', WEBHOOK_LOG_RETENTION_DAYS_DEFAULT, 1, RETENTION_DAYS_MAX),
+    outboxRetentionDays: intFrom(
+      env,
+      'BILLING_OUTBOX_RETENTION_DAYS',
+      OUTBOX_RETENTION_DAYS_DEFAULT,
+      1,
+      RETENTION_DAYS_MAX,
+    ),
+    webhookLogRetentionDays: intFrom(
+      env,
+      'BILLING_WEBHOOK_LOG_RETENTION_DAYS',
+      WEBHOOK_LOG_RETENTION_DAYS_DEFAULT,
+      1,
+      RETENTION_DAYS_MAX,
+    ),
   };
 }

@@ -4,16 +4,21 @@ import { startServer } from './server.js';
 
 const config = loadConfig();
 const server = await startServer(config);
-console.log(`billing engine listening on ${server.url} (${server.store.dialect}${config.testClock ? ', test clock' : ''})`);
+console.log(
+  `billing engine listening on ${server.url} (${server.store.dialect}${config.testClock ? ', test clock' : ''})`,
+);
 
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (closing) return;
     closing = true;
-    server.close().then(() => process.exit(0), (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    });
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
   });
 }

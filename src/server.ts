@@ -40,7 +40,12 @@ export interface ServerOptions {
 }
 
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
-  const store = opts.store ?? (await openStore(config.databaseUrl, { pgPoolSize: config.pgPoolSize, pgPreparedStatements: config.pgPreparedStatements }));
+  const store =
+    opts.store ??
+    (await openStore(config.databaseUrl, {
+      pgPoolSize: config.pgPoolSize,
+      pgPreparedStatements: config.pgPreparedStatements,
+    }));
   const testClock = config.testClock ? new TestClock() : null;
   const clock: Clock = testClock ?? systemClock;
   const deps: Deps = { store, clock, processors: opts.processors ?? processorFactory() };
@@ -48,26 +53,47 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   // SQLite has one writer: groups written on its own thread (a file database), two in flight so
   // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,
   // row locks keep them apart.
-  const ingestThread = store instanceof SqliteStore && store.filename !== ':memory:' ? await SqliteIngestWorker.start(store) : undefined;
-  const groupsInFlight = store.dialect === 'sqlite' ? (ingestThread ? 2 : 1) : Math.max(1, Math.floor(config.pgPoolSize / 2));
-  const ingest = new IngestBatcher(deps, groupsInFlight, ingestThread && ((nowMs, requests) => ingestThread.ingest(nowMs, requests)));
+  const ingestThread =
+    store instanceof SqliteStore && store.filename !== ':memory:' ? await SqliteIngestWorker.start(store) : undefined;
+  const groupsInFlight =
+    store.dialect === 'sqlite' ? (ingestThread ? 2 : 1) : Math.max(1, Math.floor(config.pgPoolSize / 2));
+  const ingest = new IngestBatcher(
+    deps,
+    groupsInFlight,
+    ingestThread && ((nowMs, requests) => ingestThread.ingest(nowMs, requests)),
+  );
   // Settles are group-committed the same way: on SQLite's writer thread, or on PostgreSQL several
   // groups at once, each locking its events and then their balances in sorted order.
-  const settles = new SettleBatcher(deps, groupsInFlight, ingestThread
-    ? (nowMs, requests) => ingestThread.settle(nowMs, requests)
-    : (nowMs, requests) => store.write((tx) => settleGroup(tx, nowMs, requests)));
+  const settles = new SettleBatcher(
+    deps,
+    groupsInFlight,
+    ingestThread
+      ? (nowMs, requests) => ingestThread.settle(nowMs, requests)
+      : (nowMs, requests) => store.write((tx) => settleGroup(tx, nowMs, requests)),
+  );
   let app: App | undefined;
   const jobs = new JobRunner(
     deps,
     [
-      ...coreJobs(deps), ...moneyJobs(deps), ...webhookJobs(deps, { allowPrivate: config.webhookAllowPrivate }),
-      ...retentionJobs(deps, { outboxRetentionDays: config.outboxRetentionDays, webhookLogRetentionDays: config.webhookLogRetentionDays }),
+      ...coreJobs(deps),
+      ...moneyJobs(deps),
+      ...webhookJobs(deps, { allowPrivate: config.webhookAllowPrivate }),
+      ...retentionJobs(deps, {
+        outboxRetentionDays: config.outboxRetentionDays,
+        webhookLogRetentionDays: config.webhookLogRetentionDays,
+      }),
     ],
     (job, err) => app?.log.error({ err, job }, 'job failed'),
   );
   app = await buildApp({
-    deps, ingest, settle: (req: SettleRequest) => settles.submit(req), apiKeyCacheMs: config.apiKeyCacheMs, logLevel: config.logLevel,
-    ...(opts.passwordAttemptsPerMinute !== undefined ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute } : {}),
+    deps,
+    ingest,
+    settle: (req: SettleRequest) => settles.submit(req),
+    apiKeyCacheMs: config.apiKeyCacheMs,
+    logLevel: config.logLevel,
+    ...(opts.passwordAttemptsPerMinute !== undefined
+      ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute }
+      : {}),
     ...(testClock ? { testClock: { clock: testClock, runDue: (nowMs: number) => jobs.runDue(nowMs) } } : {}),
   });
   await app.ready();
@@ -77,7 +103,12 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const server = app;
   return {
-    app, routes: registeredRoutes(app), store, clock, jobs, url: `http://${host}:${address.port}`,
+    app,
+    routes: registeredRoutes(app),
+    store,
+    clock,
+    jobs,
+    url: `http://${host}:${address.port}`,
     async close() {
       await jobs.stop();
       await server.close();

@@ -17,7 +17,10 @@ function files(dir: string): string[] {
 /** "layer/file.ts" → imports, resolved to paths relative to src/ (or the package name). */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specs = [...text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm), ...text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+  const specs = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm),
+    ...text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm),
+  ].map((m) => m[1]!);
   return specs.map((s) => (s.startsWith('.') ? relative(SRC, resolve(dirname(file), s)).replace(/\.js$/, '.ts') : s));
 }
 
@@ -29,14 +32,24 @@ const ALLOWED: Record<string, (target: string) => boolean> = {
   store: (t) => layerOf(t) === 'store' || layerOf(t) === 'lib',
   processors: (t) => ['processors', 'lib'].includes(layerOf(t)) || t === 'domain/money.ts',
   webhooks: (t) => ['webhooks', 'lib', 'domain'].includes(layerOf(t)) || t === 'store/types.ts',
-  operations: (t) => ['operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
-  jobs: (t) => ['jobs', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
+  operations: (t) =>
+    ['operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
+    t === 'store/types.ts' ||
+    t === 'processors/types.ts',
+  jobs: (t) =>
+    ['jobs', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
+    t === 'store/types.ts' ||
+    t === 'processors/types.ts',
   // The SQLite ingest writer thread composes the ingest operation with the concrete SQLite store.
   'ingest-worker': (t) => ['ingest-worker', 'operations', 'domain', 'lib', 'store'].includes(layerOf(t)),
-  http: (t) => ['http', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) || t === 'store/types.ts' || t === 'processors/types.ts',
+  http: (t) =>
+    ['http', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
+    t === 'store/types.ts' ||
+    t === 'processors/types.ts',
 };
 /** Node modules that do I/O: the pure domain must not touch them. */
-const IO_MODULES = /^(node:)?(fs|net|http|https|dns|child_process|worker_threads|dgram|tls)(\/|$)|^(pg|better-sqlite3|stripe|fastify)$/;
+const IO_MODULES =
+  /^(node:)?(fs|net|http|https|dns|child_process|worker_threads|dgram|tls)(\/|$)|^(pg|better-sqlite3|stripe|fastify)$/;
 
 test('every src import goes in the allowed direction', () => {
   const violations: string[] = [];
@@ -46,7 +59,8 @@ test('every src import goes in the allowed direction', () => {
     const allowed = ALLOWED[layer];
     for (const target of importsOf(file)) {
       if (!target.endsWith('.ts')) {
-        if ((layer === 'domain' || layer === 'operations') && IO_MODULES.test(target)) violations.push(`${rel} imports I/O module ${target}`);
+        if ((layer === 'domain' || layer === 'operations') && IO_MODULES.test(target))
+          violations.push(`${rel} imports I/O module ${target}`);
         continue;
       }
       if (target.startsWith('..')) violations.push(`${rel} imports outside src: ${target}`);

@@ -45,7 +45,8 @@ function send(message: StoreOnlyMessage): void {
 function count(flag: string, raw: string | undefined, fallback: number, allowZero = false): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) throw new Error(`${flag}: not a usable number: "${raw}"`);
+  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0))
+    throw new Error(`${flag}: not a usable number: "${raw}"`);
   return n;
 }
 
@@ -205,7 +206,12 @@ async function main(): Promise<void> {
         const accountId = accounts[pick(i)] as string;
         const variant = i % batches.length;
         const batch = batches[variant] as EventBatch;
-        const request: IngestRequest = { companyId, accountId, events: events[variant] as NormalizedEvent[], gate: false };
+        const request: IngestRequest = {
+          companyId,
+          accountId,
+          events: events[variant] as NormalizedEvent[],
+          gate: false,
+        };
         const startedAt = performance.now();
         try {
           const [outcome] = await store.write((tx) => ingestGroup(tx, systemClock.now(), [request]));
@@ -281,7 +287,9 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`store-only baseline failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `store-only baseline failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -71,11 +71,15 @@ export async function startChild(options: StartOptions): Promise<ChildServer> {
   const baseUrl = `http://${LOOPBACK}:${port}`;
   const logFile = join(options.logDir, `${options.label.replace(/[^\w.-]+/g, '_')}.log`);
   const logFd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...(options.entry.endsWith('.ts') ? ['--import', 'tsx'] : []), options.entry], {
-    cwd: options.cwd,
-    env: { ...process.env, ...options.env, HOST: LOOPBACK, PORT: String(port) },
-    stdio: ['ignore', logFd, logFd],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.entry.endsWith('.ts') ? ['--import', 'tsx'] : []), options.entry],
+    {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env, HOST: LOOPBACK, PORT: String(port) },
+      stdio: ['ignore', logFd, logFd],
+    },
+  );
   closeSync(logFd);
   if (child.pid === undefined) throw new Error(`${options.label}: could not spawn ${options.entry}`);
   const pid = child.pid;

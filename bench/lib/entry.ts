@@ -27,7 +27,10 @@ const BUSY_MACHINE_LOAD = 0.5;
 export function buildServer(entry: string, log: (message: string) => void): void {
   if (!entry.startsWith('dist/')) return;
   log('building the server (tsc -p tsconfig.build.json)');
-  execFileSync(resolve(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  execFileSync(resolve(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
+    cwd: REPO_ROOT,
+    stdio: 'inherit',
+  });
 }
 
 export interface Entry {
@@ -89,8 +92,14 @@ export function benchEntry(tag: string): Entry {
 /** Where and when a run ran, for the head of its JSON. */
 export function runMeta(startedAt: Date, dataDirFilesystem: string, loadAverageAtStart: number): RunMeta {
   return {
-    startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), node: process.version,
-    cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', serverCommit: gitCommit(), dataDirFilesystem, loadAverageAtStart,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    serverCommit: gitCommit(),
+    dataDirFilesystem,
+    loadAverageAtStart,
   };
 }
 
@@ -98,7 +107,10 @@ export function runMeta(startedAt: Date, dataDirFilesystem: string, loadAverageA
 function gitCommit(): string {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    }).trim();
     return dirty === '' ? commit : `${commit}+changes`;
   } catch {
     return 'unknown';
@@ -123,7 +135,10 @@ export function filesystemOf(dir: string): string {
 }
 
 /** The databases to run: PostgreSQL too when it answers (or when asked for, and then it must). */
-export async function chooseDatabases(options: { db: DbChoice | undefined; postgresAdminUrl: string }, log: (m: string) => void): Promise<DbKind[]> {
+export async function chooseDatabases(
+  options: { db: DbChoice | undefined; postgresAdminUrl: string },
+  log: (m: string) => void,
+): Promise<DbKind[]> {
   if (options.db === 'sqlite') return ['sqlite'];
   const reachable = await postgresReachable(options.postgresAdminUrl);
   if (options.db === undefined && !reachable) {

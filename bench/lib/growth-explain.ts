@@ -119,28 +119,47 @@ async function collectStatements(runner: SqlRunner, s: PlanSubjects): Promise<St
     const exec = new RecordingExec(runner);
     await work(new RecordingTx(exec, runner.dialect));
     if (exec.statements.length !== names.length) {
-      throw new Error(`plan check: expected ${names.length} statements for ${names.join(' / ')}, the server issued ${exec.statements.length}`);
+      throw new Error(
+        `plan check: expected ${names.length} statements for ${names.join(' / ')}, the server issued ${exec.statements.length}`,
+      );
     }
-    exec.statements.forEach((st, i) => out.push({ name: names[i] as string, source: 'server SqlTx', ...st }));
+    for (const [i, st] of exec.statements.entries())
+      out.push({ name: names[i] as string, source: 'server SqlTx', ...st });
   };
   const page = { limit: 100 };
   const deep = { limit: 100, startingAfter: s.deepTransactionId };
-  await capture(['transactions: the account\'s denominations (loose index scan)', 'transactions: first page (newest of each denomination, merged)'], (tx) =>
-    tx.listTransactions(s.bigAccountId, undefined, page));
-  await capture(['transactions: cursor lookup', 'transactions: the account\'s denominations', 'transactions: page after a deep cursor'], (tx) =>
-    tx.listTransactions(s.bigAccountId, undefined, deep),
+  await capture(
+    [
+      "transactions: the account's denominations (loose index scan)",
+      'transactions: first page (newest of each denomination, merged)',
+    ],
+    (tx) => tx.listTransactions(s.bigAccountId, undefined, page),
   );
-  await capture(['transactions ?denomination: first page'], (tx) => tx.listTransactions(s.bigAccountId, DENOMINATION, page));
-  await capture(['transactions ?denomination: cursor lookup', 'transactions ?denomination: page after a deep cursor'], (tx) =>
-    tx.listTransactions(s.bigAccountId, DENOMINATION, deep),
+  await capture(
+    [
+      'transactions: cursor lookup',
+      "transactions: the account's denominations",
+      'transactions: page after a deep cursor',
+    ],
+    (tx) => tx.listTransactions(s.bigAccountId, undefined, deep),
+  );
+  await capture(['transactions ?denomination: first page'], (tx) =>
+    tx.listTransactions(s.bigAccountId, DENOMINATION, page),
+  );
+  await capture(
+    ['transactions ?denomination: cursor lookup', 'transactions ?denomination: page after a deep cursor'],
+    (tx) => tx.listTransactions(s.bigAccountId, DENOMINATION, deep),
   );
   await capture(['accounts: first page'], (tx) => tx.listAccounts(s.companyId, page));
   await capture(['accounts: cursor lookup', 'accounts: page after a deep cursor'], (tx) =>
     tx.listAccounts(s.companyId, { limit: 100, startingAfter: s.deepAccountId }),
   );
-  await capture(['accounts: balances of the listed accounts (one query per page)'], (tx) => tx.listBalancesOfAccounts([s.someAccountId, s.bigAccountId]));
+  await capture(['accounts: balances of the listed accounts (one query per page)'], (tx) =>
+    tx.listBalancesOfAccounts([s.someAccountId, s.bigAccountId]),
+  );
   await capture(['account lookup (every account-scoped request)'], (tx) => tx.findAccount(s.companyId, s.bigAccountId));
-  if (s.eventId !== undefined) await capture(['event by id (GET /v1/events/{id})'], (tx) => tx.findEvent(s.companyId, s.eventId as string));
+  if (s.eventId !== undefined)
+    await capture(['event by id (GET /v1/events/{id})'], (tx) => tx.findEvent(s.companyId, s.eventId as string));
   await capture(['ingest: account owners'], (tx) => tx.findAccountOwners([s.someAccountId]));
 
   const now = Date.now();
@@ -210,12 +229,17 @@ function analysePostgres(root: PgNode): { plan: string[]; indexes: string[]; pro
     details.push(`buffers hit ${node['Shared Hit Blocks'] ?? 0} read ${node['Shared Read Blocks'] ?? 0}`);
     plan.push(`${'  '.repeat(depth)}${parts.join(' ')} (${details.join(', ')})`);
     const relation = node['Relation Name'];
-    if (type === 'Seq Scan' && relation !== undefined && LARGE_TABLES.has(relation)) problems.push(`full scan of ${relation}`);
+    if (type === 'Seq Scan' && relation !== undefined && LARGE_TABLES.has(relation))
+      problems.push(`full scan of ${relation}`);
     if (type === 'Sort') {
-      const input = (node.Plans ?? []).reduce((sum, child) => sum + (child['Actual Rows'] ?? 0) * (child['Actual Loops'] ?? 1), 0);
+      const input = (node.Plans ?? []).reduce(
+        (sum, child) => sum + (child['Actual Rows'] ?? 0) * (child['Actual Loops'] ?? 1),
+        0,
+      );
       if (input > SORT_ROWS_OK) problems.push(`sorts ${input} rows`);
     }
-    if (removed > FILTERED_ROWS_OK) problems.push(`${type}${relation !== undefined ? ` on ${relation}` : ''} reads and discards ${removed} rows`);
+    if (removed > FILTERED_ROWS_OK)
+      problems.push(`${type}${relation !== undefined ? ` on ${relation}` : ''} reads and discards ${removed} rows`);
     for (const child of node.Plans ?? []) walk(child, depth + 1);
   };
   walk(root, 0);
@@ -243,9 +267,12 @@ function analyseSqlite(rows: readonly SqliteQueryPlanRow[]): { plan: string[]; i
     if (/USING PRIMARY KEY/.test(row.detail)) indexes.add('primary key');
     const scan = /^SCAN (\S+)/.exec(row.detail);
     if (scan !== null && LARGE_TABLES.has(scan[1] as string)) {
-      problems.push(/USING/.test(row.detail) ? `walks the whole index of ${scan[1]} (${row.detail})` : `full scan of ${scan[1]}`);
+      problems.push(
+        /USING/.test(row.detail) ? `walks the whole index of ${scan[1]} (${row.detail})` : `full scan of ${scan[1]}`,
+      );
     }
-    if (/USE TEMP B-TREE FOR (ORDER BY|GROUP BY|DISTINCT)/.test(row.detail)) problems.push(`sorts every matching row (${row.detail})`);
+    if (/USE TEMP B-TREE FOR (ORDER BY|GROUP BY|DISTINCT)/.test(row.detail))
+      problems.push(`sorts every matching row (${row.detail})`);
   }
   return { plan, indexes: [...indexes], problems };
 }
@@ -290,4 +317,3 @@ export async function checkPlans(runner: SqlRunner, subjects: PlanSubjects): Pro
 function pick(st: Statement): Pick<PlanCheck, 'name' | 'source' | 'sql'> {
   return { name: st.name, source: st.source, sql: st.sql.replace(/\s+/g, ' ').trim() };
 }
-

@@ -2,7 +2,14 @@
  * Flags of `npm run bench:growth` (bench/growth.ts), parsed into typed options.
  */
 import { parseArgs } from 'node:util';
-import { ADMIN_POSTGRES_URL, DEFAULT_SERVER_ENTRY, parseDbChoice, parseEnvPairs, positiveNumber, type DbChoice } from './options.js';
+import {
+  ADMIN_POSTGRES_URL,
+  DEFAULT_SERVER_ENTRY,
+  parseDbChoice,
+  parseEnvPairs,
+  positiveNumber,
+  type DbChoice,
+} from './options.js';
 
 /** Account levels of a full run: cost per event should not move between them. */
 export const DEFAULT_ACCOUNT_LEVELS = [1_000, 1_000_000] as const;
@@ -87,7 +94,10 @@ function wholeNumber(flag: string, raw: string, allowZero: boolean): number {
 
 /** "1000,1000000" → ascending distinct levels. */
 export function parseLevels(flag: string, raw: string, allowZero: boolean): number[] {
-  const parts = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const parts = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (parts.length === 0) throw new Error(`${flag} needs at least one level`);
   return [...new Set(parts.map((p) => wholeNumber(flag, p, allowZero)))].sort((a, b) => a - b);
 }
@@ -163,10 +173,17 @@ export function parseGrowthOptions(argv: readonly string[]): GrowthOptions {
     warmupS: values.warmup !== undefined ? positiveNumber('--warmup', values.warmup, true) : GROWTH_DEFAULT_WARMUP_S,
     connections: values.connections !== undefined ? wholeNumber('--connections', values.connections, false) : undefined,
     listRequests:
-      values['list-requests'] !== undefined ? wholeNumber('--list-requests', values['list-requests'], false) : DEFAULT_LIST_REQUESTS,
+      values['list-requests'] !== undefined
+        ? wholeNumber('--list-requests', values['list-requests'], false)
+        : DEFAULT_LIST_REQUESTS,
     checkAccounts:
-      values['check-accounts'] !== undefined ? wholeNumber('--check-accounts', values['check-accounts'], true) : DEFAULT_CHECK_ACCOUNTS,
-    seedChunkRows: values['seed-chunk'] !== undefined ? wholeNumber('--seed-chunk', values['seed-chunk'], false) : DEFAULT_SEED_CHUNK_ROWS,
+      values['check-accounts'] !== undefined
+        ? wholeNumber('--check-accounts', values['check-accounts'], true)
+        : DEFAULT_CHECK_ACCOUNTS,
+    seedChunkRows:
+      values['seed-chunk'] !== undefined
+        ? wholeNumber('--seed-chunk', values['seed-chunk'], false)
+        : DEFAULT_SEED_CHUNK_ROWS,
     quick,
     keep: values.keep,
     serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,

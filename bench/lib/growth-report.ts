@@ -145,8 +145,23 @@ export function formatLevels(runs: readonly DbGrowthRun[]): string {
     }
   }
   return table(
-    ['db', 'accounts', 'stored events', 'events rows', 'requests', 'conns', 'events/s', 'p50 ms', 'p99 ms',
-      'µs srv CPU/event', 'µs db CPU/event', 'srv CPU', 'db CPU', 'other CPU', 'non-2xx+err'],
+    [
+      'db',
+      'accounts',
+      'stored events',
+      'events rows',
+      'requests',
+      'conns',
+      'events/s',
+      'p50 ms',
+      'p99 ms',
+      'µs srv CPU/event',
+      'µs db CPU/event',
+      'srv CPU',
+      'db CPU',
+      'other CPU',
+      'non-2xx+err',
+    ],
     [false, true, true, true, false, true, true, true, true, true, true, true, true, true, true],
     rows,
   );
@@ -172,7 +187,19 @@ export function formatLists(runs: readonly DbGrowthRun[]): string {
     }
   }
   return table(
-    ['db', 'request (sequential, 1 connection)', 'n', 'items', 'p50 ms', 'p99 ms', 'max ms', 'µs srv CPU/req', 'µs db CPU/req', 'other CPU', 'bad'],
+    [
+      'db',
+      'request (sequential, 1 connection)',
+      'n',
+      'items',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'µs srv CPU/req',
+      'µs db CPU/req',
+      'other CPU',
+      'bad',
+    ],
     [false, false, true, true, true, true, true, true, true, true, true],
     rows,
   );

@@ -214,7 +214,14 @@ export class Seeder {
    * Runs `chunk` over [0, total) in chunks of `chunkRows`, each chunk one transaction on `db`;
    * logs progress. Returns when the last chunk has committed.
    */
-  private async inChunks(db: SqlRunner, level: string, what: string, from: number, to: number, chunk: (start: number, end: number) => Promise<void>): Promise<void> {
+  private async inChunks(
+    db: SqlRunner,
+    level: string,
+    what: string,
+    from: number,
+    to: number,
+    chunk: (start: number, end: number) => Promise<void>,
+  ): Promise<void> {
     const started = performance.now();
     for (let start = from; start <= to; start += this.chunkRows) {
       const end = Math.min(to, start + this.chunkRows - 1);
@@ -234,7 +241,11 @@ export class Seeder {
    * Two streams of chunks: on two connections at once when there are two (PostgreSQL: one
    * backend per core), else one after the other.
    */
-  private async streams(runners: readonly SqlRunner[], first: (db: SqlRunner) => Promise<void>, second: (db: SqlRunner) => Promise<void>): Promise<void> {
+  private async streams(
+    runners: readonly SqlRunner[],
+    first: (db: SqlRunner) => Promise<void>,
+    second: (db: SqlRunner) => Promise<void>,
+  ): Promise<void> {
     const [a, b] = runners;
     if (a === undefined) throw new Error('no connection to seed with');
     if (b === undefined) {
@@ -300,7 +311,11 @@ export class Seeder {
     const total = target - this.seededEvents;
     if (total <= 0) return;
     const db = runners[0] as SqlRunner;
-    const big = bigAt(this.bigAccountTransactions, this.eventSteps.some((s) => s.big > 0), total);
+    const big = bigAt(
+      this.bigAccountTransactions,
+      this.eventSteps.some((s) => s.big > 0),
+      total,
+    );
     const spread = total - big;
     const population = this.spreadAccounts;
     if (spread > 0 && population === 0) throw new Error('events need accounts to be spread over');
@@ -385,9 +400,13 @@ export class Seeder {
   async settle(db: SqlRunner, level: string, rowsInDatabase: number): Promise<void> {
     if (db.dialect === 'postgres') {
       // autovacuum may be off on a bench server; in production it would have analyzed and vacuumed these tables.
-      await this.timed(level, 'VACUUM (ANALYZE)', rowsInDatabase, () => db.run('VACUUM (ANALYZE) accounts, balances, events, transactions'));
+      await this.timed(level, 'VACUUM (ANALYZE)', rowsInDatabase, () =>
+        db.run('VACUUM (ANALYZE) accounts, balances, events, transactions'),
+      );
     } else {
-      await this.timed(level, 'WAL checkpoint (TRUNCATE)', rowsInDatabase, () => db.all('PRAGMA wal_checkpoint(TRUNCATE)'));
+      await this.timed(level, 'WAL checkpoint (TRUNCATE)', rowsInDatabase, () =>
+        db.all('PRAGMA wal_checkpoint(TRUNCATE)'),
+      );
     }
   }
 

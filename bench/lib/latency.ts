@@ -45,6 +45,12 @@ export class LatencyRecorder {
     const at = (q: number): number => sorted[Math.min(this.count - 1, Math.ceil(q * this.count) - 1)] as number;
     let sum = 0;
     for (const v of sorted) sum += v;
-    return { p50: at(0.5), p99: at(0.99), p99_9: at(0.999), mean: sum / this.count, max: sorted[this.count - 1] as number };
+    return {
+      p50: at(0.5),
+      p99: at(0.99),
+      p99_9: at(0.999),
+      mean: sum / this.count,
+      max: sorted[this.count - 1] as number,
+    };
   }
 }

@@ -140,7 +140,13 @@ export async function runLoad<T>(spec: LoadSpec<T>): Promise<LoadOutcome<T>> {
       const flight: InFlight<T> = { tag: shot.tag };
       inFlight.add(flight);
       context.current = flight;
-      return { ...req, method: shot.method, path: shot.path, headers: headersOf(shot), body: shot.body ?? Buffer.alloc(0) };
+      return {
+        ...req,
+        method: shot.method,
+        path: shot.path,
+        headers: headersOf(shot),
+        body: shot.body ?? Buffer.alloc(0),
+      };
     },
     onResponse: (status, body, rawContext) => {
       const context = rawContext as ShotContext<T>;
@@ -173,12 +179,20 @@ export async function runLoad<T>(spec: LoadSpec<T>): Promise<LoadOutcome<T>> {
   const cycle = spec.cycle?.bind(spec);
   const setUpCycle = (client: CyclingClient, connection: number): void => {
     const state: CycledRequest<T>['connection'] = { sent: undefined };
-    client.setRequests((cycle as NonNullable<typeof cycle>)(connection, spec.connections).map((shot) => {
-      const request: autocannon.Request & CycledRequest<T> = {
-        method: shot.method, path: shot.path, headers: headersOf(shot), body: shot.body ?? Buffer.alloc(0), onResponse: cycledResponse, tag: shot.tag, connection: state,
-      };
-      return request;
-    }));
+    client.setRequests(
+      (cycle as NonNullable<typeof cycle>)(connection, spec.connections).map((shot) => {
+        const request: autocannon.Request & CycledRequest<T> = {
+          method: shot.method,
+          path: shot.path,
+          headers: headersOf(shot),
+          body: shot.body ?? Buffer.alloc(0),
+          onResponse: cycledResponse,
+          tag: shot.tag,
+          connection: state,
+        };
+        return request;
+      }),
+    );
     const requestBuffer = client.getRequestBuffer.bind(client);
     client.getRequestBuffer = () => {
       // A request sent before and not answered was abandoned: it stays in `inFlight`, unanswered.

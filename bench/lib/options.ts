@@ -96,7 +96,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
 /** `--db`: sqlite, postgres or both; undefined when not given. (Shared with growth-options.ts.) */
 export function parseDbChoice(raw: string | undefined): DbChoice | undefined {
   if (raw === undefined) return undefined;
-  if (raw !== 'sqlite' && raw !== 'postgres' && raw !== 'both') throw new Error(`--db takes sqlite, postgres or both; got "${raw}"`);
+  if (raw !== 'sqlite' && raw !== 'postgres' && raw !== 'both')
+    throw new Error(`--db takes sqlite, postgres or both; got "${raw}"`);
   return raw;
 }
 
@@ -173,7 +174,10 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
 
   let only: ScenarioName[] = [...SCENARIO_NAMES];
   if (values.only !== undefined) {
-    const names = values.only.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const names = values.only
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
     const unknown = names.filter((n) => !isScenarioName(n));
     if (unknown.length > 0 || names.length === 0) {
       throw new Error(`--only takes names from: ${SCENARIO_NAMES.join(', ')}; got "${values.only}"`);

@@ -171,7 +171,8 @@ export function formatProblems(phases: readonly PhaseResult[]): string[] {
 
 export function formatLedger(run: DbRun): string[] {
   const ledger = run.ledger;
-  if (ledger === undefined) return [`${run.label}: ledger not checked${run.error !== undefined ? ' (run failed)' : ''}`];
+  if (ledger === undefined)
+    return [`${run.label}: ledger not checked${run.error !== undefined ? ' (run failed)' : ''}`];
   const audited = ledger.transactionsChecked
     .map((t) => `${t.label} ${t.accountId} (${whole.format(t.transactions)} transactions)`)
     .join('; ');
@@ -181,14 +182,16 @@ export function formatLedger(run: DbRun): string[] {
       `transaction chains: ${audited === '' ? 'none' : audited}`,
   ];
   if (ledger.findings.length === 0) lines.push(`${run.label}: ledger exact`);
-  for (const f of ledger.findings) lines.push(`${run.label}: LEDGER MISMATCH ${f.label} account ${f.accountId} [${f.check}] ${f.message}`);
+  for (const f of ledger.findings)
+    lines.push(`${run.label}: LEDGER MISMATCH ${f.label} account ${f.accountId} [${f.check}] ${f.message}`);
   return lines;
 }
 
 /** The store-only child's own check: every balance against what its committed transactions took. */
 export function formatStoreOnlyLedger(f: StoreOnlyFigures): string {
   const label = `${f.dialect} ${storeOnlyPhaseName(f.eventsPerTransaction)}`;
-  const verdict = f.ledger.findings.length === 0 ? 'ledger exact' : `LEDGER MISMATCH on ${f.ledger.findings.length} balances`;
+  const verdict =
+    f.ledger.findings.length === 0 ? 'ledger exact' : `LEDGER MISMATCH on ${f.ledger.findings.length} balances`;
   return `${label}: ${whole.format(f.ledger.accountsChecked)} balances checked, ${f.errors} transactions in doubt; ${verdict}`;
 }
 

@@ -185,10 +185,18 @@ export const CYCLE_ACCOUNTS_MAX = 200;
  * short (as long as the share, or the least common multiple with `variants` for a small share):
  * its requests are built when the load starts, inside the measured window.
  */
-export function connectionCycle(accounts: number, variants: number, connection: number, connections: number): { account: number; variant: number }[] {
+export function connectionCycle(
+  accounts: number,
+  variants: number,
+  connection: number,
+  connections: number,
+): { account: number; variant: number }[] {
   const own = Math.max(1, Math.ceil(accounts / connections));
   const length = own >= variants ? own : (own * variants) / gcd(own, variants);
-  return Array.from({ length }, (_, k) => ({ account: (connection + connections * (k % own)) % accounts, variant: k % variants }));
+  return Array.from({ length }, (_, k) => ({
+    account: (connection + connections * (k % own)) % accounts,
+    variant: k % variants,
+  }));
 }
 
 interface EventTag {
@@ -233,9 +241,11 @@ export class EventTraffic {
       // accounts) they would be built by the million when the load starts.
       ...(this.cycles && Math.ceil(this.accounts.length / connections) <= CYCLE_ACCOUNTS_MAX
         ? {
-          cycle: (connection: number, all: number) => connectionCycle(this.accounts.length, this.batches.length, connection, all)
-            .map(({ account, variant }) => this.shot(this.pick(account), variant)),
-        }
+            cycle: (connection: number, all: number) =>
+              connectionCycle(this.accounts.length, this.batches.length, connection, all).map(({ account, variant }) =>
+                this.shot(this.pick(account), variant),
+              ),
+          }
         : {}),
       onResponse: (tag, status, body) => this.record(tag, status, body),
     };
@@ -261,8 +271,7 @@ export class EventTraffic {
       // counted below
     }
     const ids = answer.event_ids;
-    const idsOk =
-      Array.isArray(ids) && ids.length === batch.costs.length && ids.every((id) => typeof id === 'string');
+    const idsOk = Array.isArray(ids) && ids.length === batch.costs.length && ids.every((id) => typeof id === 'string');
     if (answer.events_submitted !== batch.costs.length || !idsOk) this.malformedAnswers++;
     this.acknowledgedEvents += batch.costs.length;
     if (batch.state === 'complete') {
@@ -290,7 +299,9 @@ export class EventTraffic {
     const { result, outcome } = await measurePhase(
       phaseTarget(ctx),
       meta,
-      spreadOver(baseUrls(ctx), connections, (baseUrl, n) => this.spec(baseUrl, ctx.tenant.authorization, n, durationS)),
+      spreadOver(baseUrls(ctx), connections, (baseUrl, n) =>
+        this.spec(baseUrl, ctx.tenant.authorization, n, durationS),
+      ),
       () => ({
         events: this.acknowledgedEvents - before.events,
         malformed: this.malformedAnswers - before.malformed,
@@ -332,10 +343,15 @@ class SettleTraffic {
       },
     });
     const total = Math.max(1, Math.min(connections, this.eventIds.length));
-    const { result, outcome } = await measurePhase(phaseTarget(ctx), meta, spreadOver(baseUrls(ctx), total, spec), () => ({
-      events: this.settled,
-      malformed: 0,
-    }));
+    const { result, outcome } = await measurePhase(
+      phaseTarget(ctx),
+      meta,
+      spreadOver(baseUrls(ctx), total, spec),
+      () => ({
+        events: this.settled,
+        malformed: 0,
+      }),
+    );
     for (const eventId of outcome.unanswered) this.ledger.uncertainSettle(eventId);
     return result;
   }

@@ -56,7 +56,8 @@ const events = new Map<string, StoredEvent>();
 let eventsRecorded = 0;
 let sequence = 0;
 
-const id = (prefix: string): string => `${prefix}_${(++sequence).toString(36).padStart(8, '0')}${randomBytes(4).toString('hex')}`;
+const id = (prefix: string): string =>
+  `${prefix}_${(++sequence).toString(36).padStart(8, '0')}${randomBytes(4).toString('hex')}`;
 
 function basic(request: FastifyRequest): [string, string] | undefined {
   const header = request.headers.authorization;
@@ -78,7 +79,13 @@ function company(request: FastifyRequest): string | undefined {
 }
 
 function balanceView(b: Balance): object {
-  return { account_id: b.account_id, denomination: b.denomination, amount: b.amount, pending: b.pending, available: b.amount - b.pending };
+  return {
+    account_id: b.account_id,
+    denomination: b.denomination,
+    amount: b.amount,
+    pending: b.pending,
+    available: b.amount - b.pending,
+  };
 }
 
 function change(b: Balance, amount: number, kind: string, eventId: string | null): void {
@@ -141,7 +148,13 @@ app.post<{ Params: { aid: string; denom: string }; Body: { amount?: number } }>(
     if (companyId === undefined || account === undefined || account.companyId !== companyId) {
       return fail(reply, 404, 'not_found', 'no such account');
     }
-    const balance: Balance = { account_id: request.params.aid, denomination: request.params.denom, amount: 0, pending: 0, transactions: [] };
+    const balance: Balance = {
+      account_id: request.params.aid,
+      denomination: request.params.denom,
+      amount: 0,
+      pending: 0,
+      transactions: [],
+    };
     account.balances.set(request.params.denom, balance);
     change(balance, request.body?.amount ?? 0, 'grant', null);
     return { data: balanceView(balance) };
@@ -166,7 +179,12 @@ app.post<{ Params: { aid: string }; Body: EventInput[] }>('/v1/accounts/:aid/eve
   for (const e of input) {
     const amount = e.cost_override?.amount;
     const denomination = e.cost_override?.denomination;
-    if (typeof e.type !== 'string' || typeof amount !== 'number' || typeof denomination !== 'string' || !account.balances.has(denomination)) {
+    if (
+      typeof e.type !== 'string' ||
+      typeof amount !== 'number' ||
+      typeof denomination !== 'string' ||
+      !account.balances.has(denomination)
+    ) {
       return fail(reply, 400, 'invalid_request', 'event');
     }
   }

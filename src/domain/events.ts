@@ -38,13 +38,23 @@ export function normalizeEvent(input: EventInput, index: number): Outcome<Normal
   const hasFlat = input.cost_override_amount !== undefined || input.cost_override_denomination !== undefined;
   let override: NormalizedEvent['override'] = null;
   if (input.cost_override !== undefined && hasFlat) {
-    return failure('cost_override_given_twice', `${param}: give cost_override or cost_override_amount/cost_override_denomination, not both`, param, { index });
+    return failure(
+      'cost_override_given_twice',
+      `${param}: give cost_override or cost_override_amount/cost_override_denomination, not both`,
+      param,
+      { index },
+    );
   }
   if (input.cost_override !== undefined) {
     override = { amount: input.cost_override.amount, denomination: input.cost_override.denomination };
   } else if (hasFlat) {
     if (input.cost_override_amount === undefined || input.cost_override_denomination === undefined) {
-      return failure('cost_override_needs_amount_and_denomination', `${param}: cost_override_amount and cost_override_denomination go together`, param, { index });
+      return failure(
+        'cost_override_needs_amount_and_denomination',
+        `${param}: cost_override_amount and cost_override_denomination go together`,
+        param,
+        { index },
+      );
     }
     override = { amount: input.cost_override_amount, denomination: input.cost_override_denomination };
   }
@@ -160,10 +170,16 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
     let contentHash: string | null = null;
     if (e.clientId !== null) {
       contentHash = eventContentHash(req.accountId, e);
-      const earlier = seenInRequest.get(e.clientId) ?? ctx.known.get(companyScopedKey(req.companyId, e.clientId))?.contentHash;
+      const earlier =
+        seenInRequest.get(e.clientId) ?? ctx.known.get(companyScopedKey(req.companyId, e.clientId))?.contentHash;
       if (earlier !== undefined) {
         if (earlier !== contentHash) {
-          return failure('event_id_reused_with_different_content', `events[${i}]: event id "${e.clientId}" was already used for a different event`, `events[${i}].id`, { index: i });
+          return failure(
+            'event_id_reused_with_different_content',
+            `events[${i}]: event id "${e.clientId}" was already used for a different event`,
+            `events[${i}].id`,
+            { index: i },
+          );
         }
         eventIds.push(e.clientId); // the same event again: accepted, never deducted twice
         continue;
@@ -177,14 +193,24 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
       denomination = e.override.denomination;
     } else {
       const price = ctx.prices.get(companyScopedKey(req.companyId, e.type));
-      if (!price) return eventFailure('no_price_for_event_type', `no cost_override and no price for type "${e.type}" (set one with PUT /v1/prices/{type})`, i);
+      if (!price)
+        return eventFailure(
+          'no_price_for_event_type',
+          `no cost_override and no price for type "${e.type}" (set one with PUT /v1/prices/{type})`,
+          i,
+        );
       const priced = priceCost(e.quantity, price.unitAmount);
       if (!priced.ok) return eventFailure(priced.reason, priced.message, i);
       cost = priced.value;
       denomination = price.denomination;
     }
     const key = balanceKey(req.accountId, denomination);
-    if (!ctx.balances.has(key)) return eventFailure('no_balance_for_denomination', `the account has no balance of denomination "${denomination}"`, i);
+    if (!ctx.balances.has(key))
+      return eventFailure(
+        'no_balance_for_denomination',
+        `the account has no balance of denomination "${denomination}"`,
+        i,
+      );
     const eventId = e.clientId ?? ctx.newEventId();
     eventIds.push(eventId);
     events.push({
@@ -219,7 +245,12 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
       const b = ctx.balances.get(key)!;
       if (available(b.amount, b.pending) < 0) {
         const denomination = key.slice(key.indexOf('\u0000') + 1);
-        return failure('insufficient_balance', `the balance "${denomination}" is negative; gate_on_balance refused the request`, undefined, { denomination, available: available(b.amount, b.pending) });
+        return failure(
+          'insufficient_balance',
+          `the balance "${denomination}" is negative; gate_on_balance refused the request`,
+          undefined,
+          { denomination, available: available(b.amount, b.pending) },
+        );
       }
     }
   }
@@ -228,7 +259,11 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
     const amount = b.amount + d.amount;
     const pending = b.pending + d.pending;
     if (Math.abs(amount) > AMOUNT_MAX || Math.abs(pending) > AMOUNT_MAX || Math.abs(amount - pending) > AMOUNT_MAX) {
-      return failure('amount_out_of_range', 'this request would take a balance beyond the exact integer range', undefined);
+      return failure(
+        'amount_out_of_range',
+        'this request would take a balance beyond the exact integer range',
+        undefined,
+      );
     }
   }
   for (const [key, d] of deltas) {
@@ -236,6 +271,8 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
     b.amount += d.amount;
     b.pending += d.pending;
   }
-  for (const e of events) if (e.contentHash !== null) ctx.known.set(companyScopedKey(req.companyId, e.eventId), { accountId: e.accountId, contentHash: e.contentHash });
+  for (const e of events)
+    if (e.contentHash !== null)
+      ctx.known.set(companyScopedKey(req.companyId, e.eventId), { accountId: e.accountId, contentHash: e.contentHash });
   return { ok: true, value: { eventIds, events, ledger, deltas } };
 }

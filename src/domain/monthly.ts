@@ -71,10 +71,7 @@ export function refillAt(startMs: number, index: number): number {
   }
   if (index === 0) return startMs;
   const { year, month, day } = calendarDayOf(startMs);
-  const at =
-    day <= LAST_DAY_IN_EVERY_MONTH
-      ? Date.UTC(year, month + index, day)
-      : Date.UTC(year, month + 1 + index, 1);
+  const at = day <= LAST_DAY_IN_EVERY_MONTH ? Date.UTC(year, month + index, day) : Date.UTC(year, month + 1 + index, 1);
   if (!Number.isSafeInteger(at)) throw new RangeError('refill lies beyond the representable dates');
   return at;
 }

@@ -9,9 +9,7 @@ import { AMOUNT_MAX } from './money.js';
 
 export type IntegerInputProblem = 'must_be_a_non_negative_integer' | 'exceeds_maximum';
 
-export type ParsedInteger =
-  | { ok: true; value: number }
-  | { ok: false; problem: IntegerInputProblem };
+export type ParsedInteger = { ok: true; value: number } | { ok: false; problem: IntegerInputProblem };
 
 const DIGITS = /^[0-9]+$/;
 const AMOUNT_MAX_DIGITS = String(AMOUNT_MAX).length;

@@ -85,9 +85,7 @@ export type PlanRejection =
   | 'overage_charge_amount_exceeds_maximum'
   | 'overage_charge_denomination_must_be_usd';
 
-export type ParsedPlan =
-  | { ok: true; plan: PlanDefinition }
-  | { ok: false; reason: PlanRejection; param?: string };
+export type ParsedPlan = { ok: true; plan: PlanDefinition } | { ok: false; reason: PlanRejection; param?: string };
 
 const PLAN_FIELDS = new Set([
   'name',
@@ -194,7 +192,8 @@ function parseBalances(raw: unknown): PlanBalanceEntry[] {
   const entries = raw.map(parseBalanceEntry);
   const seen = new Set<string>();
   entries.forEach((e, i) => {
-    if (seen.has(e.denomination)) throw new Rejected('denomination_appears_twice_in_plan', `balances[${i}].denomination`);
+    if (seen.has(e.denomination))
+      throw new Rejected('denomination_appears_twice_in_plan', `balances[${i}].denomination`);
     seen.add(e.denomination);
   });
   return entries;
@@ -246,7 +245,11 @@ export function parsePlan(body: unknown): ParsedPlan {
     const plan: PlanDefinition = {
       name,
       chargeAmountUsdCents: usdCents(charge),
-      chargeDenomination: usdOrReject(body.charge_denomination, 'charge_denomination_must_be_usd', 'charge_denomination'),
+      chargeDenomination: usdOrReject(
+        body.charge_denomination,
+        'charge_denomination_must_be_usd',
+        'charge_denomination',
+      ),
       billingPeriod: parseBillingPeriod(body.billing_period),
       overageChargeMode: parseOverageChargeMode(body.overage_charge_mode),
       thresholdAlertPercentage: parseThresholdAlertPercentage(body.threshold_alert_percentage),
@@ -255,7 +258,8 @@ export function parsePlan(body: unknown): ParsedPlan {
     };
     return { ok: true, plan };
   } catch (e) {
-    if (e instanceof Rejected) return e.param === undefined ? { ok: false, reason: e.reason } : { ok: false, reason: e.reason, param: e.param };
+    if (e instanceof Rejected)
+      return e.param === undefined ? { ok: false, reason: e.reason } : { ok: false, reason: e.reason, param: e.param };
     throw e;
   }
 }
@@ -304,8 +308,12 @@ export type PlanRenewalResult =
 export function renewPlanBalance(input: PlanRenewalInput): PlanRenewalResult {
   const { balanceAmount, includedAmount, overageUnitUsdCents, rollover } = input;
   if (!Number.isSafeInteger(balanceAmount)) throw new RangeError('balanceAmount must be a safe integer');
-  for (const [name, v] of [['includedAmount', includedAmount], ['overageUnitUsdCents', overageUnitUsdCents]] as const) {
-    if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name} must be a non-negative safe integer, got ${v}`);
+  for (const [name, v] of [
+    ['includedAmount', includedAmount],
+    ['overageUnitUsdCents', overageUnitUsdCents],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v < 0)
+      throw new RangeError(`${name} must be a non-negative safe integer, got ${v}`);
   }
 
   const overageUnits = balanceAmount < 0 ? -balanceAmount : 0;
@@ -315,7 +323,8 @@ export function renewPlanBalance(input: PlanRenewalInput): PlanRenewalResult {
   const after = rollover ? BigInt(Math.max(balanceAmount, 0)) + BigInt(includedAmount) : BigInt(includedAmount);
   if (after > BigInt(AMOUNT_MAX)) return { ok: false, reason: 'resulting_balance_exceeds_maximum' };
   const delta = after - BigInt(balanceAmount);
-  if (delta > BigInt(AMOUNT_MAX) || delta < -BigInt(AMOUNT_MAX)) return { ok: false, reason: 'reset_delta_exceeds_maximum' };
+  if (delta > BigInt(AMOUNT_MAX) || delta < -BigInt(AMOUNT_MAX))
+    return { ok: false, reason: 'reset_delta_exceeds_maximum' };
 
   return {
     ok: true,

@@ -12,9 +12,7 @@
 import { AMOUNT_MAX, units, usdCents, type Units, type UsdCents } from './money.js';
 import { parseNonNegativeInteger } from './numeric-input.js';
 
-export type MidMonthRejection =
-  | 'amount_must_exceed_current_refill_amount'
-  | 'resulting_balance_exceeds_maximum';
+export type MidMonthRejection = 'amount_must_exceed_current_refill_amount' | 'resulting_balance_exceeds_maximum';
 
 export interface MidMonthInput {
   /** Current `refill_amount`; `null` (no refill set yet) counts as 0: nothing to credit back. */

@@ -28,7 +28,11 @@ export type ThresholdRefillDecision =
   | { refill: true }
   | {
       refill: false;
-      reason: 'refill_settings_incomplete' | 'available_not_below_threshold' | 'refill_already_in_flight' | 'refill_paused_after_declines';
+      reason:
+        | 'refill_settings_incomplete'
+        | 'available_not_below_threshold'
+        | 'refill_already_in_flight'
+        | 'refill_paused_after_declines';
     };
 
 /**
@@ -71,7 +75,6 @@ export function afterChargeOutcome(consecutiveDeclines: number, outcome: ChargeO
   if (!Number.isSafeInteger(consecutiveDeclines) || consecutiveDeclines < 0) {
     throw new RangeError(`consecutiveDeclines must be a non-negative integer, got ${consecutiveDeclines}`);
   }
-  const count =
-    outcome === 'succeeded' ? 0 : outcome === 'declined' ? consecutiveDeclines + 1 : consecutiveDeclines;
+  const count = outcome === 'succeeded' ? 0 : outcome === 'declined' ? consecutiveDeclines + 1 : consecutiveDeclines;
   return { consecutiveDeclines: count, paused: count >= DECLINES_BEFORE_PAUSE };
 }

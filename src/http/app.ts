@@ -59,7 +59,8 @@ const NUL_IN_URL = /%00/i;
 function containsNul(v: unknown): boolean {
   if (typeof v === 'string') return v.includes('\u0000');
   if (Array.isArray(v)) return v.some(containsNul);
-  if (v !== null && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\u0000') || containsNul(x));
+  if (v !== null && typeof v === 'object')
+    return Object.entries(v).some(([k, x]) => k.includes('\u0000') || containsNul(x));
   return false;
 }
 
@@ -73,9 +74,23 @@ export interface RouteContext {
 
 function compilers() {
   // Bodies: types are never coerced ("10" is not 10) and unknown fields are never dropped.
-  const strict = new Ajv({ coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false, strict: false, validateFormats: false });
+  const strict = new Ajv({
+    coerceTypes: false,
+    removeAdditional: false,
+    useDefaults: true,
+    allErrors: false,
+    strict: false,
+    validateFormats: false,
+  });
   // Query strings arrive as text: there, and only there, "20" may become 20.
-  const query = new Ajv({ coerceTypes: true, removeAdditional: false, useDefaults: true, allErrors: false, strict: false, validateFormats: false });
+  const query = new Ajv({
+    coerceTypes: true,
+    removeAdditional: false,
+    useDefaults: true,
+    allErrors: false,
+    strict: false,
+    validateFormats: false,
+  });
   for (const s of [ErrorResponse, ...SHARED_SCHEMAS]) {
     strict.addSchema(s);
     query.addSchema(s);
@@ -86,7 +101,12 @@ function compilers() {
 function ajvParam(err: FastifyError): string | undefined {
   const v = err.validation?.[0];
   if (!v) return undefined;
-  const path = v.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '');
+  const path = v.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
+    .join('')
+    .replace(/^\./, '');
   const extra = (v.params as { additionalProperty?: string; missingProperty?: string }) ?? {};
   const leaf = extra.additionalProperty ?? extra.missingProperty;
   if (leaf !== undefined) return path === '' ? leaf : `${path}.${leaf}`;
@@ -103,7 +123,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     // Errors raised before routing (bad URL encoding, over-long path parameters) get our body too.
     frameworkErrors: (err, _request, reply) => {
       const out = errorBody('malformed_request', err.message);
-      void (reply as unknown as { code(n: number): { type(t: string): { send(b: unknown): void } } }).code(out.status).type("application/json; charset=utf-8").send(out.body);
+      void (reply as unknown as { code(n: number): { type(t: string): { send(b: unknown): void } } })
+        .code(out.status)
+        .type('application/json; charset=utf-8')
+        .send(out.body);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -126,7 +149,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     defaultJson(req, text, (err, parsed) => {
       // PostgreSQL text cannot hold U+0000, and no billing field needs it: refuse it everywhere.
       if (!err && NUL_ESCAPE.test(text) && containsNul(parsed)) {
-        return done(new OutcomeError(failure('nul_character_not_allowed', 'strings may not contain the NUL character (\\u0000)')), undefined);
+        return done(
+          new OutcomeError(failure('nul_character_not_allowed', 'strings may not contain the NUL character (\\u0000)')),
+          undefined,
+        );
       }
       done(err, parsed);
     });
@@ -138,7 +164,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     if (err instanceof OutcomeError) {
       out = errorBody(err.failure.reason, err.failure.message, err.failure.param, err.failure.details);
     } else if (err.validation) {
-      out = errorBody('invalid_request', `${err.validationContext ?? 'request'}${err.validation[0]?.instancePath ?? ''} ${err.validation[0]?.message ?? 'is invalid'}`.trim(), ajvParam(err));
+      out = errorBody(
+        'invalid_request',
+        `${err.validationContext ?? 'request'}${err.validation[0]?.instancePath ?? ''} ${err.validation[0]?.message ?? 'is invalid'}`.trim(),
+        ajvParam(err),
+      );
     } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       out = errorBody('payload_too_large', `request body is larger than ${BODY_LIMIT_BYTES} bytes`);
     } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
@@ -147,7 +177,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       out = errorBody('rate_limited', 'too many attempts; retry later');
     } else if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
       // Fastify's own client errors: malformed JSON, bad content length, prototype poisoning…
-      out = errorBody(err.statusCode === 413 ? 'payload_too_large' : err.statusCode === 415 ? 'unsupported_media_type' : 'malformed_request', err.message);
+      out = errorBody(
+        err.statusCode === 413
+          ? 'payload_too_large'
+          : err.statusCode === 415
+            ? 'unsupported_media_type'
+            : 'malformed_request',
+        err.message,
+      );
     } else {
       request.log.error({ err }, 'unhandled error');
       out = errorBody('internal', 'internal error');
@@ -166,9 +203,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       info: {
         title: 'Billing engine API',
         version: opts.version ?? '0.1',
-        description: 'Prepaid balances and real-time usage billing. Amounts are integers (USD in cents). '
-          + 'Errors: {"error":{"type","code","message","param"?,"details"?}}. Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header. '
-          + 'Lists page with limit and starting_after and answer {data, has_more, next_cursor}, newest first.',
+        description:
+          'Prepaid balances and real-time usage billing. Amounts are integers (USD in cents). ' +
+          'Errors: {"error":{"type","code","message","param"?,"details"?}}. Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header. ' +
+          'Lists page with limit and starting_after and answer {data, has_more, next_cursor}, newest first.',
       },
       components: {
         securitySchemes: {
@@ -177,7 +215,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         },
       },
     },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   await app.register(rateLimit, { global: false });
@@ -186,7 +226,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const keys = new ApiKeyCache(deps, opts.apiKeyCacheMs);
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
-    if (NUL_IN_URL.test(request.url)) throw new OutcomeError(failure('nul_character_not_allowed', 'the URL may not contain the NUL character (%00)'));
+    if (NUL_IN_URL.test(request.url))
+      throw new OutcomeError(failure('nul_character_not_allowed', 'the URL may not contain the NUL character (%00)'));
   });
   app.addHook('onRequest', companyAuthHook(keys));
   app.addHook('preValidation', async (request) => {
@@ -196,9 +237,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerIdempotency(app, deps);
 
   const ctx: RouteContext = {
-    deps, keys, ingest: opts.ingest,
+    deps,
+    keys,
+    ingest: opts.ingest,
     settle: opts.settle ?? ((req) => deps.store.write((tx) => settleInTx(tx, deps.clock.now(), req))),
-    passwordRateLimit: { max: opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT, timeWindow: 60_000 },
+    passwordRateLimit: {
+      max: opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT,
+      timeWindow: 60_000,
+    },
   };
   await app.register(async (scope) => {
     systemRoutes(scope, ctx);

@@ -4,8 +4,16 @@
  * Reasons not listed are client mistakes: 400 `invalid_request`.
  */
 export type ErrorType =
-  | 'invalid_request' | 'authentication_required' | 'insufficient_balance' | 'payment_failed' | 'not_found'
-  | 'conflict' | 'payload_too_large' | 'unsupported_media_type' | 'rate_limited' | 'internal'
+  | 'invalid_request'
+  | 'authentication_required'
+  | 'insufficient_balance'
+  | 'payment_failed'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal'
   | 'service_unavailable';
 
 const REGISTRY: Record<string, { status: number; type: ErrorType }> = {
@@ -42,7 +50,12 @@ export interface ErrorBody {
   error: { type: ErrorType; code: string; message: string; param?: string; details?: unknown };
 }
 
-export function errorBody(reason: string, message: string, param?: string, details?: unknown): { status: number; body: ErrorBody } {
+export function errorBody(
+  reason: string,
+  message: string,
+  param?: string,
+  details?: unknown,
+): { status: number; body: ErrorBody } {
   const { status, type } = statusOf(reason);
   const error: ErrorBody['error'] = { type, code: reason, message };
   if (param !== undefined) error.param = param;

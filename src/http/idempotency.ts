@@ -34,26 +34,49 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
     if (raw === undefined || !MUTATING.has(request.method)) return;
     const key = Array.isArray(raw) ? raw[0]! : raw;
     if (key.length === 0 || key.length > IDEMPOTENCY_KEY_LENGTH_MAX) {
-      throw new OutcomeError(failure('invalid_idempotency_key', `Idempotency-Key must be 1–${IDEMPOTENCY_KEY_LENGTH_MAX} characters`, 'Idempotency-Key'));
+      throw new OutcomeError(
+        failure(
+          'invalid_idempotency_key',
+          `Idempotency-Key must be 1–${IDEMPOTENCY_KEY_LENGTH_MAX} characters`,
+          'Idempotency-Key',
+        ),
+      );
     }
     const requestHash = sha256Hex(canonicalJson({ m: request.method, u: request.url, b: request.body ?? null }));
     const scope = scopeOf(request, requestHash);
     const now = deps.clock.now();
-    const claimed = await deps.store.write((tx) => tx.claimIdempotency({ scope, key, requestHash, statusCode: null, responseBody: null, createdAtMs: now }));
+    const claimed = await deps.store.write((tx) =>
+      tx.claimIdempotency({ scope, key, requestHash, statusCode: null, responseBody: null, createdAtMs: now }),
+    );
     if (claimed) {
       request.idempotency = { scope, key, replayed: false };
       return;
     }
     const existing = await deps.store.read((tx) => tx.findIdempotency(scope, key));
-    if (!existing) throw new OutcomeError(failure('idempotency_key_in_use', 'a request with this Idempotency-Key is in progress; retry shortly'));
+    if (!existing)
+      throw new OutcomeError(
+        failure('idempotency_key_in_use', 'a request with this Idempotency-Key is in progress; retry shortly'),
+      );
     if (existing.requestHash !== requestHash) {
-      throw new OutcomeError(failure('idempotency_key_reused_with_different_request', 'this Idempotency-Key was used for a different request', 'Idempotency-Key'));
+      throw new OutcomeError(
+        failure(
+          'idempotency_key_reused_with_different_request',
+          'this Idempotency-Key was used for a different request',
+          'Idempotency-Key',
+        ),
+      );
     }
     if (existing.statusCode === null || existing.responseBody === null) {
-      throw new OutcomeError(failure('idempotency_key_in_use', 'a request with this Idempotency-Key is in progress; retry shortly'));
+      throw new OutcomeError(
+        failure('idempotency_key_in_use', 'a request with this Idempotency-Key is in progress; retry shortly'),
+      );
     }
     request.idempotency = { scope, key, replayed: true };
-    return reply.code(existing.statusCode).header('idempotent-replayed', 'true').type('application/json; charset=utf-8').send(existing.responseBody);
+    return reply
+      .code(existing.statusCode)
+      .header('idempotent-replayed', 'true')
+      .type('application/json; charset=utf-8')
+      .send(existing.responseBody);
   });
 
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -62,7 +85,12 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
     if (reply.statusCode >= 500) {
       await deps.store.write((tx) => tx.releaseIdempotency(idem.scope, idem.key));
     } else {
-      const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : JSON.stringify(payload ?? null);
+      const body =
+        typeof payload === 'string'
+          ? payload
+          : Buffer.isBuffer(payload)
+            ? payload.toString('utf8')
+            : JSON.stringify(payload ?? null);
       await deps.store.write((tx) => tx.completeIdempotency(idem.scope, idem.key, reply.statusCode, body));
     }
     return payload;

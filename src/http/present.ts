@@ -6,34 +6,59 @@ import { splitName } from '../operations/identity.js';
 
 export function presentBalance(b: BalanceRow) {
   return {
-    account_id: b.accountId, denomination: b.denomination, amount: b.amount, pending: b.pending, available: available(b.amount, b.pending),
-    refill_threshold: b.refillThreshold, refill_amount: b.refillAmount, refill_usd_amount: b.refillUsdAmount, refill_on_day: b.refillOnDay,
+    account_id: b.accountId,
+    denomination: b.denomination,
+    amount: b.amount,
+    pending: b.pending,
+    available: available(b.amount, b.pending),
+    refill_threshold: b.refillThreshold,
+    refill_amount: b.refillAmount,
+    refill_usd_amount: b.refillUsdAmount,
+    refill_on_day: b.refillOnDay,
     // --- money movement
-    refill_monthly: b.refillMonthly ?? false, next_refill_at: b.nextRefillAtMs == null ? null : toIso(b.nextRefillAtMs),
-    auto_refill_paused: b.autoRefillPaused ?? false, consecutive_declines: b.consecutiveDeclines ?? 0,
+    refill_monthly: b.refillMonthly ?? false,
+    next_refill_at: b.nextRefillAtMs == null ? null : toIso(b.nextRefillAtMs),
+    auto_refill_paused: b.autoRefillPaused ?? false,
+    consecutive_declines: b.consecutiveDeclines ?? 0,
   };
 }
 
 export function presentAccount(a: AccountRow, balances: BalanceRow[]) {
   return {
-    account_id: a.accountId, name: a.name, email: a.email, metadata: a.metadata, processor_id: a.processorId, plan_id: a.planId,
-    created_at: toIso(a.createdAtMs), balances: balances.map(presentBalance),
+    account_id: a.accountId,
+    name: a.name,
+    email: a.email,
+    metadata: a.metadata,
+    processor_id: a.processorId,
+    plan_id: a.planId,
+    created_at: toIso(a.createdAtMs),
+    balances: balances.map(presentBalance),
   };
 }
 
 export function presentEvent(e: EventRow) {
   return {
-    event_id: e.eventId, account_id: e.accountId, type: e.type, quantity: e.quantity,
-    cost: { amount: e.costAmount, denomination: e.denomination }, metadata: e.metadata, state: e.state,
-    created_at: toIso(e.createdAtMs), updated_at: toIso(e.updatedAtMs),
+    event_id: e.eventId,
+    account_id: e.accountId,
+    type: e.type,
+    quantity: e.quantity,
+    cost: { amount: e.costAmount, denomination: e.denomination },
+    metadata: e.metadata,
+    state: e.state,
+    created_at: toIso(e.createdAtMs),
+    updated_at: toIso(e.updatedAtMs),
     ...(e.state === 'pending' && e.expiresAtMs !== null ? { expires_at: toIso(e.expiresAtMs) } : {}),
   };
 }
 
 export function presentTransaction(t: TransactionRow) {
   return {
-    transaction_id: t.transactionId, account_id: t.accountId, denomination: t.denomination, amount: t.amount,
-    balance_after: t.balanceAfter, kind: t.kind,
+    transaction_id: t.transactionId,
+    account_id: t.accountId,
+    denomination: t.denomination,
+    amount: t.amount,
+    balance_after: t.balanceAfter,
+    kind: t.kind,
     ...(t.eventId !== null ? { event_id: t.eventId } : {}),
     ...(t.reason !== null ? { reason: t.reason } : {}),
     created_at: toIso(t.createdAtMs),
@@ -47,17 +72,31 @@ export function presentPrice(p: PriceRow) {
 export function presentUser(u: UserRow, dateField: 'createDate' | 'signUpDate') {
   const { firstName, lastName } = splitName(u.name);
   return {
-    id: u.id, firstName, lastName, email: u.email, dateOfBirth: u.dateOfBirth, emailVerified: u.emailVerified,
+    id: u.id,
+    firstName,
+    lastName,
+    email: u.email,
+    dateOfBirth: u.dateOfBirth,
+    emailVerified: u.emailVerified,
     [dateField]: toIso(u.createdAtMs).slice(0, 10),
   };
 }
 
 export function presentApiKey(k: ApiKeyRow) {
-  return { key_id: k.keyId, prefix: k.prefix, created_at: toIso(k.createdAtMs), revoked_at: k.revokedAtMs === null ? null : toIso(k.revokedAtMs) };
+  return {
+    key_id: k.keyId,
+    prefix: k.prefix,
+    created_at: toIso(k.createdAtMs),
+    revoked_at: k.revokedAtMs === null ? null : toIso(k.revokedAtMs),
+  };
 }
 
 /** A page of rows and the cursor to the next one. */
 export function presentPage<R, J>(page: { rows: R[]; hasMore: boolean }, present: (r: R) => J, idOf: (r: R) => string) {
   const last = page.rows[page.rows.length - 1];
-  return { data: page.rows.map(present), has_more: page.hasMore, next_cursor: page.hasMore && last !== undefined ? idOf(last) : null };
+  return {
+    data: page.rows.map(present),
+    has_more: page.hasMore,
+    next_cursor: page.hasMore && last !== undefined ? idOf(last) : null,
+  };
 }

@@ -24,7 +24,10 @@ interface Pending {
 function threadEntry(override?: URL): { url: URL; entry: string } {
   const ts = import.meta.url.endsWith('.ts');
   const entry = override ?? new URL(ts ? './thread.ts' : './thread.js', import.meta.url);
-  return { url: entry.pathname.endsWith('.ts') ? new URL('./boot-tsx.mjs', import.meta.url) : entry, entry: entry.href };
+  return {
+    url: entry.pathname.endsWith('.ts') ? new URL('./boot-tsx.mjs', import.meta.url) : entry,
+    entry: entry.href,
+  };
 }
 
 /** After a writer thread failed to start, how long until a group tries to start a new one. */
@@ -44,7 +47,10 @@ export class SqliteIngestWorker {
   /** Releases the store's writer lock, while groups are in flight. */
   #release: (() => void) | undefined;
 
-  private constructor(private readonly store: SqliteStore, private readonly entry: URL | undefined) {}
+  private constructor(
+    private readonly store: SqliteStore,
+    private readonly entry: URL | undefined,
+  ) {}
 
   static async start(store: SqliteStore, opts: { entry?: URL } = {}): Promise<SqliteIngestWorker> {
     const w = new SqliteIngestWorker(store, opts.entry);
@@ -57,7 +63,10 @@ export class SqliteIngestWorker {
     this.#spawnedAt = Date.now();
     this.#startError = undefined;
     const { url, entry } = threadEntry(this.entry);
-    const worker = new Worker(url, { workerData: { entry, filename: this.store.filename } satisfies WorkerInit, execArgv: [] });
+    const worker = new Worker(url, {
+      workerData: { entry, filename: this.store.filename } satisfies WorkerInit,
+      execArgv: [],
+    });
     this.#worker = worker;
     this.#ready = new Promise((resolve, reject) => {
       const onError = (err: Error) => reject(err);
@@ -68,19 +77,22 @@ export class SqliteIngestWorker {
         else reject(new Error(`ingest writer thread: unexpected first message ${JSON.stringify(m)}`));
       });
     });
-    this.#ready.then(() => {
-      worker.on('message', (reply: GroupReply) => this.#settle(reply));
-      worker.on('error', (err) => this.#failAll(err));
-      worker.on('exit', (code) => {
-        this.#failAll(new Error(`ingest writer thread exited (code ${code})`));
-        // A crash must not take ingest down with it: a new thread takes the next group.
-        if (!this.#closing) this.#spawn();
-      });
-    }, (err: unknown) => {
-      // A thread that cannot start fails the groups sent meanwhile (they say why); the first
-      // group after RESTART_BACKOFF_MS starts another, so ingest recovers once the cause is gone.
-      this.#startError = err instanceof Error ? err : new Error(String(err));
-    });
+    this.#ready.then(
+      () => {
+        worker.on('message', (reply: GroupReply) => this.#settle(reply));
+        worker.on('error', (err) => this.#failAll(err));
+        worker.on('exit', (code) => {
+          this.#failAll(new Error(`ingest writer thread exited (code ${code})`));
+          // A crash must not take ingest down with it: a new thread takes the next group.
+          if (!this.#closing) this.#spawn();
+        });
+      },
+      (err: unknown) => {
+        // A thread that cannot start fails the groups sent meanwhile (they say why); the first
+        // group after RESTART_BACKOFF_MS starts another, so ingest recovers once the cause is gone.
+        this.#startError = err instanceof Error ? err : new Error(String(err));
+      },
+    );
   }
 
   #settle(reply: GroupReply): void {
@@ -117,14 +129,19 @@ export class SqliteIngestWorker {
     return this.#send('settle', nowMs, requests);
   }
 
-  async #send<K extends GroupKind>(kind: K, nowMs: number, requests: GroupKinds[K]['request'][]): Promise<GroupKinds[K]['outcome'][]> {
+  async #send<K extends GroupKind>(
+    kind: K,
+    nowMs: number,
+    requests: GroupKinds[K]['request'][],
+  ): Promise<GroupKinds[K]['outcome'][]> {
     if (this.#release === undefined || this.store.writersWaiting > 0) {
       // Whoever held the lock before has let it go, so no group of ours is in flight now.
       this.#release = await this.store.lockWriter();
     }
     this.#inFlight++;
     try {
-      if (this.#startError !== undefined && !this.#closing && Date.now() - this.#spawnedAt >= RESTART_BACKOFF_MS) this.#spawn();
+      if (this.#startError !== undefined && !this.#closing && Date.now() - this.#spawnedAt >= RESTART_BACKOFF_MS)
+        this.#spawn();
       await this.#ready;
       return await new Promise<GroupKinds[K]['outcome'][]>((resolve, reject) => {
         const id = this.#nextId++;

@@ -24,11 +24,22 @@ port.on('message', (msg: GroupRequest | 'close') => {
     void store.close().then(() => process.exit(0));
     return;
   }
-  store.write<GroupKinds[GroupKind]['outcome'][]>((tx) => (msg.kind === 'ingest'
-    ? ingestGroup(tx, msg.nowMs, msg.requests as IngestRequest[])
-    : settleGroup(tx, msg.nowMs, msg.requests as SettleRequest[]))).then(
-    (outcomes) => port.postMessage({ id: msg.id, outcomes } satisfies GroupReply),
-    (err: unknown) => port.postMessage({ id: msg.id, error: err instanceof Error ? { message: err.message, stack: err.stack ?? '' } : { message: String(err), stack: '' } } satisfies GroupReply),
-  );
+  store
+    .write<GroupKinds[GroupKind]['outcome'][]>((tx) =>
+      msg.kind === 'ingest'
+        ? ingestGroup(tx, msg.nowMs, msg.requests as IngestRequest[])
+        : settleGroup(tx, msg.nowMs, msg.requests as SettleRequest[]),
+    )
+    .then(
+      (outcomes) => port.postMessage({ id: msg.id, outcomes } satisfies GroupReply),
+      (err: unknown) =>
+        port.postMessage({
+          id: msg.id,
+          error:
+            err instanceof Error
+              ? { message: err.message, stack: err.stack ?? '' }
+              : { message: String(err), stack: '' },
+        } satisfies GroupReply),
+    );
 });
 port.postMessage('ready');

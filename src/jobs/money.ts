@@ -41,11 +41,17 @@ export function moneyJobs(deps: Deps): Job[] {
       if (due) await renewPlanPeriod(tx, deps.clock.now(), due);
       return due !== undefined;
     }),
-    outboxJob(deps, 'charges', CHARGE_TOPIC_PREFIX, async (row) => {
-      const settled = await carryOutCharge(deps, String(row.payload.charge_id), row.attempts);
-      return settled.retryAtMs !== undefined
-        ? { done: false, retryAtMs: settled.retryAtMs, error: settled.failureMessage ?? 'processor unavailable' }
-        : { done: true };
-    }, { leaseMs: CHARGE_LEASE_MS, batchSize: CHARGE_BATCH_SIZE, concurrency: CHARGE_CONCURRENCY }),
+    outboxJob(
+      deps,
+      'charges',
+      CHARGE_TOPIC_PREFIX,
+      async (row) => {
+        const settled = await carryOutCharge(deps, String(row.payload.charge_id), row.attempts);
+        return settled.retryAtMs !== undefined
+          ? { done: false, retryAtMs: settled.retryAtMs, error: settled.failureMessage ?? 'processor unavailable' }
+          : { done: true };
+      },
+      { leaseMs: CHARGE_LEASE_MS, batchSize: CHARGE_BATCH_SIZE, concurrency: CHARGE_CONCURRENCY },
+    ),
   ];
 }

@@ -20,8 +20,11 @@ export interface OutboxJobOptions {
 }
 
 export function outboxJob(
-  deps: Deps, name: string, topicPrefix: string,
-  handle: (row: ClaimedOutboxRow, nowMs: number) => Promise<OutboxOutcome>, opts: OutboxJobOptions,
+  deps: Deps,
+  name: string,
+  topicPrefix: string,
+  handle: (row: ClaimedOutboxRow, nowMs: number) => Promise<OutboxOutcome>,
+  opts: OutboxJobOptions,
 ): Job {
   return {
     name,
@@ -35,9 +38,17 @@ export function outboxJob(
           try {
             outcome = await handle(row, nowMs);
           } catch (err) {
-            outcome = { done: false, retryAtMs: nowMs + opts.leaseMs, error: err instanceof Error ? err.message : String(err) };
+            outcome = {
+              done: false,
+              retryAtMs: nowMs + opts.leaseMs,
+              error: err instanceof Error ? err.message : String(err),
+            };
           }
-          await deps.store.write((tx) => (outcome.done ? tx.completeOutbox(row.outboxId, deps.clock.now()) : tx.retryOutbox(row.outboxId, outcome.retryAtMs, outcome.error)));
+          await deps.store.write((tx) =>
+            outcome.done
+              ? tx.completeOutbox(row.outboxId, deps.clock.now())
+              : tx.retryOutbox(row.outboxId, outcome.retryAtMs, outcome.error),
+          );
         }
       };
       await Promise.all(Array.from({ length: Math.min(opts.concurrency, rows.length) }, worker));

@@ -22,12 +22,16 @@ export function retentionJobs(deps: Deps, opts: RetentionOptions): Job[] {
   return [
     {
       name: 'forget-finished-outbox',
-      runOnce: (nowMs) => deps.store.write((tx) => tx.deleteFinishedOutbox(nowMs - opts.outboxRetentionDays * DAY_MS, RETENTION_BATCH)),
+      runOnce: (nowMs) =>
+        deps.store.write((tx) => tx.deleteFinishedOutbox(nowMs - opts.outboxRetentionDays * DAY_MS, RETENTION_BATCH)),
     },
     {
       name: 'forget-old-webhook-deliveries',
       // Leases are on the wall clock (a send's timeout is real time), ages on the injected one.
-      runOnce: (nowMs) => deps.store.write((tx) => tx.deleteWebhookDeliveriesBefore(nowMs - opts.webhookLogRetentionDays * DAY_MS, Date.now(), RETENTION_BATCH)),
+      runOnce: (nowMs) =>
+        deps.store.write((tx) =>
+          tx.deleteWebhookDeliveriesBefore(nowMs - opts.webhookLogRetentionDays * DAY_MS, Date.now(), RETENTION_BATCH),
+        ),
     },
   ];
 }

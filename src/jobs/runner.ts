@@ -16,7 +16,11 @@ export interface Job {
 export function coreJobs(deps: Deps): Job[] {
   return [
     { name: 'expire-holds', runOnce: async (nowMs) => (await deps.store.write((tx) => expireHolds(tx, nowMs))).length },
-    { name: 'forget-idempotency-keys', runOnce: (nowMs) => deps.store.write((tx) => tx.deleteIdempotencyBefore(nowMs - IDEMPOTENCY_RETENTION_MS)).then(() => 0) },
+    {
+      name: 'forget-idempotency-keys',
+      runOnce: (nowMs) =>
+        deps.store.write((tx) => tx.deleteIdempotencyBefore(nowMs - IDEMPOTENCY_RETENTION_MS)).then(() => 0),
+    },
   ];
 }
 
@@ -27,7 +31,11 @@ export class JobRunner {
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
 
-  constructor(private readonly deps: Deps, private readonly jobs: Job[], private readonly onError: (job: string, err: unknown) => void) {}
+  constructor(
+    private readonly deps: Deps,
+    private readonly jobs: Job[],
+    private readonly onError: (job: string, err: unknown) => void,
+  ) {}
 
   /** Runs every job until none has anything due at `nowMs`. */
   async runDue(nowMs: number): Promise<void> {

@@ -11,7 +11,12 @@ import { newId } from '../lib/ids.js';
 import type { Deps } from '../operations/deps.js';
 import { DELIVERY_LEASE_MS, sendClaimedDelivery } from '../operations/webhook-delivery.js';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/notifications.js';
-import { WEBHOOK_TOPIC_PREFIX, configureWebhooks, fanOutWebhookOutbox, type WebhookSettings } from '../operations/webhooks.js';
+import {
+  WEBHOOK_TOPIC_PREFIX,
+  configureWebhooks,
+  fanOutWebhookOutbox,
+  type WebhookSettings,
+} from '../operations/webhooks.js';
 import type { ClaimedWebhookDelivery, WebhookDeliveryUpdate } from '../store/types.js';
 import type { Job } from './runner.js';
 
@@ -48,11 +53,12 @@ export function webhookJobs(deps: Deps, opts: WebhookJobOptions): Job[] {
 function fanOutJob(deps: Deps): Job {
   return {
     name: 'webhook-fan-out',
-    runOnce: (nowMs) => deps.store.write(async (tx) => {
-      const rows = await tx.claimOutbox(WEBHOOK_TOPIC_PREFIX, nowMs, FAN_OUT_LEASE_MS, FAN_OUT_BATCH_MAX);
-      await fanOutWebhookOutbox(tx, nowMs, rows);
-      return rows.length;
-    }),
+    runOnce: (nowMs) =>
+      deps.store.write(async (tx) => {
+        const rows = await tx.claimOutbox(WEBHOOK_TOPIC_PREFIX, nowMs, FAN_OUT_LEASE_MS, FAN_OUT_BATCH_MAX);
+        await fanOutWebhookOutbox(tx, nowMs, rows);
+        return rows.length;
+      }),
   };
 }
 
@@ -77,7 +83,8 @@ export function deliveryJob(deps: Deps, opts: WebhookJobOptions): Job {
       const sync = (): Promise<void> => {
         syncing ??= (async () => {
           const batch = outcomes.splice(0, RECORD_BATCH_MAX);
-          const want = !exhausted && queue.length < concurrency ? Math.min(CLAIM_BATCH_MAX, DELIVERIES_PER_RUN_MAX - claimed) : 0;
+          const want =
+            !exhausted && queue.length < concurrency ? Math.min(CLAIM_BATCH_MAX, DELIVERIES_PER_RUN_MAX - claimed) : 0;
           if (batch.length === 0 && want <= 0) {
             if (!exhausted && want <= 0 && queue.length === 0) exhausted = true;
             return;
@@ -106,18 +113,25 @@ export function deliveryJob(deps: Deps, opts: WebhookJobOptions): Job {
 
       const recordSoon = (): void => {
         if (outcomes.length >= RECORD_BATCH_MAX) void sync();
-        else timer ??= setTimeout(() => {
-          timer = null;
-          void sync();
-        }, RECORD_DELAY_MS);
+        else
+          timer ??= setTimeout(() => {
+            timer = null;
+            void sync();
+          }, RECORD_DELAY_MS);
       };
 
       const send = async (d: ClaimedWebhookDelivery): Promise<WebhookDeliveryUpdate> => {
         if (Date.now() + timeoutMs + LEASE_MARGIN_MS > d.claimedUntilMs) {
           // Waited too long in the queue: hand it back untouched rather than risk outliving the lease.
           return {
-            callbackId: d.callbackId, claimToken: d.claimToken, attempt: null, status: d.status, nextAttemptAtMs: d.nextAttemptAtMs,
-            deliveredAtMs: d.deliveredAtMs, lastError: d.lastError, disable: null,
+            callbackId: d.callbackId,
+            claimToken: d.claimToken,
+            attempt: null,
+            status: d.status,
+            nextAttemptAtMs: d.nextAttemptAtMs,
+            deliveredAtMs: d.deliveredAtMs,
+            lastError: d.lastError,
+            disable: null,
           };
         }
         return sendClaimedDelivery(d, deps.clock, opts, { manual: false });

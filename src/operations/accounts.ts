@@ -27,7 +27,11 @@ function unknownCursor(): never {
   fail('unknown_cursor', 'starting_after names no item of this list', 'starting_after');
 }
 
-async function ownedAccount(tx: { findAccount: Tx['findAccount'] }, companyId: string, accountId: string): Promise<AccountRow> {
+async function ownedAccount(
+  tx: { findAccount: Tx['findAccount'] },
+  companyId: string,
+  accountId: string,
+): Promise<AccountRow> {
   const account = await tx.findAccount(companyId, accountId);
   if (!account) fail('not_found', `no such account: ${accountId}`, 'account_id');
   return account;
@@ -36,11 +40,18 @@ async function ownedAccount(tx: { findAccount: Tx['findAccount'] }, companyId: s
 export async function createAccount(deps: Deps, companyId: string, input: AccountInput): Promise<AccountView> {
   return deps.store.write(async (tx) => {
     const account: AccountRow = {
-      accountId: newId('a'), companyId, name: input.name ?? null, email: input.email ?? null, metadata: input.metadata ?? null,
-      processorId: input.processor_id ?? null, planId: input.plan_id ?? null, createdAtMs: deps.clock.now(),
+      accountId: newId('a'),
+      companyId,
+      name: input.name ?? null,
+      email: input.email ?? null,
+      metadata: input.metadata ?? null,
+      processorId: input.processor_id ?? null,
+      planId: input.plan_id ?? null,
+      createdAtMs: deps.clock.now(),
     };
     await tx.insertAccount(account);
-    if (input.plan_id !== undefined) return { account, balances: await applyPlanToNewAccount(tx, account.createdAtMs, account, input.plan_id) };
+    if (input.plan_id !== undefined)
+      return { account, balances: await applyPlanToNewAccount(tx, account.createdAtMs, account, input.plan_id) };
     return { account, balances: [] };
   });
 }
@@ -53,7 +64,12 @@ export async function getAccount(deps: Deps, companyId: string, accountId: strin
   });
 }
 
-export async function updateAccount(deps: Deps, companyId: string, accountId: string, input: Omit<AccountInput, 'plan_id'>): Promise<AccountView> {
+export async function updateAccount(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  input: Omit<AccountInput, 'plan_id'>,
+): Promise<AccountView> {
   return deps.store.write(async (tx) => {
     const current = await ownedAccount(tx, companyId, accountId);
     const account: AccountRow = {
@@ -76,26 +92,55 @@ export async function listAccounts(deps: Deps, companyId: string, page: Page): P
   return (await deps.store.read((tx) => tx.listAccounts(companyId, page))) ?? unknownCursor();
 }
 
-export async function createBalance(deps: Deps, companyId: string, accountId: string, denomination: string, initialAmount: number): Promise<BalanceRow> {
+export async function createBalance(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  initialAmount: number,
+): Promise<BalanceRow> {
   return deps.store.write(async (tx) => {
     await ownedAccount(tx, companyId, accountId);
     const now = deps.clock.now();
     const created = await tx.insertBalance({
-      accountId, companyId, denomination, amount: 0, pending: 0, refillThreshold: null, refillAmount: null,
-      refillUsdAmount: null, refillOnDay: null, createdAtMs: now,
+      accountId,
+      companyId,
+      denomination,
+      amount: 0,
+      pending: 0,
+      refillThreshold: null,
+      refillAmount: null,
+      refillUsdAmount: null,
+      refillOnDay: null,
+      createdAtMs: now,
     });
-    if (!created) fail('balance_already_exists', `the account already has a balance of denomination "${denomination}"`, 'denomination');
+    if (!created)
+      fail(
+        'balance_already_exists',
+        `the account already has a balance of denomination "${denomination}"`,
+        'denomination',
+      );
     const key = balanceKey(accountId, denomination);
     const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
     if (initialAmount === 0) return locked.get(key)!;
-    const after = await postToLedger(tx, now, locked, [{ accountId, denomination, amount: initialAmount, kind: 'grant', reason: 'initial grant' }],
-      new Map([[key, { amount: initialAmount, pending: 0 }]]));
+    const after = await postToLedger(
+      tx,
+      now,
+      locked,
+      [{ accountId, denomination, amount: initialAmount, kind: 'grant', reason: 'initial grant' }],
+      new Map([[key, { amount: initialAmount, pending: 0 }]]),
+    );
     return after.get(key)!;
   });
 }
 
 /** A balance as read now: holds that expired are cancelled first, even before the sweeper runs. */
-export async function getBalance(deps: Deps, companyId: string, accountId: string, denomination: string): Promise<BalanceRow> {
+export async function getBalance(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+): Promise<BalanceRow> {
   await expireDueHoldsOfAccount(deps, companyId, accountId, denomination);
   return deps.store.read(async (tx) => {
     await ownedAccount(tx, companyId, accountId);
@@ -105,23 +150,38 @@ export async function getBalance(deps: Deps, companyId: string, accountId: strin
   });
 }
 
-async function expireDueHoldsOfAccount(deps: Deps, companyId: string, accountId: string, denomination?: string): Promise<void> {
+async function expireDueHoldsOfAccount(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination?: string,
+): Promise<void> {
   const now = deps.clock.now();
   const due = await deps.store.read(async (tx) => {
     const account = await tx.findAccount(companyId, accountId);
     if (!account) return false;
-    const keys = denomination !== undefined ? [{ accountId, denomination }] : (await tx.listBalances(accountId)).map((b) => ({ accountId, denomination: b.denomination }));
+    const keys =
+      denomination !== undefined
+        ? [{ accountId, denomination }]
+        : (await tx.listBalances(accountId)).map((b) => ({ accountId, denomination: b.denomination }));
     return (await tx.findExpiredHolds(now, 1, keys)).length > 0;
   });
   if (!due) return;
   await deps.store.write(async (tx) => {
-    const keys = denomination !== undefined ? [{ accountId, denomination }] : (await tx.listBalances(accountId)).map((b) => ({ accountId, denomination: b.denomination }));
+    const keys =
+      denomination !== undefined
+        ? [{ accountId, denomination }]
+        : (await tx.listBalances(accountId)).map((b) => ({ accountId, denomination: b.denomination }));
     await expireHolds(tx, now, keys);
   });
 }
 
 export async function adjustBalance(
-  deps: Deps, companyId: string, accountId: string, denomination: string, input: { amount: number; reason?: string },
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  input: { amount: number; reason?: string },
 ): Promise<BalanceRow> {
   if (input.amount === 0) fail('adjustment_amount_must_not_be_zero', 'an adjustment must change the balance', 'amount');
   return deps.store.write(async (tx) => {
@@ -131,19 +191,35 @@ export async function adjustBalance(
     const before = locked.get(key);
     if (!before) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
     const amount = before.amount + input.amount;
-    if (Math.abs(amount) > AMOUNT_MAX || Math.abs(amount - before.pending) > AMOUNT_MAX) fail('amount_out_of_range', 'the adjustment would take the balance beyond the exact integer range', 'amount');
-    const after = await postToLedger(tx, deps.clock.now(), locked,
+    if (Math.abs(amount) > AMOUNT_MAX || Math.abs(amount - before.pending) > AMOUNT_MAX)
+      fail('amount_out_of_range', 'the adjustment would take the balance beyond the exact integer range', 'amount');
+    const after = await postToLedger(
+      tx,
+      deps.clock.now(),
+      locked,
       [{ accountId, denomination, amount: input.amount, kind: 'adjustment', reason: input.reason ?? null }],
-      new Map([[key, { amount: input.amount, pending: 0 }]]));
+      new Map([[key, { amount: input.amount, pending: 0 }]]),
+    );
     return after.get(key)!;
   });
 }
 
-export async function putPrice(deps: Deps, companyId: string, type: string, input: { denomination: string; unit_amount: string | number }): Promise<PriceRow> {
+export async function putPrice(
+  deps: Deps,
+  companyId: string,
+  type: string,
+  input: { denomination: string; unit_amount: string | number },
+): Promise<PriceRow> {
   const unit = parseUnitAmount(input.unit_amount);
   if (!unit.ok) fail(unit.reason, unit.message, unit.param);
   return deps.store.write(async (tx) => {
-    const row: PriceRow = { companyId, type, denomination: input.denomination, unitAmount: unit.value, updatedAtMs: deps.clock.now() };
+    const row: PriceRow = {
+      companyId,
+      type,
+      denomination: input.denomination,
+      unitAmount: unit.value,
+      updatedAtMs: deps.clock.now(),
+    };
     await tx.upsertPrice(row);
     return row;
   });
@@ -153,7 +229,13 @@ export async function listPrices(deps: Deps, companyId: string, page: Page): Pro
   return (await deps.store.read((tx) => tx.listPrices(companyId, page))) ?? unknownCursor();
 }
 
-export async function listTransactions(deps: Deps, companyId: string, accountId: string, denomination: string | undefined, page: Page) {
+export async function listTransactions(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string | undefined,
+  page: Page,
+) {
   const result = await deps.store.read(async (tx) => {
     await ownedAccount(tx, companyId, accountId);
     return tx.listTransactions(accountId, denomination, page);

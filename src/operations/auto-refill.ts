@@ -29,12 +29,26 @@ export interface AutoRefillInput {
  * balance that had none refills at once and anchors the day; changing the amounts of an
  * existing monthly refill takes effect at its next renewal (the day is kept).
  */
-export async function putAutoRefill(deps: Deps, companyId: string, accountId: string, denomination: string, input: AutoRefillInput): Promise<BalanceRow> {
+export async function putAutoRefill(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  input: AutoRefillInput,
+): Promise<BalanceRow> {
   if (input.denomination !== undefined && input.denomination !== denomination) {
-    fail('denomination_does_not_match_path', `the body names denomination "${input.denomination}" but the path "${denomination}"`, 'denomination');
+    fail(
+      'denomination_does_not_match_path',
+      `the body names denomination "${input.denomination}" but the path "${denomination}"`,
+      'denomination',
+    );
   }
   if (input.refill_period !== undefined && input.refill_monthly === false) {
-    fail('refill_period_contradicts_refill_monthly', 'refill_period "monthly" means refill_monthly: true', 'refill_period');
+    fail(
+      'refill_period_contradicts_refill_monthly',
+      'refill_period "monthly" means refill_monthly: true',
+      'refill_period',
+    );
   }
   const monthlyWanted = input.refill_period === 'monthly' ? true : input.refill_monthly;
   return deps.store.write(async (tx) => {
@@ -49,30 +63,67 @@ export async function putAutoRefill(deps: Deps, companyId: string, accountId: st
     const wasMonthly = b.refillMonthly ?? false;
     const monthly = monthlyWanted ?? wasMonthly;
     if ((threshold !== null || monthly) && (amount === null || usd === null)) {
-      fail('auto_refill_needs_amount_and_usd_charge', 'auto-refill needs amount (units added per refill) and usd_charge (cents charged per refill)', amount === null ? 'amount' : 'usd_charge');
+      fail(
+        'auto_refill_needs_amount_and_usd_charge',
+        'auto-refill needs amount (units added per refill) and usd_charge (cents charged per refill)',
+        amount === null ? 'amount' : 'usd_charge',
+      );
     }
-    let schedule = { refillOnDay: b.refillOnDay, monthlyAnchorAtMs: b.monthlyAnchorAtMs ?? null, nextRefillAtMs: b.nextRefillAtMs ?? null };
+    let schedule = {
+      refillOnDay: b.refillOnDay,
+      monthlyAnchorAtMs: b.monthlyAnchorAtMs ?? null,
+      nextRefillAtMs: b.nextRefillAtMs ?? null,
+    };
     let refillNow = false;
     if (!monthly) schedule = { refillOnDay: null, monthlyAnchorAtMs: null, nextRefillAtMs: null };
     else if (!wasMonthly) {
       // Refill 0 of the new schedule is now. With a refill already in flight it stays due and the
       // monthly worker starts it as soon as that one is settled.
       refillNow = (b.refillChargeId ?? null) === null && !(b.autoRefillPaused ?? false);
-      schedule = { refillOnDay: refillDayOf(now), monthlyAnchorAtMs: now, nextRefillAtMs: refillNow ? refillAt(now, 1) : now };
+      schedule = {
+        refillOnDay: refillDayOf(now),
+        monthlyAnchorAtMs: now,
+        nextRefillAtMs: refillNow ? refillAt(now, 1) : now,
+      };
     }
-    await tx.updateRefillSettings(accountId, denomination, { refillThreshold: threshold, refillAmount: amount, refillUsdAmount: usd, refillMonthly: monthly, ...schedule });
-    if (refillNow) await startRefill(tx, now, { ...b, refillAmount: amount, refillUsdAmount: usd }, { trigger: 'monthly', due_at_ms: now });
+    await tx.updateRefillSettings(accountId, denomination, {
+      refillThreshold: threshold,
+      refillAmount: amount,
+      refillUsdAmount: usd,
+      refillMonthly: monthly,
+      ...schedule,
+    });
+    if (refillNow)
+      await startRefill(
+        tx,
+        now,
+        { ...b, refillAmount: amount, refillUsdAmount: usd },
+        { trigger: 'monthly', due_at_ms: now },
+      );
     return (await tx.findBalance(accountId, denomination))!;
   });
 }
 
 /** Requests a refill charge for a locked balance and marks it in flight. */
-async function startRefill(tx: Tx, nowMs: number, b: BalanceRow, details: Record<string, unknown>, nextRefillAtMs?: number): Promise<void> {
+async function startRefill(
+  tx: Tx,
+  nowMs: number,
+  b: BalanceRow,
+  details: Record<string, unknown>,
+  nextRefillAtMs?: number,
+): Promise<void> {
   const charge = await requestCharge(tx, nowMs, {
-    companyId: b.companyId, accountId: b.accountId, denomination: b.denomination, reason: 'refill',
-    usdCents: b.refillUsdAmount!, details: { units: b.refillAmount, ...details },
+    companyId: b.companyId,
+    accountId: b.accountId,
+    denomination: b.denomination,
+    reason: 'refill',
+    usdCents: b.refillUsdAmount!,
+    details: { units: b.refillAmount, ...details },
   });
-  await tx.updateRefillState(b.accountId, b.denomination, { refillChargeId: charge.chargeId, ...(nextRefillAtMs !== undefined ? { nextRefillAtMs } : {}) });
+  await tx.updateRefillState(b.accountId, b.denomination, {
+    refillChargeId: charge.chargeId,
+    ...(nextRefillAtMs !== undefined ? { nextRefillAtMs } : {}),
+  });
 }
 
 /**
@@ -87,8 +138,12 @@ export const thresholdRefillEffect: BalanceEffect = async (tx, nowMs, changes) =
     const availableAfter = after.amount - after.pending;
     if (availableAfter >= before.amount - before.pending) continue;
     const decision = thresholdRefillDecision({
-      available: availableAfter, threshold: after.refillThreshold, refillAmount: after.refillAmount, refillUsdCents: after.refillUsdAmount,
-      inFlight: (after.refillChargeId ?? null) !== null, paused: after.autoRefillPaused ?? false,
+      available: availableAfter,
+      threshold: after.refillThreshold,
+      refillAmount: after.refillAmount,
+      refillUsdCents: after.refillUsdAmount,
+      inFlight: (after.refillChargeId ?? null) !== null,
+      paused: after.autoRefillPaused ?? false,
     });
     if (decision.refill) await startRefill(tx, nowMs, after, { trigger: 'threshold', available: availableAfter });
   }
@@ -102,9 +157,16 @@ export const thresholdRefillEffect: BalanceEffect = async (tx, nowMs, changes) =
 export async function startDueMonthlyRefill(tx: Tx, nowMs: number, b: BalanceRow): Promise<void> {
   const due = b.nextRefillAtMs!;
   const next = nextRefillAfter(b.monthlyAnchorAtMs ?? due, due);
-  const ready = (b.refillMonthly ?? false) && b.refillAmount !== null && b.refillAmount > 0 && b.refillUsdAmount !== null && !(b.autoRefillPaused ?? false);
+  const ready =
+    (b.refillMonthly ?? false) &&
+    b.refillAmount !== null &&
+    b.refillAmount > 0 &&
+    b.refillUsdAmount !== null &&
+    !(b.autoRefillPaused ?? false);
   if (!ready) {
-    await tx.updateRefillState(b.accountId, b.denomination, { nextRefillAtMs: (b.refillMonthly ?? false) ? next : null });
+    await tx.updateRefillState(b.accountId, b.denomination, {
+      nextRefillAtMs: (b.refillMonthly ?? false) ? next : null,
+    });
     return;
   }
   await startRefill(tx, nowMs, b, { trigger: 'monthly', due_at_ms: due }, next);

@@ -16,21 +16,38 @@ import { lockBalanceMap } from './ledger.js';
 /** Expected processor failures as the reason codes of the error registry. */
 export function failFromProcessor(e: ProcessorError, param?: string): never {
   switch (e.code) {
-    case 'invalid_token': return fail('invalid_card_token', `the payment processor does not know this card token: ${e.message}`, param);
-    case 'card_declined': return fail('card_declined', `the card was declined: ${e.message}`, param);
-    case 'authentication_required': return fail('card_authentication_required', `the card needs the cardholder to authenticate: ${e.message}`, param);
-    case 'processor_unavailable': return fail('processor_unavailable', 'the payment processor could not be reached; nothing was changed, try again', param);
-    case 'invalid_request': return fail('processor_rejected_request', `the payment processor refused the request: ${e.message}`, param);
+    case 'invalid_token':
+      return fail('invalid_card_token', `the payment processor does not know this card token: ${e.message}`, param);
+    case 'card_declined':
+      return fail('card_declined', `the card was declined: ${e.message}`, param);
+    case 'authentication_required':
+      return fail('card_authentication_required', `the card needs the cardholder to authenticate: ${e.message}`, param);
+    case 'processor_unavailable':
+      return fail(
+        'processor_unavailable',
+        'the payment processor could not be reached; nothing was changed, try again',
+        param,
+      );
+    case 'invalid_request':
+      return fail('processor_rejected_request', `the payment processor refused the request: ${e.message}`, param);
   }
 }
 
 export async function attachCard(deps: Deps, companyId: string, accountId: string, token: string): Promise<CardRow> {
-  const { account, company } = await deps.store.read(async (tx) => ({ account: await tx.findAccount(companyId, accountId), company: await tx.findCompany(companyId) }));
+  const { account, company } = await deps.store.read(async (tx) => ({
+    account: await tx.findAccount(companyId, accountId),
+    company: await tx.findCompany(companyId),
+  }));
   if (!account || !company) fail('not_found', `no such account: ${accountId}`, 'account_id');
   const processor = deps.processors(company);
   let customerId = account.processorId;
   if (customerId === null) {
-    const created = await processor.createCustomer({ name: account.name, email: account.email, metadata: { account_id: accountId }, idempotencyKey: `customer:${accountId}` });
+    const created = await processor.createCustomer({
+      name: account.name,
+      email: account.email,
+      metadata: { account_id: accountId },
+      idempotencyKey: `customer:${accountId}`,
+    });
     if (!created.ok) failFromProcessor(created.error);
     customerId = created.value.customerId;
   }
@@ -46,10 +63,21 @@ export async function attachCard(deps: Deps, companyId: string, accountId: strin
     else if (current.processorId !== customer) {
       // PUT /v1/accounts/{id} gave the account another customer while the processor attached
       // this card to the one read before: the card cannot pay for the account now.
-      fail('processor_customer_changed', 'the account\'s processor_id changed while the card was being attached; attach the card again', 'processor_id');
+      fail(
+        'processor_customer_changed',
+        "the account's processor_id changed while the card was being attached; attach the card again",
+        'processor_id',
+      );
     }
     const card: CardRow = {
-      accountId, companyId, paymentMethodId: c.paymentMethodId, brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear, createdAtMs: now,
+      accountId,
+      companyId,
+      paymentMethodId: c.paymentMethodId,
+      brand: c.brand,
+      last4: c.last4,
+      expMonth: c.expMonth,
+      expYear: c.expYear,
+      createdAtMs: now,
     };
     await tx.upsertCard(card);
     const locked = await lockBalanceMap(tx, await tx.listBalances(accountId));

@@ -37,9 +37,21 @@ export interface NewCharge {
 
 function chargeRow(nowMs: number, c: NewCharge, status: ChargeStatus, outboxId: string | null): ChargeRow {
   return {
-    chargeId: newId('ch'), companyId: c.companyId, accountId: c.accountId, denomination: c.denomination, reason: c.reason,
-    usdCents: c.usdCents, status, processorRef: null, failureCode: null, failureMessage: null, details: c.details,
-    transactionId: null, outboxId, createdAtMs: nowMs, updatedAtMs: nowMs,
+    chargeId: newId('ch'),
+    companyId: c.companyId,
+    accountId: c.accountId,
+    denomination: c.denomination,
+    reason: c.reason,
+    usdCents: c.usdCents,
+    status,
+    processorRef: null,
+    failureCode: null,
+    failureMessage: null,
+    details: c.details,
+    transactionId: null,
+    outboxId,
+    createdAtMs: nowMs,
+    updatedAtMs: nowMs,
   };
 }
 
@@ -48,7 +60,16 @@ export async function requestCharge(tx: Tx, nowMs: number, c: NewCharge, runAtMs
   const outboxId = newId('ob');
   const row = chargeRow(nowMs, c, 'pending', outboxId);
   await tx.insertCharges([row]);
-  await tx.insertOutbox([{ outboxId, companyId: c.companyId, topic: `${CHARGE_TOPIC_PREFIX}${c.reason}`, payload: { charge_id: row.chargeId }, runAtMs, createdAtMs: nowMs }]);
+  await tx.insertOutbox([
+    {
+      outboxId,
+      companyId: c.companyId,
+      topic: `${CHARGE_TOPIC_PREFIX}${c.reason}`,
+      payload: { charge_id: row.chargeId },
+      runAtMs,
+      createdAtMs: nowMs,
+    },
+  ]);
   return row;
 }
 
@@ -64,8 +85,23 @@ export async function collectChargesAwaitingCard(tx: Tx, nowMs: number, accountI
   const waiting = await tx.lockChargesAwaitingCard(accountId);
   for (const c of waiting) {
     const outboxId = newId('ob');
-    await tx.updateCharge(c.chargeId, { status: 'pending', outboxId, failureCode: null, failureMessage: null, updatedAtMs: nowMs });
-    await tx.insertOutbox([{ outboxId, companyId: c.companyId, topic: `${CHARGE_TOPIC_PREFIX}${c.reason}`, payload: { charge_id: c.chargeId }, runAtMs: nowMs, createdAtMs: nowMs }]);
+    await tx.updateCharge(c.chargeId, {
+      status: 'pending',
+      outboxId,
+      failureCode: null,
+      failureMessage: null,
+      updatedAtMs: nowMs,
+    });
+    await tx.insertOutbox([
+      {
+        outboxId,
+        companyId: c.companyId,
+        topic: `${CHARGE_TOPIC_PREFIX}${c.reason}`,
+        payload: { charge_id: c.chargeId },
+        runAtMs: nowMs,
+        createdAtMs: nowMs,
+      },
+    ]);
   }
   return waiting.length;
 }
@@ -83,7 +119,7 @@ export type ChargeAttempt =
 /** Carries out one requested charge (the worker's handler): attempt, then settle. */
 export async function carryOutCharge(deps: Deps, chargeId: string, attempts: number): Promise<SettledCharge> {
   const charge = await deps.store.read((tx) => tx.findCharge(chargeId));
-  if (!charge || charge.status !== 'pending') return { status: charge?.status ?? 'failed' };
+  if (charge?.status !== 'pending') return { status: charge?.status ?? 'failed' };
   const attempt = await attemptCharge(deps, charge);
   return settleCharge(deps, chargeId, attempt, { mayRetry: true, attempts });
 }
@@ -97,28 +133,39 @@ export async function attemptCharge(deps: Deps, charge: ChargeRow): Promise<Char
     card: await tx.findCard(charge.accountId),
   }));
   if (!ctx.company || !ctx.account) throw new Error(`charge ${charge.chargeId}: its account is gone`);
-  if (!ctx.card || ctx.account.processorId === null) return { kind: 'declined', code: 'no_card_on_file', message: 'the account has no card attached' };
+  if (!ctx.card || ctx.account.processorId === null)
+    return { kind: 'declined', code: 'no_card_on_file', message: 'the account has no card attached' };
   const result = await deps.processors(ctx.company).charge({
     customerId: ctx.account.processorId,
     paymentMethodId: ctx.card.paymentMethodId,
     usdCents: usdCents(charge.usdCents),
     description: describeCharge(charge),
     idempotencyKey: charge.chargeId,
-    metadata: { account_id: charge.accountId, charge_id: charge.chargeId, reason: charge.reason, ...(charge.denomination !== null ? { denomination: charge.denomination } : {}) },
+    metadata: {
+      account_id: charge.accountId,
+      charge_id: charge.chargeId,
+      reason: charge.reason,
+      ...(charge.denomination !== null ? { denomination: charge.denomination } : {}),
+    },
   });
   if (result.ok) return { kind: 'succeeded', processorRef: result.value.chargeRef };
   const e = result.error;
-  if (e.code === 'card_declined' || e.code === 'authentication_required') return { kind: 'declined', code: e.code, message: e.message };
+  if (e.code === 'card_declined' || e.code === 'authentication_required')
+    return { kind: 'declined', code: e.code, message: e.message };
   if (e.retryable || e.code === 'processor_unavailable') return { kind: 'unavailable', message: e.message };
   return { kind: 'rejected', code: e.code, message: e.message };
 }
 
 function describeCharge(c: ChargeRow): string {
   switch (c.reason) {
-    case 'refill': return `Auto-refill of ${String(c.details.units)} ${c.denomination ?? ''}`.trim();
-    case 'plan': return 'Plan charge';
-    case 'overage': return 'Plan overage';
-    case 'proration': return `Mid-month increase of ${c.denomination ?? ''}`.trim();
+    case 'refill':
+      return `Auto-refill of ${String(c.details.units)} ${c.denomination ?? ''}`.trim();
+    case 'plan':
+      return 'Plan charge';
+    case 'overage':
+      return 'Plan overage';
+    case 'proration':
+      return `Mid-month increase of ${c.denomination ?? ''}`.trim();
   }
 }
 
@@ -135,31 +182,47 @@ export interface SettledCharge {
  * Records the outcome of an attempt. `mayRetry`: an unreachable processor leaves the charge
  * pending for another attempt (worker); otherwise (a request waiting for the answer) it fails.
  */
-export async function settleCharge(deps: Deps, chargeId: string, attempt: ChargeAttempt, opts: { mayRetry: boolean; attempts: number }): Promise<SettledCharge> {
+export async function settleCharge(
+  deps: Deps,
+  chargeId: string,
+  attempt: ChargeAttempt,
+  opts: { mayRetry: boolean; attempts: number },
+): Promise<SettledCharge> {
   return deps.store.write(async (tx) => {
     const now = deps.clock.now();
     const unlocked = await tx.findCharge(chargeId);
     if (!unlocked) throw new Error(`charge ${chargeId} does not exist`);
     // Lock order everywhere: balances, then charges.
-    const locked = unlocked.denomination !== null ? await lockBalanceMap(tx, [{ accountId: unlocked.accountId, denomination: unlocked.denomination }]) : new Map<string, BalanceRow>();
+    const locked =
+      unlocked.denomination !== null
+        ? await lockBalanceMap(tx, [{ accountId: unlocked.accountId, denomination: unlocked.denomination }])
+        : new Map<string, BalanceRow>();
     const charge = await tx.lockCharge(chargeId);
-    if (!charge || charge.status !== 'pending') return { status: charge?.status ?? 'failed' };
+    if (charge?.status !== 'pending') return { status: charge?.status ?? 'failed' };
     if (attempt.kind === 'unavailable' && opts.mayRetry && opts.attempts < CHARGE_ATTEMPTS_MAX) {
       const delay = Math.min(CHARGE_RETRY_BASE_MS * 2 ** Math.max(0, opts.attempts - 1), CHARGE_RETRY_MAX_MS);
       return { status: 'pending', retryAtMs: now + delay, failureMessage: attempt.message };
     }
-    const outcome: Exclude<ChargeAttempt, { kind: 'unavailable' }> = attempt.kind === 'unavailable'
-      ? { kind: 'rejected', code: 'processor_unavailable', message: attempt.message }
-      : attempt;
-    const settled = outcome.kind === 'succeeded'
-      ? await onSucceeded(tx, now, charge, locked, outcome.processorRef)
-      : await onFailed(tx, now, charge, locked, outcome);
+    const outcome: Exclude<ChargeAttempt, { kind: 'unavailable' }> =
+      attempt.kind === 'unavailable'
+        ? { kind: 'rejected', code: 'processor_unavailable', message: attempt.message }
+        : attempt;
+    const settled =
+      outcome.kind === 'succeeded'
+        ? await onSucceeded(tx, now, charge, locked, outcome.processorRef)
+        : await onFailed(tx, now, charge, locked, outcome);
     if (charge.outboxId !== null) await tx.completeOutbox(charge.outboxId, now);
     return settled;
   });
 }
 
-async function onSucceeded(tx: Tx, nowMs: number, charge: ChargeRow, locked: Map<string, BalanceRow>, processorRef: string | null): Promise<SettledCharge> {
+async function onSucceeded(
+  tx: Tx,
+  nowMs: number,
+  charge: ChargeRow,
+  locked: Map<string, BalanceRow>,
+  processorRef: string | null,
+): Promise<SettledCharge> {
   if (charge.reason === 'refill') {
     const { balance, transactionId } = await applyRefill(tx, nowMs, charge, locked);
     await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, transactionId, updatedAtMs: nowMs });
@@ -167,7 +230,14 @@ async function onSucceeded(tx: Tx, nowMs: number, charge: ChargeRow, locked: Map
   }
   if (charge.reason === 'proration') {
     const d = charge.details as unknown as ProrationDetails;
-    const { balance, transactionId } = await applyProration(tx, nowMs, locked, charge.accountId, charge.denomination!, d);
+    const { balance, transactionId } = await applyProration(
+      tx,
+      nowMs,
+      locked,
+      charge.accountId,
+      charge.denomination!,
+      d,
+    );
     await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, transactionId, updatedAtMs: nowMs });
     return { status: 'succeeded', balance };
   }
@@ -176,21 +246,32 @@ async function onSucceeded(tx: Tx, nowMs: number, charge: ChargeRow, locked: Map
 }
 
 async function onFailed(
-  tx: Tx, nowMs: number, charge: ChargeRow, locked: Map<string, BalanceRow>, outcome: { kind: 'declined' | 'rejected'; code: string; message: string },
+  tx: Tx,
+  nowMs: number,
+  charge: ChargeRow,
+  locked: Map<string, BalanceRow>,
+  outcome: { kind: 'declined' | 'rejected'; code: string; message: string },
 ): Promise<SettledCharge> {
   const failure = { failureCode: outcome.code, failureMessage: outcome.message, updatedAtMs: nowMs };
   // Plan and overage charges are owed: a declined card leaves them waiting for a new card.
-  const status: ChargeStatus = (charge.reason === 'plan' || charge.reason === 'overage') && outcome.kind === 'declined' ? 'requires_payment_method' : 'failed';
+  const status: ChargeStatus =
+    (charge.reason === 'plan' || charge.reason === 'overage') && outcome.kind === 'declined'
+      ? 'requires_payment_method'
+      : 'failed';
   await tx.updateCharge(charge.chargeId, { status, ...failure });
   if (charge.reason === 'refill') {
     const b = locked.get(balanceKey(charge.accountId, charge.denomination!));
     if (b) {
       // A request the processor refuses (e.g. below its minimum amount) would be refused again on
       // every change, so it counts toward the pause like a decline; only an outage does not.
-      const streak = afterChargeOutcome(b.consecutiveDeclines ?? 0, outcome.code === 'processor_unavailable' ? 'processor_error' : 'declined');
+      const streak = afterChargeOutcome(
+        b.consecutiveDeclines ?? 0,
+        outcome.code === 'processor_unavailable' ? 'processor_error' : 'declined',
+      );
       await tx.updateRefillState(b.accountId, b.denomination, {
         ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
-        consecutiveDeclines: streak.consecutiveDeclines, autoRefillPaused: streak.paused || (b.autoRefillPaused ?? false),
+        consecutiveDeclines: streak.consecutiveDeclines,
+        autoRefillPaused: streak.paused || (b.autoRefillPaused ?? false),
       });
     }
   }
@@ -205,23 +286,38 @@ async function lastTransactionId(tx: Tx, accountId: string, denomination: string
   return id;
 }
 
-async function applyRefill(tx: Tx, nowMs: number, charge: ChargeRow, locked: Map<string, BalanceRow>): Promise<{ balance: BalanceRow; transactionId: string }> {
+async function applyRefill(
+  tx: Tx,
+  nowMs: number,
+  charge: ChargeRow,
+  locked: Map<string, BalanceRow>,
+): Promise<{ balance: BalanceRow; transactionId: string }> {
   const denomination = charge.denomination!;
   const key = balanceKey(charge.accountId, denomination);
   const b = locked.get(key);
   if (!b) throw new Error(`refill ${charge.chargeId}: balance ${key} is gone`);
   const units = Number(charge.details.units);
-  if (!Number.isSafeInteger(units) || units <= 0) throw new Error(`refill ${charge.chargeId}: bad units ${String(charge.details.units)}`);
+  if (!Number.isSafeInteger(units) || units <= 0)
+    throw new Error(`refill ${charge.chargeId}: bad units ${String(charge.details.units)}`);
   // The in-flight marker is cleared first, so the balance row the effects see after the refill is current.
   await tx.updateRefillState(b.accountId, denomination, {
     ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
     consecutiveDeclines: afterChargeOutcome(b.consecutiveDeclines ?? 0, 'succeeded').consecutiveDeclines,
   });
-  const after = await postToLedger(tx, nowMs, locked,
+  const after = await postToLedger(
+    tx,
+    nowMs,
+    locked,
     [{ accountId: b.accountId, denomination, amount: units, kind: 'refill', reason: `charge ${charge.chargeId}` }],
-    new Map([[key, { amount: units, pending: 0 }]]));
+    new Map([[key, { amount: units, pending: 0 }]]),
+  );
   const balance = after.get(key)!;
-  await insertWebhook(tx, nowMs, balance.companyId, 'auto_refill', { account_id: balance.accountId, denomination, account_balance: balance.amount, type: 'auto_refill' });
+  await insertWebhook(tx, nowMs, balance.companyId, 'auto_refill', {
+    account_id: balance.accountId,
+    denomination,
+    account_balance: balance.amount,
+    type: 'auto_refill',
+  });
   return { balance, transactionId: await lastTransactionId(tx, b.accountId, denomination) };
 }
 
@@ -239,7 +335,12 @@ export interface ProrationDetails {
  * as one `proration` transaction; the refill becomes the new one, monthly, anchored at the request.
  */
 export async function applyProration(
-  tx: Tx, nowMs: number, locked: Map<string, BalanceRow>, accountId: string, denomination: string, d: ProrationDetails,
+  tx: Tx,
+  nowMs: number,
+  locked: Map<string, BalanceRow>,
+  accountId: string,
+  denomination: string,
+  d: ProrationDetails,
 ): Promise<{ balance: BalanceRow; transactionId: string }> {
   const key = balanceKey(accountId, denomination);
   const b = locked.get(key);
@@ -247,21 +348,43 @@ export async function applyProration(
   const remaining = Math.min(Math.max(b.amount, 0), b.refillAmount ?? 0);
   const delta = d.amount - remaining;
   await tx.updateRefillSettings(accountId, denomination, {
-    refillThreshold: b.refillThreshold, refillAmount: d.amount, refillUsdAmount: d.usd_charge, refillMonthly: true,
-    refillOnDay: refillDayOf(d.anchor_at_ms), monthlyAnchorAtMs: d.anchor_at_ms, nextRefillAtMs: refillAt(d.anchor_at_ms, 1),
+    refillThreshold: b.refillThreshold,
+    refillAmount: d.amount,
+    refillUsdAmount: d.usd_charge,
+    refillMonthly: true,
+    refillOnDay: refillDayOf(d.anchor_at_ms),
+    monthlyAnchorAtMs: d.anchor_at_ms,
+    nextRefillAtMs: refillAt(d.anchor_at_ms, 1),
   });
-  const after = await postToLedger(tx, nowMs, locked,
+  const after = await postToLedger(
+    tx,
+    nowMs,
+    locked,
     [{ accountId, denomination, amount: delta, kind: 'proration', reason: `mid-month increase to ${d.amount}` }],
-    new Map([[key, { amount: delta, pending: 0 }]]));
+    new Map([[key, { amount: delta, pending: 0 }]]),
+  );
   return { balance: after.get(key)!, transactionId: await lastTransactionId(tx, accountId, denomination) };
 }
 
 /** A notification for the webhooks worker (topics `webhook.*`), written with the change that caused it. */
-export async function insertWebhook(tx: Tx, nowMs: number, companyId: string, type: 'auto_refill' | 'threshold', payload: Record<string, unknown>): Promise<void> {
-  await tx.insertOutbox([{ outboxId: newId('ob'), companyId, topic: `webhook.${type}`, payload, runAtMs: nowMs, createdAtMs: nowMs }]);
+export async function insertWebhook(
+  tx: Tx,
+  nowMs: number,
+  companyId: string,
+  type: 'auto_refill' | 'threshold',
+  payload: Record<string, unknown>,
+): Promise<void> {
+  await tx.insertOutbox([
+    { outboxId: newId('ob'), companyId, topic: `webhook.${type}`, payload, runAtMs: nowMs, createdAtMs: nowMs },
+  ]);
 }
 
-export async function listCharges(deps: Deps, companyId: string, accountId: string, page: Page): Promise<PageResult<ChargeRow>> {
+export async function listCharges(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  page: Page,
+): Promise<PageResult<ChargeRow>> {
   const result = await deps.store.read(async (tx) => {
     if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
     return tx.listCharges(accountId, page);

@@ -5,7 +5,13 @@
  * request is still all-or-nothing, and is answered only after the commit is durable.
  */
 import {
-  balanceKey, companyScopedKey, planIngest, type IngestContext, type IngestRequest, type KnownEvent, type NormalizedEvent,
+  balanceKey,
+  companyScopedKey,
+  planIngest,
+  type IngestContext,
+  type IngestRequest,
+  type KnownEvent,
+  type NormalizedEvent,
 } from '../domain/events.js';
 import { decideSettle, isHoldExpired, settleHold } from '../domain/holds.js';
 import { fail, failure, type Failure, type Outcome } from '../domain/outcome.js';
@@ -77,7 +83,10 @@ export class GroupCommit<Req, Res> {
     while (this.#running < this.concurrency && this.#queue.length > 0) {
       const group: Queued<Req, Res>[] = [];
       let size = 0;
-      while (this.#queue.length > 0 && (group.length === 0 || size + this.sizeOf(this.#queue[0]!.req) <= this.maxSize)) {
+      while (
+        this.#queue.length > 0 &&
+        (group.length === 0 || size + this.sizeOf(this.#queue[0]!.req) <= this.maxSize)
+      ) {
         const q = this.#queue.shift()!;
         size += this.sizeOf(q.req);
         group.push(q);
@@ -92,10 +101,13 @@ export class GroupCommit<Req, Res> {
 
   async #run(group: Queued<Req, Res>[]): Promise<void> {
     try {
-      const outcomes = await this.writeGroup(this.clock.now(), group.map((q) => q.req));
-      group.forEach((q, i) => q.resolve(outcomes[i]!));
+      const outcomes = await this.writeGroup(
+        this.clock.now(),
+        group.map((q) => q.req),
+      );
+      for (const [i, q] of group.entries()) q.resolve(outcomes[i]!);
     } catch (err) {
-      group.forEach((q) => q.reject(err));
+      for (const q of group) q.reject(err);
     }
   }
 }
@@ -103,8 +115,13 @@ export class GroupCommit<Req, Res> {
 /** Ingest requests, grouped by events (up to GROUP_EVENTS_MAX per group). */
 export class IngestBatcher extends GroupCommit<IngestRequest, Outcome<IngestResult>> {
   constructor(deps: Deps, concurrency: number, writeGroup?: GroupWriter<IngestRequest, Outcome<IngestResult>>) {
-    super(deps.clock, concurrency, writeGroup ?? ((nowMs, requests) => deps.store.write((tx) => ingestGroup(tx, nowMs, requests))),
-      (r) => r.events.length, GROUP_EVENTS_MAX);
+    super(
+      deps.clock,
+      concurrency,
+      writeGroup ?? ((nowMs, requests) => deps.store.write((tx) => ingestGroup(tx, nowMs, requests))),
+      (r) => r.events.length,
+      GROUP_EVENTS_MAX,
+    );
   }
 }
 
@@ -123,9 +140,12 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
   const outcomes: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
 
   // 1. Which accounts exist, and whose are they: a foreign account is answered like a missing one.
-  const owners = new Map((await tx.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [o.accountId, o.companyId]));
+  const owners = new Map(
+    (await tx.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [o.accountId, o.companyId]),
+  );
   requests.forEach((r, i) => {
-    if (owners.get(r.accountId) !== r.companyId) outcomes[i] = failure('not_found', `no such account: ${r.accountId}`, 'account_id');
+    if (owners.get(r.accountId) !== r.companyId)
+      outcomes[i] = failure('not_found', `no such account: ${r.accountId}`, 'account_id');
   });
 
   // 2. Prices and known client ids, per company: one query each for the whole group.
@@ -134,12 +154,14 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
   for (const [companyId, reqs] of groupByCompany(requests, outcomes)) {
     const types = new Set<string>();
     const ids = new Set<string>();
-    for (const r of reqs) for (const e of r.events) {
-      if (!e.override) types.add(e.type);
-      if (e.clientId !== null) ids.add(e.clientId);
-    }
+    for (const r of reqs)
+      for (const e of r.events) {
+        if (!e.override) types.add(e.type);
+        if (e.clientId !== null) ids.add(e.clientId);
+      }
     for (const p of await tx.findPrices(companyId, [...types])) prices.set(companyScopedKey(companyId, p.type), p);
-    for (const e of await tx.findEventsByIds(companyId, [...ids])) known.set(companyScopedKey(companyId, e.eventId), { accountId: e.accountId, contentHash: e.contentHash });
+    for (const e of await tx.findEventsByIds(companyId, [...ids]))
+      known.set(companyScopedKey(companyId, e.eventId), { accountId: e.accountId, contentHash: e.contentHash });
   }
 
   // 3. Lock every balance the group may draw from, then cancel their expired holds. Only a
@@ -160,7 +182,10 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
 
   // 4. Plan each request against the running figures (all-or-nothing per request).
   const ctx: IngestContext = {
-    nowMs, prices, known, newEventId: () => newId('ev'),
+    nowMs,
+    prices,
+    known,
+    newEventId: () => newId('ev'),
     balances: new Map([...locked].map(([k, b]) => [k, { amount: b.amount, pending: b.pending }])),
   };
   const events: EventRow[] = [];
@@ -189,7 +214,10 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
   return outcomes as Outcome<IngestResult>[];
 }
 
-function groupByCompany(requests: IngestRequest[], outcomes: (Outcome<IngestResult> | undefined)[]): Map<string, IngestRequest[]> {
+function groupByCompany(
+  requests: IngestRequest[],
+  outcomes: (Outcome<IngestResult> | undefined)[],
+): Map<string, IngestRequest[]> {
   const by = new Map<string, IngestRequest[]>();
   requests.forEach((r, i) => {
     if (outcomes[i]) return;
@@ -241,7 +269,13 @@ export async function settleGroup(tx: Tx, now: number, requests: SettleRequest[]
   const expired = found.filter((e) => e.state === 'pending' && isHoldExpired(e.expiresAtMs, now));
   if (expired.length > 0) {
     await cancelHolds(tx, now, expired);
-    for (const e of expired) events.set(companyScopedKey(e.companyId, e.eventId), { ...e, state: 'cancelled', updatedAtMs: now, expiresAtMs: null });
+    for (const e of expired)
+      events.set(companyScopedKey(e.companyId, e.eventId), {
+        ...e,
+        state: 'cancelled',
+        updatedAtMs: now,
+        expiresAtMs: null,
+      });
     locked = await lockBalanceMap(tx, found);
   }
 
@@ -257,17 +291,34 @@ export async function settleGroup(tx: Tx, now: number, requests: SettleRequest[]
     if (decision === 'noop') return { ok: true, value: event };
     if (decision === 'not_pending') return notPending(event);
     if (input.cost_override && input.cost_override.denomination !== event.denomination) {
-      return failure('cost_override_denomination_mismatch', `the event holds "${event.denomination}"; a final cost must be in the same denomination`, 'cost_override.denomination');
+      return failure(
+        'cost_override_denomination_mismatch',
+        `the event holds "${event.denomination}"; a final cost must be in the same denomination`,
+        'cost_override.denomination',
+      );
     }
-    const finalCost = requested === 'complete' ? input.cost_override?.amount ?? event.costAmount : event.costAmount;
+    const finalCost = requested === 'complete' ? (input.cost_override?.amount ?? event.costAmount) : event.costAmount;
     const s = settleHold(event.costAmount, requested, finalCost);
-    if (s.amountDelta !== 0) entries.push({ accountId: event.accountId, denomination: event.denomination, amount: s.amountDelta, kind: 'usage', eventId });
+    if (s.amountDelta !== 0)
+      entries.push({
+        accountId: event.accountId,
+        denomination: event.denomination,
+        amount: s.amountDelta,
+        kind: 'usage',
+        eventId,
+      });
     const balance = balanceKey(event.accountId, event.denomination);
     const sum = deltas.get(balance) ?? { amount: 0, pending: 0 };
     sum.amount += s.amountDelta;
     sum.pending += s.pendingDelta;
     deltas.set(balance, sum);
-    const settled: EventRow = { ...event, state: requested, costAmount: finalCost, updatedAtMs: now, expiresAtMs: null };
+    const settled: EventRow = {
+      ...event,
+      state: requested,
+      costAmount: finalCost,
+      updatedAtMs: now,
+      expiresAtMs: null,
+    };
     events.set(key, settled);
     changed.set(key, settled);
     return { ok: true, value: settled };
@@ -275,7 +326,15 @@ export async function settleGroup(tx: Tx, now: number, requests: SettleRequest[]
 
   if (changed.size > 0) {
     await postToLedger(tx, now, locked, entries, deltas);
-    await tx.updateEvents([...changed.values()].map((e) => ({ companyId: e.companyId, eventId: e.eventId, state: e.state, costAmount: e.costAmount, updatedAtMs: now })));
+    await tx.updateEvents(
+      [...changed.values()].map((e) => ({
+        companyId: e.companyId,
+        eventId: e.eventId,
+        state: e.state,
+        costAmount: e.costAmount,
+        updatedAtMs: now,
+      })),
+    );
   }
   return outcomes;
 }
@@ -286,14 +345,24 @@ export async function settleInTx(tx: Tx, now: number, request: SettleRequest): P
 }
 
 /** One settle in its own transaction; a refusal is thrown as an OutcomeError. */
-export async function settleEvent(deps: Deps, companyId: string, eventId: string, input: SettleInput): Promise<EventRow> {
+export async function settleEvent(
+  deps: Deps,
+  companyId: string,
+  eventId: string,
+  input: SettleInput,
+): Promise<EventRow> {
   const outcome = await deps.store.write((tx) => settleInTx(tx, deps.clock.now(), { companyId, eventId, input }));
   if (!outcome.ok) fail(outcome.reason, outcome.message, outcome.param, outcome.details);
   return outcome.value;
 }
 
 function notPending(event: EventRow): Failure {
-  return failure('event_not_pending', `event ${event.eventId} is ${event.state}; only a pending event can be settled`, 'state', { state: event.state });
+  return failure(
+    'event_not_pending',
+    `event ${event.eventId} is ${event.state}; only a pending event can be settled`,
+    'state',
+    { state: event.state },
+  );
 }
 
 export type { NormalizedEvent };

@@ -29,5 +29,13 @@ export async function cancelHolds(tx: Tx, nowMs: number, events: EventRow[]): Pr
   }
   const locked = await lockBalanceMap(tx, events);
   await postToLedger(tx, nowMs, locked, [], deltas);
-  await tx.updateEvents(events.map((e) => ({ companyId: e.companyId, eventId: e.eventId, state: 'cancelled' as const, costAmount: e.costAmount, updatedAtMs: nowMs })));
+  await tx.updateEvents(
+    events.map((e) => ({
+      companyId: e.companyId,
+      eventId: e.eventId,
+      state: 'cancelled' as const,
+      costAmount: e.costAmount,
+      updatedAtMs: nowMs,
+    })),
+  );
 }

@@ -20,17 +20,29 @@ export function normalizeEmail(email: string): string {
 }
 
 export function splitName(name: string): { firstName: string; lastName: string } {
-  const words = name.trim().split(/\s+/).filter((w) => w !== '');
+  const words = name
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== '');
   return { firstName: words[0] ?? '', lastName: words.slice(1).join(' ') };
 }
 
 export async function signUp(deps: Deps, input: { name: string; email: string; password: string }): Promise<UserRow> {
-  if (input.password.length < PASSWORD_LENGTH_MIN) fail('password_too_short', `password must be at least ${PASSWORD_LENGTH_MIN} characters`, 'password');
+  if (input.password.length < PASSWORD_LENGTH_MIN)
+    fail('password_too_short', `password must be at least ${PASSWORD_LENGTH_MIN} characters`, 'password');
   const email = normalizeEmail(input.email);
   const passwordHash = await hashPassword(input.password);
   return deps.store.write(async (tx) => {
-    if (await tx.findUserByEmail(email)) fail('email_already_registered', 'a user with this email already exists', 'email');
-    return tx.insertUser({ name: input.name.trim(), email, passwordHash, dateOfBirth: null, emailVerified: false, createdAtMs: deps.clock.now() });
+    if (await tx.findUserByEmail(email))
+      fail('email_already_registered', 'a user with this email already exists', 'email');
+    return tx.insertUser({
+      name: input.name.trim(),
+      email,
+      passwordHash,
+      dateOfBirth: null,
+      emailVerified: false,
+      createdAtMs: deps.clock.now(),
+    });
   });
 }
 
@@ -41,14 +53,22 @@ export async function authenticateUser(deps: Deps, email: string, password: stri
   return ok && user ? user : undefined;
 }
 
-export async function updateUser(deps: Deps, userId: number, changes: { name?: string; email?: string }): Promise<UserRow> {
+export async function updateUser(
+  deps: Deps,
+  userId: number,
+  changes: { name?: string; email?: string },
+): Promise<UserRow> {
   return deps.store.write(async (tx) => {
     const email = changes.email === undefined ? undefined : normalizeEmail(changes.email);
     if (email !== undefined) {
       const other = await tx.findUserByEmail(email);
-      if (other && other.id !== userId) fail('email_already_registered', 'a user with this email already exists', 'email');
+      if (other && other.id !== userId)
+        fail('email_already_registered', 'a user with this email already exists', 'email');
     }
-    await tx.updateUser(userId, { ...(changes.name !== undefined ? { name: changes.name.trim() } : {}), ...(email !== undefined ? { email } : {}) });
+    await tx.updateUser(userId, {
+      ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
+      ...(email !== undefined ? { email } : {}),
+    });
     const user = await tx.findUserById(userId);
     if (!user) fail('not_found', 'no such user');
     return user;
@@ -59,19 +79,41 @@ function newApiKey(companyId: string, nowMs: number): { row: ApiKeyRow; secret: 
   const secret = newSecret(API_KEY_PREFIX);
   return {
     secret,
-    row: { keyId: newId('key'), companyId, digest: sha256Hex(secret), prefix: secret.slice(0, API_KEY_SHOWN_CHARS), createdAtMs: nowMs, revokedAtMs: null },
+    row: {
+      keyId: newId('key'),
+      companyId,
+      digest: sha256Hex(secret),
+      prefix: secret.slice(0, API_KEY_SHOWN_CHARS),
+      createdAtMs: nowMs,
+      revokedAtMs: null,
+    },
   };
 }
 
 export async function createCompany(
-  deps: Deps, owner: UserRow, input: { name: string; processor?: 'sandbox' | 'stripe'; processor_api_key?: string },
+  deps: Deps,
+  owner: UserRow,
+  input: { name: string; processor?: 'sandbox' | 'stripe'; processor_api_key?: string },
 ): Promise<{ company: CompanyRow; apiKey: string }> {
   const processor = input.processor ?? 'sandbox';
-  if (processor === 'stripe' && !input.processor_api_key) fail('processor_api_key_required', 'processor "stripe" needs processor_api_key (a restricted key with write access to customers, payment intents and payment methods)', 'processor_api_key');
-  if (processor === 'sandbox' && input.processor_api_key !== undefined) fail('processor_api_key_not_used', 'the sandbox processor takes no processor_api_key', 'processor_api_key');
+  if (processor === 'stripe' && !input.processor_api_key)
+    fail(
+      'processor_api_key_required',
+      'processor "stripe" needs processor_api_key (a restricted key with write access to customers, payment intents and payment methods)',
+      'processor_api_key',
+    );
+  if (processor === 'sandbox' && input.processor_api_key !== undefined)
+    fail('processor_api_key_not_used', 'the sandbox processor takes no processor_api_key', 'processor_api_key');
   return deps.store.write(async (tx) => {
     const now = deps.clock.now();
-    const company: CompanyRow = { companyId: newId('c'), name: input.name.trim(), ownerUserId: owner.id, processor, processorApiKey: input.processor_api_key ?? null, createdAtMs: now };
+    const company: CompanyRow = {
+      companyId: newId('c'),
+      name: input.name.trim(),
+      ownerUserId: owner.id,
+      processor,
+      processorApiKey: input.processor_api_key ?? null,
+      createdAtMs: now,
+    };
     await tx.insertCompany(company);
     await tx.addCompanyMember(company.companyId, owner.id, 'owner');
     const key = newApiKey(company.companyId, now);
@@ -99,7 +141,9 @@ export async function revokeApiKey(deps: Deps, keys: ApiKeyCache, companyId: str
 }
 
 export async function companyForUser(deps: Deps, companyId: string, userId: number): Promise<CompanyRow | undefined> {
-  return deps.store.read(async (tx) => ((await tx.isCompanyMember(companyId, userId)) ? tx.findCompany(companyId) : undefined));
+  return deps.store.read(async (tx) =>
+    (await tx.isCompanyMember(companyId, userId)) ? tx.findCompany(companyId) : undefined,
+  );
 }
 
 export async function findCompany(deps: Deps, companyId: string): Promise<CompanyRow | undefined> {
@@ -119,7 +163,10 @@ interface CachedKey {
 export class ApiKeyCache {
   readonly #byDigest = new Map<string, CachedKey>();
   static readonly ENTRIES_MAX = 10_000;
-  constructor(private readonly deps: Deps, private readonly ttlMs: number) {}
+  constructor(
+    private readonly deps: Deps,
+    private readonly ttlMs: number,
+  ) {}
 
   async authenticate(companyId: string, apiKey: string): Promise<boolean> {
     const digestHex = sha256Hex(apiKey);
@@ -134,7 +181,8 @@ export class ApiKeyCache {
       return false;
     }
     const stored = Buffer.from(row.digest, 'hex');
-    if (stored.length !== digest.length || !timingSafeEqual(stored, digest) || row.companyId !== companyId) return false;
+    if (stored.length !== digest.length || !timingSafeEqual(stored, digest) || row.companyId !== companyId)
+      return false;
     if (this.#byDigest.size >= ApiKeyCache.ENTRIES_MAX) this.#byDigest.clear();
     this.#byDigest.set(digestHex, { companyId, digest, checkedAtMs: Date.now() });
     return true;

@@ -22,7 +22,10 @@ export interface NetDelta {
   pending: number;
 }
 
-export async function lockBalanceMap(tx: Tx, keys: Iterable<{ accountId: string; denomination: string }>): Promise<Map<string, BalanceRow>> {
+export async function lockBalanceMap(
+  tx: Tx,
+  keys: Iterable<{ accountId: string; denomination: string }>,
+): Promise<Map<string, BalanceRow>> {
   const unique = new Map<string, { accountId: string; denomination: string }>();
   for (const k of keys) unique.set(balanceKey(k.accountId, k.denomination), k);
   const sorted = [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, k]) => k);
@@ -37,7 +40,12 @@ export async function lockBalanceMap(tx: Tx, keys: Iterable<{ accountId: string;
  * Throws if the database disagrees with the entries: that would be a bug, never a business case.
  */
 export async function postToLedger(
-  tx: Tx, nowMs: number, before: Map<string, BalanceRow>, entries: PostedEntry[], deltas: Map<string, NetDelta>, events: EventRow[] = [],
+  tx: Tx,
+  nowMs: number,
+  before: Map<string, BalanceRow>,
+  entries: PostedEntry[],
+  deltas: Map<string, NetDelta>,
+  events: EventRow[] = [],
 ): Promise<Map<string, BalanceRow>> {
   const list = [...deltas.entries()].filter(([, d]) => d.amount !== 0 || d.pending !== 0);
   const balanceDeltas = list.map(([key, d]) => {
@@ -56,8 +64,15 @@ export async function postToLedger(
     const balanceAfter = start + e.amount;
     running.set(key, balanceAfter);
     rows.push({
-      transactionId: newId('tx'), accountId: e.accountId, denomination: e.denomination, amount: e.amount,
-      balanceAfter, kind: e.kind, eventId: e.eventId ?? null, reason: e.reason ?? null, createdAtMs: nowMs,
+      transactionId: newId('tx'),
+      accountId: e.accountId,
+      denomination: e.denomination,
+      amount: e.amount,
+      balanceAfter,
+      kind: e.kind,
+      eventId: e.eventId ?? null,
+      reason: e.reason ?? null,
+      createdAtMs: nowMs,
     });
   }
 
@@ -65,7 +80,8 @@ export async function postToLedger(
   const after = new Map(before);
   for (const r of updated) after.set(balanceKey(r.accountId, r.denomination), r);
   for (const [key, amount] of running) {
-    if (after.get(key)?.amount !== amount) throw new Error(`ledger: ${key} is ${after.get(key)?.amount} after update, entries say ${amount}`);
+    if (after.get(key)?.amount !== amount)
+      throw new Error(`ledger: ${key} is ${after.get(key)?.amount} after update, entries say ${amount}`);
   }
   const changes: BalanceChange[] = [];
   for (const [key] of list) {

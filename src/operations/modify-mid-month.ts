@@ -46,32 +46,58 @@ export interface ModifyMidMonthResult {
   usd_amount_charged: string;
 }
 
-export async function modifyMidMonth(deps: Deps, companyId: string, accountId: string, input: ModifyMidMonthInput): Promise<ModifyMidMonthResult> {
+export async function modifyMidMonth(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  input: ModifyMidMonthInput,
+): Promise<ModifyMidMonthResult> {
   if (input.account_id !== undefined && input.account_id !== accountId) {
-    fail('account_id_does_not_match_path', `the body names account ${input.account_id} but the path ${accountId}`, 'account_id');
+    fail(
+      'account_id_does_not_match_path',
+      `the body names account ${input.account_id} but the path ${accountId}`,
+      'account_id',
+    );
   }
   const parsed = parseModifyMidMonthAmounts(input);
-  if (!parsed.ok) fail(parsed.reason, `${parsed.param} must be a whole number ≥ 0 (an integer or a string of digits)`, parsed.param);
+  if (!parsed.ok)
+    fail(parsed.reason, `${parsed.param} must be a whole number ≥ 0 (an integer or a string of digits)`, parsed.param);
   const { denomination } = input;
   const now = deps.clock.now();
   const { balance, hasCard } = await deps.store.read(async (tx) => {
     if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
-    return { balance: await tx.findBalance(accountId, denomination), hasCard: (await tx.findCard(accountId)) !== undefined };
+    return {
+      balance: await tx.findBalance(accountId, denomination),
+      hasCard: (await tx.findCard(accountId)) !== undefined,
+    };
   });
   if (!balance) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
   const priced = prorateMidMonth({
-    refillAmount: balance.refillAmount, refillUsdCents: balance.refillUsdAmount, balanceAmount: balance.amount,
-    newAmount: parsed.amount, newUsdCents: parsed.usdCents,
+    refillAmount: balance.refillAmount,
+    refillUsdCents: balance.refillUsdAmount,
+    balanceAmount: balance.amount,
+    newAmount: parsed.amount,
+    newUsdCents: parsed.usdCents,
   });
   if (!priced.ok) {
     if (priced.reason === 'amount_must_exceed_current_refill_amount') {
-      fail(priced.reason, `modifymidmonth is for increases only: amount must exceed the current refill_amount (${balance.refillAmount ?? 0}); schedule a decrease for the next renewal with PUT /v1/accounts/{account_id}/balance/{denomination}/autorefill`, 'amount');
+      fail(
+        priced.reason,
+        `modifymidmonth is for increases only: amount must exceed the current refill_amount (${balance.refillAmount ?? 0}); schedule a decrease for the next renewal with PUT /v1/accounts/{account_id}/balance/{denomination}/autorefill`,
+        'amount',
+      );
     }
     fail(priced.reason, 'the balance would exceed the largest amount allowed', 'amount');
   }
   const result = (amount: number, isdryrun: boolean): ModifyMidMonthResult => ({
-    account_id: accountId, isdryrun, amount, denomination, refill_amount: parsed.amount, refill_day: recurringRefillDay(now),
-    refill_usd_amount: parsed.usdCents, usd_amount_charged: String(priced.chargedUsdCents),
+    account_id: accountId,
+    isdryrun,
+    amount,
+    denomination,
+    refill_amount: parsed.amount,
+    refill_day: recurringRefillDay(now),
+    refill_usd_amount: parsed.usdCents,
+    usd_amount_charged: String(priced.chargedUsdCents),
   });
   if (input.dryrun === true) return result(priced.newBalanceAmount, true);
 
@@ -80,20 +106,40 @@ export async function modifyMidMonth(deps: Deps, companyId: string, accountId: s
     // Nothing to charge: the change is applied at once.
     const applied = await deps.store.write(async (tx) => {
       const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
-      if (!locked.get(balanceKey(accountId, denomination))) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+      if (!locked.get(balanceKey(accountId, denomination)))
+        fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
       return applyProration(tx, deps.clock.now(), locked, accountId, denomination, details);
     });
     return result(applied.balance.amount, false);
   }
-  if (!hasCard) fail('no_card_on_file', `the card must be charged ${priced.chargedUsdCents} cents but the account has no card; attach one with POST /v1/accounts/{account_id}/card`);
+  if (!hasCard)
+    fail(
+      'no_card_on_file',
+      `the card must be charged ${priced.chargedUsdCents} cents but the account has no card; attach one with POST /v1/accounts/{account_id}/card`,
+    );
 
-  const charge = await deps.store.write((tx) => requestCharge(tx, now, {
-    companyId, accountId, denomination, reason: 'proration', usdCents: priced.chargedUsdCents, details: { ...details },
-  }, now + PRORATION_RECOVERY_DELAY_MS));
+  const charge = await deps.store.write((tx) =>
+    requestCharge(
+      tx,
+      now,
+      {
+        companyId,
+        accountId,
+        denomination,
+        reason: 'proration',
+        usdCents: priced.chargedUsdCents,
+        details: { ...details },
+      },
+      now + PRORATION_RECOVERY_DELAY_MS,
+    ),
+  );
   const attempt = await attemptCharge(deps, charge);
   const settled = await settleCharge(deps, charge.chargeId, attempt, { mayRetry: false, attempts: 1 });
   if (settled.status !== 'succeeded') {
-    fail('charge_declined', `the charge of ${priced.chargedUsdCents} cents failed (${settled.failureMessage ?? settled.status}); nothing was changed`);
+    fail(
+      'charge_declined',
+      `the charge of ${priced.chargedUsdCents} cents failed (${settled.failureMessage ?? settled.status}); nothing was changed`,
+    );
   }
   // Settled by the recovery worker first (a very slow processor): read what it applied.
   const after = settled.balance ?? (await deps.store.read((tx) => tx.findBalance(accountId, denomination)))!;

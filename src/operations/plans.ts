@@ -22,9 +22,19 @@ export async function createPlan(deps: Deps, companyId: string, body: unknown): 
   const p = parsed.plan;
   return deps.store.write(async (tx) => {
     const row: PlanRow = {
-      planId: newId('p'), companyId, name: p.name, chargeAmountUsdCents: p.chargeAmountUsdCents, billingPeriod: p.billingPeriod,
-      overageChargeMode: p.overageChargeMode, thresholdAlertPercentage: p.thresholdAlertPercentage?.text ?? null, rollover: p.rollover,
-      balances: p.balances.map((b) => ({ denomination: b.denomination, amount: b.amount, overageUnitUsdCents: b.overageUnitUsdCents })),
+      planId: newId('p'),
+      companyId,
+      name: p.name,
+      chargeAmountUsdCents: p.chargeAmountUsdCents,
+      billingPeriod: p.billingPeriod,
+      overageChargeMode: p.overageChargeMode,
+      thresholdAlertPercentage: p.thresholdAlertPercentage?.text ?? null,
+      rollover: p.rollover,
+      balances: p.balances.map((b) => ({
+        denomination: b.denomination,
+        amount: b.amount,
+        overageUnitUsdCents: b.overageUnitUsdCents,
+      })),
       createdAtMs: deps.clock.now(),
     };
     await tx.insertPlan(row);
@@ -47,7 +57,10 @@ export async function getPlan(deps: Deps, companyId: string, planId: string): Pr
 }
 
 export async function listPlans(deps: Deps, companyId: string, page: Page): Promise<PageResult<PlanRow>> {
-  return (await deps.store.read((tx) => tx.listPlans(companyId, page))) ?? fail('unknown_cursor', 'starting_after names no item of this list', 'starting_after');
+  return (
+    (await deps.store.read((tx) => tx.listPlans(companyId, page))) ??
+    fail('unknown_cursor', 'starting_after names no item of this list', 'starting_after')
+  );
 }
 
 /**
@@ -55,23 +68,56 @@ export async function listPlans(deps: Deps, companyId: string, page: Page): Prom
  * the included amount (a `grant`), the period schedule anchored now, and the first charge. A new
  * account has no card yet, so that charge waits for one (`requires_payment_method`).
  */
-export async function applyPlanToNewAccount(tx: Tx, nowMs: number, account: AccountRow, planId: string): Promise<BalanceRow[]> {
+export async function applyPlanToNewAccount(
+  tx: Tx,
+  nowMs: number,
+  account: AccountRow,
+  planId: string,
+): Promise<BalanceRow[]> {
   const plan = await tx.findPlan(account.companyId, planId);
   if (!plan) fail('unknown_plan', `no such plan: ${planId}`, 'plan_id');
   const accountId = account.accountId;
   for (const e of plan.balances) {
     await tx.insertBalance({
-      accountId, companyId: account.companyId, denomination: e.denomination, amount: 0, pending: 0, refillThreshold: null,
-      refillAmount: null, refillUsdAmount: null, refillOnDay: null, createdAtMs: nowMs,
+      accountId,
+      companyId: account.companyId,
+      denomination: e.denomination,
+      amount: 0,
+      pending: 0,
+      refillThreshold: null,
+      refillAmount: null,
+      refillUsdAmount: null,
+      refillOnDay: null,
+      createdAtMs: nowMs,
     });
     await tx.setPlanBalance(accountId, e.denomination, e.amount, plan.thresholdAlertPercentage);
   }
-  const locked = await lockBalanceMap(tx, plan.balances.map((e) => ({ accountId, denomination: e.denomination })));
+  const locked = await lockBalanceMap(
+    tx,
+    plan.balances.map((e) => ({ accountId, denomination: e.denomination })),
+  );
   const granted = plan.balances.filter((e) => e.amount > 0);
-  await postToLedger(tx, nowMs, locked,
-    granted.map((e) => ({ accountId, denomination: e.denomination, amount: e.amount, kind: 'grant', reason: `plan ${plan.planId}: included amount` })),
-    new Map(granted.map((e) => [balanceKey(accountId, e.denomination), { amount: e.amount, pending: 0 }])));
-  await tx.insertAccountPlan({ accountId, companyId: account.companyId, planId, anchorAtMs: nowMs, periodStartMs: nowMs, nextRenewalAtMs: refillAt(nowMs, 1) });
+  await postToLedger(
+    tx,
+    nowMs,
+    locked,
+    granted.map((e) => ({
+      accountId,
+      denomination: e.denomination,
+      amount: e.amount,
+      kind: 'grant',
+      reason: `plan ${plan.planId}: included amount`,
+    })),
+    new Map(granted.map((e) => [balanceKey(accountId, e.denomination), { amount: e.amount, pending: 0 }])),
+  );
+  await tx.insertAccountPlan({
+    accountId,
+    companyId: account.companyId,
+    planId,
+    anchorAtMs: nowMs,
+    periodStartMs: nowMs,
+    nextRenewalAtMs: refillAt(nowMs, 1),
+  });
   if (plan.chargeAmountUsdCents > 0) {
     await recordChargeAwaitingCard(tx, nowMs, planCharge(account.companyId, accountId, plan, nowMs));
   }
@@ -79,7 +125,14 @@ export async function applyPlanToNewAccount(tx: Tx, nowMs: number, account: Acco
 }
 
 function planCharge(companyId: string, accountId: string, plan: PlanRow, periodStartMs: number): NewCharge {
-  return { companyId, accountId, denomination: null, reason: 'plan', usdCents: plan.chargeAmountUsdCents, details: { plan_id: plan.planId, period_start_ms: periodStartMs } };
+  return {
+    companyId,
+    accountId,
+    denomination: null,
+    reason: 'plan',
+    usdCents: plan.chargeAmountUsdCents,
+    details: { plan_id: plan.planId, period_start_ms: periodStartMs },
+  };
 }
 
 /** A charge of the account: requested now when a card is on file, else recorded to wait for one. */
@@ -101,7 +154,10 @@ export async function renewPlanPeriod(tx: Tx, nowMs: number, ap: AccountPlanRow)
   const plan = await tx.findPlan(ap.companyId, ap.planId);
   if (!plan) throw new Error(`plan ${ap.planId} of account ${ap.accountId} is gone`);
   const accountId = ap.accountId;
-  const locked = await lockBalanceMap(tx, plan.balances.map((e) => ({ accountId, denomination: e.denomination })));
+  const locked = await lockBalanceMap(
+    tx,
+    plan.balances.map((e) => ({ accountId, denomination: e.denomination })),
+  );
   const entries: PostedEntry[] = [];
   const deltas = new Map<string, NetDelta>();
   const overage: { denomination: string; units: number; usd_cents: number }[] = [];
@@ -110,14 +166,25 @@ export async function renewPlanPeriod(tx: Tx, nowMs: number, ap: AccountPlanRow)
     const key = balanceKey(accountId, e.denomination);
     const b = locked.get(key);
     if (!b) continue;
-    const r = renewPlanBalance({ balanceAmount: b.amount, includedAmount: e.amount, overageUnitUsdCents: e.overageUnitUsdCents, rollover: plan.rollover });
+    const r = renewPlanBalance({
+      balanceAmount: b.amount,
+      includedAmount: e.amount,
+      overageUnitUsdCents: e.overageUnitUsdCents,
+      rollover: plan.rollover,
+    });
     if (!r.ok) throw new Error(`plan renewal of ${key}: ${r.reason}`);
     if (r.overageUsdCents > 0) {
       overage.push({ denomination: e.denomination, units: r.overageUnits, usd_cents: r.overageUsdCents });
       overageCents = addExact(overageCents, r.overageUsdCents);
     }
     if (r.resetDelta !== 0) {
-      entries.push({ accountId, denomination: e.denomination, amount: r.resetDelta, kind: r.kind, reason: `plan ${plan.planId}: new period` });
+      entries.push({
+        accountId,
+        denomination: e.denomination,
+        amount: r.resetDelta,
+        kind: r.kind,
+        reason: `plan ${plan.planId}: new period`,
+      });
       deltas.set(key, { amount: r.resetDelta, pending: 0 });
     }
     if (b.planAlerted ?? false) await tx.setPlanAlerted(accountId, e.denomination, false);
@@ -126,14 +193,25 @@ export async function renewPlanPeriod(tx: Tx, nowMs: number, ap: AccountPlanRow)
   const hasCard = (await tx.findCard(accountId)) !== undefined;
   if (overageCents > 0) {
     await chargeOrAwaitCard(tx, nowMs, hasCard, {
-      companyId: ap.companyId, accountId, denomination: null, reason: 'overage', usdCents: overageCents,
+      companyId: ap.companyId,
+      accountId,
+      denomination: null,
+      reason: 'overage',
+      usdCents: overageCents,
       details: { plan_id: plan.planId, period_start_ms: ap.periodStartMs, period_end_ms: due, balances: overage },
     });
   }
-  if (plan.chargeAmountUsdCents > 0) await chargeOrAwaitCard(tx, nowMs, hasCard, planCharge(ap.companyId, accountId, plan, due));
+  if (plan.chargeAmountUsdCents > 0)
+    await chargeOrAwaitCard(tx, nowMs, hasCard, planCharge(ap.companyId, accountId, plan, due));
   for (const e of plan.balances) {
     const b = after.get(balanceKey(accountId, e.denomination));
-    if (b) await insertWebhook(tx, nowMs, ap.companyId, 'auto_refill', { account_id: accountId, denomination: e.denomination, account_balance: b.amount, type: 'auto_refill' });
+    if (b)
+      await insertWebhook(tx, nowMs, ap.companyId, 'auto_refill', {
+        account_id: accountId,
+        denomination: e.denomination,
+        account_balance: b.amount,
+        type: 'auto_refill',
+      });
   }
   await tx.updateAccountPlanPeriod(accountId, due, next);
 }
@@ -148,8 +226,22 @@ export const planThresholdAlertEffect: BalanceEffect = async (tx, nowMs, changes
     const included = after.planIncluded ?? null;
     const percentage = after.planAlertPercentage ?? null;
     if (included === null || percentage === null || (after.planAlerted ?? false)) continue;
-    if (!thresholdAlertCrossed({ before: before.amount, after: after.amount, includedAmount: included, percentage, alreadyAlertedThisPeriod: false })) continue;
+    if (
+      !thresholdAlertCrossed({
+        before: before.amount,
+        after: after.amount,
+        includedAmount: included,
+        percentage,
+        alreadyAlertedThisPeriod: false,
+      })
+    )
+      continue;
     await tx.setPlanAlerted(after.accountId, after.denomination, true);
-    await insertWebhook(tx, nowMs, after.companyId, 'threshold', { account_id: after.accountId, denomination: after.denomination, account_balance: after.amount, type: 'threshold' });
+    await insertWebhook(tx, nowMs, after.companyId, 'threshold', {
+      account_id: after.accountId,
+      denomination: after.denomination,
+      account_balance: after.amount,
+      type: 'threshold',
+    });
   }
 };

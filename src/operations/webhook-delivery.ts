@@ -34,32 +34,76 @@ export interface SendOptions {
 const clean = (s: string): string => s.replaceAll('\u0000', '\uFFFD');
 
 export async function sendClaimedDelivery(
-  d: ClaimedWebhookDelivery, clock: Clock, settings: WebhookSettings, opts: SendOptions,
+  d: ClaimedWebhookDelivery,
+  clock: Clock,
+  settings: WebhookSettings,
+  opts: SendOptions,
 ): Promise<WebhookDeliveryUpdate> {
   const base = { callbackId: d.callbackId, claimToken: d.claimToken, deliveredAtMs: d.deliveredAtMs, disable: null };
   if (d.subscriptionState === 'deleted' || (d.subscriptionState === 'disabled' && !opts.manual)) {
     // Nothing is sent; the notification is closed with the reason.
-    return { ...base, attempt: null, status: d.status === 'pending' ? 'failed' : d.status, nextAttemptAtMs: null, lastError: `subscription_${d.subscriptionState}` };
+    return {
+      ...base,
+      attempt: null,
+      status: d.status === 'pending' ? 'failed' : d.status,
+      nextAttemptAtMs: null,
+      lastError: `subscription_${d.subscriptionState}`,
+    };
   }
   let result: DeliveryResult;
   try {
     // Unix seconds of the attempt from the WALL clock, even under the test clock (receivers check it).
-    const headers = webhookHeaders({ secret: d.secret, msgId: d.callbackId, timestampSeconds: Math.floor(Date.now() / 1000), body: d.payload });
-    result = await deliverOnce({ url: d.url, headers: { ...headers }, body: d.payload, allowPrivate: settings.allowPrivate, timeoutMs: settings.timeoutMs ?? DELIVERY_TIMEOUT_MS });
+    const headers = webhookHeaders({
+      secret: d.secret,
+      msgId: d.callbackId,
+      timestampSeconds: Math.floor(Date.now() / 1000),
+      body: d.payload,
+    });
+    result = await deliverOnce({
+      url: d.url,
+      headers: { ...headers },
+      body: d.payload,
+      allowPrivate: settings.allowPrivate,
+      timeoutMs: settings.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+    });
   } catch (err) {
-    result = { ok: false, statusCode: null, latencyMs: 0, responseSnippet: '', error: `internal: ${err instanceof Error ? err.message : String(err)}`, gone: false };
+    result = {
+      ok: false,
+      statusCode: null,
+      latencyMs: 0,
+      responseSnippet: '',
+      error: `internal: ${err instanceof Error ? err.message : String(err)}`,
+      gone: false,
+    };
   }
   const nowMs = clock.now();
   const attempt: WebhookAttemptRow = {
-    callbackId: d.callbackId, attemptedAtMs: nowMs, statusCode: result.statusCode, latencyMs: result.latencyMs,
-    responseSnippet: clean(result.responseSnippet), error: result.error === null ? null : clean(result.error), manual: opts.manual,
+    callbackId: d.callbackId,
+    attemptedAtMs: nowMs,
+    statusCode: result.statusCode,
+    latencyMs: result.latencyMs,
+    responseSnippet: clean(result.responseSnippet),
+    error: result.error === null ? null : clean(result.error),
+    manual: opts.manual,
   };
-  if (result.ok) return { ...base, attempt, status: 'delivered', nextAttemptAtMs: null, deliveredAtMs: d.deliveredAtMs ?? nowMs, lastError: null };
+  if (result.ok)
+    return {
+      ...base,
+      attempt,
+      status: 'delivered',
+      nextAttemptAtMs: null,
+      deliveredAtMs: d.deliveredAtMs ?? nowMs,
+      lastError: null,
+    };
 
   const error = attempt.error ?? `HTTP ${result.statusCode}`;
   if (result.gone) {
     return {
-      ...base, attempt, status: d.status === 'delivered' ? 'delivered' : 'failed', nextAttemptAtMs: null, lastError: error,
+      ...base,
+      attempt,
+      status: d.status === 'delivered' ? 'delivered' : 'failed',
+      nextAttemptAtMs: null,
+      lastError: error,
       disable: { webhookId: d.webhookId, atMs: nowMs, reason: 'the receiver answered 410 Gone' },
     };
   }

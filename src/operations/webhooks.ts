@@ -6,11 +6,23 @@
 import { fail } from '../domain/outcome.js';
 import { newId } from '../lib/ids.js';
 import type {
-  ClaimedOutboxRow, Page, PageResult, Tx, WebhookAttemptRow, WebhookDeliveryRow, WebhookSubscriptionRow, WebhookTarget, WebhookType,
+  ClaimedOutboxRow,
+  Page,
+  PageResult,
+  Tx,
+  WebhookAttemptRow,
+  WebhookDeliveryRow,
+  WebhookSubscriptionRow,
+  WebhookTarget,
+  WebhookType,
 } from '../store/types.js';
 import { checkWebhookUrl } from '../webhooks/url-policy.js';
 import {
-  WEBHOOKS_PER_COMPANY_MAX, changeNotifies, derivedCallbackId, isWebhookType, notificationPayload,
+  WEBHOOKS_PER_COMPANY_MAX,
+  changeNotifies,
+  derivedCallbackId,
+  isWebhookType,
+  notificationPayload,
 } from '../webhooks/notifications.js';
 import { generateWebhookSecret } from '../webhooks/signing.js';
 import { registerBalanceEffect, type BalanceChange } from './balance-effects.js';
@@ -47,21 +59,39 @@ export interface WebhookInput {
   threshold?: number;
 }
 
-export async function createWebhook(deps: Deps, companyId: string, input: WebhookInput): Promise<WebhookSubscriptionRow> {
-  if (!isWebhookType(input.type)) fail('unknown_webhook_type', `type must be one of balance_change, negative_balance, auto_refill, threshold`, 'type');
+export async function createWebhook(
+  deps: Deps,
+  companyId: string,
+  input: WebhookInput,
+): Promise<WebhookSubscriptionRow> {
+  if (!isWebhookType(input.type))
+    fail(
+      'unknown_webhook_type',
+      `type must be one of balance_change, negative_balance, auto_refill, threshold`,
+      'type',
+    );
   const checked = checkWebhookUrl(input.url, { allowPrivate: webhookSettings(deps).allowPrivate });
   if (!checked.ok) fail('webhook_url_not_allowed', checked.reason, 'url');
   if (input.threshold !== undefined && input.type !== 'threshold') {
     fail('threshold_needs_threshold_type', 'threshold is only for subscriptions of type threshold', 'threshold');
   }
-  if (input.threshold !== undefined && input.threshold < 0) fail('threshold_must_not_be_negative', 'threshold must be ≥ 0', 'threshold');
+  if (input.threshold !== undefined && input.threshold < 0)
+    fail('threshold_must_not_be_negative', 'threshold must be ≥ 0', 'threshold');
   return deps.store.write(async (tx) => {
     if ((await tx.countWebhookSubscriptions(companyId)) >= WEBHOOKS_PER_COMPANY_MAX) {
       fail('too_many_webhooks', `a company may have at most ${WEBHOOKS_PER_COMPANY_MAX} webhooks; delete one first`);
     }
     const row: WebhookSubscriptionRow = {
-      webhookId: newId('wh'), companyId, type: input.type, url: input.url, threshold: input.threshold ?? null, secret: generateWebhookSecret(),
-      createdAtMs: deps.clock.now(), deletedAtMs: null, disabledAtMs: null, disabledReason: null,
+      webhookId: newId('wh'),
+      companyId,
+      type: input.type,
+      url: input.url,
+      threshold: input.threshold ?? null,
+      secret: generateWebhookSecret(),
+      createdAtMs: deps.clock.now(),
+      deletedAtMs: null,
+      disabledAtMs: null,
+      disabledReason: null,
     };
     await tx.insertWebhookSubscription(row);
     return row;
@@ -72,7 +102,11 @@ function unknownCursor(): never {
   fail('unknown_cursor', 'starting_after names no item of this list', 'starting_after');
 }
 
-export async function listWebhooks(deps: Deps, companyId: string, page: Page): Promise<PageResult<WebhookSubscriptionRow>> {
+export async function listWebhooks(
+  deps: Deps,
+  companyId: string,
+  page: Page,
+): Promise<PageResult<WebhookSubscriptionRow>> {
   return (await deps.store.read((tx) => tx.listWebhookSubscriptions(companyId, page))) ?? unknownCursor();
 }
 
@@ -86,30 +120,56 @@ export interface DeliveryView {
   attempts: WebhookAttemptRow[];
 }
 
-export async function listDeliveries(deps: Deps, companyId: string, webhookId: string, page: Page): Promise<PageResult<DeliveryView>> {
+export async function listDeliveries(
+  deps: Deps,
+  companyId: string,
+  webhookId: string,
+  page: Page,
+): Promise<PageResult<DeliveryView>> {
   return deps.store.read(async (tx) => {
-    if (!(await tx.findWebhookSubscription(companyId, webhookId))) fail('not_found', `no such webhook: ${webhookId}`, 'webhook_id');
+    if (!(await tx.findWebhookSubscription(companyId, webhookId)))
+      fail('not_found', `no such webhook: ${webhookId}`, 'webhook_id');
     const deliveries = (await tx.listWebhookDeliveries(webhookId, page)) ?? unknownCursor();
     const attempts = await tx.listWebhookAttempts(deliveries.rows.map((d) => d.callbackId));
-    return { rows: deliveries.rows.map((delivery) => ({ delivery, attempts: attempts.filter((a) => a.callbackId === delivery.callbackId) })), hasMore: deliveries.hasMore };
+    return {
+      rows: deliveries.rows.map((delivery) => ({
+        delivery,
+        attempts: attempts.filter((a) => a.callbackId === delivery.callbackId),
+      })),
+      hasMore: deliveries.hasMore,
+    };
   });
 }
 
 /** Sends a notification again now, whatever its status; answers after the attempt. */
 export async function retryDelivery(deps: Deps, companyId: string, callbackId: string): Promise<DeliveryView> {
   const token = newId('cl');
-  const claimed = await deps.store.write((tx) => tx.claimWebhookDelivery(companyId, callbackId, Date.now(), DELIVERY_LEASE_MS, token));
-  if (claimed === undefined || (claimed !== 'busy' && claimed.subscriptionState === 'deleted')) fail('not_found', `no such delivery: ${callbackId}`, 'callback_id');
-  if (claimed === 'busy') fail('delivery_in_progress', 'this notification is being sent right now; try again in a moment', 'callback_id');
+  const claimed = await deps.store.write((tx) =>
+    tx.claimWebhookDelivery(companyId, callbackId, Date.now(), DELIVERY_LEASE_MS, token),
+  );
+  if (claimed === undefined || (claimed !== 'busy' && claimed.subscriptionState === 'deleted'))
+    fail('not_found', `no such delivery: ${callbackId}`, 'callback_id');
+  if (claimed === 'busy')
+    fail('delivery_in_progress', 'this notification is being sent right now; try again in a moment', 'callback_id');
   try {
     const update = await sendClaimedDelivery(claimed, deps.clock, webhookSettings(deps), { manual: true });
     await deps.store.write((tx) => tx.recordWebhookDeliveries([update]));
   } catch (err) {
     // Never leave the lease behind: release it unchanged so the worker carries on.
-    await deps.store.write((tx) => tx.recordWebhookDeliveries([{
-      callbackId, claimToken: token, attempt: null, status: claimed.status, nextAttemptAtMs: claimed.nextAttemptAtMs,
-      deliveredAtMs: claimed.deliveredAtMs, lastError: claimed.lastError, disable: null,
-    }]));
+    await deps.store.write((tx) =>
+      tx.recordWebhookDeliveries([
+        {
+          callbackId,
+          claimToken: token,
+          attempt: null,
+          status: claimed.status,
+          nextAttemptAtMs: claimed.nextAttemptAtMs,
+          deliveredAtMs: claimed.deliveredAtMs,
+          lastError: claimed.lastError,
+          disable: null,
+        },
+      ]),
+    );
     throw err;
   }
   return deps.store.read(async (tx) => ({
@@ -156,9 +216,18 @@ export async function writeBalanceNotifications(tx: Tx, nowMs: number, changes: 
       const existing = notes.written.get(key);
       const callbackId = existing ?? newId('cl');
       const payload = notificationPayload({
-        companyId: after.companyId, callbackId, accountId: after.accountId, type: t.type, accountBalance: after.amount,
-        denomination: after.denomination, createdAtMs: nowMs,
-        extra: { available: after.amount - after.pending, pending: after.pending, ...(t.type === 'threshold' ? { threshold: t.threshold } : {}) },
+        companyId: after.companyId,
+        callbackId,
+        accountId: after.accountId,
+        type: t.type,
+        accountBalance: after.amount,
+        denomination: after.denomination,
+        createdAtMs: nowMs,
+        extra: {
+          available: after.amount - after.pending,
+          pending: after.pending,
+          ...(t.type === 'threshold' ? { threshold: t.threshold } : {}),
+        },
       });
       if (existing !== undefined) {
         await tx.updateWebhookDeliveryPayload(existing, payload);
@@ -171,10 +240,24 @@ export async function writeBalanceNotifications(tx: Tx, nowMs: number, changes: 
   await tx.insertWebhookDeliveries(inserts);
 }
 
-function newDelivery(callbackId: string, t: Pick<WebhookTarget, 'webhookId' | 'companyId' | 'type'>, payload: string, nowMs: number): WebhookDeliveryRow {
+function newDelivery(
+  callbackId: string,
+  t: Pick<WebhookTarget, 'webhookId' | 'companyId' | 'type'>,
+  payload: string,
+  nowMs: number,
+): WebhookDeliveryRow {
   return {
-    callbackId, webhookId: t.webhookId, companyId: t.companyId, type: t.type, payload, status: 'pending', attempts: 0,
-    nextAttemptAtMs: nowMs, createdAtMs: nowMs, deliveredAtMs: null, lastError: null,
+    callbackId,
+    webhookId: t.webhookId,
+    companyId: t.companyId,
+    type: t.type,
+    payload,
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAtMs: nowMs,
+    createdAtMs: nowMs,
+    deliveredAtMs: null,
+    lastError: null,
   };
 }
 
@@ -196,9 +279,21 @@ export async function fanOutWebhookOutbox(tx: Tx, nowMs: number, rows: ClaimedOu
   const inserts: WebhookDeliveryRow[] = [];
   for (const row of rows) {
     const type = row.topic.slice(WEBHOOK_TOPIC_PREFIX.length);
-    const { account_id: accountId, denomination, account_denomination: accountDenomination, account_balance: balance, type: _type, ...rest } = row.payload;
+    const {
+      account_id: accountId,
+      denomination,
+      account_denomination: accountDenomination,
+      account_balance: balance,
+      type: _type,
+      ...rest
+    } = row.payload;
     const denom = denomination ?? accountDenomination;
-    if (!isWebhookType(type) || typeof accountId !== 'string' || typeof denom !== 'string' || typeof balance !== 'number') {
+    if (
+      !isWebhookType(type) ||
+      typeof accountId !== 'string' ||
+      typeof denom !== 'string' ||
+      typeof balance !== 'number'
+    ) {
       await tx.retryOutbox(row.outboxId, PARKED_RUN_AT_MS, `not a deliverable webhook notification: ${row.topic}`);
       continue;
     }
@@ -206,7 +301,14 @@ export async function fanOutWebhookOutbox(tx: Tx, nowMs: number, rows: ClaimedOu
       if (t.companyId !== row.companyId || t.type !== type) continue;
       const callbackId = derivedCallbackId(row.outboxId, t.webhookId);
       const payload = notificationPayload({
-        companyId: row.companyId, callbackId, accountId, type, accountBalance: balance, denomination: denom, createdAtMs: row.createdAtMs, extra: rest,
+        companyId: row.companyId,
+        callbackId,
+        accountId,
+        type,
+        accountBalance: balance,
+        denomination: denom,
+        createdAtMs: row.createdAtMs,
+        extra: rest,
       });
       inserts.push(newDelivery(callbackId, t, payload, nowMs));
     }

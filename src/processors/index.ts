@@ -3,11 +3,7 @@
  * keep-alive connections are reused across charges; the sandbox has no state to keep.
  */
 import { createSandboxProcessor } from './sandbox.js';
-import {
-  createStripeProcessor,
-  createUnconfiguredStripeProcessor,
-  type StripeConnectionOptions,
-} from './stripe.js';
+import { createStripeProcessor, createUnconfiguredStripeProcessor, type StripeConnectionOptions } from './stripe.js';
 import type { PaymentProcessor, ProcessorFactory } from './types.js';
 
 export type * from './types.js';

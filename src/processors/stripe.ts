@@ -7,13 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
-import type {
-  CardDetails,
-  ChargeInput,
-  PaymentProcessor,
-  ProcessorError,
-  ProcessorResult,
-} from './types.js';
+import type { CardDetails, ChargeInput, PaymentProcessor, ProcessorError, ProcessorResult } from './types.js';
 import { fail, ok } from './types.js';
 
 /** Retries of one request by the SDK (connection errors, 409, 5xx); safe with idempotency keys. */
@@ -182,10 +176,7 @@ export class StripeProcessor implements PaymentProcessor {
     return created.ok ? chargeOutcome(created.value) : created;
   }
 
-  private async createPaymentMethod(
-    token: string,
-    idempotencyKey: string,
-  ): Promise<StepResult<Stripe.PaymentMethod>> {
+  private async createPaymentMethod(token: string, idempotencyKey: string): Promise<StepResult<Stripe.PaymentMethod>> {
     const options = { idempotencyKey: stripeIdempotencyKey(idempotencyKey, 'payment_method') };
     try {
       return ok(await this.stripe.paymentMethods.create({ type: 'card', card: { token } }, options));

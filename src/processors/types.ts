@@ -63,10 +63,6 @@ export function ok<T>(value: T): ProcessorResult<T> {
   return { ok: true, value };
 }
 
-export function fail<T = never>(
-  code: ProcessorErrorCode,
-  message: string,
-  retryable = false,
-): ProcessorResult<T> {
+export function fail<T = never>(code: ProcessorErrorCode, message: string, retryable = false): ProcessorResult<T> {
   return { ok: false, error: { code, message, retryable } };
 }

@@ -296,7 +296,12 @@ MIGRATIONS.push({ id: 3, name: 'webhooks', sqlite: both(WEBHOOKS, 'sqlite'), pos
 // dirties a page per account in every group commit; listing an account's transactions of all
 // denominations merges its per-denomination ranges of transactions_balance instead.
 const LEAN_LEDGER = `DROP INDEX IF EXISTS transactions_account;`;
-MIGRATIONS.push({ id: 4, name: 'lean_ledger_indexes', sqlite: both(LEAN_LEDGER, 'sqlite'), postgres: both(LEAN_LEDGER, 'postgres') });
+MIGRATIONS.push({
+  id: 4,
+  name: 'lean_ledger_indexes',
+  sqlite: both(LEAN_LEDGER, 'sqlite'),
+  postgres: both(LEAN_LEDGER, 'postgres'),
+});
 
 // 5. PostgreSQL compares text in the database's collation unless told otherwise: a libc
 // collation (even C.UTF-8 before PostgreSQL 17) calls strcoll for every comparison in every
@@ -335,4 +340,9 @@ MIGRATIONS.push({ id: 6, name: 'natural_keys_for_ledger_rows', sqlite: 'SELECT 1
 const RETENTION_INDEXES = `
 CREATE INDEX IF NOT EXISTS outbox_done ON outbox (done_at) WHERE done_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS webhook_deliveries_created ON webhook_deliveries (created_at);`;
-MIGRATIONS.push({ id: 7, name: 'retention_indexes', sqlite: both(RETENTION_INDEXES, 'sqlite'), postgres: both(RETENTION_INDEXES, 'postgres') });
+MIGRATIONS.push({
+  id: 7,
+  name: 'retention_indexes',
+  sqlite: both(RETENTION_INDEXES, 'sqlite'),
+  postgres: both(RETENTION_INDEXES, 'postgres'),
+});

@@ -3,7 +3,10 @@ import { PostgresStore } from './postgres.js';
 import { SqliteStore } from './sqlite.js';
 import type { Store } from './types.js';
 
-export async function openStore(databaseUrl: string, opts: { pgPoolSize?: number; pgSchema?: string; pgPreparedStatements?: boolean } = {}): Promise<Store> {
+export async function openStore(
+  databaseUrl: string,
+  opts: { pgPoolSize?: number; pgSchema?: string; pgPreparedStatements?: boolean } = {},
+): Promise<Store> {
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length);
     return new SqliteStore(file === ':memory:' ? ':memory:' : file);

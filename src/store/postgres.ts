@@ -7,8 +7,28 @@
  */
 import pg from 'pg';
 import { MIGRATIONS } from './migrations.js';
-import { EVENT_COLUMNS, distinctEventKeys, SqlTx, TRANSACTION_COLUMNS, balanceKeyOf, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
-import type { BalanceDelta, BalanceKey, EventKey, EventRow, EventStateValue, ReadTx, Store, TransactionRow, Tx } from './types.js';
+import {
+  EVENT_COLUMNS,
+  distinctEventKeys,
+  SqlTx,
+  TRANSACTION_COLUMNS,
+  balanceKeyOf,
+  toBalance,
+  toEvent,
+  type SqlExec,
+  type SqlRow,
+} from './sql-base.js';
+import type {
+  BalanceDelta,
+  BalanceKey,
+  EventKey,
+  EventRow,
+  EventStateValue,
+  ReadTx,
+  Store,
+  TransactionRow,
+  Tx,
+} from './types.js';
 import { WEBHOOK_ATTEMPT_COLUMNS, WEBHOOK_DELIVERY_COLUMNS } from './sql-base.js';
 import type { WebhookDeliveryRow, WebhookDeliveryUpdate, WebhookTarget } from './types.js';
 
@@ -104,7 +124,10 @@ export function query(sql: string, rawParams: unknown[], prepare: boolean): pg.Q
 }
 
 function isStalePlan(err: unknown): boolean {
-  return (err as { code?: string }).code === '0A000' && /cached plan must not change result type/.test(String((err as Error).message));
+  return (
+    (err as { code?: string }).code === '0A000' &&
+    /cached plan must not change result type/.test(String((err as Error).message))
+  );
 }
 
 /** Names every statement anew (see above); returns whether `err` called for it. */
@@ -116,7 +139,11 @@ function renameAfterStalePlan(err: unknown): boolean {
 }
 
 class PgExec implements SqlExec {
-  constructor(private readonly client: pg.Pool | pg.PoolClient, private readonly inTransaction: boolean, private readonly prepare: boolean) {}
+  constructor(
+    private readonly client: pg.Pool | pg.PoolClient,
+    private readonly inTransaction: boolean,
+    private readonly prepare: boolean,
+  ) {}
   async all(sql: string, params: unknown[] = []) {
     return (await this.#query(sql, params)).rows as SqlRow[];
   }
@@ -189,10 +216,30 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
      FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[])
        AS u(company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, state, content_hash, created_at, updated_at, expires_at)`,
     [
-      company, account, clientSupplied, type, quantity, cost, denomination, state, createdAt, updatedAt,
-      companies, rows.map((e) => e.eventId), accounts, supplied, types, quantities, costs, denominations,
-      nullableColumnOf(rows.map((e) => (e.metadata === null ? null : JSON.stringify(e.metadata)))), states,
-      nullableColumnOf(rows.map((e) => e.contentHash)), created, updated, nullableColumnOf(rows.map((e) => e.expiresAtMs)),
+      company,
+      account,
+      clientSupplied,
+      type,
+      quantity,
+      cost,
+      denomination,
+      state,
+      createdAt,
+      updatedAt,
+      companies,
+      rows.map((e) => e.eventId),
+      accounts,
+      supplied,
+      types,
+      quantities,
+      costs,
+      denominations,
+      nullableColumnOf(rows.map((e) => (e.metadata === null ? null : JSON.stringify(e.metadata)))),
+      states,
+      nullableColumnOf(rows.map((e) => e.contentHash)),
+      created,
+      updated,
+      nullableColumnOf(rows.map((e) => e.expiresAtMs)),
     ],
   ];
 }
@@ -216,9 +263,20 @@ export function insertTransactionsStatement(rows: TransactionRow[]): [string, un
        WITH ORDINALITY AS t(transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at, n)
      ORDER BY t.n`,
     [
-      account, denomination, amount, kind, createdAt,
-      rows.map((t) => t.transactionId), accounts, denominations, amounts, rows.map((t) => t.balanceAfter), kinds,
-      nullableColumnOf(rows.map((t) => t.eventId)), nullableColumnOf(rows.map((t) => t.reason)), created,
+      account,
+      denomination,
+      amount,
+      kind,
+      createdAt,
+      rows.map((t) => t.transactionId),
+      accounts,
+      denominations,
+      amounts,
+      rows.map((t) => t.balanceAfter),
+      kinds,
+      nullableColumnOf(rows.map((t) => t.eventId)),
+      nullableColumnOf(rows.map((t) => t.reason)),
+      created,
     ],
   ];
 }
@@ -246,7 +304,12 @@ const APPLY_BALANCE_DELTAS = `UPDATE balances b SET amount = b.amount + d.amount
        WHERE b.account_id = d.account_id AND b.denomination = d.denomination RETURNING b.*`;
 function balanceDeltaParams(input: BalanceDelta[]): unknown[] {
   const deltas = summedDeltas(input);
-  return [deltas.map((d) => d.accountId), deltas.map((d) => d.denomination), deltas.map((d) => d.amount), deltas.map((d) => d.pending)];
+  return [
+    deltas.map((d) => d.accountId),
+    deltas.map((d) => d.denomination),
+    deltas.map((d) => d.amount),
+    deltas.map((d) => d.pending),
+  ];
 }
 
 /**
@@ -254,7 +317,11 @@ function balanceDeltaParams(input: BalanceDelta[]): unknown[] {
  * bench/pg-rows.ts). The parts write different tables, so their order inside the statement
  * does not matter; the ledger rows keep their order by `seq` as in insertTransactionsStatement.
  */
-export function writeLedgerStatement(events: EventRow[], deltas: BalanceDelta[], transactions: TransactionRow[]): [string, unknown[]] {
+export function writeLedgerStatement(
+  events: EventRow[],
+  deltas: BalanceDelta[],
+  transactions: TransactionRow[],
+): [string, unknown[]] {
   const [eventsSql, eventsParams] = insertEventsStatement(events);
   const [transactionsSql, transactionsParams] = insertTransactionsStatement(transactions);
   return [
@@ -310,15 +377,22 @@ class PgTx extends SqlTx {
   }
   override async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
     if (only === undefined) {
-      return (await this.db.all(
-        "SELECT * FROM events WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED", [nowMs, limit])).map(toEvent);
+      return (
+        await this.db.all(
+          "SELECT * FROM events WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED",
+          [nowMs, limit],
+        )
+      ).map(toEvent);
     }
     if (only.length === 0) return [];
-    return (await this.db.all(
-      `SELECT e.* FROM events e JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
+    return (
+      await this.db.all(
+        `SELECT e.* FROM events e JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
          ON e.account_id = k.account_id AND e.denomination = k.denomination
        WHERE e.state = 'pending' AND e.expires_at <= ? ORDER BY e.expires_at LIMIT ? FOR UPDATE OF e SKIP LOCKED`,
-      [only.map((k) => k.accountId), only.map((k) => k.denomination), nowMs, limit])).map(toEvent);
+        [only.map((k) => k.accountId), only.map((k) => k.denomination), nowMs, limit],
+      )
+    ).map(toEvent);
   }
   protected override skipLocked(): string {
     return ' FOR UPDATE SKIP LOCKED';
@@ -328,24 +402,34 @@ class PgTx extends SqlTx {
     return ' FOR UPDATE';
   }
   /** One statement for the group (each event at most once, as settles and cancellations pass them). */
-  override async updateEvents(changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[]) {
+  override async updateEvents(
+    changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[],
+  ) {
     if (changes.length === 0) return;
     await this.db.run(
       `UPDATE events e SET state = c.state, cost_amount = c.cost_amount, updated_at = c.updated_at, expires_at = NULL
          FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS c(company_id, event_id, state, cost_amount, updated_at)
        WHERE e.company_id = c.company_id AND e.event_id = c.event_id`,
-      [changes.map((c) => c.companyId), changes.map((c) => c.eventId), changes.map((c) => c.state), changes.map((c) => c.costAmount), changes.map((c) => c.updatedAtMs)],
+      [
+        changes.map((c) => c.companyId),
+        changes.map((c) => c.eventId),
+        changes.map((c) => c.state),
+        changes.map((c) => c.costAmount),
+        changes.map((c) => c.updatedAtMs),
+      ],
     );
   }
   async lockEvents(input: EventKey[]) {
     if (input.length === 0) return [];
     const keys = distinctEventKeys(input);
-    return (await this.db.all(
-      `SELECT e.* FROM events e JOIN unnest(?::text[], ?::text[]) AS k(company_id, event_id)
+    return (
+      await this.db.all(
+        `SELECT e.* FROM events e JOIN unnest(?::text[], ?::text[]) AS k(company_id, event_id)
          ON e.company_id = k.company_id AND e.event_id = k.event_id
        ORDER BY e.company_id, e.event_id FOR UPDATE OF e`,
-      [keys.map((k) => k.companyId), keys.map((k) => k.eventId)],
-    )).map(toEvent);
+        [keys.map((k) => k.companyId), keys.map((k) => k.eventId)],
+      )
+    ).map(toEvent);
   }
 
   // --- webhooks: one statement per batch instead of one round trip per row.
@@ -353,8 +437,15 @@ class PgTx extends SqlTx {
     if (companyIds.length === 0) return [];
     const rows = await this.db.all(
       `SELECT webhook_id, company_id, type, threshold FROM webhook_subscriptions
-       WHERE company_id = ANY(?::text[]) AND deleted_at IS NULL AND disabled_at IS NULL`, [companyIds]);
-    return rows.map((r) => ({ webhookId: String(r.webhook_id), companyId: String(r.company_id), type: String(r.type) as WebhookTarget['type'], threshold: r.threshold === null ? null : Number(r.threshold) }));
+       WHERE company_id = ANY(?::text[]) AND deleted_at IS NULL AND disabled_at IS NULL`,
+      [companyIds],
+    );
+    return rows.map((r) => ({
+      webhookId: String(r.webhook_id),
+      companyId: String(r.company_id),
+      type: String(r.type) as WebhookTarget['type'],
+      threshold: r.threshold === null ? null : Number(r.threshold),
+    }));
   }
   override async insertWebhookDeliveries(rows: WebhookDeliveryRow[]) {
     if (rows.length === 0) return;
@@ -363,9 +454,17 @@ class PgTx extends SqlTx {
        SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])
        ON CONFLICT (callback_id) DO NOTHING`,
       [
-        rows.map((d) => d.callbackId), rows.map((d) => d.webhookId), rows.map((d) => d.companyId), rows.map((d) => d.type), rows.map((d) => d.payload),
-        rows.map((d) => d.status), rows.map((d) => d.attempts), rows.map((d) => d.nextAttemptAtMs), rows.map((d) => d.createdAtMs),
-        rows.map((d) => d.deliveredAtMs), rows.map((d) => d.lastError),
+        rows.map((d) => d.callbackId),
+        rows.map((d) => d.webhookId),
+        rows.map((d) => d.companyId),
+        rows.map((d) => d.type),
+        rows.map((d) => d.payload),
+        rows.map((d) => d.status),
+        rows.map((d) => d.attempts),
+        rows.map((d) => d.nextAttemptAtMs),
+        rows.map((d) => d.createdAtMs),
+        rows.map((d) => d.deliveredAtMs),
+        rows.map((d) => d.lastError),
       ],
     );
   }
@@ -377,8 +476,13 @@ class PgTx extends SqlTx {
         `INSERT INTO webhook_attempts (${WEBHOOK_ATTEMPT_COLUMNS})
          SELECT * FROM unnest(?::text[], ?::bigint[], ?::int[], ?::int[], ?::text[], ?::text[], ?::boolean[])`,
         [
-          attempts.map((a) => a.callbackId), attempts.map((a) => a.attemptedAtMs), attempts.map((a) => a.statusCode), attempts.map((a) => a.latencyMs),
-          attempts.map((a) => a.responseSnippet), attempts.map((a) => a.error), attempts.map((a) => a.manual),
+          attempts.map((a) => a.callbackId),
+          attempts.map((a) => a.attemptedAtMs),
+          attempts.map((a) => a.statusCode),
+          attempts.map((a) => a.latencyMs),
+          attempts.map((a) => a.responseSnippet),
+          attempts.map((a) => a.error),
+          attempts.map((a) => a.manual),
         ],
       );
     }
@@ -389,14 +493,21 @@ class PgTx extends SqlTx {
          AS u(callback_id, claim_token, status, attempted, next_attempt_at, delivered_at, last_error)
        WHERE d.callback_id = u.callback_id AND d.claim_token = u.claim_token`,
       [
-        updates.map((u) => u.callbackId), updates.map((u) => u.claimToken), updates.map((u) => u.status), updates.map((u) => (u.attempt ? 1 : 0)),
-        updates.map((u) => u.nextAttemptAtMs), updates.map((u) => u.deliveredAtMs), updates.map((u) => u.lastError),
+        updates.map((u) => u.callbackId),
+        updates.map((u) => u.claimToken),
+        updates.map((u) => u.status),
+        updates.map((u) => (u.attempt ? 1 : 0)),
+        updates.map((u) => u.nextAttemptAtMs),
+        updates.map((u) => u.deliveredAtMs),
+        updates.map((u) => u.lastError),
       ],
     );
     for (const u of updates) {
       if (!u.disable) continue;
-      await this.db.run('UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE webhook_id = ? AND disabled_at IS NULL',
-        [u.disable.atMs, u.disable.reason, u.disable.webhookId]);
+      await this.db.run(
+        'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE webhook_id = ? AND disabled_at IS NULL',
+        [u.disable.atMs, u.disable.reason, u.disable.webhookId],
+      );
     }
   }
 }
@@ -425,7 +536,8 @@ export class PostgresStore implements Store {
   }
 
   static async open(opts: PostgresOptions): Promise<PostgresStore> {
-    if (opts.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(opts.schema)) throw new Error('invalid schema name');
+    if (opts.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(opts.schema))
+      throw new Error('invalid schema name');
     if (opts.schema !== undefined) {
       const admin = new pg.Client({ connectionString: opts.connectionString });
       await admin.connect();
@@ -443,7 +555,10 @@ export class PostgresStore implements Store {
       // generic plan cannot see how many elements an array parameter holds, and for
       // `JOIN unnest($1, $2)` over a 10,000-row table it chose a hash join over a full scan
       // where a custom plan looks up each key by index (bench, 10,000 accounts: 6.3k → 3.1k req/s).
-      options: [...(opts.schema !== undefined ? [`-c search_path=${opts.schema}`] : []), '-c plan_cache_mode=force_custom_plan'].join(' '),
+      options: [
+        ...(opts.schema !== undefined ? [`-c search_path=${opts.schema}`] : []),
+        '-c plan_cache_mode=force_custom_plan',
+      ].join(' '),
     });
     pool.on('error', () => {
       // An idle client lost its connection; the pool replaces it. Nothing to do here.
@@ -457,14 +572,22 @@ export class PostgresStore implements Store {
     const client = await this.pool.connect();
     try {
       await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
-      const applied = new Set((await client.query<{ id: number }>('SELECT id FROM schema_migrations')).rows.map((r) => r.id));
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+      );
+      const applied = new Set(
+        (await client.query<{ id: number }>('SELECT id FROM schema_migrations')).rows.map((r) => r.id),
+      );
       for (const m of MIGRATIONS) {
         if (applied.has(m.id)) continue;
         await client.query('BEGIN');
         try {
           await client.query(m.postgres);
-          await client.query('INSERT INTO schema_migrations (id, name, applied_at) VALUES ($1, $2, $3)', [m.id, m.name, Date.now()]);
+          await client.query('INSERT INTO schema_migrations (id, name, applied_at) VALUES ($1, $2, $3)', [
+            m.id,
+            m.name,
+            Date.now(),
+          ]);
           await client.query('COMMIT');
         } catch (err) {
           await client.query('ROLLBACK');

@@ -8,8 +8,31 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
-import { EVENT_COLUMNS, SqlTx, distinctEventKeys, TRANSACTION_COLUMNS, balanceKeyOf, placeholders, pushEventParams, pushTransactionParams, toBalance, toEvent, type SqlExec, type SqlRow } from './sql-base.js';
-import type { BalanceDelta, BalanceKey, BalanceRow, EventKey, EventRow, ReadTx, Store, TransactionRow, Tx } from './types.js';
+import {
+  EVENT_COLUMNS,
+  SqlTx,
+  distinctEventKeys,
+  TRANSACTION_COLUMNS,
+  balanceKeyOf,
+  placeholders,
+  pushEventParams,
+  pushTransactionParams,
+  toBalance,
+  toEvent,
+  type SqlExec,
+  type SqlRow,
+} from './sql-base.js';
+import type {
+  BalanceDelta,
+  BalanceKey,
+  BalanceRow,
+  EventKey,
+  EventRow,
+  ReadTx,
+  Store,
+  TransactionRow,
+  Tx,
+} from './types.js';
 
 type Stmt = Database.Statement<unknown[], SqlRow>;
 
@@ -31,7 +54,10 @@ class SqliteExec implements SqlExec {
       // for 20-column rows (SELECT * of 35 balances: 148 µs as objects, 78 µs raw, 89 µs raw
       // plus this loop). The column names are read once: the schema changes only in the
       // migrations, which run when a store opens, before any statement is prepared.
-      p = { stmt: stmt.reader ? stmt.raw(true) : stmt, columns: stmt.reader ? stmt.columns().map((c) => c.name) : null };
+      p = {
+        stmt: stmt.reader ? stmt.raw(true) : stmt,
+        columns: stmt.reader ? stmt.columns().map((c) => c.name) : null,
+      };
       this.#cache.set(sql, p);
     }
     return p;
@@ -88,7 +114,10 @@ class SqliteTx extends SqlTx {
     const out: BalanceRow[] = [];
     for (let i = 0; i < accounts.length; i += IN_CHUNK) {
       const chunk = accounts.slice(i, i + IN_CHUNK);
-      for (const r of this.db.allSync(`SELECT * FROM balances WHERE account_id IN (${placeholders(chunk.length)})`, chunk)) {
+      for (const r of this.db.allSync(
+        `SELECT * FROM balances WHERE account_id IN (${placeholders(chunk.length)})`,
+        chunk,
+      )) {
         if (wanted.has(balanceKeyOf(String(r.account_id), String(r.denomination)))) out.push(toBalance(r));
       }
     }
@@ -100,14 +129,21 @@ class SqliteTx extends SqlTx {
     // first, which made each UPDATE about four times its own cost (35 balances: 214 µs with
     // RETURNING *, 49 µs without). This connection holds the write lock, so reading the rows
     // back afterwards sees exactly what the UPDATEs left.
-    const s = this.db.prepare('UPDATE balances SET amount = amount + ?, pending = pending + ? WHERE account_id = ? AND denomination = ?');
+    const s = this.db.prepare(
+      'UPDATE balances SET amount = amount + ?, pending = pending + ? WHERE account_id = ? AND denomination = ?',
+    );
     for (const d of deltas) s.run(d.amount, d.pending, d.accountId, d.denomination);
     return this.lockBalances(deltas);
   }
   override async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
     // Ingest asks for every balance of its group; holds are rarely due (the sweeper cancels
     // them), so one probe of the expiry index usually answers for all of them.
-    if (only !== undefined && this.db.allSync("SELECT 1 AS x FROM events WHERE state = 'pending' AND expires_at <= ? LIMIT 1", [nowMs]).length === 0) return [];
+    if (
+      only !== undefined &&
+      this.db.allSync("SELECT 1 AS x FROM events WHERE state = 'pending' AND expires_at <= ? LIMIT 1", [nowMs])
+        .length === 0
+    )
+      return [];
     return super.findExpiredHolds(nowMs, limit, only);
   }
   async insertEvents(rows: EventRow[]) {
@@ -133,13 +169,15 @@ class SqliteTx extends SqlTx {
     // The IMMEDIATE transaction already holds the write lock; a primary-key probe each.
     const out: EventRow[] = [];
     for (const k of distinctEventKeys(keys)) {
-      const r = this.db.allSync('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [k.companyId, k.eventId])[0];
+      const r = this.db.allSync('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [
+        k.companyId,
+        k.eventId,
+      ])[0];
       if (r) out.push(toEvent(r));
     }
     return out;
   }
 }
-
 
 const insertSqlCache = new Map<string, string>();
 /** `INSERT INTO table (columns) VALUES (?, …), …` for `rows` rows, built once per shape. */
@@ -147,7 +185,9 @@ function insertSql(table: string, columns: string, width: number, rows: number):
   const key = `${table}\u0000${rows}`;
   let sql = insertSqlCache.get(key);
   if (sql === undefined) {
-    sql = `INSERT INTO ${table} (${columns}) VALUES ${Array(rows).fill(`(${placeholders(width)})`).join(', ')}`;
+    sql = `INSERT INTO ${table} (${columns}) VALUES ${Array(rows)
+      .fill(`(${placeholders(width)})`)
+      .join(', ')}`;
     insertSqlCache.set(key, sql);
   }
   return sql;
@@ -181,7 +221,10 @@ export class SqliteStore implements Store {
   readonly #mutex = new Mutex();
 
   /** `reader: false`: no read connection (the ingest writer thread only writes). */
-  constructor(readonly filename: string, opts: { reader?: boolean } = {}) {
+  constructor(
+    readonly filename: string,
+    opts: { reader?: boolean } = {},
+  ) {
     const memory = filename === ':memory:';
     if (!memory) mkdirSync(dirname(filename), { recursive: true });
     const w = new Database(filename);
@@ -265,8 +308,15 @@ function configure(db: Database.Database): void {
 }
 
 function migrate(db: Database.Database): void {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
-  const applied = new Set(db.prepare<[], { id: number }>('SELECT id FROM schema_migrations').all().map((r) => r.id));
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+  );
+  const applied = new Set(
+    db
+      .prepare<[], { id: number }>('SELECT id FROM schema_migrations')
+      .all()
+      .map((r) => r.id),
+  );
   for (const m of MIGRATIONS) {
     if (applied.has(m.id)) continue;
     db.transaction(() => {

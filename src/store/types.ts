@@ -262,7 +262,9 @@ export interface RefillSettings {
   nextRefillAtMs: number | null;
 }
 
-export type ChargeChanges = Partial<Pick<ChargeRow, 'status' | 'processorRef' | 'failureCode' | 'failureMessage' | 'transactionId' | 'outboxId'>> & { updatedAtMs: number };
+export type ChargeChanges = Partial<
+  Pick<ChargeRow, 'status' | 'processorRef' | 'failureCode' | 'failureMessage' | 'transactionId' | 'outboxId'>
+> & { updatedAtMs: number };
 
 export interface ReadTx {
   findUserByEmail(email: string): Promise<UserRow | undefined>;
@@ -293,7 +295,11 @@ export interface ReadTx {
    * LOCKED`: a hold another transaction is settling right now is left to it).
    */
   findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]): Promise<EventRow[]>;
-  listTransactions(accountId: string, denomination: string | undefined, page: Page): Promise<PageResult<TransactionRow> | undefined>;
+  listTransactions(
+    accountId: string,
+    denomination: string | undefined,
+    page: Page,
+  ): Promise<PageResult<TransactionRow> | undefined>;
 
   findIdempotency(scope: string, key: string): Promise<IdempotencyRow | undefined>;
   auditLedger(): Promise<AuditViolation[]>;
@@ -358,7 +364,9 @@ export interface Tx extends ReadTx {
    */
   lockEvents(keys: EventKey[]): Promise<EventRow[]>;
   /** Sets the state, cost and updated_at of each event (expires_at cleared); each event at most once per call. */
-  updateEvents(changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[]): Promise<void>;
+  updateEvents(
+    changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[],
+  ): Promise<void>;
   insertTransactions(rows: TransactionRow[]): Promise<void>;
   /**
    * One posting: inserts `events`, applies `deltas` to their (already locked) balances as
@@ -401,9 +409,16 @@ export interface Tx extends ReadTx {
   /** Replaces the refill settings and monthly schedule of a (locked) balance. */
   updateRefillSettings(accountId: string, denomination: string, s: RefillSettings): Promise<void>;
   /** Updates the refill bookkeeping of a (locked) balance; fields left out keep their values. */
-  updateRefillState(accountId: string, denomination: string, s: {
-    refillChargeId?: string | null; consecutiveDeclines?: number; autoRefillPaused?: boolean; nextRefillAtMs?: number | null;
-  }): Promise<void>;
+  updateRefillState(
+    accountId: string,
+    denomination: string,
+    s: {
+      refillChargeId?: string | null;
+      consecutiveDeclines?: number;
+      autoRefillPaused?: boolean;
+      nextRefillAtMs?: number | null;
+    },
+  ): Promise<void>;
   /**
    * Claims one balance whose monthly refill is due at `nowMs` and has no refill in flight,
    * locked until the transaction ends. PostgreSQL: `FOR UPDATE SKIP LOCKED`, so concurrent
@@ -411,7 +426,12 @@ export interface Tx extends ReadTx {
    */
   claimDueMonthlyRefill(nowMs: number): Promise<BalanceRow | undefined>;
   /** Marks a (locked) balance as a plan balance: included amount and alert percentage. */
-  setPlanBalance(accountId: string, denomination: string, included: number, alertPercentage: string | null): Promise<void>;
+  setPlanBalance(
+    accountId: string,
+    denomination: string,
+    included: number,
+    alertPercentage: string | null,
+  ): Promise<void>;
   setPlanAlerted(accountId: string, denomination: string, alerted: boolean): Promise<void>;
   insertPlan(row: PlanRow): Promise<void>;
   insertAccountPlan(row: AccountPlanRow): Promise<void>;
@@ -433,9 +453,21 @@ export interface Tx extends ReadTx {
    * writer serialises claims. A leased delivery is never attempted by anyone else, so attempts
    * of one notification never overlap while the lease outlasts the attempt.
    */
-  claimWebhookDeliveries(nowMs: number, wallNowMs: number, leaseMs: number, limit: number, claimToken: string): Promise<ClaimedWebhookDelivery[]>;
+  claimWebhookDeliveries(
+    nowMs: number,
+    wallNowMs: number,
+    leaseMs: number,
+    limit: number,
+    claimToken: string,
+  ): Promise<ClaimedWebhookDelivery[]>;
   /** Leases one delivery of the company whatever its status (manual retry); 'busy' while another sender holds it. */
-  claimWebhookDelivery(companyId: string, callbackId: string, wallNowMs: number, leaseMs: number, claimToken: string): Promise<ClaimedWebhookDelivery | 'busy' | undefined>;
+  claimWebhookDelivery(
+    companyId: string,
+    callbackId: string,
+    wallNowMs: number,
+    leaseMs: number,
+    claimToken: string,
+  ): Promise<ClaimedWebhookDelivery | 'busy' | undefined>;
   /**
    * Appends the attempts and, where the claim is still the writer's (`claimToken`), sets the
    * outcome and releases the lease; disables subscriptions that answered 410.

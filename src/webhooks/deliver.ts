@@ -181,9 +181,7 @@ function buildRequest(
 
 /** We frame the body ourselves; a caller's Content-Length in another case would duplicate it. */
 function withoutFramingHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(headers).filter(([name]) => !FRAMING_HEADERS.has(name.toLowerCase())),
-  );
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !FRAMING_HEADERS.has(name.toLowerCase())));
 }
 
 function responseResult(status: number, responseSnippet: string, startedAt: number): DeliveryResult {

@@ -17,7 +17,12 @@
 import { createHash } from 'node:crypto';
 import type { WebhookTarget, WebhookType } from '../store/types.js';
 
-export const WEBHOOK_TYPES = ['balance_change', 'negative_balance', 'auto_refill', 'threshold'] as const satisfies readonly WebhookType[];
+export const WEBHOOK_TYPES = [
+  'balance_change',
+  'negative_balance',
+  'auto_refill',
+  'threshold',
+] as const satisfies readonly WebhookType[];
 
 export function isWebhookType(t: string): t is WebhookType {
   return (WEBHOOK_TYPES as readonly string[]).includes(t);
@@ -34,7 +39,11 @@ export interface BalanceFigures {
 const availableOf = (b: BalanceFigures): number => b.amount - b.pending;
 
 /** Does this change of one balance notify this subscription? */
-export function changeNotifies(target: Pick<WebhookTarget, 'type' | 'threshold'>, before: BalanceFigures, after: BalanceFigures): boolean {
+export function changeNotifies(
+  target: Pick<WebhookTarget, 'type' | 'threshold'>,
+  before: BalanceFigures,
+  after: BalanceFigures,
+): boolean {
   const was = availableOf(before);
   const now = availableOf(after);
   switch (target.type) {

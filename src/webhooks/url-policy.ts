@@ -184,7 +184,12 @@ function matchesPrefix(addr: Uint8Array, prefix: Uint8Array, len: number): boole
 }
 
 function v4At(addr: Uint8Array, offset: number): number {
-  return ((addr[offset] ?? 0) * 2 ** 24) + ((addr[offset + 1] ?? 0) << 16) + ((addr[offset + 2] ?? 0) << 8) + (addr[offset + 3] ?? 0);
+  return (
+    (addr[offset] ?? 0) * 2 ** 24 +
+    ((addr[offset + 1] ?? 0) << 16) +
+    ((addr[offset + 2] ?? 0) << 8) +
+    (addr[offset + 3] ?? 0)
+  );
 }
 
 export function classifyIPv6(addr: Uint8Array): AddressClass {

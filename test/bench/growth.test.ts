@@ -27,10 +27,21 @@ test('growth flags: --quick levels, explicit flags win, the big account must fit
   assert.deepEqual(quick.accountLevels, [...QUICK_ACCOUNT_LEVELS]);
   assert.deepEqual(quick.eventLevels, [...QUICK_EVENT_LEVELS]);
   assert.equal(quick.bigAccountTransactions, QUICK_BIG_ACCOUNT_TRANSACTIONS);
-  const explicit = parseGrowthOptions(['--quick', '--accounts', '5000,100', '--events', '0,1_000', '--big-account-transactions', '10']);
+  const explicit = parseGrowthOptions([
+    '--quick',
+    '--accounts',
+    '5000,100',
+    '--events',
+    '0,1_000',
+    '--big-account-transactions',
+    '10',
+  ]);
   assert.deepEqual(explicit.accountLevels, [100, 5000]);
   assert.deepEqual(explicit.eventLevels, [0, 1000]);
-  assert.throws(() => parseGrowthOptions(['--events', '0,10', '--big-account-transactions', '11']), /no --events level/);
+  assert.throws(
+    () => parseGrowthOptions(['--events', '0,10', '--big-account-transactions', '11']),
+    /no --events level/,
+  );
   assert.throws(() => parseGrowthOptions(['--accounts', '0']), /positive/);
   assert.deepEqual(growthLevels({ accountLevels: [1_000, 1_000_000], eventLevels: [0, 10_000_000] }), [
     { accounts: 1_000, events: 0 },
@@ -44,7 +55,7 @@ test('growth flags: --quick levels, explicit flags win, the big account must fit
   assert.equal(bigAt(60, true, 100), 0);
 });
 
-test('seeded ids: the SQL and JavaScript agree, the shape is the server\'s, no two are equal', async () => {
+test("seeded ids: the SQL and JavaScript agree, the shape is the server's, no two are equal", async () => {
   const runner = openSqliteRunner(':memory:', 'seed');
   try {
     const ordinals = [0, 1, 2, 61, 62, 3843, 1_000_000, 1_000_000_000, 2_999_999_999];
@@ -67,15 +78,21 @@ test('seeding: the server reads the rows, its audit finds the ledger exact, seed
     const created = new SqliteStore(file); // the server's migrations
     await created.close();
     const runner = openSqliteRunner(file, 'seed');
-    await runner.run("INSERT INTO users (name, email, password_hash, email_verified, created_at) VALUES ('u', 'u@example.com', 'x', 0, 0)");
-    await runner.run("INSERT INTO companies (company_id, name, owner_user_id, processor, created_at) VALUES ('c_test', 'c', 1, 'sandbox', 0)");
+    await runner.run(
+      "INSERT INTO users (name, email, password_hash, email_verified, created_at) VALUES ('u', 'u@example.com', 'x', 0, 0)",
+    );
+    await runner.run(
+      "INSERT INTO companies (company_id, name, owner_user_id, processor, created_at) VALUES ('c_test', 'c', 1, 'sandbox', 0)",
+    );
     const seeder = new Seeder('c_test', { account: 11, event: 22, transaction: 33 }, 700, 250, () => undefined);
     await seeder.seedAccounts([runner], 30, 'a');
     await seeder.seedEvents([runner], 0, 'a');
     await seeder.seedAccounts([runner], 90, 'b');
     await seeder.seedEvents([runner], 1_000, 'c'); // 750 spread over 90 accounts + 250 on the big account
     await seeder.seedEvents([runner], 1_500, 'd'); // 500 more, spread
-    const population = (await runner.all<{ account_id: string }>('SELECT account_id FROM accounts ORDER BY seq')).map((r) => r.account_id);
+    const population = (await runner.all<{ account_id: string }>('SELECT account_id FROM accounts ORDER BY seq')).map(
+      (r) => r.account_id,
+    );
     await runner.close();
 
     assert.equal(population.length, 91);
@@ -91,7 +108,9 @@ test('seeding: the server reads the rows, its audit finds the ledger exact, seed
       }
       const big = await store.read((tx) => tx.findBalance(seeder.bigAccountId as string, DENOMINATION));
       assert.equal(big?.amount, INITIAL_GRANT - seeder.bigSeededCost());
-      const page = await store.read((tx) => tx.listTransactions(seeder.bigAccountId as string, DENOMINATION, { limit: 100 }));
+      const page = await store.read((tx) =>
+        tx.listTransactions(seeder.bigAccountId as string, DENOMINATION, { limit: 100 }),
+      );
       assert.equal(page?.rows.length, 100);
       assert.equal(page?.hasMore, true);
       const newest = page?.rows[0];

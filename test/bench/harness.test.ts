@@ -10,7 +10,13 @@ import type { AddressInfo } from 'node:net';
 import { eventBatch, eventBatches, BODY_VARIANTS } from '../../bench/lib/bodies.js';
 import { ChainCheck, compareBalance, isSubsetSum, Ledger, type AccountBook } from '../../bench/lib/ledger.js';
 import { LatencyRecorder, mergeOutcomes, runLoad, splitConnections, type LoadOutcome } from '../../bench/lib/load.js';
-import { connectionsFor, INITIAL_GRANT, parseOptions, parseProcessCounts, SCENARIO_NAMES } from '../../bench/lib/options.js';
+import {
+  connectionsFor,
+  INITIAL_GRANT,
+  parseOptions,
+  parseProcessCounts,
+  SCENARIO_NAMES,
+} from '../../bench/lib/options.js';
 import { parseCpuLine, parseRssBytes, parseStat } from '../../bench/lib/procstats.js';
 import {
   applyRatios,
@@ -26,7 +32,15 @@ import { scatter } from '../../bench/lib/scatter.js';
 import { connectionCycle, CYCLE_ACCOUNTS_MAX, EventTraffic, type PhaseResult } from '../../bench/lib/scenarios.js';
 
 function book(overrides: Partial<AccountBook> = {}): AccountBook {
-  return { accountId: 'a_1', label: 'test', debited: 0, held: 0, uncertainDebits: [], uncertainHolds: [], ...overrides };
+  return {
+    accountId: 'a_1',
+    label: 'test',
+    debited: 0,
+    held: 0,
+    uncertainDebits: [],
+    uncertainHolds: [],
+    ...overrides,
+  };
 }
 
 const balance = (amount: number, pending = 0) => ({ amount, pending, available: amount - pending });
@@ -39,7 +53,13 @@ test('subset sums: exact targets only', () => {
   assert.equal(isSubsetSum(13, [5, 7, 9]), false);
   assert.equal(isSubsetSum(21, [5, 7, 9]), true);
   assert.equal(isSubsetSum(22, [5, 7, 9]), false);
-  assert.equal(isSubsetSum(40_000_000, Array.from({ length: 10_000_000 }, () => 17)), undefined);
+  assert.equal(
+    isSubsetSum(
+      40_000_000,
+      Array.from({ length: 10_000_000 }, () => 17),
+    ),
+    undefined,
+  );
 });
 
 test('balance check: exact when every request was answered', () => {
@@ -132,7 +152,10 @@ test('event bodies: the costs the ledger counts are the costs sent', () => {
     sent.map((e) => e.cost_override.amount),
     batch.costs,
   );
-  assert.equal(batch.total, batch.costs.reduce((a, b) => a + b, 0));
+  assert.equal(
+    batch.total,
+    batch.costs.reduce((a, b) => a + b, 0),
+  );
   assert.ok(sent.every((e) => e.state === 'pending'));
   const complete = JSON.parse(eventBatch(1, 0, 'complete').body.toString()) as object[];
   assert.ok(!('state' in (complete[0] as object)));
@@ -181,9 +204,18 @@ test('connections split evenly over the servers', () => {
   assert.deepEqual(splitConnections(100, 3), [34, 33, 33]);
   assert.deepEqual(splitConnections(8, 3), [3, 3, 2]);
   assert.deepEqual(splitConnections(1, 2), [1]);
-  for (const [total, parts] of [[7, 1], [7, 2], [7, 7], [3, 5], [101, 4]] as const) {
+  for (const [total, parts] of [
+    [7, 1],
+    [7, 2],
+    [7, 7],
+    [3, 5],
+    [101, 4],
+  ] as const) {
     const split = splitConnections(total, parts);
-    assert.equal(split.reduce((a, b) => a + b, 0), total);
+    assert.equal(
+      split.reduce((a, b) => a + b, 0),
+      total,
+    );
     assert.ok(Math.max(...split) - Math.min(...split) <= 1);
     assert.equal(split.length, Math.min(total, parts));
   }
@@ -295,7 +327,13 @@ test('ratios come from the baseline of the same request size', () => {
   const baselines = [
     phase({ db: 'none', phase: HELLO_PHASE, eventsPerRequest: 0, baselineEvents: undefined, requestsPerS: 100_000 }),
     phase({ db: 'none', phase: noDbPhaseName(1), requestsPerS: 80_000, eventsPerS: 80_000 }),
-    phase({ db: 'none', phase: noDbPhaseName(100), eventsPerRequest: 100, requestsPerS: 15_000, eventsPerS: 1_500_000 }),
+    phase({
+      db: 'none',
+      phase: noDbPhaseName(100),
+      eventsPerRequest: 100,
+      requestsPerS: 15_000,
+      eventsPerS: 1_500_000,
+    }),
   ];
   const one = phase({ requestsPerS: 20_000, eventsPerS: 20_000 });
   const hundred = phase({ eventsPerRequest: 100, baselineEvents: 100, requestsPerS: 1_000, eventsPerS: 100_000 });
@@ -308,18 +346,59 @@ test('ratios come from the baseline of the same request size', () => {
 
 test('the store-only ratio comes from the same database, whatever the process count', () => {
   const phase = (over: Partial<PhaseResult>): PhaseResult =>
-    ({ db: 'sqlite', servers: 1, scenario: 'events-100', phase: 'events-100', eventsPerRequest: 100, baselineEvents: 100,
-      storeEvents: 100, requestsPerS: 0, eventsPerS: 0, ratios: {}, ...over }) as PhaseResult;
+    ({
+      db: 'sqlite',
+      servers: 1,
+      scenario: 'events-100',
+      phase: 'events-100',
+      eventsPerRequest: 100,
+      baselineEvents: 100,
+      storeEvents: 100,
+      requestsPerS: 0,
+      eventsPerS: 0,
+      ratios: {},
+      ...over,
+    }) as PhaseResult;
   const baselines = [
-    phase({ scenario: BASELINE_SCENARIO, servers: 0, phase: storeOnlyPhaseName(100), storeEvents: undefined, baselineEvents: undefined, eventsPerS: 200_000 }),
-    phase({ db: 'postgres', scenario: BASELINE_SCENARIO, servers: 0, phase: storeOnlyPhaseName(100), storeEvents: undefined, baselineEvents: undefined, eventsPerS: 50_000 }),
-    phase({ db: 'postgres', scenario: BASELINE_SCENARIO, servers: 0, phase: storeOnlyPhaseName(1), storeEvents: undefined, baselineEvents: undefined, eventsPerRequest: 1, eventsPerS: 5_000 }),
+    phase({
+      scenario: BASELINE_SCENARIO,
+      servers: 0,
+      phase: storeOnlyPhaseName(100),
+      storeEvents: undefined,
+      baselineEvents: undefined,
+      eventsPerS: 200_000,
+    }),
+    phase({
+      db: 'postgres',
+      scenario: BASELINE_SCENARIO,
+      servers: 0,
+      phase: storeOnlyPhaseName(100),
+      storeEvents: undefined,
+      baselineEvents: undefined,
+      eventsPerS: 50_000,
+    }),
+    phase({
+      db: 'postgres',
+      scenario: BASELINE_SCENARIO,
+      servers: 0,
+      phase: storeOnlyPhaseName(1),
+      storeEvents: undefined,
+      baselineEvents: undefined,
+      eventsPerRequest: 1,
+      eventsPerS: 5_000,
+    }),
   ];
   const sqlite = phase({ eventsPerS: 150_000 });
   const pg1 = phase({ db: 'postgres', eventsPerS: 40_000 });
   const pg2 = phase({ db: 'postgres', servers: 2, eventsPerS: 60_000 });
   const pgOne = phase({ db: 'postgres', eventsPerRequest: 1, baselineEvents: 1, storeEvents: 1, eventsPerS: 10_000 });
-  const hot = phase({ db: 'postgres', eventsPerRequest: 1, baselineEvents: 1, storeEvents: undefined, eventsPerS: 10_000 });
+  const hot = phase({
+    db: 'postgres',
+    eventsPerRequest: 1,
+    baselineEvents: 1,
+    storeEvents: undefined,
+    eventsPerS: 10_000,
+  });
   const noStore = phase({ db: 'sqlite', eventsPerRequest: 1, baselineEvents: 1, storeEvents: 1, eventsPerS: 10_000 });
   applyRatios([sqlite, pg1, pg2, pgOne, hot, noStore], baselines);
   assert.equal(sqlite.ratios.vsStoreEvents, 0.75);
@@ -341,16 +420,34 @@ test('store-only: lanes, messages, and its row in the report', () => {
   assert.equal(parseStoreOnlyMessage('{"type":"other"}'), undefined);
   assert.equal(parseStoreOnlyMessage('{broken'), undefined);
   const figures: StoreOnlyFigures = {
-    type: 'result', dialect: 'sqlite', eventsPerTransaction: 100, lanes: 1, accounts: 100, durationS: 5, elapsedS: 5,
-    transactions: 1_000, transactionsPerS: 200, events: 100_000, eventsPerS: 20_000, refused: 0, errors: 1,
-    errorSamples: ['error: x'], latencyMs: { p50: 4, p99: 9, p99_9: 12, mean: 5, max: 13 },
+    type: 'result',
+    dialect: 'sqlite',
+    eventsPerTransaction: 100,
+    lanes: 1,
+    accounts: 100,
+    durationS: 5,
+    elapsedS: 5,
+    transactions: 1_000,
+    transactionsPerS: 200,
+    events: 100_000,
+    eventsPerS: 20_000,
+    refused: 0,
+    errors: 1,
+    errorSamples: ['error: x'],
+    latencyMs: { p50: 4, p99: 9, p99_9: 12, mean: 5, max: 13 },
     ledger: { accountsChecked: 100, findings: [] },
   };
   assert.deepEqual(parseStoreOnlyMessage(` ${JSON.stringify(figures)}\n`), figures);
-  const row = storeOnlyPhase('sqlite', figures, { cpuPercent: 90, peakRssBytes: 100 * 1024 * 1024, processes: 1 }, undefined, {
-    busyPercent: 120,
-    stealPercent: 0,
-  });
+  const row = storeOnlyPhase(
+    'sqlite',
+    figures,
+    { cpuPercent: 90, peakRssBytes: 100 * 1024 * 1024, processes: 1 },
+    undefined,
+    {
+      busyPercent: 120,
+      stealPercent: 0,
+    },
+  );
   assert.equal(row.scenario, BASELINE_SCENARIO);
   assert.equal(row.phase, storeOnlyPhaseName(100));
   assert.equal(phaseLabel(row), 'sqlite');
@@ -364,7 +461,14 @@ test('store-only: lanes, messages, and its row in the report', () => {
 });
 
 test('connection cycles: together they send to every account, each share evenly, and use every body', () => {
-  for (const [accounts, connections] of [[100, 100], [100, 20], [100, 8], [10_000, 100], [1, 100], [7, 3]] as const) {
+  for (const [accounts, connections] of [
+    [100, 100],
+    [100, 20],
+    [100, 8],
+    [10_000, 100],
+    [1, 100],
+    [7, 3],
+  ] as const) {
     const seenAccounts = new Set<number>();
     const seenVariants = new Set<number>();
     for (let c = 0; c < connections; c++) {
@@ -403,7 +507,8 @@ test('a fixed cycle per connection: every response is matched to the request it 
       connections: 4,
       durationS: 0.5,
       next: () => assert.fail('a cycle is given: next is not called'),
-      cycle: (connection) => [0, 1, 2].map((k) => ({ method: 'GET' as const, path: `/c${connection}/r${k}`, tag: `/c${connection}/r${k}` })),
+      cycle: (connection) =>
+        [0, 1, 2].map((k) => ({ method: 'GET' as const, path: `/c${connection}/r${k}`, tag: `/c${connection}/r${k}` })),
       onResponse: (tag, status, body) => {
         if (status !== 200 || body !== tag) mismatched++;
         tags.set(tag, (tags.get(tag) ?? 0) + 1);
@@ -421,13 +526,23 @@ test('a fixed cycle per connection: every response is matched to the request it 
 });
 
 test('event traffic cycles per connection over a small population, and makes requests per send over a large one', () => {
-  const traffic = (accounts: number) => new EventTraffic(new Ledger(), Array.from({ length: accounts }, (_, i) => `a_${i}`), eventBatches(1));
+  const traffic = (accounts: number) =>
+    new EventTraffic(
+      new Ledger(),
+      Array.from({ length: accounts }, (_, i) => `a_${i}`),
+      eventBatches(1),
+    );
   const small = traffic(10_000).spec('http://127.0.0.1:1', 'Basic x', 100, 1);
   assert.ok(small.cycle);
   assert.equal(small.cycle(3, 100).length, 10_000 / 100, 'its share of the accounts, once each');
   const large = traffic(100 * CYCLE_ACCOUNTS_MAX + 1).spec('http://127.0.0.1:1', 'Basic x', 100, 1);
   assert.equal(large.cycle, undefined);
   assert.match(large.next()!.path, /^\/v1\/accounts\/a_\d+\/events$/);
-  const off = new EventTraffic(new Ledger(), ['a_0'], eventBatches(1), false).spec('http://127.0.0.1:1', 'Basic x', 100, 1);
+  const off = new EventTraffic(new Ledger(), ['a_0'], eventBatches(1), false).spec(
+    'http://127.0.0.1:1',
+    'Basic x',
+    100,
+    1,
+  );
   assert.equal(off.cycle, undefined, 'cycles turned off');
 });

@@ -3,10 +3,25 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  balanceKey, companyScopedKey, normalizeEvent, planIngest,
-  type BalanceFigures, type EventInput, type IngestContext, type IngestRequest, type KnownEvent, type NormalizedEvent,
+  balanceKey,
+  companyScopedKey,
+  normalizeEvent,
+  planIngest,
+  type BalanceFigures,
+  type EventInput,
+  type IngestContext,
+  type IngestRequest,
+  type KnownEvent,
+  type NormalizedEvent,
 } from '../../src/domain/events.js';
-import { HOLD_DURATION_MS, available, decideSettle, holdExpiresAt, isHoldExpired, settleHold } from '../../src/domain/holds.js';
+import {
+  HOLD_DURATION_MS,
+  available,
+  decideSettle,
+  holdExpiresAt,
+  isHoldExpired,
+  settleHold,
+} from '../../src/domain/holds.js';
 import { AMOUNT_MAX } from '../../src/domain/money.js';
 import type { Price } from '../../src/domain/pricing.js';
 
@@ -20,20 +35,40 @@ function norm(input: EventInput, index = 0): NormalizedEvent {
   return n.value;
 }
 
-function req(events: EventInput[], opts: { gate?: boolean; accountId?: string; companyId?: string } = {}): IngestRequest {
-  return { companyId: opts.companyId ?? CO, accountId: opts.accountId ?? ACC, events: events.map((e, i) => norm(e, i)), gate: opts.gate ?? false };
+function req(
+  events: EventInput[],
+  opts: { gate?: boolean; accountId?: string; companyId?: string } = {},
+): IngestRequest {
+  return {
+    companyId: opts.companyId ?? CO,
+    accountId: opts.accountId ?? ACC,
+    events: events.map((e, i) => norm(e, i)),
+    gate: opts.gate ?? false,
+  };
 }
 
-function makeCtx(opts: {
-  balances?: [accountId: string, denomination: string, amount: number, pending?: number][];
-  prices?: Price[];
-  known?: [companyId: string, eventId: string, known: KnownEvent][];
-} = {}): IngestContext {
+function makeCtx(
+  opts: {
+    balances?: [accountId: string, denomination: string, amount: number, pending?: number][];
+    prices?: Price[];
+    known?: [companyId: string, eventId: string, known: KnownEvent][];
+  } = {},
+): IngestContext {
   let n = 0;
   return {
     nowMs: NOW,
-    balances: new Map((opts.balances ?? [[ACC, 'credits', 100, 0]]).map(([a, d, amount, pending]) => [balanceKey(a, d), { amount, pending: pending ?? 0 }])),
-    prices: new Map((opts.prices ?? [{ type: 'api_call', denomination: 'credits', unitAmount: '0.5' }]).map((p) => [companyScopedKey(CO, p.type), p])),
+    balances: new Map(
+      (opts.balances ?? [[ACC, 'credits', 100, 0]]).map(([a, d, amount, pending]) => [
+        balanceKey(a, d),
+        { amount, pending: pending ?? 0 },
+      ]),
+    ),
+    prices: new Map(
+      (opts.prices ?? [{ type: 'api_call', denomination: 'credits', unitAmount: '0.5' }]).map((p) => [
+        companyScopedKey(CO, p.type),
+        p,
+      ]),
+    ),
     known: new Map((opts.known ?? []).map(([c, id, k]) => [companyScopedKey(c, id), k])),
     newEventId: () => `ev_gen_${++n}`,
   };
@@ -47,7 +82,9 @@ function snapshot(ctx: IngestContext) {
   };
 }
 
-const fig = (ctx: IngestContext, denomination = 'credits', accountId = ACC): BalanceFigures => ({ ...ctx.balances.get(balanceKey(accountId, denomination))! });
+const fig = (ctx: IngestContext, denomination = 'credits', accountId = ACC): BalanceFigures => ({
+  ...ctx.balances.get(balanceKey(accountId, denomination))!,
+});
 
 describe('holds', () => {
   test('settleHold: complete posts the final cost and releases the hold; cancel only releases', () => {
@@ -55,7 +92,11 @@ describe('holds', () => {
     assert.deepEqual(settleHold(10, 'complete', 4), { amountDelta: -4, pendingDelta: -10 });
     assert.deepEqual(settleHold(10, 'complete', 25), { amountDelta: -25, pendingDelta: -10 });
     assert.deepEqual(settleHold(10, 'cancelled'), { amountDelta: 0, pendingDelta: -10 });
-    assert.deepEqual(settleHold(10, 'cancelled', 99), { amountDelta: 0, pendingDelta: -10 }, 'a final cost means nothing to a cancellation');
+    assert.deepEqual(
+      settleHold(10, 'cancelled', 99),
+      { amountDelta: 0, pendingDelta: -10 },
+      'a final cost means nothing to a cancellation',
+    );
     assert.deepEqual(settleHold(0, 'complete'), { amountDelta: -0, pendingDelta: -0 });
   });
 
@@ -68,7 +109,8 @@ describe('holds', () => {
       ['complete', 'cancelled', 'not_pending'],
       ['cancelled', 'complete', 'not_pending'],
     ] as const;
-    for (const [current, requested, decision] of table) assert.equal(decideSettle(current, requested), decision, `${current} → ${requested}`);
+    for (const [current, requested, decision] of table)
+      assert.equal(decideSettle(current, requested), decision, `${current} → ${requested}`);
   });
 
   test('expiry after one hour, inclusive; available = amount − pending', () => {
@@ -84,7 +126,15 @@ describe('holds', () => {
 
 describe('normalizeEvent', () => {
   test('defaults: quantity 1, state complete, no override, no gate', () => {
-    assert.deepEqual(norm({ type: 't' }), { clientId: null, type: 't', quantity: 1, override: null, metadata: null, state: 'complete', gate: false });
+    assert.deepEqual(norm({ type: 't' }), {
+      clientId: null,
+      type: 't',
+      quantity: 1,
+      override: null,
+      metadata: null,
+      state: 'complete',
+      gate: false,
+    });
   });
 
   test('"completed" is "complete"; other states kept', () => {
@@ -108,13 +158,28 @@ describe('normalizeEvent', () => {
     assert.deepEqual(!half.ok && half.details, { index: 3 });
     const other = normalizeEvent({ type: 't', cost_override_denomination: 'usd' }, 0);
     assert.equal(!other.ok && other.reason, 'cost_override_needs_amount_and_denomination');
-    const both = normalizeEvent({ type: 't', cost_override: { amount: 1, denomination: 'usd' }, cost_override_amount: 1, cost_override_denomination: 'usd' }, 1);
+    const both = normalizeEvent(
+      {
+        type: 't',
+        cost_override: { amount: 1, denomination: 'usd' },
+        cost_override_amount: 1,
+        cost_override_denomination: 'usd',
+      },
+      1,
+    );
     assert.equal(!both.ok && both.reason, 'cost_override_given_twice');
   });
 
   test('client id, metadata, per-event gate pass through', () => {
-    assert.deepEqual(norm({ type: 't', id: 'x', metadata: { a: 1 }, gate_on_balance: true, quantity: 2.5 }),
-      { clientId: 'x', type: 't', quantity: 2.5, override: null, metadata: { a: 1 }, state: 'complete', gate: true });
+    assert.deepEqual(norm({ type: 't', id: 'x', metadata: { a: 1 }, gate_on_balance: true, quantity: 2.5 }), {
+      clientId: 'x',
+      type: 't',
+      quantity: 2.5,
+      override: null,
+      metadata: { a: 1 },
+      state: 'complete',
+      gate: true,
+    });
   });
 });
 
@@ -124,47 +189,92 @@ describe('planIngest', () => {
     const r = planIngest(req([{ type: 'api_call', quantity: 3 }]), ctx);
     assert.ok(r.ok);
     assert.deepEqual(r.value.eventIds, ['ev_gen_1']);
-    assert.deepEqual(r.value.events, [{
-      companyId: CO, eventId: 'ev_gen_1', clientSupplied: false, accountId: ACC, type: 'api_call', quantity: 3, costAmount: 2, denomination: 'credits',
-      metadata: null, state: 'complete', contentHash: null, createdAtMs: NOW, updatedAtMs: NOW, expiresAtMs: null,
-    }]);
-    assert.deepEqual(r.value.ledger, [{ kind: 'usage', accountId: ACC, denomination: 'credits', amount: -2, eventId: 'ev_gen_1' }]);
+    assert.deepEqual(r.value.events, [
+      {
+        companyId: CO,
+        eventId: 'ev_gen_1',
+        clientSupplied: false,
+        accountId: ACC,
+        type: 'api_call',
+        quantity: 3,
+        costAmount: 2,
+        denomination: 'credits',
+        metadata: null,
+        state: 'complete',
+        contentHash: null,
+        createdAtMs: NOW,
+        updatedAtMs: NOW,
+        expiresAtMs: null,
+      },
+    ]);
+    assert.deepEqual(r.value.ledger, [
+      { kind: 'usage', accountId: ACC, denomination: 'credits', amount: -2, eventId: 'ev_gen_1' },
+    ]);
     assert.deepEqual([...r.value.deltas], [[balanceKey(ACC, 'credits'), { amount: -2, pending: 0 }]]);
     assert.deepEqual(fig(ctx), { amount: 98, pending: 0 });
   });
 
   test('cost_override wins over the price, in its own denomination', () => {
-    const ctx = makeCtx({ balances: [[ACC, 'credits', 100], [ACC, 'usd', 50]] });
-    const r = planIngest(req([
-      { type: 'api_call', quantity: 1000, cost_override: { amount: 7, denomination: 'usd' } },
-      { type: 'unpriced', cost_override_amount: 3, cost_override_denomination: 'credits' },
-    ]), ctx);
+    const ctx = makeCtx({
+      balances: [
+        [ACC, 'credits', 100],
+        [ACC, 'usd', 50],
+      ],
+    });
+    const r = planIngest(
+      req([
+        { type: 'api_call', quantity: 1000, cost_override: { amount: 7, denomination: 'usd' } },
+        { type: 'unpriced', cost_override_amount: 3, cost_override_denomination: 'credits' },
+      ]),
+      ctx,
+    );
     assert.ok(r.ok);
-    assert.deepEqual(r.value.events.map((e) => [e.costAmount, e.denomination]), [[7, 'usd'], [3, 'credits']]);
+    assert.deepEqual(
+      r.value.events.map((e) => [e.costAmount, e.denomination]),
+      [
+        [7, 'usd'],
+        [3, 'credits'],
+      ],
+    );
     assert.deepEqual(fig(ctx, 'usd'), { amount: 43, pending: 0 });
     assert.deepEqual(fig(ctx, 'credits'), { amount: 97, pending: 0 });
   });
 
   test('states: pending holds (with expiry), cancelled records only, complete deducts; zero cost posts no entry', () => {
     const ctx = makeCtx();
-    const r = planIngest(req([
-      { type: 'x', state: 'pending', cost_override: { amount: 10, denomination: 'credits' } },
-      { type: 'x', state: 'cancelled', cost_override: { amount: 20, denomination: 'credits' } },
-      { type: 'x', state: 'completed', cost_override: { amount: 5, denomination: 'credits' } },
-      { type: 'api_call', quantity: 0 },
-    ]), ctx);
+    const r = planIngest(
+      req([
+        { type: 'x', state: 'pending', cost_override: { amount: 10, denomination: 'credits' } },
+        { type: 'x', state: 'cancelled', cost_override: { amount: 20, denomination: 'credits' } },
+        { type: 'x', state: 'completed', cost_override: { amount: 5, denomination: 'credits' } },
+        { type: 'api_call', quantity: 0 },
+      ]),
+      ctx,
+    );
     assert.ok(r.ok);
-    assert.deepEqual(r.value.events.map((e) => [e.state, e.costAmount, e.expiresAtMs]), [
-      ['pending', 10, NOW + HOLD_DURATION_MS], ['cancelled', 20, null], ['complete', 5, null], ['complete', 0, null],
-    ]);
-    assert.deepEqual(r.value.ledger.map((l) => l.amount), [-5]);
+    assert.deepEqual(
+      r.value.events.map((e) => [e.state, e.costAmount, e.expiresAtMs]),
+      [
+        ['pending', 10, NOW + HOLD_DURATION_MS],
+        ['cancelled', 20, null],
+        ['complete', 5, null],
+        ['complete', 0, null],
+      ],
+    );
+    assert.deepEqual(
+      r.value.ledger.map((l) => l.amount),
+      [-5],
+    );
     assert.deepEqual(fig(ctx), { amount: 95, pending: 10 });
   });
 
   test('missing balance: a failure naming the index', () => {
     const ctx = makeCtx();
     const before = snapshot(ctx);
-    const r = planIngest(req([{ type: 'api_call' }, { type: 'x', cost_override: { amount: 1, denomination: 'gold' } }]), ctx);
+    const r = planIngest(
+      req([{ type: 'api_call' }, { type: 'x', cost_override: { amount: 1, denomination: 'gold' } }]),
+      ctx,
+    );
     assert.equal(r.ok, false);
     assert.ok(!r.ok);
     assert.equal(r.reason, 'no_balance_for_denomination');
@@ -186,7 +296,7 @@ describe('planIngest', () => {
     assert.deepEqual(snapshot(ctx), before);
   });
 
-  test("a price of another company does not apply", () => {
+  test('a price of another company does not apply', () => {
     const ctx = makeCtx();
     const r = planIngest(req([{ type: 'api_call' }], { companyId: 'c_other' }), ctx);
     assert.ok(!r.ok);
@@ -200,7 +310,13 @@ describe('planIngest', () => {
     assert.ok(!r.ok);
     assert.equal(r.reason, 'amount_out_of_range');
     assert.equal(r.param, 'events[0]');
-    const r2 = planIngest(req([{ type: 'x', cost_override: { amount: AMOUNT_MAX, denomination: 'credits' } }, { type: 'x', cost_override: { amount: 200, denomination: 'credits' } }]), ctx);
+    const r2 = planIngest(
+      req([
+        { type: 'x', cost_override: { amount: AMOUNT_MAX, denomination: 'credits' } },
+        { type: 'x', cost_override: { amount: 200, denomination: 'credits' } },
+      ]),
+      ctx,
+    );
     assert.ok(!r2.ok);
     assert.equal(r2.reason, 'amount_out_of_range');
     assert.deepEqual(snapshot(ctx), before);
@@ -231,7 +347,9 @@ describe('planIngest', () => {
       const seed = makeCtx();
       const first = planIngest(req([{ type: 'api_call', id: 'stored', state: 'pending' }]), seed);
       assert.ok(first.ok);
-      const ctx = makeCtx({ known: [[CO, 'stored', { accountId: ACC, contentHash: first.value.events[0]!.contentHash }]] });
+      const ctx = makeCtx({
+        known: [[CO, 'stored', { accountId: ACC, contentHash: first.value.events[0]!.contentHash }]],
+      });
       const r = planIngest(req([{ type: 'api_call', id: 'stored', state: 'pending' }, { type: 'api_call' }]), ctx);
       assert.ok(r.ok);
       assert.deepEqual(r.value.eventIds, ['stored', 'ev_gen_1'], 'the generated id is not spent on the repeat');
@@ -239,7 +357,12 @@ describe('planIngest', () => {
     });
 
     test('different content under a used id: event_id_reused_with_different_content, nothing planned', () => {
-      const ctx = makeCtx({ balances: [[ACC, 'credits', 100], ['a_2', 'credits', 100]] });
+      const ctx = makeCtx({
+        balances: [
+          [ACC, 'credits', 100],
+          ['a_2', 'credits', 100],
+        ],
+      });
       assert.ok(planIngest(req([{ type: 'api_call', id: 'dup', quantity: 2 }]), ctx).ok);
       const before = snapshot(ctx);
       for (const changed of [
@@ -258,13 +381,23 @@ describe('planIngest', () => {
       const otherAccount = planIngest(req([{ type: 'api_call', id: 'dup', quantity: 2 }], { accountId: 'a_2' }), ctx);
       assert.ok(!otherAccount.ok, 'the same id on another account of the company is different content');
       assert.equal(otherAccount.reason, 'event_id_reused_with_different_content');
-      const otherCompany = planIngest(req([{ type: 'x', id: 'dup', cost_override: { amount: 1, denomination: 'credits' } }], { companyId: 'c_2' }), ctx);
+      const otherCompany = planIngest(
+        req([{ type: 'x', id: 'dup', cost_override: { amount: 1, denomination: 'credits' } }], { companyId: 'c_2' }),
+        ctx,
+      );
       assert.ok(otherCompany.ok, 'ids are unique per company only');
     });
 
     test('a repeat within one request: same content once, different content refused', () => {
       const ctx = makeCtx();
-      const r = planIngest(req([{ type: 'api_call', id: 'r', quantity: 2 }, { type: 'api_call', id: 'r', quantity: 2 }, { type: 'api_call', id: 's', quantity: 2 }]), ctx);
+      const r = planIngest(
+        req([
+          { type: 'api_call', id: 'r', quantity: 2 },
+          { type: 'api_call', id: 'r', quantity: 2 },
+          { type: 'api_call', id: 's', quantity: 2 },
+        ]),
+        ctx,
+      );
       assert.ok(r.ok);
       assert.deepEqual(r.value.eventIds, ['r', 'r', 's']);
       assert.equal(r.value.events.length, 2);
@@ -273,7 +406,13 @@ describe('planIngest', () => {
 
       const ctx2 = makeCtx();
       const before = snapshot(ctx2);
-      const bad = planIngest(req([{ type: 'api_call', id: 'r', quantity: 2 }, { type: 'api_call', id: 'r', quantity: 5 }]), ctx2);
+      const bad = planIngest(
+        req([
+          { type: 'api_call', id: 'r', quantity: 2 },
+          { type: 'api_call', id: 'r', quantity: 5 },
+        ]),
+        ctx2,
+      );
       assert.ok(!bad.ok);
       assert.equal(bad.reason, 'event_id_reused_with_different_content');
       assert.deepEqual(bad.details, { index: 1 });
@@ -282,7 +421,13 @@ describe('planIngest', () => {
   });
 
   describe('gate_on_balance', () => {
-    const negative = () => makeCtx({ balances: [[ACC, 'credits', 10, 15], [ACC, 'usd', 5]] });
+    const negative = () =>
+      makeCtx({
+        balances: [
+          [ACC, 'credits', 10, 15],
+          [ACC, 'usd', 5],
+        ],
+      });
 
     test('request-level gate refuses when a balance drawn from has available < 0, leaving ctx untouched', () => {
       const ctx = negative();
@@ -297,7 +442,14 @@ describe('planIngest', () => {
     test('a per-event gate gates the whole request', () => {
       const ctx = negative();
       const before = snapshot(ctx);
-      const r = planIngest(req([{ type: 'x', cost_override: { amount: 1, denomination: 'usd' } }, { type: 'api_call', gate_on_balance: true }, { type: 'x', id: 'k', cost_override: { amount: 1, denomination: 'usd' } }]), ctx);
+      const r = planIngest(
+        req([
+          { type: 'x', cost_override: { amount: 1, denomination: 'usd' } },
+          { type: 'api_call', gate_on_balance: true },
+          { type: 'x', id: 'k', cost_override: { amount: 1, denomination: 'usd' } },
+        ]),
+        ctx,
+      );
       assert.ok(!r.ok);
       assert.equal(r.reason, 'insufficient_balance');
       assert.deepEqual(snapshot(ctx), before, 'the client id is not remembered either');
@@ -312,14 +464,23 @@ describe('planIngest', () => {
 
     test('only balances the request draws from count; available exactly 0 passes; cancelled events draw nothing', () => {
       const ctx = negative();
-      const usdOnly = planIngest(req([{ type: 'x', cost_override: { amount: 5, denomination: 'usd' } }], { gate: true }), ctx);
+      const usdOnly = planIngest(
+        req([{ type: 'x', cost_override: { amount: 5, denomination: 'usd' } }], { gate: true }),
+        ctx,
+      );
       assert.ok(usdOnly.ok, 'credits is negative but not drawn from');
       assert.deepEqual(fig(ctx, 'usd'), { amount: 0, pending: 0 });
-      const atZero = planIngest(req([{ type: 'x', cost_override: { amount: 1, denomination: 'usd' } }], { gate: true }), ctx);
+      const atZero = planIngest(
+        req([{ type: 'x', cost_override: { amount: 1, denomination: 'usd' } }], { gate: true }),
+        ctx,
+      );
       assert.ok(atZero.ok, 'available 0 is not below 0');
       const cancelled = planIngest(req([{ type: 'api_call', state: 'cancelled' }], { gate: true }), ctx);
       assert.ok(cancelled.ok);
-      const gatedAgain = planIngest(req([{ type: 'x', cost_override: { amount: 1, denomination: 'usd' } }], { gate: true }), ctx);
+      const gatedAgain = planIngest(
+        req([{ type: 'x', cost_override: { amount: 1, denomination: 'usd' } }], { gate: true }),
+        ctx,
+      );
       assert.ok(!gatedAgain.ok, 'an earlier request of the same group made it negative');
     });
   });
@@ -332,83 +493,113 @@ describe('planIngest', () => {
       { type: 'p_tiny', denomination: 'usd', unitAmount: '0.0015' },
       { type: 'p_gold', denomination: 'gold', unitAmount: '1' },
     ];
-    const eventArb: fc.Arbitrary<EventInput> = fc.record({
-      type: fc.constantFrom('p_half', 'p_tiny', 'p_gold', 'unpriced'),
-      id: fc.option(fc.constantFrom('i1', 'i2', 'i3', 'i4'), { nil: undefined }),
-      quantity: fc.option(fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.double({ min: 0, max: 1000, noNaN: true })), { nil: undefined }),
-      cost_override: fc.option(fc.record({ amount: fc.integer({ min: 0, max: 500 }), denomination: fc.constantFrom(...denominations) }), { nil: undefined }),
-      state: fc.option(fc.constantFrom('pending', 'complete', 'completed', 'cancelled') as fc.Arbitrary<'pending' | 'complete' | 'completed' | 'cancelled'>, { nil: undefined }),
-      gate_on_balance: fc.option(fc.boolean(), { nil: undefined }),
-    }, { requiredKeys: ['type'] });
+    const eventArb: fc.Arbitrary<EventInput> = fc.record(
+      {
+        type: fc.constantFrom('p_half', 'p_tiny', 'p_gold', 'unpriced'),
+        id: fc.option(fc.constantFrom('i1', 'i2', 'i3', 'i4'), { nil: undefined }),
+        quantity: fc.option(
+          fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.double({ min: 0, max: 1000, noNaN: true })),
+          { nil: undefined },
+        ),
+        cost_override: fc.option(
+          fc.record({ amount: fc.integer({ min: 0, max: 500 }), denomination: fc.constantFrom(...denominations) }),
+          { nil: undefined },
+        ),
+        state: fc.option(
+          fc.constantFrom('pending', 'complete', 'completed', 'cancelled') as fc.Arbitrary<
+            'pending' | 'complete' | 'completed' | 'cancelled'
+          >,
+          { nil: undefined },
+        ),
+        gate_on_balance: fc.option(fc.boolean(), { nil: undefined }),
+      },
+      { requiredKeys: ['type'] },
+    );
     const requestArb = fc.record({
       accountId: fc.constantFrom(...accounts),
       gate: fc.boolean(),
       events: fc.array(eventArb, { minLength: 1, maxLength: 6 }),
     });
 
-    fc.assert(fc.property(fc.array(requestArb, { minLength: 1, maxLength: 12 }), fc.integer({ min: -50, max: 500 }), (requests, start) => {
-      const ctx = makeCtx({
-        balances: [['a_1', 'credits', start], ['a_1', 'usd', 100, 20], ['a_2', 'credits', 50]],
-        prices,
-      });
-      const initial = snapshot(ctx);
-      const totals = new Map<string, BalanceFigures>();
-      let succeeded = 0;
-      for (const r of requests) {
-        const before = snapshot(ctx);
-        const request = req(r.events.map((e) => {
-          const copy: EventInput = { type: e.type };
-          for (const [k, v] of Object.entries(e)) if (v !== undefined) (copy as unknown as Record<string, unknown>)[k] = v;
-          return copy;
-        }), { accountId: r.accountId, gate: r.gate });
-        const plan = planIngest(request, ctx);
-        if (!plan.ok) {
-          assert.deepEqual(snapshot(ctx), before, `failure ${plan.reason} changed ctx`);
-          continue;
-        }
-        succeeded++;
-        assert.equal(plan.value.eventIds.length, request.events.length, 'one id per submitted event, in order');
-        // What the plan says each balance should move by…
-        const planned = new Map<string, BalanceFigures>();
-        const add = (key: string, amount: number, pending: number) => {
-          const p = planned.get(key) ?? { amount: 0, pending: 0 };
-          p.amount += amount;
-          p.pending += pending;
-          planned.set(key, p);
-        };
-        for (const l of plan.value.ledger) {
-          assert.ok(Number.isSafeInteger(l.amount) && l.amount < 0, 'a usage entry is a negative integer');
-          add(balanceKey(l.accountId, l.denomination), l.amount, 0);
-        }
-        for (const e of plan.value.events) {
-          assert.ok(Number.isSafeInteger(e.costAmount) && e.costAmount >= 0, 'a cost is a non-negative integer');
-          if (e.state === 'pending') add(balanceKey(e.accountId, e.denomination), 0, e.costAmount);
-        }
-        // …equals what the ctx balances did move by, and what `deltas` reports.
-        const beforeMap = new Map(before.balances);
-        for (const [key, b] of ctx.balances) {
-          const was = beforeMap.get(key)!;
-          const p = planned.get(key) ?? { amount: 0, pending: 0 };
-          assert.equal(b.amount - was.amount, p.amount, `amount change of ${key}`);
-          assert.equal(b.pending - was.pending, p.pending, `pending change of ${key}`);
-          const d: BalanceFigures = plan.value.deltas.get(key) ?? { amount: 0, pending: 0 };
-          assert.deepEqual({ amount: d.amount, pending: d.pending }, p);
-          assert.ok(Number.isSafeInteger(b.amount) && Number.isSafeInteger(b.pending));
-          const t = totals.get(key) ?? { amount: 0, pending: 0 };
-          t.amount += p.amount;
-          t.pending += p.pending;
-          totals.set(key, t);
-        }
-        for (const key of planned.keys()) assert.ok(ctx.balances.has(key), 'nothing planned against a missing balance');
-      }
-      // Over the whole sequence: final − initial = Σ planned.
-      for (const [key, was] of initial.balances) {
-        const now = ctx.balances.get(key)!;
-        const t = totals.get(key) ?? { amount: 0, pending: 0 };
-        assert.equal(now.amount - was.amount, t.amount);
-        assert.equal(now.pending - was.pending, t.pending);
-      }
-      assert.ok(succeeded <= requests.length);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(
+        fc.array(requestArb, { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: -50, max: 500 }),
+        (requests, start) => {
+          const ctx = makeCtx({
+            balances: [
+              ['a_1', 'credits', start],
+              ['a_1', 'usd', 100, 20],
+              ['a_2', 'credits', 50],
+            ],
+            prices,
+          });
+          const initial = snapshot(ctx);
+          const totals = new Map<string, BalanceFigures>();
+          let succeeded = 0;
+          for (const r of requests) {
+            const before = snapshot(ctx);
+            const request = req(
+              r.events.map((e) => {
+                const copy: EventInput = { type: e.type };
+                for (const [k, v] of Object.entries(e))
+                  if (v !== undefined) (copy as unknown as Record<string, unknown>)[k] = v;
+                return copy;
+              }),
+              { accountId: r.accountId, gate: r.gate },
+            );
+            const plan = planIngest(request, ctx);
+            if (!plan.ok) {
+              assert.deepEqual(snapshot(ctx), before, `failure ${plan.reason} changed ctx`);
+              continue;
+            }
+            succeeded++;
+            assert.equal(plan.value.eventIds.length, request.events.length, 'one id per submitted event, in order');
+            // What the plan says each balance should move by…
+            const planned = new Map<string, BalanceFigures>();
+            const add = (key: string, amount: number, pending: number) => {
+              const p = planned.get(key) ?? { amount: 0, pending: 0 };
+              p.amount += amount;
+              p.pending += pending;
+              planned.set(key, p);
+            };
+            for (const l of plan.value.ledger) {
+              assert.ok(Number.isSafeInteger(l.amount) && l.amount < 0, 'a usage entry is a negative integer');
+              add(balanceKey(l.accountId, l.denomination), l.amount, 0);
+            }
+            for (const e of plan.value.events) {
+              assert.ok(Number.isSafeInteger(e.costAmount) && e.costAmount >= 0, 'a cost is a non-negative integer');
+              if (e.state === 'pending') add(balanceKey(e.accountId, e.denomination), 0, e.costAmount);
+            }
+            // …equals what the ctx balances did move by, and what `deltas` reports.
+            const beforeMap = new Map(before.balances);
+            for (const [key, b] of ctx.balances) {
+              const was = beforeMap.get(key)!;
+              const p = planned.get(key) ?? { amount: 0, pending: 0 };
+              assert.equal(b.amount - was.amount, p.amount, `amount change of ${key}`);
+              assert.equal(b.pending - was.pending, p.pending, `pending change of ${key}`);
+              const d: BalanceFigures = plan.value.deltas.get(key) ?? { amount: 0, pending: 0 };
+              assert.deepEqual({ amount: d.amount, pending: d.pending }, p);
+              assert.ok(Number.isSafeInteger(b.amount) && Number.isSafeInteger(b.pending));
+              const t = totals.get(key) ?? { amount: 0, pending: 0 };
+              t.amount += p.amount;
+              t.pending += p.pending;
+              totals.set(key, t);
+            }
+            for (const key of planned.keys())
+              assert.ok(ctx.balances.has(key), 'nothing planned against a missing balance');
+          }
+          // Over the whole sequence: final − initial = Σ planned.
+          for (const [key, was] of initial.balances) {
+            const now = ctx.balances.get(key)!;
+            const t = totals.get(key) ?? { amount: 0, pending: 0 };
+            assert.equal(now.amount - was.amount, t.amount);
+            assert.equal(now.pending - was.pending, t.pending);
+          }
+          assert.ok(succeeded <= requests.length);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });

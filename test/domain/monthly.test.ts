@@ -156,13 +156,18 @@ test('property: nextRefillAfter is the smallest schedule instant strictly after 
 
 test('property: a late wake-up, passing either the due instant or the wake time, never skips or repeats a refill', () => {
   fc.assert(
-    fc.property(instant, fc.integer({ min: 0, max: 200 }), fc.double({ min: 0, max: 1, noNaN: true }), (start, k, f) => {
-      const due = refillAt(start, k);
-      const following = refillAt(start, k + 1);
-      const wake = due + Math.floor((following - due - 1) * f); // late, but before the following refill
-      assert.equal(nextRefillAfter(start, due), following);
-      assert.equal(nextRefillAfter(start, wake), following);
-    }),
+    fc.property(
+      instant,
+      fc.integer({ min: 0, max: 200 }),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      (start, k, f) => {
+        const due = refillAt(start, k);
+        const following = refillAt(start, k + 1);
+        const wake = due + Math.floor((following - due - 1) * f); // late, but before the following refill
+        assert.equal(nextRefillAfter(start, due), following);
+        assert.equal(nextRefillAfter(start, wake), following);
+      },
+    ),
     { numRuns: 2000 },
   );
 });

@@ -45,7 +45,11 @@ test('a full plan body parses, USD normalised to usd', () => {
 });
 
 test('defaults: rollover false, usd, month, postpay, no alert', () => {
-  const r = parsePlan({ name: 'Basic', charge_amount: 0, balances: [{ amount: 0, denomination: 't', overage_charge_amount: 0 }] });
+  const r = parsePlan({
+    name: 'Basic',
+    charge_amount: 0,
+    balances: [{ amount: 0, denomination: 't', overage_charge_amount: 0 }],
+  });
   assert.ok(r.ok);
   assert.equal(r.plan.rollover, false);
   assert.equal(r.plan.chargeDenomination, 'usd');
@@ -76,9 +80,24 @@ const rejects: Array<[string, (b: Record<string, unknown>) => unknown, string, s
   ['name not a string', (b) => ({ ...b, name: 5 }), 'name_must_be_a_non_empty_string', 'name'],
   ['long name', (b) => ({ ...b, name: 'x'.repeat(201) }), 'name_is_too_long', 'name'],
   ['no charge_amount', (b) => ({ ...b, charge_amount: undefined }), 'charge_amount_is_required', 'charge_amount'],
-  ['negative charge', (b) => ({ ...b, charge_amount: -1 }), 'charge_amount_must_be_a_non_negative_integer', 'charge_amount'],
-  ['fractional charge', (b) => ({ ...b, charge_amount: 1.5 }), 'charge_amount_must_be_a_non_negative_integer', 'charge_amount'],
-  ['string charge', (b) => ({ ...b, charge_amount: '2000' }), 'charge_amount_must_be_a_non_negative_integer', 'charge_amount'],
+  [
+    'negative charge',
+    (b) => ({ ...b, charge_amount: -1 }),
+    'charge_amount_must_be_a_non_negative_integer',
+    'charge_amount',
+  ],
+  [
+    'fractional charge',
+    (b) => ({ ...b, charge_amount: 1.5 }),
+    'charge_amount_must_be_a_non_negative_integer',
+    'charge_amount',
+  ],
+  [
+    'string charge',
+    (b) => ({ ...b, charge_amount: '2000' }),
+    'charge_amount_must_be_a_non_negative_integer',
+    'charge_amount',
+  ],
   ['huge charge', (b) => ({ ...b, charge_amount: 2 ** 60 }), 'charge_amount_exceeds_maximum', 'charge_amount'],
   ['euro', (b) => ({ ...b, charge_denomination: 'eur' }), 'charge_denomination_must_be_usd', 'charge_denomination'],
   ['yearly', (b) => ({ ...b, billing_period: 'year' }), 'unknown_billing_period', 'billing_period'],
@@ -96,28 +115,95 @@ const rejects: Array<[string, (b: Record<string, unknown>) => unknown, string, s
   ['balances object', (b) => ({ ...b, balances: {} }), 'balances_must_be_an_array', 'balances'],
   [
     'too many balances',
-    (b) => ({ ...b, balances: Array.from({ length: 101 }, (_, i) => ({ amount: 1, denomination: `d${i}`, overage_charge_amount: 0 })) }),
+    (b) => ({
+      ...b,
+      balances: Array.from({ length: 101 }, (_, i) => ({ amount: 1, denomination: `d${i}`, overage_charge_amount: 0 })),
+    }),
     'plan_has_too_many_balances',
     'balances',
   ],
   ['entry not an object', (b) => ({ ...b, balances: ['x'] }), 'plan_balance_must_be_an_object', 'balances[0]'],
-  ['entry unknown field', (b) => ({ ...b, balances: [{ amount: 1, denomination: 't', overage_charge_amount: 0, x: 1 }] }), 'unknown_field', 'balances[0].x'],
-  ['entry no amount', (b) => ({ ...b, balances: [{ denomination: 't', overage_charge_amount: 0 }] }), 'plan_balance_amount_is_required', 'balances[0].amount'],
-  ['entry amount 1.5', (b) => ({ ...b, balances: [{ amount: '1.5', denomination: 't', overage_charge_amount: 0 }] }), 'plan_balance_amount_must_be_a_non_negative_integer', 'balances[0].amount'],
-  ['entry amount -1', (b) => ({ ...b, balances: [{ amount: -1, denomination: 't', overage_charge_amount: 0 }] }), 'plan_balance_amount_must_be_a_non_negative_integer', 'balances[0].amount'],
-  ['entry amount huge', (b) => ({ ...b, balances: [{ amount: '9007199254740993', denomination: 't', overage_charge_amount: 0 }] }), 'plan_balance_amount_exceeds_maximum', 'balances[0].amount'],
-  ['entry no denomination', (b) => ({ ...b, balances: [{ amount: 1, overage_charge_amount: 0 }] }), 'denomination_is_required', 'balances[0].denomination'],
-  ['entry bad denomination', (b) => ({ ...b, balances: [{ amount: 1, denomination: 'a b', overage_charge_amount: 0 }] }), 'denomination_is_invalid', 'balances[0].denomination'],
-  ['entry long denomination', (b) => ({ ...b, balances: [{ amount: 1, denomination: 'x'.repeat(65), overage_charge_amount: 0 }] }), 'denomination_is_invalid', 'balances[0].denomination'],
+  [
+    'entry unknown field',
+    (b) => ({ ...b, balances: [{ amount: 1, denomination: 't', overage_charge_amount: 0, x: 1 }] }),
+    'unknown_field',
+    'balances[0].x',
+  ],
+  [
+    'entry no amount',
+    (b) => ({ ...b, balances: [{ denomination: 't', overage_charge_amount: 0 }] }),
+    'plan_balance_amount_is_required',
+    'balances[0].amount',
+  ],
+  [
+    'entry amount 1.5',
+    (b) => ({ ...b, balances: [{ amount: '1.5', denomination: 't', overage_charge_amount: 0 }] }),
+    'plan_balance_amount_must_be_a_non_negative_integer',
+    'balances[0].amount',
+  ],
+  [
+    'entry amount -1',
+    (b) => ({ ...b, balances: [{ amount: -1, denomination: 't', overage_charge_amount: 0 }] }),
+    'plan_balance_amount_must_be_a_non_negative_integer',
+    'balances[0].amount',
+  ],
+  [
+    'entry amount huge',
+    (b) => ({ ...b, balances: [{ amount: '9007199254740993', denomination: 't', overage_charge_amount: 0 }] }),
+    'plan_balance_amount_exceeds_maximum',
+    'balances[0].amount',
+  ],
+  [
+    'entry no denomination',
+    (b) => ({ ...b, balances: [{ amount: 1, overage_charge_amount: 0 }] }),
+    'denomination_is_required',
+    'balances[0].denomination',
+  ],
+  [
+    'entry bad denomination',
+    (b) => ({ ...b, balances: [{ amount: 1, denomination: 'a b', overage_charge_amount: 0 }] }),
+    'denomination_is_invalid',
+    'balances[0].denomination',
+  ],
+  [
+    'entry long denomination',
+    (b) => ({ ...b, balances: [{ amount: 1, denomination: 'x'.repeat(65), overage_charge_amount: 0 }] }),
+    'denomination_is_invalid',
+    'balances[0].denomination',
+  ],
   [
     'duplicate denomination',
-    (b) => ({ ...b, balances: [{ amount: 1, denomination: 't', overage_charge_amount: 0 }, { amount: 2, denomination: 't', overage_charge_amount: 0 }] }),
+    (b) => ({
+      ...b,
+      balances: [
+        { amount: 1, denomination: 't', overage_charge_amount: 0 },
+        { amount: 2, denomination: 't', overage_charge_amount: 0 },
+      ],
+    }),
     'denomination_appears_twice_in_plan',
     'balances[1].denomination',
   ],
-  ['entry no overage price', (b) => ({ ...b, balances: [{ amount: 1, denomination: 't' }] }), 'overage_charge_amount_is_required', 'balances[0].overage_charge_amount'],
-  ['entry overage "1"', (b) => ({ ...b, balances: [{ amount: 1, denomination: 't', overage_charge_amount: '1' }] }), 'overage_charge_amount_must_be_a_non_negative_integer', 'balances[0].overage_charge_amount'],
-  ['entry overage in eur', (b) => ({ ...b, balances: [{ amount: 1, denomination: 't', overage_charge_amount: 1, overage_charge_denomination: 'EUR' }] }), 'overage_charge_denomination_must_be_usd', 'balances[0].overage_charge_denomination'],
+  [
+    'entry no overage price',
+    (b) => ({ ...b, balances: [{ amount: 1, denomination: 't' }] }),
+    'overage_charge_amount_is_required',
+    'balances[0].overage_charge_amount',
+  ],
+  [
+    'entry overage "1"',
+    (b) => ({ ...b, balances: [{ amount: 1, denomination: 't', overage_charge_amount: '1' }] }),
+    'overage_charge_amount_must_be_a_non_negative_integer',
+    'balances[0].overage_charge_amount',
+  ],
+  [
+    'entry overage in eur',
+    (b) => ({
+      ...b,
+      balances: [{ amount: 1, denomination: 't', overage_charge_amount: 1, overage_charge_denomination: 'EUR' }],
+    }),
+    'overage_charge_denomination_must_be_usd',
+    'balances[0].overage_charge_denomination',
+  ],
 ];
 
 for (const [what, mutate, reason, param] of rejects) {
@@ -163,7 +249,10 @@ test('renewal without overage: unused units are dropped by the reset', () => {
     kind: 'period_reset',
   });
   // a balance above the included amount (e.g. after a manual credit) is brought down
-  assert.equal(renewed({ balanceAmount: 1500, includedAmount: 1000, overageUnitUsdCents: 3, rollover: false }).resetDelta, -500);
+  assert.equal(
+    renewed({ balanceAmount: 1500, includedAmount: 1000, overageUnitUsdCents: 3, rollover: false }).resetDelta,
+    -500,
+  );
 });
 
 test('renewal with rollover: the included amount is added to what is left', () => {
@@ -190,18 +279,27 @@ test('renewal with rollover and overage: the charged overage is not carried into
 
 test('renewal amounts beyond the safe range are refused, not rounded', () => {
   const MAX = Number.MAX_SAFE_INTEGER;
-  assert.deepEqual(renewPlanBalance({ balanceAmount: -MAX, includedAmount: 0, overageUnitUsdCents: 2, rollover: false }), {
-    ok: false,
-    reason: 'overage_charge_exceeds_maximum',
-  });
-  assert.deepEqual(renewPlanBalance({ balanceAmount: MAX, includedAmount: 1, overageUnitUsdCents: 0, rollover: true }), {
-    ok: false,
-    reason: 'resulting_balance_exceeds_maximum',
-  });
-  assert.deepEqual(renewPlanBalance({ balanceAmount: -MAX, includedAmount: MAX, overageUnitUsdCents: 0, rollover: false }), {
-    ok: false,
-    reason: 'reset_delta_exceeds_maximum',
-  });
+  assert.deepEqual(
+    renewPlanBalance({ balanceAmount: -MAX, includedAmount: 0, overageUnitUsdCents: 2, rollover: false }),
+    {
+      ok: false,
+      reason: 'overage_charge_exceeds_maximum',
+    },
+  );
+  assert.deepEqual(
+    renewPlanBalance({ balanceAmount: MAX, includedAmount: 1, overageUnitUsdCents: 0, rollover: true }),
+    {
+      ok: false,
+      reason: 'resulting_balance_exceeds_maximum',
+    },
+  );
+  assert.deepEqual(
+    renewPlanBalance({ balanceAmount: -MAX, includedAmount: MAX, overageUnitUsdCents: 0, rollover: false }),
+    {
+      ok: false,
+      reason: 'reset_delta_exceeds_maximum',
+    },
+  );
 });
 
 test('property: renewal conserves units and charges exactly the overage', () => {
@@ -219,7 +317,10 @@ test('property: renewal conserves units and charges exactly the overage', () => 
         // after renewal: the included amount, plus (with rollover) what was left unused
         assert.equal(r.balanceAfter, includedAmount + (rollover ? Math.max(0, balanceAmount) : 0));
         // every unit is accounted for: units before + units paid as overage + delta from the plan
-        assert.equal(r.balanceAfter, balanceAmount + r.overageUnits + (rollover ? includedAmount : includedAmount - Math.max(0, balanceAmount)));
+        assert.equal(
+          r.balanceAfter,
+          balanceAmount + r.overageUnits + (rollover ? includedAmount : includedAmount - Math.max(0, balanceAmount)),
+        );
         assert.equal(r.kind, rollover ? 'grant' : 'period_reset');
         assert.ok(r.balanceAfter >= 0);
       },
@@ -243,8 +344,14 @@ test('threshold alert: decimal percentages are compared exactly', () => {
   assert.equal(thresholdAlertCrossed({ ...base, percentage: '12.5', after: 125 }), false);
   assert.equal(thresholdAlertCrossed({ ...base, percentage: '12.5', after: 124 }), true);
   // 33.333333% of 3 is 0.99999999: 1 is not below it, 0 is
-  assert.equal(thresholdAlertCrossed({ ...base, includedAmount: 3, before: 3, percentage: '33.333333', after: 1 }), false);
-  assert.equal(thresholdAlertCrossed({ ...base, includedAmount: 3, before: 3, percentage: '33.333333', after: 0 }), true);
+  assert.equal(
+    thresholdAlertCrossed({ ...base, includedAmount: 3, before: 3, percentage: '33.333333', after: 1 }),
+    false,
+  );
+  assert.equal(
+    thresholdAlertCrossed({ ...base, includedAmount: 3, before: 3, percentage: '33.333333', after: 0 }),
+    true,
+  );
   // 0.1% of 10^15 is 10^12, exactly
   const big = 10 ** 15;
   assert.equal(isBelowPercentage(10 ** 12, big, parsePercentage('0.1')!), false);
@@ -256,9 +363,14 @@ test('threshold alert: decimal percentages are compared exactly', () => {
 
 test('property: integer percentages agree with plain arithmetic', () => {
   fc.assert(
-    fc.property(fc.integer({ min: -1e6, max: 1e6 }), fc.integer({ min: 0, max: 1e6 }), fc.integer({ min: 0, max: 100 }), (after, included, pct) => {
-      assert.equal(isBelowPercentage(after, included, parsePercentage(String(pct))!), after * 100 < included * pct);
-    }),
+    fc.property(
+      fc.integer({ min: -1e6, max: 1e6 }),
+      fc.integer({ min: 0, max: 1e6 }),
+      fc.integer({ min: 0, max: 100 }),
+      (after, included, pct) => {
+        assert.equal(isBelowPercentage(after, included, parsePercentage(String(pct))!), after * 100 < included * pct);
+      },
+    ),
   );
 });
 
@@ -274,7 +386,13 @@ test('property: along any sequence of balances in one period, the alert fires at
         let fired = 0;
         let before = included;
         for (const after of balances) {
-          const crossed = thresholdAlertCrossed({ before, after, includedAmount: included, percentage, alreadyAlertedThisPeriod: alerted });
+          const crossed = thresholdAlertCrossed({
+            before,
+            after,
+            includedAmount: included,
+            percentage,
+            alreadyAlertedThisPeriod: alerted,
+          });
           if (crossed) {
             assert.ok(!alerted && after < before && isBelowPercentage(after, included, p));
             fired += 1;

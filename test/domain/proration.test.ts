@@ -60,7 +60,10 @@ test('the value can exceed the new charge: charged is 0, not negative', () => {
 });
 
 test('refill_amount 0 or unset: value 0, the whole usd_charge is charged', () => {
-  assert.equal(ok({ refillAmount: 0, refillUsdCents: 700, balanceAmount: 10, newAmount: 5, newUsdCents: 300 }).chargedUsdCents, 300);
+  assert.equal(
+    ok({ refillAmount: 0, refillUsdCents: 700, balanceAmount: 10, newAmount: 5, newUsdCents: 300 }).chargedUsdCents,
+    300,
+  );
   const r = ok({ refillAmount: null, refillUsdCents: null, balanceAmount: 10, newAmount: 5, newUsdCents: 300 });
   assert.equal(r.valueUsdCents, 0);
   assert.equal(r.newBalanceAmount, 15);
@@ -77,30 +80,84 @@ test('an amount not above the current refill_amount is refused (decreases go thr
 
 test('a resulting balance beyond the safe maximum is refused, not rounded', () => {
   assert.deepEqual(
-    prorateMidMonth({ refillAmount: 0, refillUsdCents: 0, balanceAmount: Number.MAX_SAFE_INTEGER, newAmount: 1, newUsdCents: 0 }),
+    prorateMidMonth({
+      refillAmount: 0,
+      refillUsdCents: 0,
+      balanceAmount: Number.MAX_SAFE_INTEGER,
+      newAmount: 1,
+      newUsdCents: 0,
+    }),
     { ok: false, reason: 'resulting_balance_exceeds_maximum' },
   );
 });
 
 test('stored values that can never be valid are bugs and throw', () => {
-  assert.throws(() => prorateMidMonth({ refillAmount: -1, refillUsdCents: 0, balanceAmount: 0, newAmount: 1, newUsdCents: 0 }), RangeError);
-  assert.throws(() => prorateMidMonth({ refillAmount: 1, refillUsdCents: 0.5, balanceAmount: 0, newAmount: 2, newUsdCents: 0 }), RangeError);
+  assert.throws(
+    () => prorateMidMonth({ refillAmount: -1, refillUsdCents: 0, balanceAmount: 0, newAmount: 1, newUsdCents: 0 }),
+    RangeError,
+  );
+  assert.throws(
+    () => prorateMidMonth({ refillAmount: 1, refillUsdCents: 0.5, balanceAmount: 0, newAmount: 2, newUsdCents: 0 }),
+    RangeError,
+  );
 });
 
 test('parsing: integers and digit strings are accepted', () => {
-  assert.deepEqual(parseModifyMidMonthAmounts({ amount: '2000', usd_charge: '1800' }), { ok: true, amount: 2000, usdCents: 1800 });
-  assert.deepEqual(parseModifyMidMonthAmounts({ amount: 2000, usd_charge: 0 }), { ok: true, amount: 2000, usdCents: 0 });
-  assert.deepEqual(parseModifyMidMonthAmounts({ amount: '0002000', usd_charge: '0' }), { ok: true, amount: 2000, usdCents: 0 });
-  assert.deepEqual(parseNonNegativeInteger(String(Number.MAX_SAFE_INTEGER)), { ok: true, value: Number.MAX_SAFE_INTEGER });
+  assert.deepEqual(parseModifyMidMonthAmounts({ amount: '2000', usd_charge: '1800' }), {
+    ok: true,
+    amount: 2000,
+    usdCents: 1800,
+  });
+  assert.deepEqual(parseModifyMidMonthAmounts({ amount: 2000, usd_charge: 0 }), {
+    ok: true,
+    amount: 2000,
+    usdCents: 0,
+  });
+  assert.deepEqual(parseModifyMidMonthAmounts({ amount: '0002000', usd_charge: '0' }), {
+    ok: true,
+    amount: 2000,
+    usdCents: 0,
+  });
+  assert.deepEqual(parseNonNegativeInteger(String(Number.MAX_SAFE_INTEGER)), {
+    ok: true,
+    value: Number.MAX_SAFE_INTEGER,
+  });
   assert.deepEqual(parseNonNegativeInteger(Number.MAX_SAFE_INTEGER), { ok: true, value: Number.MAX_SAFE_INTEGER });
 });
 
 test('parsing: anything but plain digits is refused with a reason naming the field', () => {
-  for (const bad of ['2e3', '1.5', ' 12', '12 ', '-5', '+5', '', '0x10', '1_000', '١٢', 1.5, -1, Number.NaN, Infinity, true, {}, [], '1,000']) {
+  for (const bad of [
+    '2e3',
+    '1.5',
+    ' 12',
+    '12 ',
+    '-5',
+    '+5',
+    '',
+    '0x10',
+    '1_000',
+    '١٢',
+    1.5,
+    -1,
+    Number.NaN,
+    Infinity,
+    true,
+    {},
+    [],
+    '1,000',
+  ]) {
     const r = parseModifyMidMonthAmounts({ amount: bad, usd_charge: '1' });
-    assert.deepEqual(r, { ok: false, reason: 'amount_must_be_a_non_negative_integer', param: 'amount' }, `amount ${String(bad)}`);
+    assert.deepEqual(
+      r,
+      { ok: false, reason: 'amount_must_be_a_non_negative_integer', param: 'amount' },
+      `amount ${String(bad)}`,
+    );
     const s = parseModifyMidMonthAmounts({ amount: '1', usd_charge: bad });
-    assert.deepEqual(s, { ok: false, reason: 'usd_charge_must_be_a_non_negative_integer', param: 'usd_charge' }, `usd_charge ${String(bad)}`);
+    assert.deepEqual(
+      s,
+      { ok: false, reason: 'usd_charge_must_be_a_non_negative_integer', param: 'usd_charge' },
+      `usd_charge ${String(bad)}`,
+    );
   }
 });
 
@@ -120,8 +177,16 @@ test('parsing: beyond Number.MAX_SAFE_INTEGER is refused as too large', () => {
 });
 
 test('parsing: missing fields are named', () => {
-  assert.deepEqual(parseModifyMidMonthAmounts({ usd_charge: 1 }), { ok: false, reason: 'amount_is_required', param: 'amount' });
-  assert.deepEqual(parseModifyMidMonthAmounts({ amount: 1, usd_charge: null }), { ok: false, reason: 'usd_charge_is_required', param: 'usd_charge' });
+  assert.deepEqual(parseModifyMidMonthAmounts({ usd_charge: 1 }), {
+    ok: false,
+    reason: 'amount_is_required',
+    param: 'amount',
+  });
+  assert.deepEqual(parseModifyMidMonthAmounts({ amount: 1, usd_charge: null }), {
+    ok: false,
+    reason: 'usd_charge_is_required',
+    param: 'usd_charge',
+  });
 });
 
 test('property: parsing a digit string gives the same number as the integer', () => {

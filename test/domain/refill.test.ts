@@ -27,7 +27,10 @@ test('below the threshold with complete settings: refill', () => {
 });
 
 test('at or above the threshold: no refill', () => {
-  assert.deepEqual(thresholdRefillDecision({ ...base, available: 100 }), { refill: false, reason: 'available_not_below_threshold' });
+  assert.deepEqual(thresholdRefillDecision({ ...base, available: 100 }), {
+    refill: false,
+    reason: 'available_not_below_threshold',
+  });
   assert.equal(shouldThresholdRefill({ ...base, available: 101 }), false);
 });
 
@@ -43,8 +46,14 @@ test('incomplete settings: no refill', () => {
 });
 
 test('a refill in flight or a paused refill: no second refill', () => {
-  assert.deepEqual(thresholdRefillDecision({ ...base, inFlight: true }), { refill: false, reason: 'refill_already_in_flight' });
-  assert.deepEqual(thresholdRefillDecision({ ...base, paused: true }), { refill: false, reason: 'refill_paused_after_declines' });
+  assert.deepEqual(thresholdRefillDecision({ ...base, inFlight: true }), {
+    refill: false,
+    reason: 'refill_already_in_flight',
+  });
+  assert.deepEqual(thresholdRefillDecision({ ...base, paused: true }), {
+    refill: false,
+    reason: 'refill_paused_after_declines',
+  });
 });
 
 test('property: shouldThresholdRefill is exactly the conjunction of its conditions', () => {

@@ -21,15 +21,33 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const k = await a.request('POST', `/v1/companies/${co.companyId}/api_keys`, { auth: co.auth });
         assert.equal(k.status, 200, k.text);
         const key: [string, string] = [co.companyId, k.body.data.api_key];
-        assert.equal((await b.request('GET', '/v1/accounts', { auth: key })).status, 200, 'b has verified (and cached) the key');
+        assert.equal(
+          (await b.request('GET', '/v1/accounts', { auth: key })).status,
+          200,
+          'b has verified (and cached) the key',
+        );
 
-        const del = await a.request('DELETE', `/v1/companies/${co.companyId}/api_keys/${k.body.data.key_id}`, { auth: co.auth });
+        const del = await a.request('DELETE', `/v1/companies/${co.companyId}/api_keys/${k.body.data.key_id}`, {
+          auth: co.auth,
+        });
         assert.equal(del.status, 200, del.text);
-        assert.equal((await a.request('GET', '/v1/accounts', { auth: key })).status, 401, 'the revoking server refuses it at once');
+        assert.equal(
+          (await a.request('GET', '/v1/accounts', { auth: key })).status,
+          401,
+          'the revoking server refuses it at once',
+        );
 
         await sleep(CACHE_MS * 2);
-        assert.equal((await b.request('GET', '/v1/accounts', { auth: key })).status, 401, 'the other server refuses it once its cache entry is stale');
-        assert.equal((await b.request('GET', '/v1/accounts', { auth: co.auth })).status, 200, 'the company\'s other key still works there');
+        assert.equal(
+          (await b.request('GET', '/v1/accounts', { auth: key })).status,
+          401,
+          'the other server refuses it once its cache entry is stale',
+        );
+        assert.equal(
+          (await b.request('GET', '/v1/accounts', { auth: co.auth })).status,
+          200,
+          "the company's other key still works there",
+        );
       } finally {
         for (const s of servers) await s.close();
         await db.drop();

@@ -2,7 +2,13 @@
 // changes anything; each gets the contract's error body and a 4xx.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { HTTP_DIALECTS, createAccountWithBalance, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import {
+  HTTP_DIALECTS,
+  createAccountWithBalance,
+  signUpCompany,
+  startHarness,
+  type Harness,
+} from '../support/harness.js';
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`hostile input (${dialect})`, () => {
@@ -16,61 +22,97 @@ for (const dialect of HTTP_DIALECTS) {
     });
     after(async () => h.close());
 
-    const ev = (extra: Record<string, unknown> = {}) => ({ type: 'x', cost_override: { amount: 1, denomination: 'tokens' }, ...extra });
+    const ev = (extra: Record<string, unknown> = {}) => ({
+      type: 'x',
+      cost_override: { amount: 1, denomination: 'tokens' },
+      ...extra,
+    });
     const deep = (n: number): unknown => (n === 0 ? 1 : { a: deep(n - 1) });
 
     test('every hostile event request is a 4xx with an error body and changes nothing', async () => {
       const path = `/v1/accounts/${acc}/events`;
-      const cases: { name: string; raw?: string; body?: unknown; headers?: Record<string, string>; status?: number }[] = [
-        { name: 'malformed JSON', raw: '{"events": [' },
-        { name: 'truncated unicode', raw: '[{"type":"\\ud800"' },
-        { name: 'not JSON at all', raw: 'type=x&amount=1' },
-        { name: 'JSON null', raw: 'null' },
-        { name: 'JSON number', raw: '42' },
-        { name: 'JSON string', raw: '"events"' },
-        { name: 'empty array', body: [] },
-        { name: 'empty object', body: {} },
-        { name: 'too many events', body: Array.from({ length: 1001 }, () => ev()) },
-        { name: 'unknown field', body: [ev({ amount: 5 })] },
-        { name: 'unknown field in cost_override', body: [ev({ cost_override: { amount: 1, denomination: 'tokens', currency: 'usd' } })] },
-        { name: 'unknown top-level field', body: { events: [ev()], extra: true } },
-        { name: 'missing type', body: [{ cost_override: { amount: 1, denomination: 'tokens' } }] },
-        { name: 'type wrong type', body: [ev({ type: 7 })] },
-        { name: 'type empty', body: [ev({ type: '' })] },
-        { name: 'type too long', body: [ev({ type: 'x'.repeat(10_000) })] },
-        { name: 'quantity as string', body: [ev({ quantity: '10' })] },
-        { name: 'quantity negative', body: [ev({ quantity: -1 })] },
-        { name: 'quantity boolean', body: [ev({ quantity: true })] },
-        { name: 'amount fractional', body: [ev({ cost_override: { amount: 1.5, denomination: 'tokens' } })] },
-        { name: 'amount negative', body: [ev({ cost_override: { amount: -100, denomination: 'tokens' } })] },
-        { name: 'amount as string', body: [ev({ cost_override: { amount: '1', denomination: 'tokens' } })] },
-        { name: 'amount beyond 2^53', raw: `[{"type":"x","cost_override":{"amount":9007199254740993,"denomination":"tokens"}}]` },
-        { name: 'amount 1e308', raw: `[{"type":"x","cost_override":{"amount":1e308,"denomination":"tokens"}}]` },
-        { name: 'both override spellings', body: [ev({ cost_override_amount: 1, cost_override_denomination: 'tokens' })] },
-        { name: 'flat amount without denomination', body: [{ type: 'x', cost_override_amount: 1 }] },
-        { name: 'denomination with space', body: [ev({ cost_override: { amount: 1, denomination: 'to kens' } })] },
-        { name: 'state unknown', body: [ev({ state: 'settled' })] },
-        { name: 'metadata not an object', body: [ev({ metadata: 'x' })] },
-        { name: 'metadata array', body: [ev({ metadata: [1, 2] })] },
-        { name: 'client id too long', body: [ev({ id: 'i'.repeat(129) })] },
-        { name: 'client id empty', body: [ev({ id: '' })] },
-        { name: 'gate flag as string', body: { events: [ev()], gate_on_balance: 'yes' } },
-        { name: 'gate query not boolean', body: [ev()], status: 400 },
-        { name: '__proto__ pollution', raw: '[{"type":"x","cost_override":{"amount":1,"denomination":"tokens"},"__proto__":{"admin":true}}]' },
-        { name: 'constructor pollution', raw: '[{"type":"x","cost_override":{"amount":1,"denomination":"tokens"},"constructor":{"prototype":{"admin":true}}}]' },
-        { name: 'wrong content type', raw: '[]', headers: { 'content-type': 'text/plain' }, status: 415 },
-        { name: 'form content type', raw: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' }, status: 415 },
-        { name: 'oversized body', raw: `[${'"x",'.repeat(1_100_000)}"x"]`, status: 413 },
-        { name: 'NUL in type', raw: '[{"type":"a\\u0000b","cost_override":{"amount":1,"denomination":"tokens"}}]' },
-        { name: 'NUL in metadata key', raw: '[{"type":"x","metadata":{"k\\u0000":1},"cost_override":{"amount":1,"denomination":"tokens"}}]' },
-        { name: 'unknown price type', body: [{ type: 'never-priced' }] },
-        { name: 'unknown balance', body: [ev({ cost_override: { amount: 1, denomination: 'gold' } })] },
-        { name: 'price × quantity overflow', body: [{ type: 'huge', quantity: 1e300 }] },
-      ];
-      await h.request('PUT', '/v1/prices/huge', { auth: co.auth, body: { denomination: 'tokens', unit_amount: '1000' } });
+      const cases: { name: string; raw?: string; body?: unknown; headers?: Record<string, string>; status?: number }[] =
+        [
+          { name: 'malformed JSON', raw: '{"events": [' },
+          { name: 'truncated unicode', raw: '[{"type":"\\ud800"' },
+          { name: 'not JSON at all', raw: 'type=x&amount=1' },
+          { name: 'JSON null', raw: 'null' },
+          { name: 'JSON number', raw: '42' },
+          { name: 'JSON string', raw: '"events"' },
+          { name: 'empty array', body: [] },
+          { name: 'empty object', body: {} },
+          { name: 'too many events', body: Array.from({ length: 1001 }, () => ev()) },
+          { name: 'unknown field', body: [ev({ amount: 5 })] },
+          {
+            name: 'unknown field in cost_override',
+            body: [ev({ cost_override: { amount: 1, denomination: 'tokens', currency: 'usd' } })],
+          },
+          { name: 'unknown top-level field', body: { events: [ev()], extra: true } },
+          { name: 'missing type', body: [{ cost_override: { amount: 1, denomination: 'tokens' } }] },
+          { name: 'type wrong type', body: [ev({ type: 7 })] },
+          { name: 'type empty', body: [ev({ type: '' })] },
+          { name: 'type too long', body: [ev({ type: 'x'.repeat(10_000) })] },
+          { name: 'quantity as string', body: [ev({ quantity: '10' })] },
+          { name: 'quantity negative', body: [ev({ quantity: -1 })] },
+          { name: 'quantity boolean', body: [ev({ quantity: true })] },
+          { name: 'amount fractional', body: [ev({ cost_override: { amount: 1.5, denomination: 'tokens' } })] },
+          { name: 'amount negative', body: [ev({ cost_override: { amount: -100, denomination: 'tokens' } })] },
+          { name: 'amount as string', body: [ev({ cost_override: { amount: '1', denomination: 'tokens' } })] },
+          {
+            name: 'amount beyond 2^53',
+            raw: `[{"type":"x","cost_override":{"amount":9007199254740993,"denomination":"tokens"}}]`,
+          },
+          { name: 'amount 1e308', raw: `[{"type":"x","cost_override":{"amount":1e308,"denomination":"tokens"}}]` },
+          {
+            name: 'both override spellings',
+            body: [ev({ cost_override_amount: 1, cost_override_denomination: 'tokens' })],
+          },
+          { name: 'flat amount without denomination', body: [{ type: 'x', cost_override_amount: 1 }] },
+          { name: 'denomination with space', body: [ev({ cost_override: { amount: 1, denomination: 'to kens' } })] },
+          { name: 'state unknown', body: [ev({ state: 'settled' })] },
+          { name: 'metadata not an object', body: [ev({ metadata: 'x' })] },
+          { name: 'metadata array', body: [ev({ metadata: [1, 2] })] },
+          { name: 'client id too long', body: [ev({ id: 'i'.repeat(129) })] },
+          { name: 'client id empty', body: [ev({ id: '' })] },
+          { name: 'gate flag as string', body: { events: [ev()], gate_on_balance: 'yes' } },
+          { name: 'gate query not boolean', body: [ev()], status: 400 },
+          {
+            name: '__proto__ pollution',
+            raw: '[{"type":"x","cost_override":{"amount":1,"denomination":"tokens"},"__proto__":{"admin":true}}]',
+          },
+          {
+            name: 'constructor pollution',
+            raw: '[{"type":"x","cost_override":{"amount":1,"denomination":"tokens"},"constructor":{"prototype":{"admin":true}}}]',
+          },
+          { name: 'wrong content type', raw: '[]', headers: { 'content-type': 'text/plain' }, status: 415 },
+          {
+            name: 'form content type',
+            raw: 'a=1',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            status: 415,
+          },
+          { name: 'oversized body', raw: `[${'"x",'.repeat(1_100_000)}"x"]`, status: 413 },
+          { name: 'NUL in type', raw: '[{"type":"a\\u0000b","cost_override":{"amount":1,"denomination":"tokens"}}]' },
+          {
+            name: 'NUL in metadata key',
+            raw: '[{"type":"x","metadata":{"k\\u0000":1},"cost_override":{"amount":1,"denomination":"tokens"}}]',
+          },
+          { name: 'unknown price type', body: [{ type: 'never-priced' }] },
+          { name: 'unknown balance', body: [ev({ cost_override: { amount: 1, denomination: 'gold' } })] },
+          { name: 'price × quantity overflow', body: [{ type: 'huge', quantity: 1e300 }] },
+        ];
+      await h.request('PUT', '/v1/prices/huge', {
+        auth: co.auth,
+        body: { denomination: 'tokens', unit_amount: '1000' },
+      });
       for (const c of cases) {
         const query = c.name === 'gate query not boolean' ? '?gate_on_balance=maybe' : '';
-        const r = await h.request('POST', path + query, { auth: co.auth, ...(c.raw !== undefined ? { raw: c.raw } : {}), ...(c.body !== undefined ? { body: c.body } : {}), ...(c.headers ? { headers: c.headers } : {}) });
+        const r = await h.request('POST', path + query, {
+          auth: co.auth,
+          ...(c.raw !== undefined ? { raw: c.raw } : {}),
+          ...(c.body !== undefined ? { body: c.body } : {}),
+          ...(c.headers ? { headers: c.headers } : {}),
+        });
         assert.ok(r.status >= 400 && r.status < 500, `${c.name}: status ${r.status} ${r.text.slice(0, 200)}`);
         if (c.status) assert.equal(r.status, c.status, c.name);
         assert.equal(typeof r.body?.error?.type, 'string', `${c.name}: ${r.text.slice(0, 200)}`);
@@ -85,7 +127,11 @@ for (const dialect of HTTP_DIALECTS) {
     });
 
     test('hostile requests elsewhere: paths, queries, headers, other routes', async () => {
-      const cases: [string, string, { body?: unknown; raw?: string; headers?: Record<string, string>; auth?: [string, string] | null }][] = [
+      const cases: [
+        string,
+        string,
+        { body?: unknown; raw?: string; headers?: Record<string, string>; auth?: [string, string] | null },
+      ][] = [
         ['GET', `/v1/accounts/${acc}/transactions?limit=abc`, {}],
         ['GET', `/v1/accounts/${acc}/transactions?limit=-1`, {}],
         ['GET', `/v1/accounts/${acc}/transactions?limit=1e3`, {}],
@@ -101,7 +147,7 @@ for (const dialect of HTTP_DIALECTS) {
         ['POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, { body: {} }],
         ['PUT', '/v1/prices/p', { body: { denomination: 'tokens', unit_amount: '-1' } }],
         ['PUT', '/v1/prices/p', { body: { denomination: 'tokens', unit_amount: '1e5' } }],
-        ['PUT', '/v1/prices/p', { body: { denomination: 'tokens', unit_amount: '0.' + '1'.repeat(30) } }],
+        ['PUT', '/v1/prices/p', { body: { denomination: 'tokens', unit_amount: `0.${'1'.repeat(30)}` } }],
         ['PUT', '/v1/prices/p', { body: { denomination: 'tokens', unit_amount: ' 1' } }],
         ['PUT', '/v1/prices/p', { body: { denomination: 'tokens', unit_amount: 'NaN' } }],
         ['PUT', `/v1/accounts/${acc}`, { body: { metadata: null } }],
@@ -113,14 +159,26 @@ for (const dialect of HTTP_DIALECTS) {
         ['GET', '/v1/accounts', { headers: { authorization: 'Basic !!!notbase64' }, auth: null }],
         ['GET', '/v1/accounts', { headers: { authorization: 'Bearer abc' }, auth: null }],
         ['GET', '/v1/accounts', { headers: { authorization: `Basic ${'A'.repeat(5000)}` }, auth: null }],
-        ['POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, { body: { amount: 1 }, headers: { 'idempotency-key': 'k'.repeat(300) } }],
+        [
+          'POST',
+          `/v1/accounts/${acc}/balance/tokens/adjustments`,
+          { body: { amount: 1 }, headers: { 'idempotency-key': 'k'.repeat(300) } },
+        ],
         ['POST', '/v1/test_clock/advance', { body: { seconds: -5 } }],
         ['POST', '/v1/test_clock/advance', { body: { to: 'yesterday' } }],
         ['POST', '/v1/test_clock/advance', { body: { seconds: 1, to: '2030-01-01T00:00:00Z' } }],
       ];
       for (const [method, path, o] of cases) {
-        const r = await h.request(method, path, { ...(o.auth === null ? {} : { auth: o.auth ?? co.auth }), ...(o.body !== undefined ? { body: o.body } : {}), ...(o.raw !== undefined ? { raw: o.raw } : {}), ...(o.headers ? { headers: o.headers } : {}) });
-        assert.ok(r.status >= 400 && r.status < 500, `${method} ${path.slice(0, 80)}: ${r.status} ${r.text.slice(0, 200)}`);
+        const r = await h.request(method, path, {
+          ...(o.auth === null ? {} : { auth: o.auth ?? co.auth }),
+          ...(o.body !== undefined ? { body: o.body } : {}),
+          ...(o.raw !== undefined ? { raw: o.raw } : {}),
+          ...(o.headers ? { headers: o.headers } : {}),
+        });
+        assert.ok(
+          r.status >= 400 && r.status < 500,
+          `${method} ${path.slice(0, 80)}: ${r.status} ${r.text.slice(0, 200)}`,
+        );
         assert.equal(typeof r.body?.error?.type, 'string', `${method} ${path.slice(0, 80)}: ${r.text.slice(0, 200)}`);
       }
       const b = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
@@ -129,7 +187,10 @@ for (const dialect of HTTP_DIALECTS) {
     });
 
     test('a duplicated JSON key is stored as the value that was validated', async () => {
-      const r = await h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, raw: '[{"type":"x","id":"dup-key","cost_override":{"amount":1,"denomination":"tokens","amount":3}}]' });
+      const r = await h.request('POST', `/v1/accounts/${acc}/events`, {
+        auth: co.auth,
+        raw: '[{"type":"x","id":"dup-key","cost_override":{"amount":1,"denomination":"tokens","amount":3}}]',
+      });
       assert.equal(r.status, 200, r.text);
       const e = await h.request('GET', '/v1/events/dup-key', { auth: co.auth });
       const b = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
@@ -138,7 +199,10 @@ for (const dialect of HTTP_DIALECTS) {
     });
 
     test('deeply nested metadata is stored and returned intact', async () => {
-      const r = await h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, body: [ev({ id: 'deep', metadata: deep(50) as Record<string, unknown> })] });
+      const r = await h.request('POST', `/v1/accounts/${acc}/events`, {
+        auth: co.auth,
+        body: [ev({ id: 'deep', metadata: deep(50) as Record<string, unknown> })],
+      });
       assert.equal(r.status, 200, r.text);
       const e = await h.request('GET', '/v1/events/deep', { auth: co.auth });
       assert.deepEqual(e.body.data.metadata, deep(50));

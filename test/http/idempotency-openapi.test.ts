@@ -2,7 +2,14 @@
 // the OpenAPI document lists exactly the routes the server has, and /docs serves the reference.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { HTTP_DIALECTS, assertError, createAccountWithBalance, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import {
+  HTTP_DIALECTS,
+  assertError,
+  createAccountWithBalance,
+  signUpCompany,
+  startHarness,
+  type Harness,
+} from '../support/harness.js';
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`idempotency (${dialect})`, () => {
@@ -16,7 +23,12 @@ for (const dialect of HTTP_DIALECTS) {
     test('same key and body replays the first response once applied; different body is 409', async () => {
       const co = await signUpCompany(h);
       const acc = await createAccountWithBalance(h, co, 'tokens', 100);
-      const send = (amount: number, key = 'adj-1') => h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, { auth: co.auth, body: { amount }, headers: { 'idempotency-key': key } });
+      const send = (amount: number, key = 'adj-1') =>
+        h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
+          auth: co.auth,
+          body: { amount },
+          headers: { 'idempotency-key': key },
+        });
       const first = await send(5);
       assert.equal(first.status, 200, first.text);
       assert.equal(first.headers.get('idempotent-replayed'), null);
@@ -26,8 +38,16 @@ for (const dialect of HTTP_DIALECTS) {
       assert.deepEqual(again.body, first.body);
       assertError(await send(6), 409, 'conflict');
       const events = { type: 'x', cost_override: { amount: 3, denomination: 'tokens' } };
-      const e1 = await h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, body: [events], headers: { 'idempotency-key': 'ev-1' } });
-      const e2 = await h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, body: [events], headers: { 'idempotency-key': 'ev-1' } });
+      const e1 = await h.request('POST', `/v1/accounts/${acc}/events`, {
+        auth: co.auth,
+        body: [events],
+        headers: { 'idempotency-key': 'ev-1' },
+      });
+      const e2 = await h.request('POST', `/v1/accounts/${acc}/events`, {
+        auth: co.auth,
+        body: [events],
+        headers: { 'idempotency-key': 'ev-1' },
+      });
       assert.deepEqual(e2.body, e1.body, 'the generated event ids are replayed too');
       const b = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
       assert.equal(b.body.data.amount, 102, 'applied once each');
@@ -38,15 +58,39 @@ for (const dialect of HTTP_DIALECTS) {
       const other = await signUpCompany(h, 'Other');
       const acc = await createAccountWithBalance(h, co, 'tokens', 100);
       const otherAcc = await createAccountWithBalance(h, other, 'tokens', 100);
-      const a = await h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, { auth: co.auth, body: { amount: 1 }, headers: { 'idempotency-key': 'shared' } });
-      const b = await h.request('POST', `/v1/accounts/${otherAcc}/balance/tokens/adjustments`, { auth: other.auth, body: { amount: 1 }, headers: { 'idempotency-key': 'shared' } });
+      const a = await h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
+        auth: co.auth,
+        body: { amount: 1 },
+        headers: { 'idempotency-key': 'shared' },
+      });
+      const b = await h.request('POST', `/v1/accounts/${otherAcc}/balance/tokens/adjustments`, {
+        auth: other.auth,
+        body: { amount: 1 },
+        headers: { 'idempotency-key': 'shared' },
+      });
       assert.equal(a.status, 200);
       assert.equal(b.status, 200, 'another company may use the same key');
-      const miss1 = await h.request('POST', '/v1/accounts/a_missing/balance/tokens/adjustments', { auth: co.auth, body: { amount: 1 }, headers: { 'idempotency-key': 'miss' } });
-      const miss2 = await h.request('POST', '/v1/accounts/a_missing/balance/tokens/adjustments', { auth: co.auth, body: { amount: 1 }, headers: { 'idempotency-key': 'miss' } });
+      const miss1 = await h.request('POST', '/v1/accounts/a_missing/balance/tokens/adjustments', {
+        auth: co.auth,
+        body: { amount: 1 },
+        headers: { 'idempotency-key': 'miss' },
+      });
+      const miss2 = await h.request('POST', '/v1/accounts/a_missing/balance/tokens/adjustments', {
+        auth: co.auth,
+        body: { amount: 1 },
+        headers: { 'idempotency-key': 'miss' },
+      });
       assertError(miss1, 404);
       assert.equal(miss2.headers.get('idempotent-replayed'), 'true');
-      const racers = await Promise.all(Array.from({ length: 8 }, () => h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, { auth: co.auth, body: { amount: 10 }, headers: { 'idempotency-key': 'race' } })));
+      const racers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
+            auth: co.auth,
+            body: { amount: 10 },
+            headers: { 'idempotency-key': 'race' },
+          }),
+        ),
+      );
       for (const r of racers) assert.ok(r.status === 200 || r.status === 409, r.text);
       const bal = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
       assert.equal(bal.body.data.amount, 111, 'the raced adjustment applied exactly once');
@@ -67,14 +111,22 @@ describe('OpenAPI document and reference', () => {
     assert.equal(doc.body.openapi, '3.1.0');
     const documented = new Set<string>();
     for (const [path, item] of Object.entries(doc.body.paths as Record<string, Record<string, unknown>>)) {
-      for (const method of Object.keys(item)) if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) documented.add(`${method.toUpperCase()} ${path}`);
+      for (const method of Object.keys(item))
+        if (['get', 'post', 'put', 'patch', 'delete'].includes(method))
+          documented.add(`${method.toUpperCase()} ${path}`);
     }
     const served = new Set<string>();
     const tree = h.server.app.printRoutes({ commonPrefix: false, includeHooks: false });
     void tree;
     for (const r of routesOf(h)) served.add(r);
     assert.deepEqual([...documented].sort(), [...served].sort());
-    for (const route of ['POST /v1/accounts/{account_id}/events', 'PUT /v1/events/{event_id}', 'POST /v1/users', 'GET /v1/test_clock', 'GET /healthz']) {
+    for (const route of [
+      'POST /v1/accounts/{account_id}/events',
+      'PUT /v1/events/{event_id}',
+      'POST /v1/users',
+      'GET /v1/test_clock',
+      'GET /healthz',
+    ]) {
       assert.ok(documented.has(route), `${route} documented`);
     }
     const events = doc.body.paths['/v1/accounts/{account_id}/events'].post;

@@ -3,11 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { usdCents } from '../../src/domain/money.js';
 import { processorFactory } from '../../src/processors/index.js';
-import {
-  SANDBOX_CARD_EXP_MONTH,
-  SANDBOX_CARD_EXP_YEAR,
-  createSandboxProcessor,
-} from '../../src/processors/sandbox.js';
+import { SANDBOX_CARD_EXP_MONTH, SANDBOX_CARD_EXP_YEAR, createSandboxProcessor } from '../../src/processors/sandbox.js';
 import type { CardDetails, ProcessorResult } from '../../src/processors/types.js';
 
 const sandbox = createSandboxProcessor();
@@ -43,7 +39,10 @@ test('createCustomer returns a new cus_sandbox_ id each time', async () => {
 });
 
 test('tok_visa and tok_mastercard attach with their brand and last4, then charge', async () => {
-  for (const [token, brand, last4] of [['tok_visa', 'visa', '4242'], ['tok_mastercard', 'mastercard', '4444']] as const) {
+  for (const [token, brand, last4] of [
+    ['tok_visa', 'visa', '4242'],
+    ['tok_mastercard', 'mastercard', '4444'],
+  ] as const) {
     const card = value(await attach(token));
     assert.deepEqual(
       { brand: card.brand, last4: card.last4, expMonth: card.expMonth, expYear: card.expYear },

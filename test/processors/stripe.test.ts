@@ -29,7 +29,11 @@ function failure<T>(result: ProcessorResult<T>): { code: ProcessorErrorCode; ret
 }
 
 async function newCustomer(processor = stripe): Promise<string> {
-  const created = await processor.createCustomer({ name: 'Ada', email: 'ada@example.com', idempotencyKey: randomUUID() });
+  const created = await processor.createCustomer({
+    name: 'Ada',
+    email: 'ada@example.com',
+    idempotencyKey: randomUUID(),
+  });
   return value(created).customerId;
 }
 
@@ -53,7 +57,12 @@ function chargeOf(customerId: string, card: CardDetails, cents: number, idempote
 test('createCustomer creates a Stripe customer under the caller idempotency key', async () => {
   const key = randomUUID();
   const created = value(
-    await stripe.createCustomer({ name: 'Ada', email: 'ada@example.com', metadata: { account_id: 'a1' }, idempotencyKey: key }),
+    await stripe.createCustomer({
+      name: 'Ada',
+      email: 'ada@example.com',
+      metadata: { account_id: 'a1' },
+      idempotencyKey: key,
+    }),
   );
   const stored = fake.customers.get(created.customerId);
   assert.deepEqual(
@@ -69,7 +78,10 @@ test('createCustomer leaves out a null name and email', async () => {
 });
 
 test('tok_visa and tok_mastercard attach, become the default card, and report brand/last4/expiry', async () => {
-  for (const [token, brand, last4] of [['tok_visa', 'visa', '4242'], ['tok_mastercard', 'mastercard', '4444']] as const) {
+  for (const [token, brand, last4] of [
+    ['tok_visa', 'visa', '4242'],
+    ['tok_mastercard', 'mastercard', '4444'],
+  ] as const) {
     const { customerId, card } = await cardFor(token);
     assert.deepEqual(
       { brand: card.brand, last4: card.last4, expMonth: card.expMonth, expYear: card.expYear },
@@ -106,13 +118,13 @@ test('a charge is an off-session, confirmed USD PaymentIntent for the exact cent
   assert.equal(request?.idempotencyKey, key);
   assert.deepEqual(
     request?.body && {
-      amount: request.body['amount'],
-      currency: request.body['currency'],
-      customer: request.body['customer'],
-      payment_method: request.body['payment_method'],
-      off_session: request.body['off_session'],
-      confirm: request.body['confirm'],
-      metadata: request.body['metadata'],
+      amount: request.body.amount,
+      currency: request.body.currency,
+      customer: request.body.customer,
+      payment_method: request.body.payment_method,
+      off_session: request.body.off_session,
+      confirm: request.body.confirm,
+      metadata: request.body.metadata,
     },
     {
       amount: '1234',
@@ -140,12 +152,19 @@ test('a card that needs the cardholder is authentication_required, as an error o
   for (const mode of ['card_error', 'requires_action'] as const) {
     fake.authenticationMode = mode;
     const { customerId, card } = await cardFor('tok_authenticationRequired');
-    assert.deepEqual(failure(await chargeOf(customerId, card, 1000)), {
-      code: 'authentication_required',
-      retryable: false,
-    }, mode);
+    assert.deepEqual(
+      failure(await chargeOf(customerId, card, 1000)),
+      {
+        code: 'authentication_required',
+        retryable: false,
+      },
+      mode,
+    );
   }
-  assert.deepEqual(fake.paymentIntents.map((pi) => pi.status), ['requires_payment_method', 'requires_action']);
+  assert.deepEqual(
+    fake.paymentIntents.map((pi) => pi.status),
+    ['requires_payment_method', 'requires_action'],
+  );
 });
 
 test('a charge retried with the same idempotency key charges once', async () => {
@@ -155,7 +174,10 @@ test('a charge retried with the same idempotency key charges once', async () => 
   const second = value(await chargeOf(customerId, card, 2500, key));
   assert.equal(second.chargeRef, first.chargeRef);
   assert.equal(fake.paymentIntents.length, 1);
-  assert.deepEqual(fake.requestsTo('POST', '/v1/payment_intents').map((r) => r.replayed), [false, true]);
+  assert.deepEqual(
+    fake.requestsTo('POST', '/v1/payment_intents').map((r) => r.replayed),
+    [false, true],
+  );
 });
 
 test('a transient 500 is retried by the SDK with the same key and charges once', async () => {
@@ -163,7 +185,10 @@ test('a transient 500 is retried by the SDK with the same key and charges once',
   fake.failNext(1, 'http_500', '/v1/payment_intents');
   value(await chargeOf(customerId, card, 1500));
   const attempts = fake.requestsTo('POST', '/v1/payment_intents');
-  assert.deepEqual(attempts.map((r) => r.fault), ['http_500', null]);
+  assert.deepEqual(
+    attempts.map((r) => r.fault),
+    ['http_500', null],
+  );
   assert.equal(attempts[0]?.idempotencyKey, attempts[1]?.idempotencyKey);
   assert.equal(fake.paymentIntents.length, 1);
 });
@@ -172,15 +197,24 @@ test('a response lost after the charge is retried and replayed, not charged agai
   const { customerId, card } = await cardFor('tok_visa');
   fake.failNext(1, 'drop_after', '/v1/payment_intents');
   const { chargeRef } = value(await chargeOf(customerId, card, 1500));
-  assert.deepEqual(fake.requestsTo('POST', '/v1/payment_intents').map((r) => r.replayed), [false, true]);
-  assert.deepEqual(fake.paymentIntents.map((pi) => pi.id), [chargeRef]);
+  assert.deepEqual(
+    fake.requestsTo('POST', '/v1/payment_intents').map((r) => r.replayed),
+    [false, true],
+  );
+  assert.deepEqual(
+    fake.paymentIntents.map((pi) => pi.id),
+    [chargeRef],
+  );
 });
 
 test('an outage outlasting the SDK retries is processor_unavailable and retryable with the same key', async () => {
   const { customerId, card } = await cardFor('tok_visa');
   const key = randomUUID();
   fake.failNext(3, 'http_500', '/v1/payment_intents');
-  assert.deepEqual(failure(await chargeOf(customerId, card, 900, key)), { code: 'processor_unavailable', retryable: true });
+  assert.deepEqual(failure(await chargeOf(customerId, card, 900, key)), {
+    code: 'processor_unavailable',
+    retryable: true,
+  });
   assert.equal(fake.paymentIntents.length, 0);
   value(await chargeOf(customerId, card, 900, key));
   assert.equal(fake.paymentIntents.length, 1);

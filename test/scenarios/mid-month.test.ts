@@ -3,7 +3,19 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { HTTP_DIALECTS, assertError, signUpCompany, startHarness, type Harness } from '../support/harness.js';
 import {
-  FUTURE_YEAR, advanceTo, attachCard, balance, charges, createAccount, createBalance, iso, putAutoRefill, runDue, spend, transactions, type Co,
+  FUTURE_YEAR,
+  advanceTo,
+  attachCard,
+  balance,
+  charges,
+  createAccount,
+  createBalance,
+  iso,
+  putAutoRefill,
+  runDue,
+  spend,
+  transactions,
+  type Co,
 } from '../support/money.js';
 
 for (const dialect of HTTP_DIALECTS) {
@@ -32,7 +44,11 @@ for (const dialect of HTTP_DIALECTS) {
       return acc;
     }
 
-    const modify = (acc: string, body: Record<string, unknown>) => h.request('POST', `/v1/accounts/${acc}/modifymidmonth`, { auth: co.auth, body: { denomination: 'tokens', ...body } });
+    const modify = (acc: string, body: Record<string, unknown>) =>
+      h.request('POST', `/v1/accounts/${acc}/modifymidmonth`, {
+        auth: co.auth,
+        body: { denomination: 'tokens', ...body },
+      });
 
     test('contract example 1: balance 400 → 2,000 units for 1,800 ¢ charges "1400"; dry run first changes nothing', async () => {
       await advanceTo(h, co, iso(Y, 5, 3, '08:00:00'));
@@ -40,19 +56,49 @@ for (const dialect of HTTP_DIALECTS) {
       await advanceTo(h, co, iso(Y, 5, 20, '15:00:00'));
       const dry = await modify(acc, { account_id: acc, amount: '2000', usd_charge: '1800', dryrun: true });
       assert.equal(dry.status, 200, dry.text);
-      assert.deepEqual(dry.body.data, { account_id: acc, isdryrun: true, amount: 2000, denomination: 'tokens', refill_amount: 2000, refill_day: 20, refill_usd_amount: 1800, usd_amount_charged: '1400' });
+      assert.deepEqual(dry.body.data, {
+        account_id: acc,
+        isdryrun: true,
+        amount: 2000,
+        denomination: 'tokens',
+        refill_amount: 2000,
+        refill_day: 20,
+        refill_usd_amount: 1800,
+        usd_amount_charged: '1400',
+      });
       const unchanged = await balance(h, co, acc);
-      assert.deepEqual([unchanged.amount, unchanged.refill_amount, unchanged.refill_usd_amount, unchanged.refill_on_day], [400, 1000, 1000, '3']);
+      assert.deepEqual(
+        [unchanged.amount, unchanged.refill_amount, unchanged.refill_usd_amount, unchanged.refill_on_day],
+        [400, 1000, 1000, '3'],
+      );
       assert.equal((await charges(h, co, acc)).length, 1, 'a dry run charges nothing');
 
       const done = await modify(acc, { account_id: acc, amount: '2000', usd_charge: '1800' });
       assert.equal(done.status, 200, done.text);
-      assert.deepEqual(done.body.data, { account_id: acc, isdryrun: false, amount: 2000, denomination: 'tokens', refill_amount: 2000, refill_day: 20, refill_usd_amount: 1800, usd_amount_charged: '1400' });
+      assert.deepEqual(done.body.data, {
+        account_id: acc,
+        isdryrun: false,
+        amount: 2000,
+        denomination: 'tokens',
+        refill_amount: 2000,
+        refill_day: 20,
+        refill_usd_amount: 1800,
+        usd_amount_charged: '1400',
+      });
       const b = await balance(h, co, acc);
-      assert.deepEqual([b.amount, b.refill_amount, b.refill_usd_amount, b.refill_on_day, b.refill_monthly, b.next_refill_at], [2000, 2000, 1800, '20', true, iso(Y, 6, 20)]);
+      assert.deepEqual(
+        [b.amount, b.refill_amount, b.refill_usd_amount, b.refill_on_day, b.refill_monthly, b.next_refill_at],
+        [2000, 2000, 1800, '20', true, iso(Y, 6, 20)],
+      );
       const last = (await transactions(h, co, acc)).at(-1)!;
       assert.deepEqual([last.kind, last.amount, last.balance_after], ['proration', 1600, 2000]);
-      assert.deepEqual((await charges(h, co, acc)).map((c) => [c.reason, c.status, c.usd_amount]), [['refill', 'succeeded', 1000], ['proration', 'succeeded', 1400]]);
+      assert.deepEqual(
+        (await charges(h, co, acc)).map((c) => [c.reason, c.status, c.usd_amount]),
+        [
+          ['refill', 'succeeded', 1000],
+          ['proration', 'succeeded', 1400],
+        ],
+      );
 
       // The next monthly refill is a month after the increase, at the new price.
       await advanceTo(h, co, iso(Y, 6, 19));
@@ -80,7 +126,11 @@ for (const dialect of HTTP_DIALECTS) {
       const free = await modify(rich, { amount: 1001, usd_charge: 500 });
       assert.equal(free.status, 200, free.text);
       assert.deepEqual([free.body.data.usd_amount_charged, free.body.data.amount], ['0', 1001]);
-      assert.deepEqual((await charges(h, co, rich)).map((c) => c.reason), ['refill'], 'no charge of 0 cents');
+      assert.deepEqual(
+        (await charges(h, co, rich)).map((c) => c.reason),
+        ['refill'],
+        'no charge of 0 cents',
+      );
       const t = (await transactions(h, co, rich)).at(-1)!;
       assert.deepEqual([t.kind, t.amount], ['proration', 1]);
     });
@@ -109,7 +159,11 @@ for (const dialect of HTTP_DIALECTS) {
       assertError(declined, 402, 'payment_failed');
       assert.deepEqual(await balance(h, co, acc), before);
       assert.deepEqual(await transactions(h, co, acc), txBefore);
-      assert.deepEqual((await charges(h, co, acc)).map((c) => [c.reason, c.status, c.usd_amount]), [['proration', 'failed', 1400]], 'the failed attempt is on record');
+      assert.deepEqual(
+        (await charges(h, co, acc)).map((c) => [c.reason, c.status, c.usd_amount]),
+        [['proration', 'failed', 1400]],
+        'the failed attempt is on record',
+      );
       await runDue(h, co);
       assert.deepEqual(await balance(h, co, acc), before, 'and nothing happens later either');
     });
@@ -117,11 +171,19 @@ for (const dialect of HTTP_DIALECTS) {
     test('malformed amounts are 400: signs, decimals, exponents, spaces, a foreign account_id', async () => {
       const acc = await refilledTo(400);
       for (const body of [
-        { amount: '-2000', usd_charge: '1800' }, { amount: '20.5', usd_charge: '1800' }, { amount: '2e3', usd_charge: '1800' },
-        { amount: ' 2000', usd_charge: '1800' }, { amount: 2000, usd_charge: 'ten' }, { amount: 2000.5, usd_charge: 1 }, { amount: 2000 },
-        { amount: 2000, usd_charge: 1, account_id: 'a_other' }, { amount: 2000, usd_charge: 1, dryrun: 'yes' }, { amount: 2000, usd_charge: 1, extra: 1 },
+        { amount: '-2000', usd_charge: '1800' },
+        { amount: '20.5', usd_charge: '1800' },
+        { amount: '2e3', usd_charge: '1800' },
+        { amount: ' 2000', usd_charge: '1800' },
+        { amount: 2000, usd_charge: 'ten' },
+        { amount: 2000.5, usd_charge: 1 },
+        { amount: 2000 },
+        { amount: 2000, usd_charge: 1, account_id: 'a_other' },
+        { amount: 2000, usd_charge: 1, dryrun: 'yes' },
+        { amount: 2000, usd_charge: 1, extra: 1 },
         { amount: '99999999999999999999', usd_charge: 1 },
-      ]) assertError(await modify(acc, body), 400, 'invalid_request');
+      ])
+        assertError(await modify(acc, body), 400, 'invalid_request');
       assertError(await modify(acc, { amount: 2000, usd_charge: 1, denomination: 'gold' }), 404, 'not_found');
       assert.equal((await balance(h, co, acc)).amount, 400);
     });

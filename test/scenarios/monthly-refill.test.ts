@@ -3,14 +3,31 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HTTP_DIALECTS, signUpCompany, startHarness, type Harness } from '../support/harness.js';
 import {
-  FUTURE_YEAR, LEAP_YEAR, advanceTo, attachCard, balance, charges, createAccount, createBalance, iso, putAutoRefill, refillDays, runDue, transactions, type Co,
+  FUTURE_YEAR,
+  LEAP_YEAR,
+  advanceTo,
+  attachCard,
+  balance,
+  charges,
+  createAccount,
+  createBalance,
+  iso,
+  putAutoRefill,
+  refillDays,
+  runDue,
+  transactions,
+  type Co,
 } from '../support/money.js';
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const utc = (y: number, m: number, d: number) => Date.UTC(y, m - 1, d);
 
 /** Starts a fresh server (its own clock), moves it to `start`, and gives an account with a card and an empty balance. */
-async function scenario(dialect: (typeof HTTP_DIALECTS)[number], start: string, run: (h: Harness, co: Co, acc: string) => Promise<void>): Promise<void> {
+async function scenario(
+  dialect: (typeof HTTP_DIALECTS)[number],
+  start: string,
+  run: (h: Harness, co: Co, acc: string) => Promise<void>,
+): Promise<void> {
   const h = await startHarness(dialect);
   try {
     const co = await signUpCompany(h);
@@ -40,7 +57,11 @@ for (const dialect of HTTP_DIALECTS) {
     test('set on the 15th: refilled at once, then on every 15th for a year; amounts charged first', async () => {
       const Y = FUTURE_YEAR;
       await scenario(dialect, iso(Y, 1, 15, '09:30:00'), async (h, co, acc) => {
-        const saved = await putAutoRefill(h, co, acc, 'tokens', { amount: 1000, usd_charge: 500, refill_period: 'monthly' });
+        const saved = await putAutoRefill(h, co, acc, 'tokens', {
+          amount: 1000,
+          usd_charge: 500,
+          refill_period: 'monthly',
+        });
         assert.equal(saved.refill_monthly, true);
         assert.equal(saved.refill_on_day, '15');
         assert.equal(saved.refill_amount, 1000);
@@ -59,7 +80,12 @@ for (const dialect of HTTP_DIALECTS) {
         assert.deepEqual(await refillDays(h, co, acc), [day(utc(Y, 1, 15)), ...expected.map(day)]);
         const cs = await charges(h, co, acc);
         assert.equal(cs.length, 13);
-        assert.ok(cs.every((c) => c.reason === 'refill' && c.status === 'succeeded' && c.usd_amount === 500 && c.denomination === 'tokens'));
+        assert.ok(
+          cs.every(
+            (c) =>
+              c.reason === 'refill' && c.status === 'succeeded' && c.usd_amount === 500 && c.denomination === 'tokens',
+          ),
+        );
       });
     });
 
@@ -80,7 +106,11 @@ for (const dialect of HTTP_DIALECTS) {
     test('set on 31 December: 31 December, 1 February, 1 March, …', async () => {
       const Y = FUTURE_YEAR;
       await scenario(dialect, iso(Y, 12, 31, '23:59:00'), async (h, co, acc) => {
-        const saved = await putAutoRefill(h, co, acc, 'tokens', { amount: 10, usd_charge: 60, refill_period: 'monthly' });
+        const saved = await putAutoRefill(h, co, acc, 'tokens', {
+          amount: 10,
+          usd_charge: 60,
+          refill_period: 'monthly',
+        });
         assert.equal(saved.refill_on_day, '1');
         await runDue(h, co);
         const expected = Array.from({ length: 12 }, (_, i) => utc(Y + 1, 2 + i, 1));
@@ -114,7 +144,11 @@ for (const dialect of HTTP_DIALECTS) {
         await putAutoRefill(h, co, acc, 'tokens', { amount: 100, usd_charge: 100, refill_period: 'monthly' });
         await runDue(h, co);
         await advanceTo(h, co, iso(Y, 3, 20));
-        const changed = await putAutoRefill(h, co, acc, 'tokens', { amount: 300, usd_charge: 250, refill_period: 'monthly' });
+        const changed = await putAutoRefill(h, co, acc, 'tokens', {
+          amount: 300,
+          usd_charge: 250,
+          refill_period: 'monthly',
+        });
         assert.equal(changed.refill_on_day, '10', 'the day is kept');
         assert.equal(changed.next_refill_at, iso(Y, 4, 10));
         await runDue(h, co);
@@ -129,8 +163,16 @@ for (const dialect of HTTP_DIALECTS) {
         assert.equal(on.refill_on_day, '11');
         await runDue(h, co);
         await advanceTo(h, co, iso(Y, 7, 11));
-        assert.deepEqual(await refillDays(h, co, acc), [day(utc(Y, 3, 10)), day(utc(Y, 4, 10)), day(utc(Y, 6, 11)), day(utc(Y, 7, 11))]);
-        assert.deepEqual((await transactions(h, co, acc)).filter((t) => t.kind === 'refill').map((t) => t.amount), [100, 300, 300, 300]);
+        assert.deepEqual(await refillDays(h, co, acc), [
+          day(utc(Y, 3, 10)),
+          day(utc(Y, 4, 10)),
+          day(utc(Y, 6, 11)),
+          day(utc(Y, 7, 11)),
+        ]);
+        assert.deepEqual(
+          (await transactions(h, co, acc)).filter((t) => t.kind === 'refill').map((t) => t.amount),
+          [100, 300, 300, 300],
+        );
       });
     });
 
@@ -143,7 +185,13 @@ for (const dialect of HTTP_DIALECTS) {
         await advanceTo(h, co, iso(Y, 6, 5));
         assert.equal((await balance(h, co, acc)).amount, 0);
         const cs = await charges(h, co, acc);
-        assert.deepEqual(cs.map((c) => [c.reason, c.status, c.failure_code]), [['refill', 'failed', 'card_declined'], ['refill', 'failed', 'card_declined']]);
+        assert.deepEqual(
+          cs.map((c) => [c.reason, c.status, c.failure_code]),
+          [
+            ['refill', 'failed', 'card_declined'],
+            ['refill', 'failed', 'card_declined'],
+          ],
+        );
         assert.equal((await balance(h, co, acc)).consecutive_declines, 2);
       });
     });

@@ -24,18 +24,27 @@ for (const dialect of HTTP_DIALECTS) {
       const co = await signUpCompany(h);
       const refillHook = await createWebhook(h, co.auth, { type: 'auto_refill', url: rx.url });
       const changeHook = await createWebhook(h, co.auth, { type: 'balance_change', url: rx.url });
-      const a = await h.request('POST', `/v1/companies/${co.companyId}/accounts`, { auth: co.auth, body: { name: 'R' } });
+      const a = await h.request('POST', `/v1/companies/${co.companyId}/accounts`, {
+        auth: co.auth,
+        body: { name: 'R' },
+      });
       const acc = a.body.data.account_id as string;
       await createBalance(h, co, acc, 'tokens', 500);
       await attachCard(h, co, acc, 'tok_visa');
       await putAutoRefill(h, co, acc, 'tokens', { threshold: 100, amount: 1000, usd_charge: 900 });
-      const spend = await h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, body: [{ type: 'x', cost_override: { amount: 450, denomination: 'tokens' } }] });
+      const spend = await h.request('POST', `/v1/accounts/${acc}/events`, {
+        auth: co.auth,
+        body: [{ type: 'x', cost_override: { amount: 450, denomination: 'tokens' } }],
+      });
       assert.equal(spend.status, 200, spend.text);
       await runJobs(h, co.auth);
       await runJobs(h, co.auth);
       assert.equal((await balance(h, co, acc)).amount, 50 + 1000, 'refilled once');
       const charges = await h.request('GET', `/v1/accounts/${acc}/charges`, { auth: co.auth });
-      assert.deepEqual(charges.body.data.map((c: { usd_amount: number; status: string }) => [c.usd_amount, c.status]), [[900, 'succeeded']]);
+      assert.deepEqual(
+        charges.body.data.map((c: { usd_amount: number; status: string }) => [c.usd_amount, c.status]),
+        [[900, 'succeeded']],
+      );
 
       const byType = (t: string) => rx.requests.filter((r) => r.json.type === t && r.json.account_id === acc);
       const refills = byType('auto_refill');
@@ -49,7 +58,11 @@ for (const dialect of HTTP_DIALECTS) {
       assert.ok(changes.length >= 2, 'the spend and the refill both notify');
       for (const c of changes) verifySignature(changeHook.secret, c);
       // Deliveries run concurrently, so their order is not guaranteed: check the set.
-      assert.deepEqual([...new Set(changes.map((c) => c.json.account_balance))].sort((x, y) => x - y), [50, 500, 1050], "grant, spend and refill each notify");
+      assert.deepEqual(
+        [...new Set(changes.map((c) => c.json.account_balance))].sort((x, y) => x - y),
+        [50, 500, 1050],
+        'grant, spend and refill each notify',
+      );
     });
   });
 }

@@ -4,7 +4,17 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { processorFactory } from '../../src/processors/index.js';
 import { FAKE_STRIPE_API_KEY, FakeStripe } from '../support/fake-stripe.js';
 import { HTTP_DIALECTS, assertError, signUpCompany, startHarness, type Harness } from '../support/harness.js';
-import { attachCard, balance, charges, createAccount, createBalance, putAutoRefill, runDue, spend, type Co } from '../support/money.js';
+import {
+  attachCard,
+  balance,
+  charges,
+  createAccount,
+  createBalance,
+  putAutoRefill,
+  runDue,
+  spend,
+  type Co,
+} from '../support/money.js';
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`Stripe end to end (${dialect})`, () => {
@@ -13,9 +23,17 @@ for (const dialect of HTTP_DIALECTS) {
     let co: Co;
     before(async () => {
       fake = await FakeStripe.start();
-      h = await startHarness(dialect, {}, 10_000, processorFactory({ stripe: { ...fake.connection, maxNetworkRetries: 2 } }));
+      h = await startHarness(
+        dialect,
+        {},
+        10_000,
+        processorFactory({ stripe: { ...fake.connection, maxNetworkRetries: 2 } }),
+      );
       const user = await signUpCompany(h, 'Sandbox first');
-      const c = await h.request('POST', '/v1/companies', { auth: [user.email, user.password], body: { name: 'On Stripe', processor: 'stripe', processor_api_key: FAKE_STRIPE_API_KEY } });
+      const c = await h.request('POST', '/v1/companies', {
+        auth: [user.email, user.password],
+        body: { name: 'On Stripe', processor: 'stripe', processor_api_key: FAKE_STRIPE_API_KEY },
+      });
       assert.equal(c.status, 200, c.text);
       co = { companyId: c.body.data.company_id, auth: [c.body.data.company_id, c.body.data.api_key] };
     });
@@ -30,7 +48,8 @@ for (const dialect of HTTP_DIALECTS) {
       await createBalance(h, co, acc, 'tokens', 1000);
       const card = await attachCard(h, co, acc, 'tok_visa');
       assert.deepEqual([card.brand, card.last4], ['visa', '4242']);
-      const customerId = (await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth })).body.data.processor_id as string;
+      const customerId = (await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth })).body.data
+        .processor_id as string;
       assert.ok(fake.customers.has(customerId), 'the customer exists at Stripe');
       assert.equal(fake.customers.get(customerId)!.email, 'ada@example.com');
 
@@ -45,7 +64,10 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(charge!.status, 'succeeded');
       const posts = fake.requestsTo('POST', '/v1/payment_intents');
       assert.ok(posts.length >= 2, 'the lost response was retried');
-      assert.ok(posts.every((p) => p.idempotencyKey === charge!.charge_id), 'every attempt carries the charge id as idempotency key');
+      assert.ok(
+        posts.every((p) => p.idempotencyKey === charge!.charge_id),
+        'every attempt carries the charge id as idempotency key',
+      );
       const paid = fake.succeededPaymentIntents();
       assert.equal(paid.length, 1, 'charged exactly once');
       assert.equal(paid[0]!.amount, 1500);
@@ -57,13 +79,24 @@ for (const dialect of HTTP_DIALECTS) {
     test('at Stripe too: a declined card at attach is 402 and a declining card records failed refills', async () => {
       const acc = (await createAccount(h, co)).account_id;
       await createBalance(h, co, acc, 'tokens', 100);
-      assertError(await h.request('POST', `/v1/accounts/${acc}/card`, { auth: co.auth, body: { token: 'tok_chargeDeclined' } }), 402, 'payment_failed');
-      assertError(await h.request('POST', `/v1/accounts/${acc}/card`, { auth: co.auth, body: { token: 'tok_nonsense' } }), 400, 'invalid_request');
+      assertError(
+        await h.request('POST', `/v1/accounts/${acc}/card`, { auth: co.auth, body: { token: 'tok_chargeDeclined' } }),
+        402,
+        'payment_failed',
+      );
+      assertError(
+        await h.request('POST', `/v1/accounts/${acc}/card`, { auth: co.auth, body: { token: 'tok_nonsense' } }),
+        400,
+        'invalid_request',
+      );
       await attachCard(h, co, acc, 'tok_chargeCustomerFail');
       await putAutoRefill(h, co, acc, 'tokens', { threshold: 500, amount: 1000, usd_charge: 1500 });
       await spend(h, co, acc, 10);
       await runDue(h, co);
-      assert.deepEqual((await charges(h, co, acc)).map((c) => [c.status, c.failure_code]), [['failed', 'card_declined']]);
+      assert.deepEqual(
+        (await charges(h, co, acc)).map((c) => [c.status, c.failure_code]),
+        [['failed', 'card_declined']],
+      );
       assert.equal((await balance(h, co, acc)).amount, 90);
     });
   });

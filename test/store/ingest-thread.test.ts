@@ -16,7 +16,15 @@ import { seedBalance, seedCompanyAndAccount } from '../support/stores.js';
  * A store on a fresh file, a writer thread started from `entry`, an account holding 1,000
  * tokens and a 7-token request for it; all closed and removed after `body`.
  */
-async function withThread(entry: string, body: (ctx: { store: SqliteStore; worker: SqliteIngestWorker; accountId: string; req: IngestRequest }) => Promise<void>): Promise<void> {
+async function withThread(
+  entry: string,
+  body: (ctx: {
+    store: SqliteStore;
+    worker: SqliteIngestWorker;
+    accountId: string;
+    req: IngestRequest;
+  }) => Promise<void>,
+): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'billing-thread-'));
   const store = new SqliteStore(join(dir, 'billing.sqlite'));
   const worker = await SqliteIngestWorker.start(store, { entry: new URL(entry, import.meta.url) });
@@ -25,7 +33,12 @@ async function withThread(entry: string, body: (ctx: { store: SqliteStore; worke
     await seedBalance(store, s.companyId, s.accountId, 'tokens', 1000);
     const n = normalizeEvent({ type: 'x', cost_override: { amount: 7, denomination: 'tokens' } }, 0);
     assert.ok(n.ok);
-    await body({ store, worker, accountId: s.accountId, req: { companyId: s.companyId, accountId: s.accountId, events: [n.value], gate: false } });
+    await body({
+      store,
+      worker,
+      accountId: s.accountId,
+      req: { companyId: s.companyId, accountId: s.accountId, events: [n.value], gate: false },
+    });
   } finally {
     await worker.close();
     await store.close();
@@ -33,16 +46,26 @@ async function withThread(entry: string, body: (ctx: { store: SqliteStore; worke
   }
 }
 
-test('a writer thread that dies mid-group is replaced; the lost group changed nothing', { timeout: 30_000 }, async () => {
+test('a writer thread that dies mid-group is replaced; the lost group changed nothing', {
+  timeout: 30_000,
+}, async () => {
   await withThread('../support/crash-once-thread.ts', async ({ store, worker, accountId, req }) => {
     const s = { accountId, companyId: req.companyId };
 
     await assert.rejects(worker.ingest(Date.now(), [req]), /writer thread exited \(code 1\)/);
-    assert.equal((await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount, 1000, 'the lost group applied nothing');
+    assert.equal(
+      (await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount,
+      1000,
+      'the lost group applied nothing',
+    );
 
     const [outcome] = await worker.ingest(Date.now(), [req]);
     assert.ok(outcome?.ok, JSON.stringify(outcome));
-    assert.equal((await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount, 993, 'the next group, on a new thread, applied once');
+    assert.equal(
+      (await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount,
+      993,
+      'the next group, on a new thread, applied once',
+    );
     assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
 
     // The writer lock was let go with the failed group: the main connection can write.
@@ -50,7 +73,9 @@ test('a writer thread that dies mid-group is replaced; the lost group changed no
   });
 });
 
-test('a writer thread that cannot start fails the groups sent meanwhile; a group after the backoff starts a new one', { timeout: 30_000 }, async () => {
+test('a writer thread that cannot start fails the groups sent meanwhile; a group after the backoff starts a new one', {
+  timeout: 30_000,
+}, async () => {
   await withThread('../support/crash-then-fail-start-thread.ts', async ({ store, worker, accountId, req }) => {
     const s = { accountId };
 
@@ -64,7 +89,11 @@ test('a writer thread that cannot start fails the groups sent meanwhile; a group
     await sleep(RESTART_BACKOFF_MS + 100);
     const [outcome] = await worker.ingest(Date.now(), [req]);
     assert.ok(outcome?.ok, JSON.stringify(outcome));
-    assert.equal((await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount, 993, 'applied once, by the thread started after the backoff');
+    assert.equal(
+      (await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount,
+      993,
+      'applied once, by the thread started after the backoff',
+    );
     assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
   });
 });

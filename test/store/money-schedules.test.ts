@@ -9,19 +9,79 @@ const WORKERS = 8;
 
 async function seed(store: Store): Promise<string[]> {
   return store.write(async (tx) => {
-    const user = await tx.insertUser({ name: 'U', email: `u${Math.random()}@example.com`, passwordHash: 'x', dateOfBirth: null, emailVerified: false, createdAtMs: 0 });
-    await tx.insertCompany({ companyId: 'c_1', name: 'C', ownerUserId: user.id, processor: 'sandbox', processorApiKey: null, createdAtMs: 0 });
-    await tx.insertPlan({ planId: 'p_1', companyId: 'c_1', name: 'P', chargeAmountUsdCents: 0, billingPeriod: 'month', overageChargeMode: 'postpay', thresholdAlertPercentage: null, rollover: false, balances: [], createdAtMs: 0 });
+    const user = await tx.insertUser({
+      name: 'U',
+      email: `u${Math.random()}@example.com`,
+      passwordHash: 'x',
+      dateOfBirth: null,
+      emailVerified: false,
+      createdAtMs: 0,
+    });
+    await tx.insertCompany({
+      companyId: 'c_1',
+      name: 'C',
+      ownerUserId: user.id,
+      processor: 'sandbox',
+      processorApiKey: null,
+      createdAtMs: 0,
+    });
+    await tx.insertPlan({
+      planId: 'p_1',
+      companyId: 'c_1',
+      name: 'P',
+      chargeAmountUsdCents: 0,
+      billingPeriod: 'month',
+      overageChargeMode: 'postpay',
+      thresholdAlertPercentage: null,
+      rollover: false,
+      balances: [],
+      createdAtMs: 0,
+    });
     const ids: string[] = [];
     for (let i = 0; i < ACCOUNTS; i++) {
       const accountId = `a_${i}`;
       ids.push(accountId);
-      await tx.insertAccount({ accountId, companyId: 'c_1', name: null, email: null, metadata: null, processorId: null, planId: 'p_1', createdAtMs: 0 });
-      await tx.insertBalance({ accountId, companyId: 'c_1', denomination: 'tokens', amount: 0, pending: 0, refillThreshold: null, refillAmount: 1, refillUsdAmount: 1, refillOnDay: '1', createdAtMs: 0 });
+      await tx.insertAccount({
+        accountId,
+        companyId: 'c_1',
+        name: null,
+        email: null,
+        metadata: null,
+        processorId: null,
+        planId: 'p_1',
+        createdAtMs: 0,
+      });
+      await tx.insertBalance({
+        accountId,
+        companyId: 'c_1',
+        denomination: 'tokens',
+        amount: 0,
+        pending: 0,
+        refillThreshold: null,
+        refillAmount: 1,
+        refillUsdAmount: 1,
+        refillOnDay: '1',
+        createdAtMs: 0,
+      });
       // Half are due at 1000, half only at 5000.
       const due = i % 2 === 0 ? 1000 : 5000;
-      await tx.updateRefillSettings(accountId, 'tokens', { refillThreshold: null, refillAmount: 1, refillUsdAmount: 1, refillOnDay: '1', refillMonthly: true, monthlyAnchorAtMs: due, nextRefillAtMs: due });
-      await tx.insertAccountPlan({ accountId, companyId: 'c_1', planId: 'p_1', anchorAtMs: 0, periodStartMs: 0, nextRenewalAtMs: due });
+      await tx.updateRefillSettings(accountId, 'tokens', {
+        refillThreshold: null,
+        refillAmount: 1,
+        refillUsdAmount: 1,
+        refillOnDay: '1',
+        refillMonthly: true,
+        monthlyAnchorAtMs: due,
+        nextRefillAtMs: due,
+      });
+      await tx.insertAccountPlan({
+        accountId,
+        companyId: 'c_1',
+        planId: 'p_1',
+        anchorAtMs: 0,
+        periodStartMs: 0,
+        nextRenewalAtMs: due,
+      });
     }
     return ids;
   });

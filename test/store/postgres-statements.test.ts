@@ -20,9 +20,13 @@ describe('postgres prepared statements', () => {
   test('every text column of the schema compares as bytes (collation "C")', async () => {
     const rows = await t.query(
       `SELECT table_name, column_name, collation_name FROM information_schema.columns
-       WHERE table_schema = current_schema() AND data_type = 'text' AND table_name <> 'schema_migrations'`);
+       WHERE table_schema = current_schema() AND data_type = 'text' AND table_name <> 'schema_migrations'`,
+    );
     assert.ok(rows.length > 50, `${rows.length} text columns`);
-    assert.deepEqual(rows.filter((r) => r.collation_name !== 'C'), []);
+    assert.deepEqual(
+      rows.filter((r) => r.collation_name !== 'C'),
+      [],
+    );
   });
   test('a column added under running connections: reads and writes answer as before', async () => {
     const s = await seedCompanyAndAccount(t.store);
@@ -41,7 +45,6 @@ describe('postgres prepared statements', () => {
     const writes = await Promise.all([findInTx(), findInTx(), findInTx()]);
     for (const a of writes) assert.equal(a?.accountId, s.accountId);
   });
-
 
   for (const preparedStatements of [true, false]) {
     test(`preparedStatements: ${preparedStatements} — the connection ${preparedStatements ? 'keeps' : 'holds no'} named statements`, async () => {

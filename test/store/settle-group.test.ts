@@ -9,13 +9,22 @@ import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
 import type { Outcome } from '../../src/domain/outcome.js';
 import { ingestGroup, settleGroup, type SettleRequest } from '../../src/operations/events.js';
 import type { EventRow, Store } from '../../src/store/types.js';
-import { DIALECTS, openTestStore, seedAccount, seedBalance, seedCompanyAndAccount, type TestStore } from '../support/stores.js';
+import {
+  DIALECTS,
+  openTestStore,
+  seedAccount,
+  seedBalance,
+  seedCompanyAndAccount,
+  type TestStore,
+} from '../support/stores.js';
 
 const T0 = 1_700_000_000_000;
 
 function holdRequest(companyId: string, accountId: string, amounts: number[], denomination = 'tokens'): IngestRequest {
   return {
-    companyId, accountId, gate: false,
+    companyId,
+    accountId,
+    gate: false,
     events: amounts.map((amount, i) => {
       const n = normalizeEvent({ type: 'job', state: 'pending', cost_override: { amount, denomination } }, i);
       assert.ok(n.ok);
@@ -25,8 +34,17 @@ function holdRequest(companyId: string, accountId: string, amounts: number[], de
 }
 
 /** Places holds (pending events) at `nowMs`; returns their ids in order. */
-async function hold(store: Store, nowMs: number, companyId: string, accountId: string, amounts: number[], denomination = 'tokens'): Promise<string[]> {
-  const [outcome] = await store.write((tx) => ingestGroup(tx, nowMs, [holdRequest(companyId, accountId, amounts, denomination)]));
+async function hold(
+  store: Store,
+  nowMs: number,
+  companyId: string,
+  accountId: string,
+  amounts: number[],
+  denomination = 'tokens',
+): Promise<string[]> {
+  const [outcome] = await store.write((tx) =>
+    ingestGroup(tx, nowMs, [holdRequest(companyId, accountId, amounts, denomination)]),
+  );
   assert.ok(outcome?.ok, JSON.stringify(outcome));
   return outcome.value.eventIds;
 }
@@ -62,17 +80,29 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await balanceOf(store, s.accountId), { amount: 1000, pending: 100 });
 
       const requests: SettleRequest[] = [
-        { companyId: s.companyId, eventId: a!, input: { state: 'complete', cost_override: { amount: 7, denomination: 'tokens' } } },
+        {
+          companyId: s.companyId,
+          eventId: a!,
+          input: { state: 'complete', cost_override: { amount: 7, denomination: 'tokens' } },
+        },
         { companyId: s.companyId, eventId: a!, input: { state: 'completed' } },
         { companyId: s.companyId, eventId: a!, input: { state: 'cancelled' } },
         { companyId: s.companyId, eventId: b!, input: { state: 'cancelled' } },
-        { companyId: s.companyId, eventId: c!, input: { state: 'complete', cost_override: { amount: 3, denomination: 'credits' } } },
+        {
+          companyId: s.companyId,
+          eventId: c!,
+          input: { state: 'complete', cost_override: { amount: 3, denomination: 'credits' } },
+        },
         { companyId: s.companyId, eventId: old!, input: { state: 'complete' } },
         { companyId: s.companyId, eventId: old!, input: { state: 'cancelled' } },
         { companyId: other.companyId, eventId: c!, input: { state: 'complete' } },
         { companyId: s.companyId, eventId: 'ev_missing', input: { state: 'complete' } },
         { companyId: s.companyId, eventId: cr!, input: { state: 'complete' } },
-        { companyId: s.companyId, eventId: c!, input: { state: 'complete', cost_override: { amount: 45, denomination: 'tokens' } } },
+        {
+          companyId: s.companyId,
+          eventId: c!,
+          input: { state: 'complete', cost_override: { amount: 45, denomination: 'tokens' } },
+        },
       ];
       const outcomes = await store.write((tx) => settleGroup(tx, now, requests));
       assert.deepEqual(outcomes.map(reasonOf), [
@@ -94,23 +124,38 @@ for (const dialect of DIALECTS) {
       const stateOf = async (id: string) => (await store.read((tx) => tx.findEvent(s.companyId, id)))!;
       assert.deepEqual([(await stateOf(a!)).state, (await stateOf(a!)).costAmount], ['complete', 7]);
       assert.equal((await stateOf(b!)).state, 'cancelled');
-      assert.deepEqual([(await stateOf(c!)).state, (await stateOf(c!)).costAmount, (await stateOf(c!)).updatedAtMs], ['complete', 45, now]);
+      assert.deepEqual(
+        [(await stateOf(c!)).state, (await stateOf(c!)).costAmount, (await stateOf(c!)).updatedAtMs],
+        ['complete', 45, now],
+      );
       assert.deepEqual([(await stateOf(old!)).state, (await stateOf(old!)).updatedAtMs], ['cancelled', now]);
       const ledger = await store.read((tx) => tx.listTransactions(s.accountId, 'tokens', { limit: 10 }));
-      assert.deepEqual(ledger!.rows.map((r) => [r.amount, r.balanceAfter, r.eventId]), [[-45, 948, c], [-7, 993, a], [1000, 1000, null]]);
+      assert.deepEqual(
+        ledger!.rows.map((r) => [r.amount, r.balanceAfter, r.eventId]),
+        [
+          [-45, 948, c],
+          [-7, 993, a],
+          [1000, 1000, null],
+        ],
+      );
       assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
     });
 
-    test('concurrent groups over the same balances, in opposite orders, all apply exactly once', { timeout: 60_000 }, async () => {
+    test('concurrent groups over the same balances, in opposite orders, all apply exactly once', {
+      timeout: 60_000,
+    }, async () => {
       const { store } = t;
       const s = await seedCompanyAndAccount(store);
-      const accounts = [s.accountId, ...(await Promise.all([1, 2, 3, 4, 5].map(() => seedAccount(store, s.companyId, T0))))];
+      const accounts = [
+        s.accountId,
+        ...(await Promise.all([1, 2, 3, 4, 5].map(() => seedAccount(store, s.companyId, T0)))),
+      ];
       for (const acc of accounts) await seedBalance(store, s.companyId, acc, 'tokens', 100_000);
       const holds: { accountId: string; eventId: string; cost: number }[] = [];
       for (const acc of accounts) {
         const amounts = Array.from({ length: 40 }, (_, i) => 1 + (i % 9));
         const ids = await hold(store, T0, s.companyId, acc, amounts);
-        ids.forEach((eventId, i) => holds.push({ accountId: acc, eventId, cost: amounts[i]! }));
+        for (const [i, eventId] of ids.entries()) holds.push({ accountId: acc, eventId, cost: amounts[i]! });
       }
       // 24 groups of 10 settles each: every group spans several accounts, half of them listed in
       // the reverse order of the other half, so unordered locking would deadlock.
@@ -118,10 +163,19 @@ for (const dialect of DIALECTS) {
       for (let g = 0; g < 24; g++) {
         const mine = holds.filter((_, i) => i % 24 === g);
         const ordered = g % 2 === 0 ? mine : [...mine].reverse();
-        groups.push(ordered.map((h) => ({ companyId: s.companyId, eventId: h.eventId, input: { state: 'complete', cost_override: { amount: h.cost + 1, denomination: 'tokens' } } })));
+        groups.push(
+          ordered.map((h) => ({
+            companyId: s.companyId,
+            eventId: h.eventId,
+            input: { state: 'complete', cost_override: { amount: h.cost + 1, denomination: 'tokens' } },
+          })),
+        );
       }
       const results = await Promise.all(groups.map((g) => store.write((tx) => settleGroup(tx, T0 + 1000, g))));
-      assert.ok(results.flat().every((o) => o.ok), 'every settle applied');
+      assert.ok(
+        results.flat().every((o) => o.ok),
+        'every settle applied',
+      );
       for (const acc of accounts) {
         const taken = holds.filter((h) => h.accountId === acc).reduce((sum, h) => sum + h.cost + 1, 0);
         assert.deepEqual(await balanceOf(store, acc), { amount: 100_000 - taken, pending: 0 }, acc);

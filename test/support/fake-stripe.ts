@@ -120,8 +120,7 @@ function setNested(target: FormObject, segments: string[], value: string): void 
     return;
   }
   const existing = target[first];
-  const child: FormObject =
-    existing && typeof existing === 'object' && !Array.isArray(existing) ? existing : {};
+  const child: FormObject = existing && typeof existing === 'object' && !Array.isArray(existing) ? existing : {};
   target[first] = child;
   setNested(child, rest, value);
 }
@@ -471,11 +470,13 @@ export class FakeStripe {
 
   private invalidPaymentIntentParams(body: FormObject): Reply | null {
     const amount = str(body, 'amount');
-    if (amount === undefined || !/^\d+$/.test(amount)) return invalid('Invalid integer: amount', 'amount', 'parameter_invalid_integer');
+    if (amount === undefined || !/^\d+$/.test(amount))
+      return invalid('Invalid integer: amount', 'amount', 'parameter_invalid_integer');
     if (Number(amount) < STRIPE_MINIMUM_CHARGE_USD_CENTS) {
       return invalid('Amount must be at least $0.50 usd', 'amount', 'amount_too_small');
     }
-    if (!/^[a-z]{3}$/.test(str(body, 'currency') ?? '')) return invalid('Missing required param: currency.', 'currency', 'parameter_missing');
+    if (!/^[a-z]{3}$/.test(str(body, 'currency') ?? ''))
+      return invalid('Missing required param: currency.', 'currency', 'parameter_missing');
     const customerId = str(body, 'customer');
     if (customerId !== undefined && !this.customers.has(customerId)) return missing('customer', customerId, 'customer');
     const pmId = str(body, 'payment_method');
@@ -483,7 +484,10 @@ export class FakeStripe {
     const pm = this.paymentMethods.get(pmId);
     if (!pm) return missing('PaymentMethod', pmId, 'payment_method');
     if (pm.customer === null || pm.customer !== customerId) {
-      return invalid(`The provided PaymentMethod ${pmId} is not attached to customer ${customerId ?? '(none)'}.`, 'payment_method');
+      return invalid(
+        `The provided PaymentMethod ${pmId} is not attached to customer ${customerId ?? '(none)'}.`,
+        'payment_method',
+      );
     }
     return this.redirectWithoutReturnUrl(body);
   }
@@ -491,7 +495,7 @@ export class FakeStripe {
   /** Stripe refuses to confirm when redirect-based methods are allowed and no return_url is given. */
   private redirectWithoutReturnUrl(body: FormObject): Reply | null {
     if (str(body, 'confirm') !== 'true' || str(body, 'return_url') !== undefined) return null;
-    if (body['payment_method_types'] !== undefined) return null;
+    if (body.payment_method_types !== undefined) return null;
     if (str(obj(body, 'automatic_payment_methods'), 'allow_redirects') === 'never') return null;
     return invalid(
       'This PaymentIntent is configured to accept payment methods that may redirect; you must provide a `return_url`.',
@@ -509,12 +513,12 @@ export class FakeStripe {
     }
     if (behaviour === 'needs_authentication') {
       pi.status = 'requires_action';
-      pi['next_action'] = { type: 'use_stripe_sdk', use_stripe_sdk: {} };
+      pi.next_action = { type: 'use_stripe_sdk', use_stripe_sdk: {} };
       return { status: 200, body: pi };
     }
     pi.status = 'succeeded';
     pi.amount_received = pi.amount;
-    pi['latest_charge'] = newId('ch');
+    pi.latest_charge = newId('ch');
     return { status: 200, body: pi };
   }
 
@@ -522,7 +526,7 @@ export class FakeStripe {
   private failPayment(pi: FakePaymentIntent, code: string, declineCode: string, message: string): Reply {
     const lastError = { type: 'card_error', code, decline_code: declineCode, message };
     pi.status = 'requires_payment_method';
-    pi['last_payment_error'] = lastError;
+    pi.last_payment_error = lastError;
     return errorReply(402, { ...lastError, type: 'card_error', payment_intent: pi });
   }
 }

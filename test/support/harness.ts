@@ -23,7 +23,13 @@ export async function freshStore(dialect: Dialect): Promise<{ store: Store; drop
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'billing-test-'));
     const store = new SqliteStore(join(dir, 'billing.sqlite'));
-    return { store, drop: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+    return {
+      store,
+      drop: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const store = await PostgresStore.open({ connectionString: PG_URL, schema, poolSize: 6 });
@@ -63,10 +69,22 @@ export interface Reply {
   text: string;
 }
 
-export async function startHarness(dialect: Dialect, env: Record<string, string> = {}, passwordAttemptsPerMinute = 10_000, processors?: ProcessorFactory): Promise<Harness> {
+export async function startHarness(
+  dialect: Dialect,
+  env: Record<string, string> = {},
+  passwordAttemptsPerMinute = 10_000,
+  processors?: ProcessorFactory,
+): Promise<Harness> {
   const { store, drop } = await freshStore(dialect);
   const config: Config = {
-    ...loadConfig({ PORT: '0', BILLING_TEST_CLOCK: '1', BILLING_WORKERS: '0', BILLING_WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'fatal', ...env }),
+    ...loadConfig({
+      PORT: '0',
+      BILLING_TEST_CLOCK: '1',
+      BILLING_WORKERS: '0',
+      BILLING_WEBHOOK_ALLOW_PRIVATE: '1',
+      LOG_LEVEL: 'fatal',
+      ...env,
+    }),
     databaseUrl: dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,
   };
   const server = await startServer(config, { store, passwordAttemptsPerMinute, ...(processors ? { processors } : {}) });
@@ -80,7 +98,7 @@ export async function startHarness(dialect: Dialect, env: Record<string, string>
     if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
     const res = await fetch(url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
     const text = await res.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = text === '' ? undefined : JSON.parse(text);
     } catch {
@@ -89,7 +107,10 @@ export async function startHarness(dialect: Dialect, env: Record<string, string>
     return { status: res.status, headers: res.headers, body: parsed, text };
   }
   return {
-    server, store, url, request,
+    server,
+    store,
+    url,
+    request,
     async audit() {
       assert.deepEqual(await store.read((tx) => tx.auditLedger()), [], 'ledger audit');
     },
@@ -103,20 +124,45 @@ export async function startHarness(dialect: Dialect, env: Record<string, string>
 let emailCounter = 0;
 
 /** A user, a company of theirs and its API key, through the public API. */
-export async function signUpCompany(h: Harness, name = 'Acme'): Promise<{ email: string; password: string; userId: number; companyId: string; apiKey: string; auth: [string, string] }> {
+export async function signUpCompany(
+  h: Harness,
+  name = 'Acme',
+): Promise<{
+  email: string;
+  password: string;
+  userId: number;
+  companyId: string;
+  apiKey: string;
+  auth: [string, string];
+}> {
   const email = `user${++emailCounter}-${randomBytes(3).toString('hex')}@example.com`;
   const password = 'correct horse battery';
   const u = await h.request('POST', '/v1/users', { body: { name: 'Ada Lovelace', email, password } });
   assert.equal(u.status, 200, u.text);
   const c = await h.request('POST', '/v1/companies', { auth: [email, password], body: { name } });
   assert.equal(c.status, 200, c.text);
-  return { email, password, userId: u.body.id, companyId: c.body.data.company_id, apiKey: c.body.data.api_key, auth: [c.body.data.company_id, c.body.data.api_key] };
+  return {
+    email,
+    password,
+    userId: u.body.id,
+    companyId: c.body.data.company_id,
+    apiKey: c.body.data.api_key,
+    auth: [c.body.data.company_id, c.body.data.api_key],
+  };
 }
 
-export async function createAccountWithBalance(h: Harness, co: { companyId: string; auth: [string, string] }, denomination = 'tokens', amount = 1000): Promise<string> {
+export async function createAccountWithBalance(
+  h: Harness,
+  co: { companyId: string; auth: [string, string] },
+  denomination = 'tokens',
+  amount = 1000,
+): Promise<string> {
   const a = await h.request('POST', `/v1/companies/${co.companyId}/accounts`, { auth: co.auth, body: { name: 'Bob' } });
   assert.equal(a.status, 200, a.text);
-  const b = await h.request('POST', `/v1/accounts/${a.body.data.account_id}/balance/${denomination}`, { auth: co.auth, body: { amount } });
+  const b = await h.request('POST', `/v1/accounts/${a.body.data.account_id}/balance/${denomination}`, {
+    auth: co.auth,
+    body: { amount },
+  });
   assert.equal(b.status, 200, b.text);
   return a.body.data.account_id;
 }

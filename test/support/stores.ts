@@ -29,7 +29,10 @@ export interface TestStore {
   cleanup(): Promise<void>;
 }
 
-export async function openTestStore(dialect: Dialect, opts: { poolSize?: number; preparedStatements?: boolean } = {}): Promise<TestStore> {
+export async function openTestStore(
+  dialect: Dialect,
+  opts: { poolSize?: number; preparedStatements?: boolean } = {},
+): Promise<TestStore> {
   if (dialect === 'sqlite') {
     const dir = await mkdtemp(join(tmpdir(), 'billing-store-'));
     const file = join(dir, 'test.sqlite');
@@ -54,14 +57,21 @@ export async function openTestStore(dialect: Dialect, opts: { poolSize?: number;
   }
   const schema = `t_${randomBytes(8).toString('hex')}`;
   const store = await PostgresStore.open({
-    connectionString: DATABASE_URL, schema, poolSize: opts.poolSize ?? 8,
+    connectionString: DATABASE_URL,
+    schema,
+    poolSize: opts.poolSize ?? 8,
     ...(opts.preparedStatements !== undefined ? { preparedStatements: opts.preparedStatements } : {}),
   });
   return {
     store,
     async query(sql, params = []) {
       let i = 0;
-      return (await store.pool.query(sql.replace(/\?/g, () => `$${++i}`), params)).rows as Record<string, unknown>[];
+      return (
+        await store.pool.query(
+          sql.replace(/\?/g, () => `$${++i}`),
+          params,
+        )
+      ).rows as Record<string, unknown>[];
     },
     async cleanup() {
       await store.close();
@@ -93,14 +103,34 @@ export async function seedCompanyAndAccount(
   const n = ++seedCounter;
   return store.write(async (tx) => {
     const user = await tx.insertUser({
-      name: `User ${n}`, email: opts.email ?? `user${n}-${randomBytes(4).toString('hex')}@example.test`,
-      passwordHash: 'x', dateOfBirth: null, emailVerified: false, createdAtMs: nowMs,
+      name: `User ${n}`,
+      email: opts.email ?? `user${n}-${randomBytes(4).toString('hex')}@example.test`,
+      passwordHash: 'x',
+      dateOfBirth: null,
+      emailVerified: false,
+      createdAtMs: nowMs,
     });
     const companyId = opts.companyId ?? newId('c');
-    await tx.insertCompany({ companyId, name: `Company ${n}`, ownerUserId: user.id, processor: 'sandbox', processorApiKey: null, createdAtMs: nowMs });
+    await tx.insertCompany({
+      companyId,
+      name: `Company ${n}`,
+      ownerUserId: user.id,
+      processor: 'sandbox',
+      processorApiKey: null,
+      createdAtMs: nowMs,
+    });
     await tx.addCompanyMember(companyId, user.id, 'owner');
     const accountId = opts.accountId ?? newId('a');
-    await tx.insertAccount({ accountId, companyId, name: null, email: null, metadata: null, processorId: null, planId: null, createdAtMs: nowMs });
+    await tx.insertAccount({
+      accountId,
+      companyId,
+      name: null,
+      email: null,
+      metadata: null,
+      processorId: null,
+      planId: null,
+      createdAtMs: nowMs,
+    });
     return { userId: user.id, companyId, accountId };
   });
 }
@@ -108,14 +138,38 @@ export async function seedCompanyAndAccount(
 /** A second account of an existing company. */
 export async function seedAccount(store: Store, companyId: string, nowMs = 1_700_000_000_000): Promise<string> {
   const accountId = newId('a');
-  await store.write((tx) => tx.insertAccount({ accountId, companyId, name: null, email: null, metadata: null, processorId: null, planId: null, createdAtMs: nowMs }));
+  await store.write((tx) =>
+    tx.insertAccount({
+      accountId,
+      companyId,
+      name: null,
+      email: null,
+      metadata: null,
+      processorId: null,
+      planId: null,
+      createdAtMs: nowMs,
+    }),
+  );
   return accountId;
 }
 
-export function balanceRow(companyId: string, accountId: string, denomination: string, nowMs = 1_700_000_000_000): BalanceRow {
+export function balanceRow(
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  nowMs = 1_700_000_000_000,
+): BalanceRow {
   return {
-    accountId, companyId, denomination, amount: 0, pending: 0,
-    refillThreshold: null, refillAmount: null, refillUsdAmount: null, refillOnDay: null, createdAtMs: nowMs,
+    accountId,
+    companyId,
+    denomination,
+    amount: 0,
+    pending: 0,
+    refillThreshold: null,
+    refillAmount: null,
+    refillUsdAmount: null,
+    refillOnDay: null,
+    createdAtMs: nowMs,
   };
 }
 
@@ -123,13 +177,31 @@ export function balanceRow(companyId: string, accountId: string, denomination: s
  * Creates a balance and, when `amount` is non-zero, grants it the way the operations do: an
  * atomic delta plus a `grant` transaction, so the ledger stays exact.
  */
-export async function seedBalance(store: Store, companyId: string, accountId: string, denomination: string, amount = 0, nowMs = 1_700_000_000_000): Promise<void> {
+export async function seedBalance(
+  store: Store,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  amount = 0,
+  nowMs = 1_700_000_000_000,
+): Promise<void> {
   await store.write(async (tx) => {
-    if (!(await tx.insertBalance(balanceRow(companyId, accountId, denomination, nowMs)))) throw new Error('balance exists');
+    if (!(await tx.insertBalance(balanceRow(companyId, accountId, denomination, nowMs))))
+      throw new Error('balance exists');
     if (amount === 0) return;
     await tx.applyBalanceDeltas([{ accountId, denomination, amount, pending: 0 }]);
-    await tx.insertTransactions([{
-      transactionId: newId('tx'), accountId, denomination, amount, balanceAfter: amount, kind: 'grant', eventId: null, reason: 'seed', createdAtMs: nowMs,
-    }]);
+    await tx.insertTransactions([
+      {
+        transactionId: newId('tx'),
+        accountId,
+        denomination,
+        amount,
+        balanceAfter: amount,
+        kind: 'grant',
+        eventId: null,
+        reason: 'seed',
+        createdAtMs: nowMs,
+      },
+    ]);
   });
 }

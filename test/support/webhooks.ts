@@ -42,7 +42,9 @@ export interface Receiver {
  * `respond(req, n)` chooses the status (n = how many requests of this webhook-id came before);
  * `delayMs` holds each answer back, so overlapping attempts would show.
  */
-export async function startReceiver(opts: { respond?: (r: { id: string; json: any }, n: number) => number; delayMs?: number } = {}): Promise<Receiver> {
+export async function startReceiver(
+  opts: { respond?: (r: { id: string; json: any }, n: number) => number; delayMs?: number } = {},
+): Promise<Receiver> {
   const requests: Received[] = [];
   const seen = new Map<string, number>();
   const inFlight = new Map<string, number>();
@@ -69,7 +71,9 @@ export async function startReceiver(opts: { respond?: (r: { id: string; json: an
       const answer = () => {
         inFlight.set(id, (inFlight.get(id) ?? 1) - 1);
         requests.push({ id, headers: req.headers, body, json, status });
-        res.writeHead(status, { 'content-type': 'text/plain' }).end(status >= 200 && status < 300 ? 'ok' : `status ${status}`);
+        res
+          .writeHead(status, { 'content-type': 'text/plain' })
+          .end(status >= 200 && status < 300 ? 'ok' : `status ${status}`);
       };
       if (opts.delayMs) setTimeout(answer, opts.delayMs);
       else answer();
@@ -88,21 +92,28 @@ export async function startReceiver(opts: { respond?: (r: { id: string; json: an
     },
     connections: () => connections,
     maxOverlap: () => overlap,
-    close: () => new Promise((resolve) => {
-      // Stop accepting first, then drop open (keep-alive) connections.
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        // Stop accepting first, then drop open (keep-alive) connections.
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
 /** Verifies a received request with the standardwebhooks package; returns the payload. */
 export function verifySignature(secret: string, r: Received): any {
-  const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(r.headers[h])]));
+  const headers = Object.fromEntries(
+    ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(r.headers[h])]),
+  );
   return new Webhook(secret).verify(r.body, headers);
 }
 
-export async function createWebhook(h: Pick<Harness, 'request'>, auth: [string, string], body: Record<string, unknown>): Promise<{ webhook_id: string; secret: string }> {
+export async function createWebhook(
+  h: Pick<Harness, 'request'>,
+  auth: [string, string],
+  body: Record<string, unknown>,
+): Promise<{ webhook_id: string; secret: string }> {
   const r = await h.request('POST', '/v1/webhooks', { auth, body });
   assert.equal(r.status, 200, r.text);
   return r.body.data;
@@ -147,15 +158,24 @@ export interface TestServer extends Pick<Harness, 'request'> {
 /** A real server on `store` (closed with it), with the harness defaults unless `env` says otherwise. */
 export async function serverOn(store: Store, env: Record<string, string> = {}): Promise<TestServer> {
   const config: Config = {
-    ...loadConfig({ PORT: '0', BILLING_TEST_CLOCK: '1', BILLING_WORKERS: '0', BILLING_WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'fatal', ...env }),
+    ...loadConfig({
+      PORT: '0',
+      BILLING_TEST_CLOCK: '1',
+      BILLING_WORKERS: '0',
+      BILLING_WEBHOOK_ALLOW_PRIVATE: '1',
+      LOG_LEVEL: 'fatal',
+      ...env,
+    }),
     databaseUrl: store.dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,
   };
   const server = await startServer(config, { store, passwordAttemptsPerMinute: 10_000 });
   return {
-    server, store,
+    server,
+    store,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-      if (opts.auth) headers.authorization = `Basic ${Buffer.from(`${opts.auth[0]}:${opts.auth[1]}`).toString('base64')}`;
+      if (opts.auth)
+        headers.authorization = `Basic ${Buffer.from(`${opts.auth[0]}:${opts.auth[1]}`).toString('base64')}`;
       const body = opts.raw ?? (opts.body !== undefined ? JSON.stringify(opts.body) : undefined);
       if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
       const res = await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
@@ -181,11 +201,33 @@ export const asHarness = (s: TestServer): Harness => s as unknown as Harness;
 /** Company c_1 (with its owner) and its balance_change subscription wh_1, through the Tx methods. */
 export async function seedWebhookSubscription(store: Store): Promise<void> {
   await store.write(async (tx) => {
-    const user = await tx.insertUser({ name: 'U', email: 'u@example.com', passwordHash: 'x', dateOfBirth: null, emailVerified: false, createdAtMs: 0 });
-    await tx.insertCompany({ companyId: 'c_1', name: 'C', ownerUserId: user.id, processor: 'sandbox', processorApiKey: null, createdAtMs: 0 });
+    const user = await tx.insertUser({
+      name: 'U',
+      email: 'u@example.com',
+      passwordHash: 'x',
+      dateOfBirth: null,
+      emailVerified: false,
+      createdAtMs: 0,
+    });
+    await tx.insertCompany({
+      companyId: 'c_1',
+      name: 'C',
+      ownerUserId: user.id,
+      processor: 'sandbox',
+      processorApiKey: null,
+      createdAtMs: 0,
+    });
     await tx.insertWebhookSubscription({
-      webhookId: 'wh_1', companyId: 'c_1', type: 'balance_change', url: 'https://example.com/', threshold: null, secret: 'whsec_AAAA',
-      createdAtMs: 0, deletedAtMs: null, disabledAtMs: null, disabledReason: null,
+      webhookId: 'wh_1',
+      companyId: 'c_1',
+      type: 'balance_change',
+      url: 'https://example.com/',
+      threshold: null,
+      secret: 'whsec_AAAA',
+      createdAtMs: 0,
+      deletedAtMs: null,
+      disabledAtMs: null,
+      disabledReason: null,
     });
   });
 }

@@ -45,10 +45,11 @@ async function receiver(respond: (res: http.ServerResponse, req: Received) => vo
     url: `http://127.0.0.1:${port}/hooks`,
     requests,
     connections: () => connections,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   servers.push(r);
   return r;
@@ -63,10 +64,17 @@ function input(url: string, extra: Partial<DeliverInput> = {}): DeliverInput {
 test('2xx is success; the receiver gets the body and verifiable Standard Webhooks headers', async () => {
   const rx = await receiver((res) => res.writeHead(200).end('thanks'));
   const secret = generateWebhookSecret();
-  const headers = webhookHeaders({ secret, msgId: 'cb_test', timestampSeconds: Math.floor(Date.now() / 1000), body: BODY });
+  const headers = webhookHeaders({
+    secret,
+    msgId: 'cb_test',
+    timestampSeconds: Math.floor(Date.now() / 1000),
+    body: BODY,
+  });
   const r = await deliverOnce(input(rx.url, { headers: { ...headers } }));
-  assert.deepEqual({ ok: r.ok, statusCode: r.statusCode, error: r.error, gone: r.gone, snippet: r.responseSnippet },
-    { ok: true, statusCode: 200, error: null, gone: false, snippet: 'thanks' });
+  assert.deepEqual(
+    { ok: r.ok, statusCode: r.statusCode, error: r.error, gone: r.gone, snippet: r.responseSnippet },
+    { ok: true, statusCode: 200, error: null, gone: false, snippet: 'thanks' },
+  );
   assert.ok(r.latencyMs >= 0);
   const got = rx.requests[0];
   assert.ok(got);
@@ -74,7 +82,9 @@ test('2xx is success; the receiver gets the body and verifiable Standard Webhook
   assert.equal(got.headers['webhook-id'], 'cb_test');
   assert.equal(got.headers['content-type'], 'application/json');
   assert.equal(got.headers['user-agent'], headers['user-agent']);
-  const wire = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(got.headers[h])]));
+  const wire = Object.fromEntries(
+    ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(got.headers[h])]),
+  );
   assert.deepEqual(new Webhook(secret).verify(got.body, wire), JSON.parse(BODY));
 });
 
@@ -114,24 +124,36 @@ test('a 302 redirect is a failure and is not followed', async () => {
 });
 
 test('a receiver that never answers yields the error value "timeout"', async () => {
-  const rx = await receiver(() => { /* never respond */ });
+  const rx = await receiver(() => {
+    /* never respond */
+  });
   const r = await deliverOnce(input(rx.url, { timeoutMs: 200 }));
-  assert.deepEqual({ ok: r.ok, statusCode: r.statusCode, error: r.error, gone: r.gone },
-    { ok: false, statusCode: null, error: 'timeout', gone: false });
+  assert.deepEqual(
+    { ok: r.ok, statusCode: r.statusCode, error: r.error, gone: r.gone },
+    { ok: false, statusCode: null, error: 'timeout', gone: false },
+  );
 });
 
 test('a 2xx whose body stalls still counts: the status arrived in time', async () => {
-  const rx = await receiver((res) => { res.writeHead(202); res.write('partial'); });
+  const rx = await receiver((res) => {
+    res.writeHead(202);
+    res.write('partial');
+  });
   const r = await deliverOnce(input(rx.url, { timeoutMs: 200 }));
-  assert.deepEqual({ ok: r.ok, statusCode: r.statusCode, error: r.error, snippet: r.responseSnippet },
-    { ok: true, statusCode: 202, error: null, snippet: 'partial' });
+  assert.deepEqual(
+    { ok: r.ok, statusCode: r.statusCode, error: r.error, snippet: r.responseSnippet },
+    { ok: true, statusCode: 202, error: null, snippet: 'partial' },
+  );
 });
 
 test('a closed port is returned as connection_refused, not thrown', async () => {
   const rx = await receiver((res) => res.end());
   await rx.close();
   const r = await deliverOnce(input(rx.url));
-  assert.deepEqual({ ok: r.ok, statusCode: r.statusCode, error: r.error }, { ok: false, statusCode: null, error: 'connection_refused' });
+  assert.deepEqual(
+    { ok: r.ok, statusCode: r.statusCode, error: r.error },
+    { ok: false, statusCode: null, error: 'connection_refused' },
+  );
 });
 
 test('non-http URLs are returned as url_refused, not thrown', async () => {

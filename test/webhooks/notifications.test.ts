@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { newId } from '../../src/lib/ids.js';
 import { fanOutWebhookOutbox } from '../../src/operations/webhooks.js';
-import { HTTP_DIALECTS, assertError, createAccountWithBalance, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import {
+  HTTP_DIALECTS,
+  assertError,
+  createAccountWithBalance,
+  signUpCompany,
+  startHarness,
+  type Harness,
+} from '../support/harness.js';
 import { createWebhook, runJobs, startReceiver, verifySignature, type Receiver } from '../support/webhooks.js';
 
 type Auth = [string, string];
@@ -18,7 +25,11 @@ async function events(h: Harness, auth: Auth, accountId: string, list: unknown[]
   return h.request('POST', `/v1/accounts/${accountId}/events${query}`, { auth, body: list });
 }
 
-const cost = (amount: number, extra: Record<string, unknown> = {}) => ({ type: 'call', cost_override: { amount, denomination: 'tokens' }, ...extra });
+const cost = (amount: number, extra: Record<string, unknown> = {}) => ({
+  type: 'call',
+  cost_override: { amount, denomination: 'tokens' },
+  ...extra,
+});
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`webhook notifications (${dialect})`, () => {
@@ -38,12 +49,26 @@ for (const dialect of HTTP_DIALECTS) {
       const co = await signUpCompany(h);
       const w = await createWebhook(h, co.auth, { type: 'balance_change', url: rx.url });
       const accountId = await createAccountWithBalance(h, co, 'tokens', 1000);
-      assert.equal((await h.request('POST', `/v1/accounts/${accountId}/balance/tokens/adjustments`, { auth: co.auth, body: { amount: -50, reason: 'fix' } })).status, 200);
+      assert.equal(
+        (
+          await h.request('POST', `/v1/accounts/${accountId}/balance/tokens/adjustments`, {
+            auth: co.auth,
+            body: { amount: -50, reason: 'fix' },
+          })
+        ).status,
+        200,
+      );
       assert.equal((await events(h, co.auth, accountId, [cost(100)])).status, 200);
-      const held = await events(h, co.auth, accountId, [cost(30, { state: 'pending' }), cost(20, { state: 'pending' })]);
+      const held = await events(h, co.auth, accountId, [
+        cost(30, { state: 'pending' }),
+        cost(20, { state: 'pending' }),
+      ]);
       assert.equal(held.status, 200, held.text);
       const [settled, expiring] = held.body.event_ids;
-      assert.equal((await h.request('PUT', `/v1/events/${settled}`, { auth: co.auth, body: { state: 'complete' } })).status, 200);
+      assert.equal(
+        (await h.request('PUT', `/v1/events/${settled}`, { auth: co.auth, body: { state: 'complete' } })).status,
+        200,
+      );
       await runJobs(h, co.auth, 3601); // the other hold expires and is cancelled automatically
       const ev = await h.request('GET', `/v1/events/${expiring}`, { auth: co.auth });
       assert.equal(ev.body.data.state, 'cancelled');
@@ -51,9 +76,17 @@ for (const dialect of HTTP_DIALECTS) {
       const list = await deliveries(h, co.auth, w.webhook_id);
       // grant, adjustment, usage, hold (one request), settle, auto-cancel: oldest first below.
       const bodies = list.map((d) => d.payload).reverse();
-      assert.deepEqual(bodies.map((p) => [p.account_balance, p.available, p.pending]), [
-        [1000, 1000, 0], [950, 950, 0], [850, 850, 0], [850, 800, 50], [820, 800, 20], [820, 820, 0],
-      ]);
+      assert.deepEqual(
+        bodies.map((p) => [p.account_balance, p.available, p.pending]),
+        [
+          [1000, 1000, 0],
+          [950, 950, 0],
+          [850, 850, 0],
+          [850, 800, 50],
+          [820, 800, 20],
+          [820, 820, 0],
+        ],
+      );
       for (const d of list) {
         assert.equal(d.status, 'delivered', JSON.stringify(d));
         assert.equal(d.attempts.length, 1);
@@ -69,12 +102,20 @@ for (const dialect of HTTP_DIALECTS) {
         assert.equal(payload.callback_id, r.id, 'webhook-id is the callback_id');
         assert.match(r.id, /^cl_/);
         assert.deepEqual(
-          { company_id: payload.company_id, account_id: payload.account_id, type: payload.type, account_denomination: payload.account_denomination },
+          {
+            company_id: payload.company_id,
+            account_id: payload.account_id,
+            type: payload.type,
+            account_denomination: payload.account_denomination,
+          },
           { company_id: co.companyId, account_id: accountId, type: 'balance_change', account_denomination: 'tokens' },
         );
         assert.equal(typeof payload.account_balance, 'number');
         const ts = Number(r.headers['webhook-timestamp']);
-        assert.ok(Math.abs(ts - Date.now() / 1000) < 300, 'timestamp from the wall clock, although the test clock moved an hour');
+        assert.ok(
+          Math.abs(ts - Date.now() / 1000) < 300,
+          'timestamp from the wall clock, although the test clock moved an hour',
+        );
       }
     });
 
@@ -84,7 +125,12 @@ for (const dialect of HTTP_DIALECTS) {
       const negative = await createWebhook(h, co.auth, { type: 'negative_balance', url: rx.url });
       const accountId = await createAccountWithBalance(h, co, 'tokens', 50);
       const before = (await deliveries(h, co.auth, change.webhook_id)).length;
-      const r = await events(h, co.auth, accountId, Array.from({ length: 100 }, () => cost(1)));
+      const r = await events(
+        h,
+        co.auth,
+        accountId,
+        Array.from({ length: 100 }, () => cost(1)),
+      );
       assert.equal(r.status, 200, r.text);
       await runJobs(h, co.auth);
       const changes = await deliveries(h, co.auth, change.webhook_id);
@@ -101,18 +147,28 @@ for (const dialect of HTTP_DIALECTS) {
       const negative = await createWebhook(h, co.auth, { type: 'negative_balance', url: rx.url });
       const threshold = await createWebhook(h, co.auth, { type: 'threshold', url: rx.url, threshold: 500 });
       const accountId = await createAccountWithBalance(h, co, 'tokens', 1000);
-      const adjust = (amount: number) => h.request('POST', `/v1/accounts/${accountId}/balance/tokens/adjustments`, { auth: co.auth, body: { amount } });
+      const adjust = (amount: number) =>
+        h.request('POST', `/v1/accounts/${accountId}/balance/tokens/adjustments`, { auth: co.auth, body: { amount } });
       for (const step of [-400, -100, -100, 300, -350, -400, 100, -10]) assert.equal((await adjust(step)).status, 200);
       // 1000 → 600 → 500 → 400 (cross) → 700 → 350 (cross) → -50 (negative) → 50 → 40
       await runJobs(h, co.auth);
       const crossings = (await deliveries(h, co.auth, threshold.webhook_id)).map((d) => d.payload).reverse();
-      assert.deepEqual(crossings.map((p) => [p.account_balance, p.threshold, p.type]), [[400, 500, 'threshold'], [350, 500, 'threshold']]);
+      assert.deepEqual(
+        crossings.map((p) => [p.account_balance, p.threshold, p.type]),
+        [
+          [400, 500, 'threshold'],
+          [350, 500, 'threshold'],
+        ],
+      );
       const negatives = (await deliveries(h, co.auth, negative.webhook_id)).map((d) => d.payload.account_balance);
       assert.deepEqual(negatives, [-50], 'a credit leaving it ≥ 0, and a debit while positive, do not notify');
       await adjust(-100); // 40 → -60: negative again
       await adjust(10); // -60 → -50: a credit, still negative, not notified
       await runJobs(h, co.auth);
-      assert.deepEqual((await deliveries(h, co.auth, negative.webhook_id)).map((d) => d.payload.account_balance), [-60, -50]);
+      assert.deepEqual(
+        (await deliveries(h, co.auth, negative.webhook_id)).map((d) => d.payload.account_balance),
+        [-60, -50],
+      );
     });
 
     test('nothing is written for companies without a subscription of that type, nor by a rejected request', async () => {
@@ -125,7 +181,11 @@ for (const dialect of HTTP_DIALECTS) {
       assertError(await events(h, co.auth, accountId, [cost(1)], '?gate_on_balance=true'), 402, 'insufficient_balance');
       assertError(await events(h, co.auth, accountId, [cost(1), { type: 'unpriced' }]), 400);
       await runJobs(h, co.auth);
-      assert.equal((await deliveries(h, co.auth, change.webhook_id)).length - before, 1, 'only the accepted request notified');
+      assert.equal(
+        (await deliveries(h, co.auth, change.webhook_id)).length - before,
+        1,
+        'only the accepted request notified',
+      );
       assert.deepEqual(await deliveries(h, co.auth, other.webhook_id), []);
       const quiet = await signUpCompany(h);
       const quietAccount = await createAccountWithBalance(h, quiet, 'tokens', 10);
@@ -143,8 +203,28 @@ for (const dialect of HTTP_DIALECTS) {
       const before = (await deliveries(h, co.auth, change.webhook_id)).length;
       const nowMs = h.server.clock.now();
       const rows = [
-        { outboxId: newId('ob'), companyId: co.companyId, topic: 'webhook.auto_refill', payload: { account_id: accountId, denomination: 'tokens', account_balance: 1010, type: 'auto_refill', refill_amount: 1000 }, runAtMs: nowMs, createdAtMs: nowMs },
-        { outboxId: newId('ob'), companyId: co.companyId, topic: 'webhook.threshold', payload: { account_id: accountId, denomination: 'tokens', account_balance: 9, type: 'threshold' }, runAtMs: nowMs, createdAtMs: nowMs },
+        {
+          outboxId: newId('ob'),
+          companyId: co.companyId,
+          topic: 'webhook.auto_refill',
+          payload: {
+            account_id: accountId,
+            denomination: 'tokens',
+            account_balance: 1010,
+            type: 'auto_refill',
+            refill_amount: 1000,
+          },
+          runAtMs: nowMs,
+          createdAtMs: nowMs,
+        },
+        {
+          outboxId: newId('ob'),
+          companyId: co.companyId,
+          topic: 'webhook.threshold',
+          payload: { account_id: accountId, denomination: 'tokens', account_balance: 9, type: 'threshold' },
+          runAtMs: nowMs,
+          createdAtMs: nowMs,
+        },
       ];
       await h.store.write((tx) => tx.insertOutbox(rows));
       await runJobs(h, co.auth);
@@ -152,12 +232,33 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(refills.length, 1);
       assert.equal(refills[0].status, 'delivered');
       assert.deepEqual(
-        (({ company_id, account_id, type, account_balance, account_denomination, refill_amount }) => ({ company_id, account_id, type, account_balance, account_denomination, refill_amount }))(refills[0].payload),
-        { company_id: co.companyId, account_id: accountId, type: 'auto_refill', account_balance: 1010, account_denomination: 'tokens', refill_amount: 1000 },
+        (({ company_id, account_id, type, account_balance, account_denomination, refill_amount }) => ({
+          company_id,
+          account_id,
+          type,
+          account_balance,
+          account_denomination,
+          refill_amount,
+        }))(refills[0].payload),
+        {
+          company_id: co.companyId,
+          account_id: accountId,
+          type: 'auto_refill',
+          account_balance: 1010,
+          account_denomination: 'tokens',
+          refill_amount: 1000,
+        },
       );
       const alerts = await deliveries(h, co.auth, alert.webhook_id);
-      assert.deepEqual(alerts.map((d) => [d.payload.type, d.payload.account_balance]), [['threshold', 9]]);
-      assert.equal((await deliveries(h, co.auth, change.webhook_id)).length, before, 'outbox notifications go only to their type');
+      assert.deepEqual(
+        alerts.map((d) => [d.payload.type, d.payload.account_balance]),
+        [['threshold', 9]],
+      );
+      assert.equal(
+        (await deliveries(h, co.auth, change.webhook_id)).length,
+        before,
+        'outbox notifications go only to their type',
+      );
       // Fanning the same rows out again (a worker that died before marking them done) writes nothing new.
       const claimed = rows.map((r) => ({ ...r, attempts: 1, claimedUntilMs: nowMs }));
       await h.store.write((tx) => fanOutWebhookOutbox(tx, nowMs, claimed));
@@ -175,12 +276,22 @@ for (const dialect of HTTP_DIALECTS) {
       const r = await h.request('POST', `/v1/webhooks/deliveries/${d.callback_id}/retry`, { auth: co.auth });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.body.data.status, 'delivered');
-      assert.deepEqual(r.body.data.attempts.map((a: any) => [a.status_code, a.manual]), [[200, false], [200, true]]);
+      assert.deepEqual(
+        r.body.data.attempts.map((a: any) => [a.status_code, a.manual]),
+        [
+          [200, false],
+          [200, true],
+        ],
+      );
       const copies = rx.requests.filter((x) => x.id === d.callback_id);
       assert.equal(copies.length, 2);
       assert.equal(copies[0]!.body, copies[1]!.body, 'the same body');
       for (const c of copies) verifySignature(w.secret, c);
-      assertError(await h.request('POST', '/v1/webhooks/deliveries/cl_missing/retry', { auth: co.auth }), 404, 'not_found');
+      assertError(
+        await h.request('POST', '/v1/webhooks/deliveries/cl_missing/retry', { auth: co.auth }),
+        404,
+        'not_found',
+      );
     });
   });
 }

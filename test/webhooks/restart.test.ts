@@ -4,7 +4,15 @@ import { describe, test } from 'node:test';
 import { newId } from '../../src/lib/ids.js';
 import { sendClaimedDelivery } from '../../src/operations/webhook-delivery.js';
 import { createAccountWithBalance, signUpCompany } from '../support/harness.js';
-import { asHarness, createWebhook, runJobs, serverOn, sharedDatabase, startReceiver, verifySignature } from '../support/webhooks.js';
+import {
+  asHarness,
+  createWebhook,
+  runJobs,
+  serverOn,
+  sharedDatabase,
+  startReceiver,
+  verifySignature,
+} from '../support/webhooks.js';
 
 const NOTIFICATIONS = 40;
 
@@ -21,9 +29,11 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const co = await signUpCompany(asHarness(a));
         const w = await createWebhook(a, co.auth, { type: 'balance_change', url: rx.url });
         for (let i = 0; i < NOTIFICATIONS; i++) await createAccountWithBalance(asHarness(a), co, 'tokens', i + 1);
-        const ids = (await a.store.read((tx) => tx.listWebhookDeliveries(w.webhook_id, { limit: 100 })))!.rows.map((d) => d.callbackId);
+        const ids = (await a.store.read((tx) => tx.listWebhookDeliveries(w.webhook_id, { limit: 100 })))!.rows.map(
+          (d) => d.callbackId,
+        );
         assert.equal(ids.length, NOTIFICATIONS, 'one notification per committed balance change');
-        ids.filter((_, i) => i % 2 === 0).forEach((id) => blocked.add(id));
+        for (const id of ids.filter((_, i) => i % 2 === 0)) blocked.add(id);
         await runJobs(a, co.auth);
         assert.equal(rx.delivered().size, NOTIFICATIONS / 2, 'A delivered half');
         await a.close();
@@ -63,7 +73,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const claimed = await a.store.write((tx) => tx.claimWebhookDeliveries(nowMs, Date.now(), -1, 25, newId('cl')));
         assert.equal(claimed.length, 25);
         const sentBeforeCrash = claimed.slice(0, 10);
-        for (const d of sentBeforeCrash) await sendClaimedDelivery(d, a.server.clock, { allowPrivate: true }, { manual: false });
+        for (const d of sentBeforeCrash)
+          await sendClaimedDelivery(d, a.server.clock, { allowPrivate: true }, { manual: false });
         await a.close(); // the outcomes are never written
 
         const b = await serverOn(await db.open());
@@ -76,7 +87,12 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
             assert.equal(d.status, 'delivered');
             assert.ok(delivered.has(d.callbackId), `${d.callbackId} arrived`);
           }
-          for (const d of sentBeforeCrash) assert.equal(delivered.get(d.callbackId)!.length, 2, 'sent again under the same webhook-id (at least once)');
+          for (const d of sentBeforeCrash)
+            assert.equal(
+              delivered.get(d.callbackId)!.length,
+              2,
+              'sent again under the same webhook-id (at least once)',
+            );
           assert.equal(delivered.size, NOTIFICATIONS);
         } finally {
           await b.close();
@@ -95,14 +111,18 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const co = await signUpCompany(asHarness(a));
         await createWebhook(a, co.auth, { type: 'balance_change', url: rx.url });
         await createAccountWithBalance(asHarness(a), co, 'tokens', 1);
-        const claimed = await a.store.write((tx) => tx.claimWebhookDeliveries(a.server.clock.now(), Date.now(), 60_000, 10, newId('cl')));
+        const claimed = await a.store.write((tx) =>
+          tx.claimWebhookDeliveries(a.server.clock.now(), Date.now(), 60_000, 10, newId('cl')),
+        );
         assert.equal(claimed.length, 1);
         await a.close();
         const b = await serverOn(await db.open());
         try {
           await runJobs(b, co.auth, 3600);
           assert.equal(rx.requests.length, 0, 'leased: not sent by anyone else');
-          const manual = await b.request('POST', `/v1/webhooks/deliveries/${claimed[0]!.callbackId}/retry`, { auth: co.auth });
+          const manual = await b.request('POST', `/v1/webhooks/deliveries/${claimed[0]!.callbackId}/retry`, {
+            auth: co.auth,
+          });
           assert.equal(manual.status, 409, manual.text);
           assert.equal(manual.body.error.type, 'conflict');
         } finally {

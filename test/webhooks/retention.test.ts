@@ -7,14 +7,30 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { RETENTION_BATCH } from '../../src/jobs/retention.js';
 import type { Store, WebhookDeliveryRow } from '../../src/store/types.js';
-import { HTTP_DIALECTS, createAccountWithBalance, freshStore, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import {
+  HTTP_DIALECTS,
+  createAccountWithBalance,
+  freshStore,
+  signUpCompany,
+  startHarness,
+  type Harness,
+} from '../support/harness.js';
 import { createWebhook, runJobs, seedWebhookSubscription, startReceiver } from '../support/webhooks.js';
 
 const DAY_S = 24 * 60 * 60;
 
 const delivery = (id: string, status: WebhookDeliveryRow['status'], createdAtMs: number): WebhookDeliveryRow => ({
-  callbackId: id, webhookId: 'wh_1', companyId: 'c_1', type: 'balance_change', payload: '{}', status, attempts: 1,
-  nextAttemptAtMs: status === 'pending' ? 10_000_000 : null, createdAtMs, deliveredAtMs: status === 'delivered' ? createdAtMs : null, lastError: null,
+  callbackId: id,
+  webhookId: 'wh_1',
+  companyId: 'c_1',
+  type: 'balance_change',
+  payload: '{}',
+  status,
+  attempts: 1,
+  nextAttemptAtMs: status === 'pending' ? 10_000_000 : null,
+  createdAtMs,
+  deliveredAtMs: status === 'delivered' ? createdAtMs : null,
+  lastError: null,
 });
 
 async function attemptsOf(store: Store, ids: string[]): Promise<string[]> {
@@ -26,7 +42,14 @@ for (const dialect of HTTP_DIALECTS) {
     test('finished outbox rows older than the cutoff go, oldest first, a batch at a time; unfinished ones stay', async () => {
       const { store, drop } = await freshStore(dialect);
       try {
-        const rows = ['ob_a', 'ob_b', 'ob_c', 'ob_d', 'ob_e'].map((outboxId) => ({ outboxId, companyId: 'c_1', topic: 'webhook.x', payload: {}, runAtMs: 0, createdAtMs: 0 }));
+        const rows = ['ob_a', 'ob_b', 'ob_c', 'ob_d', 'ob_e'].map((outboxId) => ({
+          outboxId,
+          companyId: 'c_1',
+          topic: 'webhook.x',
+          payload: {},
+          runAtMs: 0,
+          createdAtMs: 0,
+        }));
         await store.write((tx) => tx.insertOutbox(rows));
         await store.write(async (tx) => {
           await tx.claimOutbox('webhook.', 0, 1_000, 10);
@@ -36,13 +59,18 @@ for (const dialect of HTTP_DIALECTS) {
           await tx.completeOutbox('ob_d', 5_000); // finished, but after the cutoff
           // ob_e: claimed, never finished
         });
-        const left = async () => (await store.read((tx) => tx.listOutboxOfCompany('c_1', 'webhook.'))).map((o) => o.outboxId);
+        const left = async () =>
+          (await store.read((tx) => tx.listOutboxOfCompany('c_1', 'webhook.'))).map((o) => o.outboxId);
         assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 2);
         assert.deepEqual(await left(), ['ob_a', 'ob_d', 'ob_e'], 'the two finished first went first');
         assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 1);
         assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 0);
         assert.deepEqual(await left(), ['ob_d', 'ob_e']);
-        assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1e15, 10)), 1, 'an unfinished row stays whatever its age');
+        assert.equal(
+          await store.write((tx) => tx.deleteFinishedOutbox(1e15, 10)),
+          1,
+          'an unfinished row stays whatever its age',
+        );
         assert.deepEqual(await left(), ['ob_e']);
       } finally {
         await drop();
@@ -53,17 +81,37 @@ for (const dialect of HTTP_DIALECTS) {
       const { store, drop } = await freshStore(dialect);
       try {
         await seedWebhookSubscription(store);
-        await store.write((tx) => tx.insertWebhookDeliveries([
-          delivery('cl_old_ok', 'delivered', 100),
-          delivery('cl_old_failed', 'failed', 200),
-          delivery('cl_old_pending', 'pending', 50),
-          delivery('cl_old_leased', 'failed', 60),
-          delivery('cl_new_ok', 'delivered', 5_000),
-        ]));
-        await store.write((tx) => tx.recordWebhookDeliveries(['cl_old_ok', 'cl_old_failed', 'cl_new_ok'].map((callbackId) => ({
-          callbackId, claimToken: 'nobody', status: 'delivered' as const, nextAttemptAtMs: null, deliveredAtMs: 1, lastError: null, disable: null,
-          attempt: { callbackId, attemptedAtMs: 1, statusCode: 200, latencyMs: 1, responseSnippet: 'ok', error: null, manual: false },
-        }))));
+        await store.write((tx) =>
+          tx.insertWebhookDeliveries([
+            delivery('cl_old_ok', 'delivered', 100),
+            delivery('cl_old_failed', 'failed', 200),
+            delivery('cl_old_pending', 'pending', 50),
+            delivery('cl_old_leased', 'failed', 60),
+            delivery('cl_new_ok', 'delivered', 5_000),
+          ]),
+        );
+        await store.write((tx) =>
+          tx.recordWebhookDeliveries(
+            ['cl_old_ok', 'cl_old_failed', 'cl_new_ok'].map((callbackId) => ({
+              callbackId,
+              claimToken: 'nobody',
+              status: 'delivered' as const,
+              nextAttemptAtMs: null,
+              deliveredAtMs: 1,
+              lastError: null,
+              disable: null,
+              attempt: {
+                callbackId,
+                attemptedAtMs: 1,
+                statusCode: 200,
+                latencyMs: 1,
+                responseSnippet: 'ok',
+                error: null,
+                manual: false,
+              },
+            })),
+          ),
+        );
         // A manual retry's sender holds cl_old_leased until wall time 90,000.
         assert.ok(await store.write((tx) => tx.claimWebhookDelivery('c_1', 'cl_old_leased', 80_000, 10_000, 'tok')));
         const all = ['cl_old_ok', 'cl_old_failed', 'cl_old_pending', 'cl_old_leased', 'cl_new_ok'];
@@ -74,12 +122,20 @@ for (const dialect of HTTP_DIALECTS) {
         };
         assert.deepEqual(await attemptsOf(store, all), ['cl_new_ok', 'cl_old_failed', 'cl_old_ok']);
         assert.equal(await store.write((tx) => tx.deleteWebhookDeliveriesBefore(1_000, 85_000, 1)), 1);
-        assert.deepEqual(await present(), ['cl_old_failed', 'cl_old_pending', 'cl_old_leased', 'cl_new_ok'], 'the oldest finished one first');
+        assert.deepEqual(
+          await present(),
+          ['cl_old_failed', 'cl_old_pending', 'cl_old_leased', 'cl_new_ok'],
+          'the oldest finished one first',
+        );
         assert.equal(await store.write((tx) => tx.deleteWebhookDeliveriesBefore(1_000, 85_000, 10)), 1);
         assert.equal(await store.write((tx) => tx.deleteWebhookDeliveriesBefore(1_000, 85_000, 10)), 0);
         assert.deepEqual(await present(), ['cl_old_pending', 'cl_old_leased', 'cl_new_ok']);
         assert.deepEqual(await attemptsOf(store, all), ['cl_new_ok'], 'the attempts went with their deliveries');
-        assert.equal(await store.write((tx) => tx.deleteWebhookDeliveriesBefore(1_000, 95_000, 10)), 1, 'once the lease has run out');
+        assert.equal(
+          await store.write((tx) => tx.deleteWebhookDeliveriesBefore(1_000, 95_000, 10)),
+          1,
+          'once the lease has run out',
+        );
         assert.deepEqual(await present(), ['cl_old_pending', 'cl_new_ok']);
       } finally {
         await drop();
@@ -90,7 +146,14 @@ for (const dialect of HTTP_DIALECTS) {
       const { store, drop } = await freshStore(dialect);
       try {
         const n = RETENTION_BATCH * 2 + 7;
-        const rows = Array.from({ length: n }, (_, i) => ({ outboxId: `ob_${i}`, companyId: 'c_1', topic: 't.x', payload: {}, runAtMs: 0, createdAtMs: 0 }));
+        const rows = Array.from({ length: n }, (_, i) => ({
+          outboxId: `ob_${i}`,
+          companyId: 'c_1',
+          topic: 't.x',
+          payload: {},
+          runAtMs: 0,
+          createdAtMs: 0,
+        }));
         await store.write((tx) => tx.insertOutbox(rows));
         await store.write(async (tx) => {
           await tx.claimOutbox('t.', 0, 1_000, n);
@@ -137,7 +200,16 @@ for (const dialect of HTTP_DIALECTS) {
         // through the outbox. One finished outbox row, as a worker leaves it:
         const nowMs = Date.parse(d!.created_at);
         await h.store.write(async (tx) => {
-          await tx.insertOutbox([{ outboxId: 'ob_retention', companyId: co.companyId, topic: 'test.retention', payload: {}, runAtMs: nowMs, createdAtMs: nowMs }]);
+          await tx.insertOutbox([
+            {
+              outboxId: 'ob_retention',
+              companyId: co.companyId,
+              topic: 'test.retention',
+              payload: {},
+              runAtMs: nowMs,
+              createdAtMs: nowMs,
+            },
+          ]);
           await tx.claimOutbox('test.', nowMs, 1_000, 1);
           await tx.completeOutbox('ob_retention', nowMs);
         });
@@ -148,7 +220,11 @@ for (const dialect of HTTP_DIALECTS) {
         await runJobs(h, co.auth, 2 * DAY_S);
         assert.deepEqual(await outbox(), [], 'the finished outbox row is gone after 7 days');
         await runJobs(h, co.auth, 21 * DAY_S);
-        assert.deepEqual((await list()).map((x) => x.callback_id), [d!.callback_id], 'still in the log after 29 days');
+        assert.deepEqual(
+          (await list()).map((x) => x.callback_id),
+          [d!.callback_id],
+          'still in the log after 29 days',
+        );
         await runJobs(h, co.auth, 2 * DAY_S);
         assert.deepEqual(await list(), [], 'gone after 31 days');
         const retry = await h.request('POST', `/v1/webhooks/deliveries/${d!.callback_id}/retry`, { auth: co.auth });

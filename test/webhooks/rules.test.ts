@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, RETRY_WINDOW_MS, changeNotifies, derivedCallbackId, nextAttemptAt, notificationPayload,
+  RETRY_BASE_DELAY_MS,
+  RETRY_MAX_DELAY_MS,
+  RETRY_WINDOW_MS,
+  changeNotifies,
+  derivedCallbackId,
+  nextAttemptAt,
+  notificationPayload,
 } from '../../src/webhooks/notifications.js';
 
 const b = (amount: number, pending = 0) => ({ amount, pending });
@@ -11,7 +17,11 @@ test('balance_change: any change of amount or pending, holds included', () => {
   const t = { type: 'balance_change' as const, threshold: null };
   assert.equal(changeNotifies(t, b(10), b(5)), true);
   assert.equal(changeNotifies(t, b(10), b(10, 3)), true, 'a hold');
-  assert.equal(changeNotifies(t, b(10, 3), b(7, 0)), true, 'settling at the held cost: available unchanged, amount changed');
+  assert.equal(
+    changeNotifies(t, b(10, 3), b(7, 0)),
+    true,
+    'settling at the held cost: available unchanged, amount changed',
+  );
   assert.equal(changeNotifies(t, b(10, 3), b(10, 3)), false);
 });
 
@@ -36,12 +46,24 @@ test('threshold: available crosses from ≥ threshold to < threshold; no thresho
 
 test('payload: the spec fields first, extras never override them', () => {
   const body = notificationPayload({
-    companyId: 'c_1', callbackId: 'cl_1', accountId: 'a_1', type: 'balance_change', accountBalance: -5, denomination: 'tokens', createdAtMs: 0,
+    companyId: 'c_1',
+    callbackId: 'cl_1',
+    accountId: 'a_1',
+    type: 'balance_change',
+    accountBalance: -5,
+    denomination: 'tokens',
+    createdAtMs: 0,
     extra: { available: -7, company_id: 'c_evil', type: 'x' },
   });
   assert.deepEqual(JSON.parse(body), {
-    company_id: 'c_1', callback_id: 'cl_1', account_id: 'a_1', type: 'balance_change', account_balance: -5, account_denomination: 'tokens',
-    created_at: '1970-01-01T00:00:00.000Z', available: -7,
+    company_id: 'c_1',
+    callback_id: 'cl_1',
+    account_id: 'a_1',
+    type: 'balance_change',
+    account_balance: -5,
+    account_denomination: 'tokens',
+    created_at: '1970-01-01T00:00:00.000Z',
+    available: -7,
   });
   assert.ok(body.startsWith('{"company_id":"c_1","callback_id":"cl_1"'));
 });
@@ -61,7 +83,7 @@ test('backoff: exponential with jitter between half and all of the step, capped'
     assert.equal(low, Math.ceil(step / 2));
     assert.equal(high, step);
     const mid = nextAttemptAt(0, attempt, 1000, 0.5)! - 1000;
-    assert.ok(mid > low && mid < high || step === 1);
+    assert.ok((mid > low && mid < high) || step === 1);
   }
 });
 

@@ -59,7 +59,10 @@ test('tampered body, timestamp, id or secret fails verification', () => {
   const headers = signedHeaders(secret);
   const wh = new Webhook(secret);
   assert.throws(() => wh.verify(BODY.replace('1250', '9250'), { ...headers }), /signature/i);
-  assert.throws(() => wh.verify(BODY, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) }), /signature/i);
+  assert.throws(
+    () => wh.verify(BODY, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) }),
+    /signature/i,
+  );
   assert.throws(() => wh.verify(BODY, { ...headers, 'webhook-id': 'cb_2' }), /signature/i);
   assert.throws(() => new Webhook(generateWebhookSecret()).verify(BODY, { ...headers }), /signature/i);
 });

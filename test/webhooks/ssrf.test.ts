@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { HTTP_DIALECTS, assertError, createAccountWithBalance, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import {
+  HTTP_DIALECTS,
+  assertError,
+  createAccountWithBalance,
+  signUpCompany,
+  startHarness,
+  type Harness,
+} from '../support/harness.js';
 import { runJobs } from '../support/webhooks.js';
 
 interface Listener {
@@ -39,20 +46,66 @@ async function loopbackListener(host: string, port = 0): Promise<Listener | null
 function corpus(port: number): string[] {
   const p = `:${port}`;
   return [
-    `http://127.0.0.1${p}/hook`, `https://127.0.0.1${p}/hook`, `http://127.1${p}/`, `http://127.0.1${p}/`, `http://2130706433${p}/`,
-    `http://0x7f000001${p}/`, `http://0x7f.0.0.1${p}/`, `http://0x7F.1${p}/`, `http://0177.0.0.1${p}/`, `http://017700000001${p}/`, `http://0177.1${p}/`,
-    `http://127.000.000.001${p}/`, `http://127.0.0.1.${p}/`, `http://127.0.0.2${p}/`, `http://127.255.255.254${p}/`,
-    `http://%31%32%37.0.0.1${p}/`, `http://127.0.0.1%2e${p}/`, `http://１２７.０.０.１${p}/`,
-    `http://[::1]${p}/`, `http://[0:0:0:0:0:0:0:1]${p}/`, `http://[::ffff:127.0.0.1]${p}/`, `http://[::ffff:7f00:1]${p}/`,
-    `http://[0:0:0:0:0:ffff:127.0.0.1]${p}/`, `http://[::127.0.0.1]${p}/`, `http://[64:ff9b::7f00:1]${p}/`, `http://[::ffff:0:7f00:1]${p}/`,
-    `http://localhost${p}/`, `http://LOCALHOST.${p}/`, `http://api.localhost${p}/`, `http://localhost.localdomain${p}/`,
-    `http://0.0.0.0${p}/`, `http://0${p}/`, `http://[::]${p}/`,
-    `http://user@127.0.0.1${p}/`, `http://example.com@127.0.0.1${p}/`, `http://example.com:x@127.0.0.1${p}/`,
-    'http://10.0.0.1/', 'http://10.255.255.255/', 'http://172.16.0.1/', 'http://172.31.255.254/', 'http://192.168.0.1/', 'http://100.64.0.1/',
-    'http://169.254.169.254/latest/meta-data/', 'http://169.254.170.2/', 'http://[fe80::1]/', 'http://[fd00::1]/', 'http://[fd00:ec2::254]/',
-    'http://metadata.google.internal/', 'http://metadata/', 'http://intranet/', 'http://printer.local/', 'http://router.lan/',
-    'http://0xa9fea9fe/', 'http://2852039166/', 'http://[::ffff:169.254.169.254]/', 'http://[::ffff:a9fe:a9fe]/',
-    'http://224.0.0.1/', 'http://255.255.255.255/', 'http://198.18.0.1/', 'http://192.0.2.1/',
+    `http://127.0.0.1${p}/hook`,
+    `https://127.0.0.1${p}/hook`,
+    `http://127.1${p}/`,
+    `http://127.0.1${p}/`,
+    `http://2130706433${p}/`,
+    `http://0x7f000001${p}/`,
+    `http://0x7f.0.0.1${p}/`,
+    `http://0x7F.1${p}/`,
+    `http://0177.0.0.1${p}/`,
+    `http://017700000001${p}/`,
+    `http://0177.1${p}/`,
+    `http://127.000.000.001${p}/`,
+    `http://127.0.0.1.${p}/`,
+    `http://127.0.0.2${p}/`,
+    `http://127.255.255.254${p}/`,
+    `http://%31%32%37.0.0.1${p}/`,
+    `http://127.0.0.1%2e${p}/`,
+    `http://１２７.０.０.１${p}/`,
+    `http://[::1]${p}/`,
+    `http://[0:0:0:0:0:0:0:1]${p}/`,
+    `http://[::ffff:127.0.0.1]${p}/`,
+    `http://[::ffff:7f00:1]${p}/`,
+    `http://[0:0:0:0:0:ffff:127.0.0.1]${p}/`,
+    `http://[::127.0.0.1]${p}/`,
+    `http://[64:ff9b::7f00:1]${p}/`,
+    `http://[::ffff:0:7f00:1]${p}/`,
+    `http://localhost${p}/`,
+    `http://LOCALHOST.${p}/`,
+    `http://api.localhost${p}/`,
+    `http://localhost.localdomain${p}/`,
+    `http://0.0.0.0${p}/`,
+    `http://0${p}/`,
+    `http://[::]${p}/`,
+    `http://user@127.0.0.1${p}/`,
+    `http://example.com@127.0.0.1${p}/`,
+    `http://example.com:x@127.0.0.1${p}/`,
+    'http://10.0.0.1/',
+    'http://10.255.255.255/',
+    'http://172.16.0.1/',
+    'http://172.31.255.254/',
+    'http://192.168.0.1/',
+    'http://100.64.0.1/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://169.254.170.2/',
+    'http://[fe80::1]/',
+    'http://[fd00::1]/',
+    'http://[fd00:ec2::254]/',
+    'http://metadata.google.internal/',
+    'http://metadata/',
+    'http://intranet/',
+    'http://printer.local/',
+    'http://router.lan/',
+    'http://0xa9fea9fe/',
+    'http://2852039166/',
+    'http://[::ffff:169.254.169.254]/',
+    'http://[::ffff:a9fe:a9fe]/',
+    'http://224.0.0.1/',
+    'http://255.255.255.255/',
+    'http://198.18.0.1/',
+    'http://192.0.2.1/',
   ];
 }
 
@@ -92,12 +145,25 @@ for (const dialect of HTTP_DIALECTS) {
     test('a stored private URL (registered under another policy) is refused at send time, never connected to', async () => {
       const co = await signUpCompany(h);
       const nowMs = h.server.clock.now();
-      const stored = [`http://127.0.0.1:${v4.port}/a`, `http://0x7f.1:${v4.port}/b`, `http://localhost:${v4.port}/c`, `http://[::1]:${v4.port}/d`];
+      const stored = [
+        `http://127.0.0.1:${v4.port}/a`,
+        `http://0x7f.1:${v4.port}/b`,
+        `http://localhost:${v4.port}/c`,
+        `http://[::1]:${v4.port}/d`,
+      ];
       await h.store.write(async (tx) => {
         for (const [i, url] of stored.entries()) {
           await tx.insertWebhookSubscription({
-            webhookId: `wh_stored${i}${dialect}`, companyId: co.companyId, type: 'balance_change', url, threshold: null,
-            secret: 'whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0', createdAtMs: nowMs, deletedAtMs: null, disabledAtMs: null, disabledReason: null,
+            webhookId: `wh_stored${i}${dialect}`,
+            companyId: co.companyId,
+            type: 'balance_change',
+            url,
+            threshold: null,
+            secret: 'whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0',
+            createdAtMs: nowMs,
+            deletedAtMs: null,
+            disabledAtMs: null,
+            disabledReason: null,
           });
         }
       });

@@ -124,7 +124,15 @@ const BAD_SCHEME_URLS = [
   'dict://example.com:11211/',
 ];
 
-const MALFORMED_URLS = ['', 'not a url', 'http://', '/relative/path', 'http://[::1/', 'http://a..b/', `https://example.com/${'a'.repeat(3000)}`];
+const MALFORMED_URLS = [
+  '',
+  'not a url',
+  'http://',
+  '/relative/path',
+  'http://[::1/',
+  'http://a..b/',
+  `https://example.com/${'a'.repeat(3000)}`,
+];
 
 const PUBLIC_URLS = [
   'https://example.com/webhooks',
@@ -152,7 +160,9 @@ test('non-public hosts are refused at registration in every spelling', () => {
 
 test('user-info, non-http schemes and malformed URLs are refused, even with allowPrivate', () => {
   for (const opts of [STRICT, LAX]) {
-    const accepted = [...USERINFO_URLS, ...BAD_SCHEME_URLS, ...MALFORMED_URLS].filter((u) => checkWebhookUrl(u, opts).ok);
+    const accepted = [...USERINFO_URLS, ...BAD_SCHEME_URLS, ...MALFORMED_URLS].filter(
+      (u) => checkWebhookUrl(u, opts).ok,
+    );
     assert.deepEqual(accepted, [], `allowPrivate=${opts.allowPrivate}`);
   }
   const r = checkWebhookUrl('ftp://example.com/', STRICT);
@@ -169,19 +179,62 @@ test('ordinary public URLs are accepted and returned parsed', () => {
 });
 
 test('allowPrivate admits loopback and private receivers, never metadata or link-local', () => {
-  for (const u of ['http://127.0.0.1:3000/hook', 'http://localhost:3000/', 'http://[::1]:8080/', 'http://10.0.0.5/', 'http://receiver:8080/', 'http://0x7f.1/']) {
+  for (const u of [
+    'http://127.0.0.1:3000/hook',
+    'http://localhost:3000/',
+    'http://[::1]:8080/',
+    'http://10.0.0.5/',
+    'http://receiver:8080/',
+    'http://0x7f.1/',
+  ]) {
     assert.ok(checkWebhookUrl(u, LAX).ok, u);
   }
-  for (const u of ['http://169.254.169.254/', 'http://[fd00:ec2::254]/', 'http://metadata.google.internal/', 'http://[fe80::1]/', 'http://[::ffff:a9fe:a9fe]/']) {
+  for (const u of [
+    'http://169.254.169.254/',
+    'http://[fd00:ec2::254]/',
+    'http://metadata.google.internal/',
+    'http://[fe80::1]/',
+    'http://[::ffff:a9fe:a9fe]/',
+  ]) {
     assert.equal(checkWebhookUrl(u, LAX).ok, false, u);
   }
 });
 
 test('isPublicAddress classifies resolved addresses', () => {
-  for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '64:ff9b::808:808', '2002:808:808::1']) {
+  for (const ip of [
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '2606:4700:4700::1111',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ]) {
     assert.equal(isPublicAddress(ip), true, ip);
   }
-  for (const ip of ['127.0.0.1', '10.1.2.3', '192.168.0.1', '172.20.0.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', '::ffff:127.0.0.1', '::ffff:7f00:1', 'fe80::1', 'fe80::1%eth0', 'fd00:ec2::254', 'fc00::1', 'ff02::1', '64:ff9b::7f00:1', '2002:7f00:1::', 'not-an-ip', '']) {
+  for (const ip of [
+    '127.0.0.1',
+    '10.1.2.3',
+    '192.168.0.1',
+    '172.20.0.1',
+    '100.64.0.1',
+    '169.254.169.254',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    'fe80::1',
+    'fe80::1%eth0',
+    'fd00:ec2::254',
+    'fc00::1',
+    'ff02::1',
+    '64:ff9b::7f00:1',
+    '2002:7f00:1::',
+    'not-an-ip',
+    '',
+  ]) {
     assert.equal(isPublicAddress(ip), false, ip);
   }
 });
@@ -198,10 +251,11 @@ async function countingListener(): Promise<{ port: number; connections: () => nu
   return {
     port,
     connections: () => connections,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -210,12 +264,18 @@ function fixedResolver(addresses: LookupAddress[]): Resolver {
   return (_host, _opts, cb) => setImmediate(() => cb(null, addresses));
 }
 
-function requestVia(lookup: ReturnType<typeof createGuardedLookup>, port: number): Promise<NodeJS.ErrnoException | number> {
+function requestVia(
+  lookup: ReturnType<typeof createGuardedLookup>,
+  port: number,
+): Promise<NodeJS.ErrnoException | number> {
   return new Promise((resolve) => {
-    const req = http.request({ hostname: 'hooks.attacker.example', port, method: 'POST', lookup, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = http.request(
+      { hostname: 'hooks.attacker.example', port, method: 'POST', lookup, agent: false },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', resolve);
     req.end('{}');
   });
@@ -233,7 +293,12 @@ test('deliverOnce with allowPrivate=false never connects to a loopback receiver'
       `http://[::ffff:127.0.0.1]:${listener.port}/`,
     ];
     for (const url of urls) {
-      const r = await deliverOnce({ url, headers: { 'content-type': 'application/json' }, body: '{}', allowPrivate: false });
+      const r = await deliverOnce({
+        url,
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        allowPrivate: false,
+      });
       assert.equal(r.ok, false, url);
       assert.equal(r.statusCode, null, url);
       assert.match(r.error ?? '', /^(url_refused|address_refused)/, url);
@@ -254,7 +319,10 @@ test('guarded lookup refuses names that resolve (or rebind) to loopback, before 
   const listener = await countingListener();
   try {
     const loopback = fixedResolver([{ address: '127.0.0.1', family: 4 }]);
-    const mixed = fixedResolver([{ address: '93.184.215.14', family: 4 }, { address: '127.0.0.1', family: 4 }]);
+    const mixed = fixedResolver([
+      { address: '93.184.215.14', family: 4 },
+      { address: '127.0.0.1', family: 4 },
+    ]);
     const mapped = fixedResolver([{ address: '::ffff:127.0.0.1', family: 6 }]);
     for (const resolver of [loopback, mixed, mapped]) {
       const outcome = await requestVia(createGuardedLookup(STRICT, resolver), listener.port);
@@ -275,12 +343,17 @@ test('guarded lookup honours the single-address callback form and passes public 
   const resolver = fixedResolver([{ address: '93.184.215.14', family: 4 }]);
   const lookup = createGuardedLookup(STRICT, resolver);
   const single = await new Promise<[unknown, unknown, unknown]>((resolve) =>
-    lookup('example.com', {}, (err, address, family) => resolve([err, address, family])));
+    lookup('example.com', {}, (err, address, family) => resolve([err, address, family])),
+  );
   assert.deepEqual(single, [null, '93.184.215.14', 4]);
   const all = await new Promise<[unknown, unknown]>((resolve) =>
-    lookup('example.com', { all: true }, (err, addresses) => resolve([err, addresses])));
+    lookup('example.com', { all: true }, (err, addresses) => resolve([err, addresses])),
+  );
   assert.deepEqual(all, [null, [{ address: '93.184.215.14', family: 4 }]]);
   const refused = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
-    createGuardedLookup(STRICT, fixedResolver([{ address: '10.0.0.1', family: 4 }]))('example.com', {}, (err) => resolve(err)));
+    createGuardedLookup(STRICT, fixedResolver([{ address: '10.0.0.1', family: 4 }]))('example.com', {}, (err) =>
+      resolve(err),
+    ),
+  );
   assert.equal(refused?.code, ADDRESS_REFUSED_CODE);
 });

@@ -4,7 +4,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { toIso } from '../../lib/clock.js';
 import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, retryDelivery, type DeliveryView } from '../../operations/webhooks.js';
+import {
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  retryDelivery,
+  type DeliveryView,
+} from '../../operations/webhooks.js';
 import type { WebhookSubscriptionRow } from '../../store/types.js';
 import { RETRY_WINDOW_MS, WEBHOOKS_PER_COMPANY_MAX } from '../../webhooks/notifications.js';
 import type { RouteContext } from '../app.js';
@@ -12,12 +19,21 @@ import { requireCompany } from '../auth.js';
 import { presentPage } from '../present.js';
 import { PageOf, PageQuery, SafeInteger, companyAuth, errorResponses } from '../schemas/common.js';
 
-const WebhookTypeSchema = Type.Union([Type.Literal('balance_change'), Type.Literal('negative_balance'), Type.Literal('auto_refill'), Type.Literal('threshold')], {
-  description: 'balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). '
-    + 'negative_balance: a change that lowers `available` and leaves it below 0. '
-    + 'auto_refill: a refill or plan renewal. '
-    + 'threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan\'s threshold_alert_percentage alerts.',
-});
+const WebhookTypeSchema = Type.Union(
+  [
+    Type.Literal('balance_change'),
+    Type.Literal('negative_balance'),
+    Type.Literal('auto_refill'),
+    Type.Literal('threshold'),
+  ],
+  {
+    description:
+      'balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). ' +
+      'negative_balance: a change that lowers `available` and leaves it below 0. ' +
+      'auto_refill: a refill or plan renewal. ' +
+      "threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts.",
+  },
+);
 
 const Webhook = Type.Object({
   webhook_id: Type.String({ description: 'wh_…' }),
@@ -25,11 +41,16 @@ const Webhook = Type.Object({
   url: Type.String(),
   threshold: Type.Union([Type.Integer(), Type.Null()]),
   created_at: Type.String({ format: 'date-time' }),
-  disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Set when the receiver answered 410 Gone: nothing more is sent to it' }),
+  disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'Set when the receiver answered 410 Gone: nothing more is sent to it',
+  }),
   disabled_reason: Type.Union([Type.String(), Type.Null()]),
 });
 const CreatedWebhook = Type.Object({
-  webhook_id: Type.String(), type: WebhookTypeSchema, url: Type.String(), threshold: Type.Union([Type.Integer(), Type.Null()]),
+  webhook_id: Type.String(),
+  type: WebhookTypeSchema,
+  url: Type.String(),
+  threshold: Type.Union([Type.Integer(), Type.Null()]),
   secret: Type.String({ description: 'whsec_…: the Standard Webhooks signing secret, shown only here' }),
   created_at: Type.String({ format: 'date-time' }),
 });
@@ -38,7 +59,9 @@ const Attempt = Type.Object({
   status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'null when no HTTP response arrived' }),
   latency_ms: Type.Integer(),
   response_snippet: Type.String({ description: 'The first 1 KiB of the response body' }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'timeout, connection_refused, address_refused, … (null when a response arrived)' }),
+  error: Type.Union([Type.String(), Type.Null()], {
+    description: 'timeout, connection_refused, address_refused, … (null when a response arrived)',
+  }),
   success: Type.Boolean(),
   manual: Type.Boolean({ description: 'Sent by the retry endpoint' }),
 });
@@ -59,19 +82,35 @@ const isoOrNull = (ms: number | null): string | null => (ms === null ? null : to
 
 function presentWebhook(w: WebhookSubscriptionRow) {
   return {
-    webhook_id: w.webhookId, type: w.type, url: w.url, threshold: w.threshold, created_at: toIso(w.createdAtMs),
-    disabled_at: isoOrNull(w.disabledAtMs), disabled_reason: w.disabledReason,
+    webhook_id: w.webhookId,
+    type: w.type,
+    url: w.url,
+    threshold: w.threshold,
+    created_at: toIso(w.createdAtMs),
+    disabled_at: isoOrNull(w.disabledAtMs),
+    disabled_reason: w.disabledReason,
   };
 }
 
 function presentDelivery({ delivery: d, attempts }: DeliveryView) {
   return {
-    callback_id: d.callbackId, webhook_id: d.webhookId, type: d.type, status: d.status, payload: JSON.parse(d.payload) as unknown,
-    created_at: toIso(d.createdAtMs), next_attempt_at: d.status === 'pending' ? isoOrNull(d.nextAttemptAtMs) : null,
-    delivered_at: isoOrNull(d.deliveredAtMs), last_error: d.lastError,
+    callback_id: d.callbackId,
+    webhook_id: d.webhookId,
+    type: d.type,
+    status: d.status,
+    payload: JSON.parse(d.payload) as unknown,
+    created_at: toIso(d.createdAtMs),
+    next_attempt_at: d.status === 'pending' ? isoOrNull(d.nextAttemptAtMs) : null,
+    delivered_at: isoOrNull(d.deliveredAtMs),
+    last_error: d.lastError,
     attempts: attempts.map((a) => ({
-      attempted_at: toIso(a.attemptedAtMs), status_code: a.statusCode, latency_ms: a.latencyMs, response_snippet: a.responseSnippet, error: a.error,
-      success: a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300, manual: a.manual,
+      attempted_at: toIso(a.attemptedAtMs),
+      status_code: a.statusCode,
+      latency_ms: a.latencyMs,
+      response_snippet: a.responseSnippet,
+      error: a.error,
+      success: a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300,
+      manual: a.manual,
     })),
   };
 }
@@ -82,72 +121,134 @@ export function webhookRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   const config = { auth: 'company' as const };
   const IdParams = Type.Object({ webhook_id: Type.String({ maxLength: 64 }) });
 
-  app.post('/v1/webhooks', {
-    config,
-    schema: {
-      tags: ['webhooks'], summary: 'Subscribe a URL to one type of notification',
-      description: 'Deliveries are POSTs signed as in Standard Webhooks (webhook-id = callback_id, the same on every retry; webhook-timestamp from the wall clock; '
-        + 'webhook-signature v1 HMAC-SHA256 keyed with the secret). Success is a 2xx within 10 s; otherwise retried with exponential backoff and jitter '
-        + `for at least ${RETRY_WINDOW_MS / 3_600_000} hours. 410 Gone disables the subscription. Redirects are not followed. `
-        + 'balance_change and negative_balance are coalesced: at most one of each per balance per request, carrying the balance after it. '
-        + 'Payload: company_id, callback_id, account_id, type, account_balance (the balance amount), account_denomination, created_at, and for balance '
-        + 'changes available and pending. URLs must be http(s) and, unless BILLING_WEBHOOK_ALLOW_PRIVATE=1, point at a public address (checked again at connect time). '
-        + `At most ${WEBHOOKS_PER_COMPANY_MAX} webhooks per company.`,
-      security: companyAuth,
-      body: Type.Object({
-        type: WebhookTypeSchema,
-        url: Type.String({ minLength: 1, maxLength: 2048 }),
-        threshold: Type.Optional(SafeInteger({ minimum: 0, description: 'Only for type threshold: absolute units of available balance' })),
-      }, { additionalProperties: false }),
-      response: { 200: Type.Object({ data: CreatedWebhook }), ...errorResponses() },
+  app.post(
+    '/v1/webhooks',
+    {
+      config,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Subscribe a URL to one type of notification',
+        description:
+          'Deliveries are POSTs signed as in Standard Webhooks (webhook-id = callback_id, the same on every retry; webhook-timestamp from the wall clock; ' +
+          'webhook-signature v1 HMAC-SHA256 keyed with the secret). Success is a 2xx within 10 s; otherwise retried with exponential backoff and jitter ' +
+          `for at least ${RETRY_WINDOW_MS / 3_600_000} hours. 410 Gone disables the subscription. Redirects are not followed. ` +
+          'balance_change and negative_balance are coalesced: at most one of each per balance per request, carrying the balance after it. ' +
+          'Payload: company_id, callback_id, account_id, type, account_balance (the balance amount), account_denomination, created_at, and for balance ' +
+          'changes available and pending. URLs must be http(s) and, unless BILLING_WEBHOOK_ALLOW_PRIVATE=1, point at a public address (checked again at connect time). ' +
+          `At most ${WEBHOOKS_PER_COMPANY_MAX} webhooks per company.`,
+        security: companyAuth,
+        body: Type.Object(
+          {
+            type: WebhookTypeSchema,
+            url: Type.String({ minLength: 1, maxLength: 2048 }),
+            threshold: Type.Optional(
+              SafeInteger({ minimum: 0, description: 'Only for type threshold: absolute units of available balance' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ data: CreatedWebhook }), ...errorResponses() },
+      },
     },
-  }, async (request) => {
-    const w = await createWebhook(deps, requireCompany(request), request.body);
-    return { data: { webhook_id: w.webhookId, type: w.type, url: w.url, threshold: w.threshold, secret: w.secret, created_at: toIso(w.createdAtMs) } };
-  });
-
-  app.get('/v1/webhooks', {
-    config,
-    schema: { tags: ['webhooks'], summary: 'List webhooks (without secrets), newest first', security: companyAuth, querystring: PageQuery, response: { 200: PageOf(Webhook), ...errorResponses() } },
-  }, async (request) => {
-    const page = await listWebhooks(deps, requireCompany(request), { limit: request.query.limit ?? PAGE_LIMIT_DEFAULT, startingAfter: request.query.starting_after });
-    return presentPage(page, presentWebhook, (w) => w.webhookId);
-  });
-
-  app.delete('/v1/webhooks/:webhook_id', {
-    config,
-    schema: {
-      tags: ['webhooks'], summary: 'Delete a webhook', description: 'Nothing more is sent to it, pending retries included.',
-      security: companyAuth, params: IdParams, response: { 200: Type.Object({ webhooks_deleted: Type.String() }), ...errorResponses(404) },
+    async (request) => {
+      const w = await createWebhook(deps, requireCompany(request), request.body);
+      return {
+        data: {
+          webhook_id: w.webhookId,
+          type: w.type,
+          url: w.url,
+          threshold: w.threshold,
+          secret: w.secret,
+          created_at: toIso(w.createdAtMs),
+        },
+      };
     },
-  }, async (request) => {
-    await deleteWebhook(deps, requireCompany(request), request.params.webhook_id);
-    return { webhooks_deleted: request.params.webhook_id };
-  });
+  );
 
-  app.get('/v1/webhooks/:webhook_id/deliveries', {
-    config,
-    schema: {
-      tags: ['webhooks'], summary: 'Notifications of a webhook with every attempt, newest first',
-      description: 'status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone, or the webhook was disabled). '
-        + 'A delivered or failed notification stays in this log, with its attempts, for BILLING_WEBHOOK_LOG_RETENTION_DAYS days after it '
-        + 'was created (30 unless the server sets it); then it is deleted and can no longer be retried. A pending one stays until it is finished.',
-      security: companyAuth, params: IdParams, querystring: PageQuery, response: { 200: PageOf(Delivery), ...errorResponses(404) },
+  app.get(
+    '/v1/webhooks',
+    {
+      config,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'List webhooks (without secrets), newest first',
+        security: companyAuth,
+        querystring: PageQuery,
+        response: { 200: PageOf(Webhook), ...errorResponses() },
+      },
     },
-  }, async (request) => {
-    const page = await listDeliveries(deps, requireCompany(request), request.params.webhook_id, { limit: request.query.limit ?? PAGE_LIMIT_DEFAULT, startingAfter: request.query.starting_after });
-    return presentPage(page, presentDelivery, (v) => v.delivery.callbackId);
-  });
+    async (request) => {
+      const page = await listWebhooks(deps, requireCompany(request), {
+        limit: request.query.limit ?? PAGE_LIMIT_DEFAULT,
+        startingAfter: request.query.starting_after,
+      });
+      return presentPage(page, presentWebhook, (w) => w.webhookId);
+    },
+  );
 
-  app.post('/v1/webhooks/deliveries/:callback_id/retry', {
-    config: { ...config, optionalBody: true },
-    schema: {
-      tags: ['webhooks'], summary: 'Send a notification again now',
-      description: 'One attempt, now, with the same webhook-id and body; answers with the notification after it. A pending notification that fails keeps '
-        + 'its retry schedule; a delivered or failed one keeps its status. 409 while a worker is sending it.',
-      security: companyAuth, params: Type.Object({ callback_id: Type.String({ maxLength: 64 }) }),
-      body: Type.Object({}, { additionalProperties: false }),
-      response: { 200: Type.Object({ data: Delivery }), ...errorResponses(404, 409) },
+  app.delete(
+    '/v1/webhooks/:webhook_id',
+    {
+      config,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Delete a webhook',
+        description: 'Nothing more is sent to it, pending retries included.',
+        security: companyAuth,
+        params: IdParams,
+        response: { 200: Type.Object({ webhooks_deleted: Type.String() }), ...errorResponses(404) },
+      },
     },
-  }, async (request) => ({ data: presentDelivery(await retryDelivery(deps, requireCompany(request), request.params.callback_id)) }));
+    async (request) => {
+      await deleteWebhook(deps, requireCompany(request), request.params.webhook_id);
+      return { webhooks_deleted: request.params.webhook_id };
+    },
+  );
+
+  app.get(
+    '/v1/webhooks/:webhook_id/deliveries',
+    {
+      config,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Notifications of a webhook with every attempt, newest first',
+        description:
+          'status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone, or the webhook was disabled). ' +
+          'A delivered or failed notification stays in this log, with its attempts, for BILLING_WEBHOOK_LOG_RETENTION_DAYS days after it ' +
+          'was created (30 unless the server sets it); then it is deleted and can no longer be retried. A pending one stays until it is finished.',
+        security: companyAuth,
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(Delivery), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const page = await listDeliveries(deps, requireCompany(request), request.params.webhook_id, {
+        limit: request.query.limit ?? PAGE_LIMIT_DEFAULT,
+        startingAfter: request.query.starting_after,
+      });
+      return presentPage(page, presentDelivery, (v) => v.delivery.callbackId);
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/deliveries/:callback_id/retry',
+    {
+      config: { ...config, optionalBody: true },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Send a notification again now',
+        description:
+          'One attempt, now, with the same webhook-id and body; answers with the notification after it. A pending notification that fails keeps ' +
+          'its retry schedule; a delivered or failed one keeps its status. 409 while a worker is sending it.',
+        security: companyAuth,
+        params: Type.Object({ callback_id: Type.String({ maxLength: 64 }) }),
+        body: Type.Object({}, { additionalProperties: false }),
+        response: { 200: Type.Object({ data: Delivery }), ...errorResponses(404, 409) },
+      },
+    },
+    async (request) => ({
+      data: presentDelivery(await retryDelivery(deps, requireCompany(request), request.params.callback_id)),
+    }),
+  );
 }

@@ -8,40 +8,81 @@ import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../operations/deps.js';
 
 /** Denomination: 1–64 of `A–Z a–z 0–9 _ . : -`, case-sensitive. */
 export const DENOMINATION_PATTERN = '^[A-Za-z0-9_.:-]{1,64}$';
-export const Denomination = Type.String({ pattern: DENOMINATION_PATTERN, description: 'Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive)' });
+export const Denomination = Type.String({
+  pattern: DENOMINATION_PATTERN,
+  description: 'Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive)',
+});
 
 /** Longest free-text field (names, reasons, event types). */
 export const TEXT_LENGTH_MAX = 256;
-export const Text = (description?: string) => Type.String({ minLength: 1, maxLength: TEXT_LENGTH_MAX, ...(description ? { description } : {}) });
-export const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$', description: 'E-mail address' });
+export const Text = (description?: string) =>
+  Type.String({ minLength: 1, maxLength: TEXT_LENGTH_MAX, ...(description ? { description } : {}) });
+export const Email = Type.String({
+  minLength: 3,
+  maxLength: 320,
+  pattern: '^[^\\s@]+@[^\\s@]+$',
+  description: 'E-mail address',
+});
 /** Any JSON object the company chooses; the only place unknown fields are welcome. */
-export const Metadata = Type.Object({}, { additionalProperties: true, description: 'Any JSON object chosen by the company' });
+export const Metadata = Type.Object(
+  {},
+  { additionalProperties: true, description: 'Any JSON object chosen by the company' },
+);
 /** A signed amount of units that is exact in JavaScript (|n| ≤ 2^53 − 1). */
 export const SafeInteger = (opts: { minimum?: number; description?: string } = {}) =>
-  Type.Integer({ minimum: opts.minimum ?? -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, ...(opts.description ? { description: opts.description } : {}) });
-export const ClientEventId = Type.String({ minLength: 1, maxLength: CLIENT_EVENT_ID_LENGTH_MAX, description: 'Client-chosen event id, unique per company' });
+  Type.Integer({
+    minimum: opts.minimum ?? -Number.MAX_SAFE_INTEGER,
+    maximum: Number.MAX_SAFE_INTEGER,
+    ...(opts.description ? { description: opts.description } : {}),
+  });
+export const ClientEventId = Type.String({
+  minLength: 1,
+  maxLength: CLIENT_EVENT_ID_LENGTH_MAX,
+  description: 'Client-chosen event id, unique per company',
+});
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601 UTC' });
 
-export const ErrorResponse = Type.Object({
-  error: Type.Object({
-    type: Type.String({ description: 'invalid_request | authentication_required | insufficient_balance | payment_failed | not_found | conflict | payload_too_large | unsupported_media_type | rate_limited | internal | service_unavailable' }),
-    code: Type.String({ description: 'Reason code that reads as a sentence, e.g. event_not_pending' }),
-    message: Type.String(),
-    param: Type.Optional(Type.String()),
-    details: Type.Optional(Type.Any()),
-  }),
-}, { $id: 'Error', title: 'Error' });
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.Object({
+      type: Type.String({
+        description:
+          'invalid_request | authentication_required | insufficient_balance | payment_failed | not_found | conflict | payload_too_large | unsupported_media_type | rate_limited | internal | service_unavailable',
+      }),
+      code: Type.String({ description: 'Reason code that reads as a sentence, e.g. event_not_pending' }),
+      message: Type.String(),
+      param: Type.Optional(Type.String()),
+      details: Type.Optional(Type.Any()),
+    }),
+  },
+  { $id: 'Error', title: 'Error' },
+);
 
-export const PageQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: `Page size, 1–${PAGE_LIMIT_MAX}` })),
-  starting_after: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Cursor: the next_cursor of the previous page' })),
-}, { additionalProperties: false });
+export const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: PAGE_LIMIT_MAX,
+        default: PAGE_LIMIT_DEFAULT,
+        description: `Page size, 1–${PAGE_LIMIT_MAX}`,
+      }),
+    ),
+    starting_after: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 256, description: 'Cursor: the next_cursor of the previous page' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export const PageOf = <T extends TSchema>(item: T) => Type.Object({
-  data: Type.Array(item),
-  has_more: Type.Boolean(),
-  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as starting_after to get the next page; null on the last page' }),
-});
+export const PageOf = <T extends TSchema>(item: T) =>
+  Type.Object({
+    data: Type.Array(item),
+    has_more: Type.Boolean(),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as starting_after to get the next page; null on the last page',
+    }),
+  });
 
 /** Error responses every authenticated route can give. */
 export const errorResponses = (...statuses: number[]) =>

@@ -2,87 +2,115 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { SafeInteger, Timestamp } from './common.js';
 
-const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(t: T) => Type.Union([t, Type.Null()]);
+const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(t: T) =>
+  Type.Union([t, Type.Null()]);
 
-export const Balance = Type.Object({
-  account_id: Type.String(),
-  denomination: Type.String(),
-  amount: Type.Integer({ description: 'Posted amount; equals the sum of the balance\'s transactions' }),
-  pending: Type.Integer({ description: 'Held by events in state pending' }),
-  available: Type.Integer({ description: 'amount − pending' }),
-  refill_threshold: Nullable(Type.Integer()),
-  refill_amount: Nullable(Type.Integer()),
-  refill_usd_amount: Nullable(Type.Integer({ description: 'USD cents' })),
-  refill_on_day: Nullable(Type.String({ description: 'Day of month of the monthly refill, e.g. "15" or "1"' })),
-  // --- money movement
-  refill_monthly: Type.Boolean({ description: 'Monthly refill switched on' }),
-  next_refill_at: Type.Union([Timestamp, Type.Null()], { description: 'When the next monthly refill is due' }),
-  auto_refill_paused: Type.Boolean({ description: 'Auto-refill stopped after 3 declined charges in a row, until a new card is attached' }),
-  consecutive_declines: Type.Integer({ description: 'Declined refill charges in a row' }),
-}, { $id: 'Balance', title: 'Balance' });
+export const Balance = Type.Object(
+  {
+    account_id: Type.String(),
+    denomination: Type.String(),
+    amount: Type.Integer({ description: "Posted amount; equals the sum of the balance's transactions" }),
+    pending: Type.Integer({ description: 'Held by events in state pending' }),
+    available: Type.Integer({ description: 'amount − pending' }),
+    refill_threshold: Nullable(Type.Integer()),
+    refill_amount: Nullable(Type.Integer()),
+    refill_usd_amount: Nullable(Type.Integer({ description: 'USD cents' })),
+    refill_on_day: Nullable(Type.String({ description: 'Day of month of the monthly refill, e.g. "15" or "1"' })),
+    // --- money movement
+    refill_monthly: Type.Boolean({ description: 'Monthly refill switched on' }),
+    next_refill_at: Type.Union([Timestamp, Type.Null()], { description: 'When the next monthly refill is due' }),
+    auto_refill_paused: Type.Boolean({
+      description: 'Auto-refill stopped after 3 declined charges in a row, until a new card is attached',
+    }),
+    consecutive_declines: Type.Integer({ description: 'Declined refill charges in a row' }),
+  },
+  { $id: 'Balance', title: 'Balance' },
+);
 export type BalanceJson = Static<typeof Balance>;
 
-export const Account = Type.Object({
-  account_id: Type.String({ description: 'a_…' }),
-  name: Nullable(Type.String()),
-  email: Nullable(Type.String()),
-  metadata: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-  processor_id: Nullable(Type.String()),
-  plan_id: Nullable(Type.String()),
-  created_at: Timestamp,
-  balances: Type.Array(Type.Ref('Balance')),
-}, { $id: 'Account', title: 'Account' });
+export const Account = Type.Object(
+  {
+    account_id: Type.String({ description: 'a_…' }),
+    name: Nullable(Type.String()),
+    email: Nullable(Type.String()),
+    metadata: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+    processor_id: Nullable(Type.String()),
+    plan_id: Nullable(Type.String()),
+    created_at: Timestamp,
+    balances: Type.Array(Type.Ref('Balance')),
+  },
+  { $id: 'Account', title: 'Account' },
+);
 
 export const Cost = Type.Object({ amount: Type.Integer(), denomination: Type.String() });
 
-export const Event = Type.Object({
-  event_id: Type.String({ description: 'The client id where one was given, else ev_…' }),
-  account_id: Type.String(),
-  type: Type.String(),
-  quantity: Type.Number(),
-  cost: Cost,
-  metadata: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-  state: Type.Union([Type.Literal('pending'), Type.Literal('complete'), Type.Literal('cancelled')]),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'While pending: when the hold is cancelled automatically' })),
-}, { $id: 'Event', title: 'Event' });
+export const Event = Type.Object(
+  {
+    event_id: Type.String({ description: 'The client id where one was given, else ev_…' }),
+    account_id: Type.String(),
+    type: Type.String(),
+    quantity: Type.Number(),
+    cost: Cost,
+    metadata: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+    state: Type.Union([Type.Literal('pending'), Type.Literal('complete'), Type.Literal('cancelled')]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    expires_at: Type.Optional(
+      Type.String({ format: 'date-time', description: 'While pending: when the hold is cancelled automatically' }),
+    ),
+  },
+  { $id: 'Event', title: 'Event' },
+);
 
-export const Transaction = Type.Object({
-  transaction_id: Type.String({ description: 'tx_…' }),
-  account_id: Type.String(),
-  denomination: Type.String(),
-  amount: SafeInteger({ description: 'Signed change of the balance amount' }),
-  balance_after: Type.Integer(),
-  kind: Type.Union(['usage', 'grant', 'refill', 'adjustment', 'proration', 'period_reset'].map((k) => Type.Literal(k))),
-  event_id: Type.Optional(Type.String()),
-  reason: Type.Optional(Type.String()),
-  created_at: Timestamp,
-}, { $id: 'Transaction', title: 'Transaction' });
+export const Transaction = Type.Object(
+  {
+    transaction_id: Type.String({ description: 'tx_…' }),
+    account_id: Type.String(),
+    denomination: Type.String(),
+    amount: SafeInteger({ description: 'Signed change of the balance amount' }),
+    balance_after: Type.Integer(),
+    kind: Type.Union(
+      ['usage', 'grant', 'refill', 'adjustment', 'proration', 'period_reset'].map((k) => Type.Literal(k)),
+    ),
+    event_id: Type.Optional(Type.String()),
+    reason: Type.Optional(Type.String()),
+    created_at: Timestamp,
+  },
+  { $id: 'Transaction', title: 'Transaction' },
+);
 
-export const Price = Type.Object({
-  type: Type.String(),
-  denomination: Type.String(),
-  unit_amount: Type.String({ description: 'Exact decimal: units per unit of quantity' }),
-  updated_at: Timestamp,
-}, { $id: 'Price', title: 'Price' });
+export const Price = Type.Object(
+  {
+    type: Type.String(),
+    denomination: Type.String(),
+    unit_amount: Type.String({ description: 'Exact decimal: units per unit of quantity' }),
+    updated_at: Timestamp,
+  },
+  { $id: 'Price', title: 'Price' },
+);
 
-export const User = Type.Object({
-  id: Type.Integer(),
-  firstName: Type.String(),
-  lastName: Type.String(),
-  email: Type.String(),
-  dateOfBirth: Type.Union([Type.String({ format: 'date' }), Type.Null()]),
-  emailVerified: Type.Boolean(),
-  createDate: Type.Optional(Type.String({ format: 'date' })),
-  signUpDate: Type.Optional(Type.String({ format: 'date' })),
-}, { $id: 'User', title: 'User' });
+export const User = Type.Object(
+  {
+    id: Type.Integer(),
+    firstName: Type.String(),
+    lastName: Type.String(),
+    email: Type.String(),
+    dateOfBirth: Type.Union([Type.String({ format: 'date' }), Type.Null()]),
+    emailVerified: Type.Boolean(),
+    createDate: Type.Optional(Type.String({ format: 'date' })),
+    signUpDate: Type.Optional(Type.String({ format: 'date' })),
+  },
+  { $id: 'User', title: 'User' },
+);
 
-export const ApiKey = Type.Object({
-  key_id: Type.String(),
-  prefix: Type.String({ description: 'First characters of the key, to tell keys apart' }),
-  created_at: Timestamp,
-  revoked_at: Type.Union([Timestamp, Type.Null()]),
-}, { $id: 'ApiKey', title: 'ApiKey' });
+export const ApiKey = Type.Object(
+  {
+    key_id: Type.String(),
+    prefix: Type.String({ description: 'First characters of the key, to tell keys apart' }),
+    created_at: Timestamp,
+    revoked_at: Type.Union([Timestamp, Type.Null()]),
+  },
+  { $id: 'ApiKey', title: 'ApiKey' },
+);
 
 export const SHARED_SCHEMAS = [Balance, Account, Event, Transaction, Price, User, ApiKey];
