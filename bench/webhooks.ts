@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { deliveryJob } from '../src/jobs/webhooks.js';
+import { balanceEffects } from '../src/operations/effects.js';
+import { Ledger } from '../src/operations/ledger.js';
 import { systemClock } from '../src/lib/clock.js';
 import { newId } from '../src/lib/ids.js';
 import type { Deps } from '../src/operations/deps.js';
@@ -175,11 +177,15 @@ const receiver = await startReceiver();
 const { store, drop } = await openStore();
 try {
   await seed(store, receiver.url);
-  const deps: Deps = { store, clock: systemClock, processors: processorFactory() };
+  const deps: Deps = {
+    store,
+    clock: systemClock,
+    processors: processorFactory(),
+    ledger: new Ledger(balanceEffects()),
+    webhooks: { allowPrivate: true },
+  };
   // Several workers in one process stand in for the interval worker racing the test-clock advance, or more processes.
-  const jobs = Array.from({ length: WORKERS }, () =>
-    deliveryJob(deps, { allowPrivate: true, concurrency: CONCURRENCY }),
-  );
+  const jobs = Array.from({ length: WORKERS }, () => deliveryJob(deps, { concurrency: CONCURRENCY }));
   const started = performance.now();
   let delivered = 0;
   await Promise.all(

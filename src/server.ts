@@ -16,7 +16,8 @@ import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
 import { moneyJobs } from './jobs/money.js';
 import { retentionJobs } from './jobs/retention.js';
-import { registerBalanceEffects } from './operations/effects.js';
+import { balanceEffects } from './operations/effects.js';
+import { Ledger } from './operations/ledger.js';
 import { SqliteIngestWorker } from './ingest-worker/client.js';
 import { SqliteStore } from './store/sqlite.js';
 
@@ -48,8 +49,15 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     }));
   const testClock = config.testClock ? new TestClock() : null;
   const clock: Clock = testClock ?? systemClock;
-  const deps: Deps = { store, clock, processors: opts.processors ?? processorFactory() };
-  registerBalanceEffects();
+  // What follows every balance change (refill decisions, plan alerts, notifications) is this one
+  // list; the SQLite writer thread builds its ledger from the same function.
+  const deps: Deps = {
+    store,
+    clock,
+    processors: opts.processors ?? processorFactory(),
+    ledger: new Ledger(balanceEffects()),
+    webhooks: { allowPrivate: config.webhookAllowPrivate },
+  };
   // SQLite has one writer: groups written on its own thread (a file database), two in flight so
   // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,
   // row locks keep them apart.
@@ -69,7 +77,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     groupsInFlight,
     ingestThread
       ? (nowMs, requests) => ingestThread.settle(nowMs, requests)
-      : (nowMs, requests) => store.write((tx) => settleGroup(tx, nowMs, requests)),
+      : (nowMs, requests) => store.write((tx) => settleGroup(deps.ledger.begin(tx, nowMs), requests)),
   );
   let app: App | undefined;
   const jobs = new JobRunner(
@@ -77,7 +85,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     [
       ...coreJobs(deps),
       ...moneyJobs(deps),
-      ...webhookJobs(deps, { allowPrivate: config.webhookAllowPrivate }),
+      ...webhookJobs(deps),
       ...retentionJobs(deps, {
         outboxRetentionDays: config.outboxRetentionDays,
         webhookLogRetentionDays: config.webhookLogRetentionDays,

@@ -2,7 +2,7 @@
  * Baseline: the store alone, no HTTP. Opens the project's real store on DATABASE_URL (the
  * migrations run as the server runs them), seeds a company and funded accounts through the
  * store's Tx API, then runs N-event transactions back to back for `--duration` seconds, each
- * `store.write(tx => ingestGroup(tx, now, [request]))`: the server's own ingest code with one
+ * `store.write(tx => ingestGroup(ledger.begin(tx, now), [request]))`: the server's own ingest code with one
  * request per transaction (the server groups many requests per transaction; this does not).
  * `--lanes` such loops run at once. Every balance is then read back and checked against what
  * the committed transactions took.
@@ -17,7 +17,8 @@ import { normalizeEvent, type EventInput, type IngestRequest, type NormalizedEve
 import { systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { ingestGroup } from '../../src/operations/events.js';
-import { registerBalanceEffects } from '../../src/operations/effects.js';
+import { balanceEffects } from '../../src/operations/effects.js';
+import { Ledger as EngineLedger } from '../../src/operations/ledger.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
 import { eventBatches, type EventBatch } from '../lib/bodies.js';
@@ -186,9 +187,9 @@ function sample(t: Tally, text: string): void {
 
 async function main(): Promise<void> {
   const store = await openStore(databaseUrl as string, { pgPoolSize });
-  // The balance effects the server registers at start (refills, plan alerts, webhooks), so that
+  // The balance effects the server composes at start (refills, plan alerts, webhooks), so that
   // every transaction runs what the server's does.
-  registerBalanceEffects();
+  const engine = new EngineLedger(balanceEffects());
 
   const { companyId, accounts } = await seed(store, accountCount);
   const ledger = new Ledger();
@@ -214,7 +215,7 @@ async function main(): Promise<void> {
         };
         const startedAt = performance.now();
         try {
-          const [outcome] = await store.write((tx) => ingestGroup(tx, systemClock.now(), [request]));
+          const [outcome] = await store.write((tx) => ingestGroup(engine.begin(tx, systemClock.now()), [request]));
           if (outcome?.ok === true) {
             ledger.debit(accountId, batch.total);
             t.transactions++;

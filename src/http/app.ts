@@ -240,7 +240,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     deps,
     keys,
     ingest: opts.ingest,
-    settle: opts.settle ?? ((req) => deps.store.write((tx) => settleInTx(tx, deps.clock.now(), req))),
+    settle:
+      opts.settle ?? ((req) => deps.store.write((tx) => settleInTx(deps.ledger.begin(tx, deps.clock.now()), req))),
     passwordRateLimit: {
       max: opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT,
       timeWindow: 60_000,

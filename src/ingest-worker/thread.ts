@@ -8,7 +8,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ingestGroup, settleGroup, type SettleRequest } from '../operations/events.js';
 import type { IngestRequest } from '../domain/events.js';
-import { registerBalanceEffects } from '../operations/effects.js';
+import { balanceEffects } from '../operations/effects.js';
+import { Ledger } from '../operations/ledger.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { GroupKind, GroupKinds, GroupReply, GroupRequest, WorkerInit } from './protocol.js';
 
@@ -16,7 +17,8 @@ const port = parentPort;
 if (!port) throw new Error('ingest-worker/thread.ts runs as a worker thread');
 
 const init = workerData as WorkerInit;
-registerBalanceEffects();
+// The same balance effects as the server's (refill decisions, plan alerts, notifications).
+const ledger = new Ledger(balanceEffects());
 const store = new SqliteStore(init.filename, { reader: false });
 
 port.on('message', (msg: GroupRequest | 'close') => {
@@ -27,8 +29,8 @@ port.on('message', (msg: GroupRequest | 'close') => {
   store
     .write<GroupKinds[GroupKind]['outcome'][]>((tx) =>
       msg.kind === 'ingest'
-        ? ingestGroup(tx, msg.nowMs, msg.requests as IngestRequest[])
-        : settleGroup(tx, msg.nowMs, msg.requests as SettleRequest[]),
+        ? ingestGroup(ledger.begin(tx, msg.nowMs), msg.requests as IngestRequest[])
+        : settleGroup(ledger.begin(tx, msg.nowMs), msg.requests as SettleRequest[]),
     )
     .then(
       (outcomes) => port.postMessage({ id: msg.id, outcomes } satisfies GroupReply),

@@ -38,7 +38,7 @@ export function moneyJobs(deps: Deps): Job[] {
     }),
     scheduleJob(deps, 'plan-renewals', async (tx, nowMs) => {
       const due = await tx.claimDuePlanRenewal(nowMs);
-      if (due) await renewPlanPeriod(tx, deps.clock.now(), due);
+      if (due) await renewPlanPeriod(deps.ledger.begin(tx, deps.clock.now()), due);
       return due !== undefined;
     }),
     outboxJob(

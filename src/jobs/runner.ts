@@ -15,7 +15,10 @@ export interface Job {
 
 export function coreJobs(deps: Deps): Job[] {
   return [
-    { name: 'expire-holds', runOnce: async (nowMs) => (await deps.store.write((tx) => expireHolds(tx, nowMs))).length },
+    {
+      name: 'expire-holds',
+      runOnce: async (nowMs) => (await deps.store.write((tx) => expireHolds(deps.ledger.begin(tx, nowMs)))).length,
+    },
     {
       name: 'forget-idempotency-keys',
       runOnce: (nowMs) =>

@@ -1,22 +1,14 @@
 /**
- * The webhook workers.
- * - fan-out: `webhook.*` outbox rows become deliveries, claimed and written in one transaction.
- * - delivery: leases due deliveries (safe across processes), POSTs them with bounded
- *   concurrency in a sliding window (a slow receiver holds one slot, not a whole batch), and
- *   writes outcomes in batches (one transaction per batch, not per delivery: on SQLite every
- *   commit is an fsync). A crash loses at most the outcomes not yet written; their leases
- *   expire and the deliveries are sent again with the same webhook-id (at least once).
+ * The webhook delivery worker: leases due deliveries (safe across processes), POSTs them with
+ * bounded concurrency in a sliding window (a slow receiver holds one slot, not a whole batch),
+ * and writes outcomes in batches (one transaction per batch, not per delivery: on SQLite every
+ * commit is an fsync). A crash loses at most the outcomes not yet written; their leases expire
+ * and the deliveries are sent again with the same webhook-id (at least once).
  */
 import { newId } from '../lib/ids.js';
 import type { Deps } from '../operations/deps.js';
 import { DELIVERY_LEASE_MS, sendClaimedDelivery } from '../operations/webhook-delivery.js';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/notifications.js';
-import {
-  WEBHOOK_TOPIC_PREFIX,
-  configureWebhooks,
-  fanOutWebhookOutbox,
-  type WebhookSettings,
-} from '../operations/webhooks.js';
 import type { ClaimedWebhookDelivery, WebhookDeliveryUpdate } from '../store/types.js';
 import type { Job } from './runner.js';
 
@@ -36,35 +28,19 @@ const DELIVERIES_PER_RUN_MAX = 20_000;
  * never outlive its lease and overlap another sender's.
  */
 const LEASE_MARGIN_MS = 20_000;
-/** Outbox rows fanned out per transaction. */
-const FAN_OUT_BATCH_MAX = 200;
-const FAN_OUT_LEASE_MS = 60_000;
-
-export interface WebhookJobOptions extends WebhookSettings {
+export interface WebhookJobOptions {
+  /** Attempts in flight at once (default DELIVERY_CONCURRENCY_DEFAULT). */
   concurrency?: number;
 }
 
-/** Turns webhooks on for this server and returns its workers (registered in server.ts). */
-export function webhookJobs(deps: Deps, opts: WebhookJobOptions): Job[] {
-  configureWebhooks(deps, opts);
-  return [fanOutJob(deps), deliveryJob(deps, opts)];
+/** The webhook workers of a server (registered in server.ts); settings come from `deps.webhooks`. */
+export function webhookJobs(deps: Deps, opts: WebhookJobOptions = {}): Job[] {
+  return [deliveryJob(deps, opts)];
 }
 
-function fanOutJob(deps: Deps): Job {
-  return {
-    name: 'webhook-fan-out',
-    runOnce: (nowMs) =>
-      deps.store.write(async (tx) => {
-        const rows = await tx.claimOutbox(WEBHOOK_TOPIC_PREFIX, nowMs, FAN_OUT_LEASE_MS, FAN_OUT_BATCH_MAX);
-        await fanOutWebhookOutbox(tx, nowMs, rows);
-        return rows.length;
-      }),
-  };
-}
-
-export function deliveryJob(deps: Deps, opts: WebhookJobOptions): Job {
+export function deliveryJob(deps: Deps, opts: WebhookJobOptions = {}): Job {
   const concurrency = Math.max(1, opts.concurrency ?? DELIVERY_CONCURRENCY_DEFAULT);
-  const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const timeoutMs = deps.webhooks.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   // Room for a full attempt after waiting in the queue, whatever timeout a test configures.
   const leaseMs = Math.max(DELIVERY_LEASE_MS, 3 * (timeoutMs + LEASE_MARGIN_MS));
   return {
@@ -134,7 +110,7 @@ export function deliveryJob(deps: Deps, opts: WebhookJobOptions): Job {
             disable: null,
           };
         }
-        return sendClaimedDelivery(d, deps.clock, opts, { manual: false });
+        return sendClaimedDelivery(d, deps.clock, deps.webhooks, { manual: false });
       };
 
       const worker = async (): Promise<void> => {

@@ -7,7 +7,7 @@ import { newId } from '../lib/ids.js';
 import type { AccountRow, BalanceRow, Page, PageResult, PriceRow, Tx } from '../store/types.js';
 import type { Deps } from './deps.js';
 import { expireHolds } from './holds.js';
-import { lockBalanceMap, postToLedger } from './ledger.js';
+import { lockBalanceMap } from './ledger.js';
 import { applyPlanToNewAccount } from './plans.js';
 
 export interface AccountInput {
@@ -51,7 +51,10 @@ export async function createAccount(deps: Deps, companyId: string, input: Accoun
     };
     await tx.insertAccount(account);
     if (input.plan_id !== undefined)
-      return { account, balances: await applyPlanToNewAccount(tx, account.createdAtMs, account, input.plan_id) };
+      return {
+        account,
+        balances: await applyPlanToNewAccount(deps.ledger.begin(tx, account.createdAtMs), account, input.plan_id),
+      };
     return { account, balances: [] };
   });
 }
@@ -123,14 +126,14 @@ export async function createBalance(
     const key = balanceKey(accountId, denomination);
     const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
     if (initialAmount === 0) return locked.get(key)!;
-    const after = await postToLedger(
-      tx,
-      now,
-      locked,
-      [{ accountId, denomination, amount: initialAmount, kind: 'grant', reason: 'initial grant' }],
-      new Map([[key, { amount: initialAmount, pending: 0 }]]),
-    );
-    return after.get(key)!;
+    const after = await deps.ledger
+      .begin(tx, now)
+      .post(
+        locked,
+        [{ accountId, denomination, amount: initialAmount, kind: 'grant', reason: 'initial grant' }],
+        new Map([[key, { amount: initialAmount, pending: 0 }]]),
+      );
+    return after.balances.get(key)!;
   });
 }
 
@@ -172,7 +175,7 @@ async function expireDueHoldsOfAccount(
       denomination !== undefined
         ? [{ accountId, denomination }]
         : (await tx.listBalances(accountId)).map((b) => ({ accountId, denomination: b.denomination }));
-    await expireHolds(tx, now, keys);
+    await expireHolds(deps.ledger.begin(tx, now), keys);
   });
 }
 
@@ -193,14 +196,14 @@ export async function adjustBalance(
     const amount = before.amount + input.amount;
     if (Math.abs(amount) > AMOUNT_MAX || Math.abs(amount - before.pending) > AMOUNT_MAX)
       fail('amount_out_of_range', 'the adjustment would take the balance beyond the exact integer range', 'amount');
-    const after = await postToLedger(
-      tx,
-      deps.clock.now(),
-      locked,
-      [{ accountId, denomination, amount: input.amount, kind: 'adjustment', reason: input.reason ?? null }],
-      new Map([[key, { amount: input.amount, pending: 0 }]]),
-    );
-    return after.get(key)!;
+    const after = await deps.ledger
+      .begin(tx, deps.clock.now())
+      .post(
+        locked,
+        [{ accountId, denomination, amount: input.amount, kind: 'adjustment', reason: input.reason ?? null }],
+        new Map([[key, { amount: input.amount, pending: 0 }]]),
+      );
+    return after.balances.get(key)!;
   });
 }
 

@@ -9,10 +9,9 @@ import { nextRefillAfter, refillAt, refillDayOf } from '../domain/monthly.js';
 import { fail } from '../domain/outcome.js';
 import { thresholdRefillDecision } from '../domain/refill.js';
 import type { BalanceRow, Tx } from '../store/types.js';
-import type { BalanceEffect } from './balance-effects.js';
 import { requestCharge } from './charges.js';
 import type { Deps } from './deps.js';
-import { lockBalanceMap } from './ledger.js';
+import { lockBalanceMap, type BalanceEffect } from './ledger.js';
 
 export interface AutoRefillInput {
   denomination?: string;
@@ -132,7 +131,7 @@ async function startRefill(
  * already in flight or the refill is paused after repeated declines. Many events in one
  * request are one change, so they make one charge.
  */
-export const thresholdRefillEffect: BalanceEffect = async (tx, nowMs, changes) => {
+export const thresholdRefillEffect: BalanceEffect = async ({ tx, nowMs }, changes) => {
   for (const { before, after } of changes) {
     if (after.refillThreshold === null) continue;
     const availableAfter = after.amount - after.pending;

@@ -13,10 +13,12 @@ import { refillAt, refillDayOf } from '../domain/monthly.js';
 import { balanceKey } from '../domain/events.js';
 import { fail } from '../domain/outcome.js';
 import { usdCents } from '../domain/money.js';
+import { backoffDelayMs } from '../lib/backoff.js';
 import { newId } from '../lib/ids.js';
 import type { BalanceRow, ChargeReason, ChargeRow, ChargeStatus, Page, PageResult, Tx } from '../store/types.js';
 import type { Deps } from './deps.js';
-import { lockBalanceMap, postToLedger } from './ledger.js';
+import { lockBalanceMap, type Posting } from './ledger.js';
+import { notifyBalance } from './notifications.js';
 
 export const CHARGE_TOPIC_PREFIX = 'charge.';
 /** Longer than one processor call can take (30 s timeout, SDK retries included). */
@@ -200,7 +202,7 @@ export async function settleCharge(
     const charge = await tx.lockCharge(chargeId);
     if (charge?.status !== 'pending') return { status: charge?.status ?? 'failed' };
     if (attempt.kind === 'unavailable' && opts.mayRetry && opts.attempts < CHARGE_ATTEMPTS_MAX) {
-      const delay = Math.min(CHARGE_RETRY_BASE_MS * 2 ** Math.max(0, opts.attempts - 1), CHARGE_RETRY_MAX_MS);
+      const delay = backoffDelayMs(opts.attempts, CHARGE_RETRY_BASE_MS, CHARGE_RETRY_MAX_MS);
       return { status: 'pending', retryAtMs: now + delay, failureMessage: attempt.message };
     }
     const outcome: Exclude<ChargeAttempt, { kind: 'unavailable' }> =
@@ -209,7 +211,7 @@ export async function settleCharge(
         : attempt;
     const settled =
       outcome.kind === 'succeeded'
-        ? await onSucceeded(tx, now, charge, locked, outcome.processorRef)
+        ? await onSucceeded(deps.ledger.begin(tx, now), charge, locked, outcome.processorRef)
         : await onFailed(tx, now, charge, locked, outcome);
     if (charge.outboxId !== null) await tx.completeOutbox(charge.outboxId, now);
     return settled;
@@ -217,27 +219,20 @@ export async function settleCharge(
 }
 
 async function onSucceeded(
-  tx: Tx,
-  nowMs: number,
+  p: Posting,
   charge: ChargeRow,
   locked: Map<string, BalanceRow>,
   processorRef: string | null,
 ): Promise<SettledCharge> {
+  const { tx, nowMs } = p;
   if (charge.reason === 'refill') {
-    const { balance, transactionId } = await applyRefill(tx, nowMs, charge, locked);
+    const { balance, transactionId } = await applyRefill(p, charge, locked);
     await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, transactionId, updatedAtMs: nowMs });
     return { status: 'succeeded', balance };
   }
   if (charge.reason === 'proration') {
     const d = charge.details as unknown as ProrationDetails;
-    const { balance, transactionId } = await applyProration(
-      tx,
-      nowMs,
-      locked,
-      charge.accountId,
-      charge.denomination!,
-      d,
-    );
+    const { balance, transactionId } = await applyProration(p, locked, charge.accountId, charge.denomination!, d);
     await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, transactionId, updatedAtMs: nowMs });
     return { status: 'succeeded', balance };
   }
@@ -278,20 +273,13 @@ async function onFailed(
   return { status, failureMessage: outcome.message };
 }
 
-/** The last transaction posted to a balance in this transaction (postToLedger does not hand out ids). */
-async function lastTransactionId(tx: Tx, accountId: string, denomination: string): Promise<string> {
-  const page = await tx.listTransactions(accountId, denomination, { limit: 1 });
-  const id = page?.rows[0]?.transactionId;
-  if (id === undefined) throw new Error(`ledger: no transaction on ${accountId}/${denomination}`);
-  return id;
-}
-
+/** Adds a paid refill's units to its locked balance and notifies `auto_refill`. */
 async function applyRefill(
-  tx: Tx,
-  nowMs: number,
+  p: Posting,
   charge: ChargeRow,
   locked: Map<string, BalanceRow>,
 ): Promise<{ balance: BalanceRow; transactionId: string }> {
+  const { tx } = p;
   const denomination = charge.denomination!;
   const key = balanceKey(charge.accountId, denomination);
   const b = locked.get(key);
@@ -304,21 +292,14 @@ async function applyRefill(
     ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
     consecutiveDeclines: afterChargeOutcome(b.consecutiveDeclines ?? 0, 'succeeded').consecutiveDeclines,
   });
-  const after = await postToLedger(
-    tx,
-    nowMs,
+  const posted = await p.post(
     locked,
     [{ accountId: b.accountId, denomination, amount: units, kind: 'refill', reason: `charge ${charge.chargeId}` }],
     new Map([[key, { amount: units, pending: 0 }]]),
   );
-  const balance = after.get(key)!;
-  await insertWebhook(tx, nowMs, balance.companyId, 'auto_refill', {
-    account_id: balance.accountId,
-    denomination,
-    account_balance: balance.amount,
-    type: 'auto_refill',
-  });
-  return { balance, transactionId: await lastTransactionId(tx, b.accountId, denomination) };
+  const balance = posted.balances.get(key)!;
+  await notifyBalance(p, 'auto_refill', balance);
+  return { balance, transactionId: posted.transactionIds[0]! };
 }
 
 /** What a mid-month increase changes, kept on its charge so that any settler can apply it. */
@@ -335,8 +316,7 @@ export interface ProrationDetails {
  * as one `proration` transaction; the refill becomes the new one, monthly, anchored at the request.
  */
 export async function applyProration(
-  tx: Tx,
-  nowMs: number,
+  p: Posting,
   locked: Map<string, BalanceRow>,
   accountId: string,
   denomination: string,
@@ -345,6 +325,7 @@ export async function applyProration(
   const key = balanceKey(accountId, denomination);
   const b = locked.get(key);
   if (!b) throw new Error(`proration: balance ${key} is gone`);
+  const { tx } = p;
   const remaining = Math.min(Math.max(b.amount, 0), b.refillAmount ?? 0);
   const delta = d.amount - remaining;
   await tx.updateRefillSettings(accountId, denomination, {
@@ -356,27 +337,12 @@ export async function applyProration(
     monthlyAnchorAtMs: d.anchor_at_ms,
     nextRefillAtMs: refillAt(d.anchor_at_ms, 1),
   });
-  const after = await postToLedger(
-    tx,
-    nowMs,
+  const posted = await p.post(
     locked,
     [{ accountId, denomination, amount: delta, kind: 'proration', reason: `mid-month increase to ${d.amount}` }],
     new Map([[key, { amount: delta, pending: 0 }]]),
   );
-  return { balance: after.get(key)!, transactionId: await lastTransactionId(tx, accountId, denomination) };
-}
-
-/** A notification for the webhooks worker (topics `webhook.*`), written with the change that caused it. */
-export async function insertWebhook(
-  tx: Tx,
-  nowMs: number,
-  companyId: string,
-  type: 'auto_refill' | 'threshold',
-  payload: Record<string, unknown>,
-): Promise<void> {
-  await tx.insertOutbox([
-    { outboxId: newId('ob'), companyId, topic: `webhook.${type}`, payload, runAtMs: nowMs, createdAtMs: nowMs },
-  ]);
+  return { balance: posted.balances.get(key)!, transactionId: posted.transactionIds[0]! };
 }
 
 export async function listCharges(

@@ -1,12 +1,20 @@
 import type { Clock } from '../lib/clock.js';
 import type { ProcessorFactory } from '../processors/types.js';
 import type { Store } from '../store/types.js';
+import type { Ledger } from './ledger.js';
+import type { WebhookSettings } from './webhook-delivery.js';
 
-/** What every operation may use: the store interface, the injected clock, the payment processors. */
+/**
+ * What every operation may use, built once in the composition root (server.ts): the store
+ * interface, the injected clock, the payment processors, the ledger with the server's balance
+ * effects, and the webhook settings.
+ */
 export interface Deps {
   store: Store;
   clock: Clock;
   processors: ProcessorFactory;
+  ledger: Ledger;
+  webhooks: WebhookSettings;
 }
 
 /** Default and largest page of every list endpoint. */

@@ -1,12 +1,14 @@
 /**
- * Every balance effect a server runs, registered in one call: by the server at start, and by
- * the SQLite ingest writer thread, whose module state is its own.
+ * The balance effects of a server, in the order they run after every posting: the threshold
+ * refill decision, the plan alert, then the notifications (last, so that they see the refill
+ * state the others wrote). The composition root (server.ts) and the SQLite writer thread build
+ * their `Ledger` from this one list.
  */
-import { registerBalanceEffect } from './balance-effects.js';
-import { registerMoneyEffects } from './money-effects.js';
-import { writeBalanceNotifications } from './webhooks.js';
+import { thresholdRefillEffect } from './auto-refill.js';
+import type { BalanceEffect } from './ledger.js';
+import { writeBalanceNotifications } from './notifications.js';
+import { planThresholdAlertEffect } from './plans.js';
 
-export function registerBalanceEffects(): void {
-  registerMoneyEffects();
-  registerBalanceEffect(writeBalanceNotifications);
+export function balanceEffects(): readonly BalanceEffect[] {
+  return [thresholdRefillEffect, planThresholdAlertEffect, writeBalanceNotifications];
 }

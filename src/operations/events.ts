@@ -17,10 +17,10 @@ import { decideSettle, isHoldExpired, settleHold } from '../domain/holds.js';
 import { fail, failure, type Failure, type Outcome } from '../domain/outcome.js';
 import type { Price } from '../domain/pricing.js';
 import { newId } from '../lib/ids.js';
-import type { BalanceKey, EventRow, Tx } from '../store/types.js';
+import type { BalanceKey, EventRow } from '../store/types.js';
 import type { Deps } from './deps.js';
 import { cancelHolds, expireHolds } from './holds.js';
-import { lockBalanceMap, postToLedger, type NetDelta, type PostedEntry } from './ledger.js';
+import { lockBalanceMap, type NetDelta, type Posting, type PostedEntry } from './ledger.js';
 
 /** Most events one group transaction carries; more waiting requests form the next group. */
 export const GROUP_EVENTS_MAX = 10_000;
@@ -118,7 +118,8 @@ export class IngestBatcher extends GroupCommit<IngestRequest, Outcome<IngestResu
     super(
       deps.clock,
       concurrency,
-      writeGroup ?? ((nowMs, requests) => deps.store.write((tx) => ingestGroup(tx, nowMs, requests))),
+      writeGroup ??
+        ((nowMs, requests) => deps.store.write((tx) => ingestGroup(deps.ledger.begin(tx, nowMs), requests))),
       (r) => r.events.length,
       GROUP_EVENTS_MAX,
     );
@@ -136,7 +137,8 @@ export class SettleBatcher extends GroupCommit<SettleRequest, Outcome<EventRow>>
 }
 
 /** Plans and writes a whole group in one transaction; returns each request's outcome in order. */
-export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
+export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
+  const { tx, nowMs } = p;
   const outcomes: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
 
   // 1. Which accounts exist, and whose are they: a foreign account is answered like a missing one.
@@ -178,7 +180,7 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
   });
   let locked = await lockBalanceMap(tx, keys);
   const holding = [...locked.values()].filter((b) => b.pending !== 0);
-  if (holding.length > 0 && (await expireHolds(tx, nowMs, holding)).length > 0) locked = await lockBalanceMap(tx, keys);
+  if (holding.length > 0 && (await expireHolds(p, holding)).length > 0) locked = await lockBalanceMap(tx, keys);
 
   // 4. Plan each request against the running figures (all-or-nothing per request).
   const ctx: IngestContext = {
@@ -210,7 +212,7 @@ export async function ingestGroup(tx: Tx, nowMs: number, requests: IngestRequest
   });
 
   // 5. Write: events, balances (atomic deltas), ledger rows; one statement on PostgreSQL.
-  await postToLedger(tx, nowMs, locked, entries, deltas, events);
+  await p.post(locked, entries, deltas, events);
   return outcomes as Outcome<IngestResult>[];
 }
 
@@ -234,7 +236,9 @@ export async function getEvent(deps: Deps, companyId: string, eventId: string): 
   if (!event) fail('not_found', `no such event: ${eventId}`, 'event_id');
   if (event.state === 'pending' && isHoldExpired(event.expiresAtMs, now)) {
     event = await deps.store.write(async (tx) => {
-      await expireHolds(tx, now, [{ accountId: event!.accountId, denomination: event!.denomination }]);
+      await expireHolds(deps.ledger.begin(tx, now), [
+        { accountId: event!.accountId, denomination: event!.denomination },
+      ]);
       return (await tx.findEvent(companyId, eventId))!;
     });
   }
@@ -262,13 +266,14 @@ export interface SettleRequest {
  * already has is a no-op. The group's ledger rows, balance deltas and event updates are then
  * written together, as ingest writes a group.
  */
-export async function settleGroup(tx: Tx, now: number, requests: SettleRequest[]): Promise<Outcome<EventRow>[]> {
+export async function settleGroup(p: Posting, requests: SettleRequest[]): Promise<Outcome<EventRow>[]> {
+  const { tx, nowMs: now } = p;
   const found = await tx.lockEvents(requests.map((r) => ({ companyId: r.companyId, eventId: r.eventId })));
   const events = new Map(found.map((e) => [companyScopedKey(e.companyId, e.eventId), e]));
   let locked = await lockBalanceMap(tx, found);
   const expired = found.filter((e) => e.state === 'pending' && isHoldExpired(e.expiresAtMs, now));
   if (expired.length > 0) {
-    await cancelHolds(tx, now, expired);
+    await cancelHolds(p, expired);
     for (const e of expired)
       events.set(companyScopedKey(e.companyId, e.eventId), {
         ...e,
@@ -325,7 +330,7 @@ export async function settleGroup(tx: Tx, now: number, requests: SettleRequest[]
   });
 
   if (changed.size > 0) {
-    await postToLedger(tx, now, locked, entries, deltas);
+    await p.post(locked, entries, deltas);
     await tx.updateEvents(
       [...changed.values()].map((e) => ({
         companyId: e.companyId,
@@ -340,8 +345,8 @@ export async function settleGroup(tx: Tx, now: number, requests: SettleRequest[]
 }
 
 /** One settle in a transaction of the caller's. */
-export async function settleInTx(tx: Tx, now: number, request: SettleRequest): Promise<Outcome<EventRow>> {
-  return (await settleGroup(tx, now, [request]))[0]!;
+export async function settleInTx(p: Posting, request: SettleRequest): Promise<Outcome<EventRow>> {
+  return (await settleGroup(p, [request]))[0]!;
 }
 
 /** One settle in its own transaction; a refusal is thrown as an OutcomeError. */
@@ -351,7 +356,9 @@ export async function settleEvent(
   eventId: string,
   input: SettleInput,
 ): Promise<EventRow> {
-  const outcome = await deps.store.write((tx) => settleInTx(tx, deps.clock.now(), { companyId, eventId, input }));
+  const outcome = await deps.store.write((tx) =>
+    settleInTx(deps.ledger.begin(tx, deps.clock.now()), { companyId, eventId, input }),
+  );
   if (!outcome.ok) fail(outcome.reason, outcome.message, outcome.param, outcome.details);
   return outcome.value;
 }

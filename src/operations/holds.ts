@@ -4,22 +4,23 @@
  */
 import { balanceKey } from '../domain/events.js';
 import { settleHold } from '../domain/holds.js';
-import type { BalanceKey, EventRow, Tx } from '../store/types.js';
-import { lockBalanceMap, postToLedger, type NetDelta } from './ledger.js';
+import type { BalanceKey, EventRow } from '../store/types.js';
+import { lockBalanceMap, type NetDelta, type Posting } from './ledger.js';
 
 /** Most holds one sweep transaction cancels; the sweeper loops until none are due. */
 export const EXPIRE_BATCH_MAX = 1000;
 
 /** Cancels expired holds (of `only` balances, or any); returns the events cancelled. */
-export async function expireHolds(tx: Tx, nowMs: number, only?: BalanceKey[]): Promise<EventRow[]> {
-  const expired = await tx.findExpiredHolds(nowMs, EXPIRE_BATCH_MAX, only);
+export async function expireHolds(p: Posting, only?: BalanceKey[]): Promise<EventRow[]> {
+  const expired = await p.tx.findExpiredHolds(p.nowMs, EXPIRE_BATCH_MAX, only);
   if (expired.length === 0) return [];
-  await cancelHolds(tx, nowMs, expired);
+  await cancelHolds(p, expired);
   return expired;
 }
 
 /** Releases the holds of these (locked, pending) events and marks them cancelled. */
-export async function cancelHolds(tx: Tx, nowMs: number, events: EventRow[]): Promise<void> {
+export async function cancelHolds(p: Posting, events: EventRow[]): Promise<void> {
+  const { tx, nowMs } = p;
   const deltas = new Map<string, NetDelta>();
   for (const e of events) {
     const key = balanceKey(e.accountId, e.denomination);
@@ -28,7 +29,7 @@ export async function cancelHolds(tx: Tx, nowMs: number, events: EventRow[]): Pr
     deltas.set(key, d);
   }
   const locked = await lockBalanceMap(tx, events);
-  await postToLedger(tx, nowMs, locked, [], deltas);
+  await p.post(locked, [], deltas);
   await tx.updateEvents(
     events.map((e) => ({
       companyId: e.companyId,

@@ -1,12 +1,18 @@
 /**
  * The one way a balance's amount changes: the net delta applied atomically
  * (`amount = amount + Δ`) to a locked row, and one appended transaction per change whose
- * `balance_after` chains from the previous one.
+ * `balance_after` chains from the previous one; then, in the same database transaction, what
+ * follows a balance change (the server's balance effects: refill decisions, plan alerts,
+ * notifications).
+ *
+ * A `Ledger` is built once in the composition root (server.ts, and the SQLite writer thread)
+ * from the list of effects; each database transaction that changes balances opens one `Posting`
+ * with `ledger.begin(tx, nowMs)` and posts through it.
  */
 import { balanceKey } from '../domain/events.js';
 import { newId } from '../lib/ids.js';
 import type { BalanceRow, EventRow, TransactionKind, TransactionRow, Tx } from '../store/types.js';
-import { runBalanceEffects, type BalanceChange } from './balance-effects.js';
+import { NotificationNotes } from './notifications.js';
 
 export interface PostedEntry {
   accountId: string;
@@ -22,6 +28,102 @@ export interface NetDelta {
   pending: number;
 }
 
+/** One balance as it was locked before a posting and as the posting left it. */
+export interface BalanceChange {
+  before: BalanceRow;
+  after: BalanceRow;
+}
+
+/**
+ * What follows a change of balances, inside the same transaction. Effects only write rows
+ * (charge requests, notifications); anything that leaves the process happens after the commit,
+ * from the outbox or the delivery log.
+ */
+export type BalanceEffect = (posting: Posting, changes: BalanceChange[]) => Promise<void>;
+
+export interface Posted {
+  /** Every balance given to `post`, as it is after the posting. */
+  balances: Map<string, BalanceRow>;
+  /** The ids of the transactions written, in the order of the entries. */
+  transactionIds: string[];
+}
+
+/** The balance effects of one server, in the order they run after every posting. */
+export class Ledger {
+  constructor(private readonly effects: readonly BalanceEffect[]) {}
+
+  /** Opens the ledger work of one database transaction. */
+  begin(tx: Tx, nowMs: number): Posting {
+    return new Posting(tx, nowMs, this.effects);
+  }
+}
+
+/** The ledger work of one database transaction: its postings and what they have notified. */
+export class Posting {
+  /** Subscriptions looked up and notifications written in this transaction (for coalescing). */
+  readonly notifications = new NotificationNotes();
+
+  constructor(
+    readonly tx: Tx,
+    readonly nowMs: number,
+    private readonly effects: readonly BalanceEffect[],
+  ) {}
+
+  /**
+   * Applies `deltas` (net amount and pending change per balance key, balances already locked
+   * and given in `before`) and appends `entries` in order, writing `events` in the same step (the
+   * ingest path's events: on PostgreSQL all of it is one statement); then runs the effects.
+   * Throws if the database disagrees with the entries: that would be a bug, never a business case.
+   */
+  async post(
+    before: Map<string, BalanceRow>,
+    entries: PostedEntry[],
+    deltas: Map<string, NetDelta>,
+    events: EventRow[] = [],
+  ): Promise<Posted> {
+    const list = [...deltas.entries()].filter(([, d]) => d.amount !== 0 || d.pending !== 0);
+    const balanceDeltas = list.map(([key, d]) => {
+      const b = before.get(key);
+      if (!b) throw new Error(`ledger: balance ${key} was not locked`);
+      return { accountId: b.accountId, denomination: b.denomination, amount: d.amount, pending: d.pending };
+    });
+
+    // Each entry's balance_after chains from the locked figure, so the rows are known before the write.
+    const running = new Map<string, number>();
+    const rows: TransactionRow[] = [];
+    for (const e of entries) {
+      const key = balanceKey(e.accountId, e.denomination);
+      const start = running.get(key) ?? before.get(key)?.amount;
+      if (start === undefined) throw new Error(`ledger: balance ${key} was not locked`);
+      const balanceAfter = start + e.amount;
+      running.set(key, balanceAfter);
+      rows.push({
+        transactionId: newId('tx'),
+        accountId: e.accountId,
+        denomination: e.denomination,
+        amount: e.amount,
+        balanceAfter,
+        kind: e.kind,
+        eventId: e.eventId ?? null,
+        reason: e.reason ?? null,
+        createdAtMs: this.nowMs,
+      });
+    }
+
+    const updated = await this.tx.writeLedger(events, balanceDeltas, rows);
+    const after = new Map(before);
+    for (const r of updated) after.set(balanceKey(r.accountId, r.denomination), r);
+    for (const [key, amount] of running) {
+      if (after.get(key)?.amount !== amount)
+        throw new Error(`ledger: ${key} is ${after.get(key)?.amount} after update, entries say ${amount}`);
+    }
+    const changes: BalanceChange[] = list.map(([key]) => ({ before: before.get(key)!, after: after.get(key)! }));
+    if (changes.length > 0) for (const effect of this.effects) await effect(this, changes);
+    return { balances: after, transactionIds: rows.map((r) => r.transactionId) };
+  }
+}
+
+/** Locks the balances of `keys` (each once, in sorted order: no lock cycles between transactions). */
 export async function lockBalanceMap(
   tx: Tx,
   keys: Iterable<{ accountId: string; denomination: string }>,
@@ -31,62 +133,4 @@ export async function lockBalanceMap(
   const sorted = [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, k]) => k);
   const rows = await tx.lockBalances(sorted);
   return new Map(rows.map((r) => [balanceKey(r.accountId, r.denomination), r]));
-}
-
-/**
- * Applies `deltas` (net amount and pending change per balance key, balances already locked
- * and given in `before`) and appends `entries` in order, writing `events` in the same step (the
- * ingest path's events: on PostgreSQL all of it is one statement). Returns the balances after.
- * Throws if the database disagrees with the entries: that would be a bug, never a business case.
- */
-export async function postToLedger(
-  tx: Tx,
-  nowMs: number,
-  before: Map<string, BalanceRow>,
-  entries: PostedEntry[],
-  deltas: Map<string, NetDelta>,
-  events: EventRow[] = [],
-): Promise<Map<string, BalanceRow>> {
-  const list = [...deltas.entries()].filter(([, d]) => d.amount !== 0 || d.pending !== 0);
-  const balanceDeltas = list.map(([key, d]) => {
-    const b = before.get(key);
-    if (!b) throw new Error(`ledger: balance ${key} was not locked`);
-    return { accountId: b.accountId, denomination: b.denomination, amount: d.amount, pending: d.pending };
-  });
-
-  // Each entry's balance_after chains from the locked figure, so the rows are known before the write.
-  const running = new Map<string, number>();
-  const rows: TransactionRow[] = [];
-  for (const e of entries) {
-    const key = balanceKey(e.accountId, e.denomination);
-    const start = running.get(key) ?? before.get(key)?.amount;
-    if (start === undefined) throw new Error(`ledger: balance ${key} was not locked`);
-    const balanceAfter = start + e.amount;
-    running.set(key, balanceAfter);
-    rows.push({
-      transactionId: newId('tx'),
-      accountId: e.accountId,
-      denomination: e.denomination,
-      amount: e.amount,
-      balanceAfter,
-      kind: e.kind,
-      eventId: e.eventId ?? null,
-      reason: e.reason ?? null,
-      createdAtMs: nowMs,
-    });
-  }
-
-  const updated = await tx.writeLedger(events, balanceDeltas, rows);
-  const after = new Map(before);
-  for (const r of updated) after.set(balanceKey(r.accountId, r.denomination), r);
-  for (const [key, amount] of running) {
-    if (after.get(key)?.amount !== amount)
-      throw new Error(`ledger: ${key} is ${after.get(key)?.amount} after update, entries say ${amount}`);
-  }
-  const changes: BalanceChange[] = [];
-  for (const [key] of list) {
-    changes.push({ before: before.get(key)!, after: after.get(key)! });
-  }
-  await runBalanceEffects(tx, nowMs, changes);
-  return after;
 }

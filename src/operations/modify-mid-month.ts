@@ -108,7 +108,7 @@ export async function modifyMidMonth(
       const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
       if (!locked.get(balanceKey(accountId, denomination)))
         fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
-      return applyProration(tx, deps.clock.now(), locked, accountId, denomination, details);
+      return applyProration(deps.ledger.begin(tx, deps.clock.now()), locked, accountId, denomination, details);
     });
     return result(applied.balance.amount, false);
   }

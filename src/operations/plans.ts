@@ -11,10 +11,10 @@ import { fail } from '../domain/outcome.js';
 import { parsePlan, renewPlanBalance, thresholdAlertCrossed } from '../domain/plans.js';
 import { newId } from '../lib/ids.js';
 import type { AccountPlanRow, AccountRow, BalanceRow, Page, PageResult, PlanRow, Tx } from '../store/types.js';
-import type { BalanceEffect } from './balance-effects.js';
-import { insertWebhook, recordChargeAwaitingCard, requestCharge, type NewCharge } from './charges.js';
+import { recordChargeAwaitingCard, requestCharge, type NewCharge } from './charges.js';
 import type { Deps } from './deps.js';
-import { lockBalanceMap, postToLedger, type NetDelta, type PostedEntry } from './ledger.js';
+import { lockBalanceMap, type BalanceEffect, type NetDelta, type Posting, type PostedEntry } from './ledger.js';
+import { notifyBalance } from './notifications.js';
 
 export async function createPlan(deps: Deps, companyId: string, body: unknown): Promise<PlanRow> {
   const parsed = parsePlan(body);
@@ -68,12 +68,8 @@ export async function listPlans(deps: Deps, companyId: string, page: Page): Prom
  * the included amount (a `grant`), the period schedule anchored now, and the first charge. A new
  * account has no card yet, so that charge waits for one (`requires_payment_method`).
  */
-export async function applyPlanToNewAccount(
-  tx: Tx,
-  nowMs: number,
-  account: AccountRow,
-  planId: string,
-): Promise<BalanceRow[]> {
+export async function applyPlanToNewAccount(p: Posting, account: AccountRow, planId: string): Promise<BalanceRow[]> {
+  const { tx, nowMs } = p;
   const plan = await tx.findPlan(account.companyId, planId);
   if (!plan) fail('unknown_plan', `no such plan: ${planId}`, 'plan_id');
   const accountId = account.accountId;
@@ -97,9 +93,7 @@ export async function applyPlanToNewAccount(
     plan.balances.map((e) => ({ accountId, denomination: e.denomination })),
   );
   const granted = plan.balances.filter((e) => e.amount > 0);
-  await postToLedger(
-    tx,
-    nowMs,
+  await p.post(
     locked,
     granted.map((e) => ({
       accountId,
@@ -148,7 +142,8 @@ async function chargeOrAwaitCard(tx: Tx, nowMs: number, hasCard: boolean, c: New
  * plan charge again, an `auto_refill` notification per balance, and the next period scheduled
  * from the due instant (so missed periods are renewed one by one, none skipped).
  */
-export async function renewPlanPeriod(tx: Tx, nowMs: number, ap: AccountPlanRow): Promise<void> {
+export async function renewPlanPeriod(p: Posting, ap: AccountPlanRow): Promise<void> {
+  const { tx, nowMs } = p;
   const due = ap.nextRenewalAtMs;
   const next = nextRefillAfter(ap.anchorAtMs, due);
   const plan = await tx.findPlan(ap.companyId, ap.planId);
@@ -189,7 +184,7 @@ export async function renewPlanPeriod(tx: Tx, nowMs: number, ap: AccountPlanRow)
     }
     if (b.planAlerted ?? false) await tx.setPlanAlerted(accountId, e.denomination, false);
   }
-  const after = await postToLedger(tx, nowMs, locked, entries, deltas);
+  const after = (await p.post(locked, entries, deltas)).balances;
   const hasCard = (await tx.findCard(accountId)) !== undefined;
   if (overageCents > 0) {
     await chargeOrAwaitCard(tx, nowMs, hasCard, {
@@ -205,13 +200,7 @@ export async function renewPlanPeriod(tx: Tx, nowMs: number, ap: AccountPlanRow)
     await chargeOrAwaitCard(tx, nowMs, hasCard, planCharge(ap.companyId, accountId, plan, due));
   for (const e of plan.balances) {
     const b = after.get(balanceKey(accountId, e.denomination));
-    if (b)
-      await insertWebhook(tx, nowMs, ap.companyId, 'auto_refill', {
-        account_id: accountId,
-        denomination: e.denomination,
-        account_balance: b.amount,
-        type: 'auto_refill',
-      });
+    if (b) await notifyBalance(p, 'auto_refill', b);
   }
   await tx.updateAccountPlanPeriod(accountId, due, next);
 }
@@ -219,9 +208,9 @@ export async function renewPlanPeriod(tx: Tx, nowMs: number, ap: AccountPlanRow)
 /**
  * The first drop of a plan balance below `threshold_alert_percentage` of its included amount in
  * a period: recorded on the balance (`plan_alerted`, reset at renewal) and notified
- * (`webhook.threshold`), in the transaction of the change.
+ * (`threshold`), in the transaction of the change.
  */
-export const planThresholdAlertEffect: BalanceEffect = async (tx, nowMs, changes) => {
+export const planThresholdAlertEffect: BalanceEffect = async (p, changes) => {
   for (const { before, after } of changes) {
     const included = after.planIncluded ?? null;
     const percentage = after.planAlertPercentage ?? null;
@@ -236,12 +225,7 @@ export const planThresholdAlertEffect: BalanceEffect = async (tx, nowMs, changes
       })
     )
       continue;
-    await tx.setPlanAlerted(after.accountId, after.denomination, true);
-    await insertWebhook(tx, nowMs, after.companyId, 'threshold', {
-      account_id: after.accountId,
-      denomination: after.denomination,
-      account_balance: after.amount,
-      type: 'threshold',
-    });
+    await p.tx.setPlanAlerted(after.accountId, after.denomination, true);
+    await notifyBalance(p, 'threshold', after);
   }
 };

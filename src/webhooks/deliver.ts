@@ -17,9 +17,8 @@ import {
   isAddressAllowed,
   normalizeHost,
 } from './url-policy.js';
+import { DELIVERY_TIMEOUT_MS } from './notifications.js';
 
-/** The contract: success is a 2xx within 10 s. */
-export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 /** Enough of a response body to show in the deliveries list, small enough to store per attempt. */
 export const DEFAULT_SNIPPET_BYTES = 1024;
 /** Per-host connection cap: a slow receiver must not hold unbounded sockets. */
@@ -138,7 +137,7 @@ function attempt(url: URL, input: DeliverInput, startedAt: number, resolve: (r: 
   const deadline = setTimeout(() => {
     finishWithError('timeout');
     req.destroy();
-  }, input.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS);
+  }, input.timeoutMs ?? DELIVERY_TIMEOUT_MS);
 
   req.on('error', (err: NodeJS.ErrnoException) => finishWithError(describeNetworkError(err)));
   req.on('response', (res) => {

@@ -10,11 +10,12 @@
  * - `negative_balance`: a change that lowers `available` and leaves it below zero (the figure
  *   `gate_on_balance` refuses on). A credit that leaves a balance still negative does not notify.
  * - `threshold` with its own `threshold`: `available` drops from ≥ threshold to < threshold.
- *   Plan alerts (`threshold_alert_percentage`) and `auto_refill` arrive through the outbox and go
- *   to every subscription of that type.
+ *   Plan alerts (`threshold_alert_percentage`) and `auto_refill` are written by the operations
+ *   that decide them (operations/notifications.ts) and go to every subscription of that type.
  * - `account_balance` is the balance's `amount`; `available` and `pending` are sent too.
  */
-import { createHash } from 'node:crypto';
+import type { BalanceFigures } from '../domain/events.js';
+import { backoffDelayMs, withEqualJitter } from '../lib/backoff.js';
 import type { WebhookTarget, WebhookType } from '../store/types.js';
 
 export const WEBHOOK_TYPES = [
@@ -30,11 +31,6 @@ export function isWebhookType(t: string): t is WebhookType {
 
 /** Most live subscriptions per company: bounds the fan-out written on the ingest path. */
 export const WEBHOOKS_PER_COMPANY_MAX = 50;
-
-export interface BalanceFigures {
-  amount: number;
-  pending: number;
-}
 
 const availableOf = (b: BalanceFigures): number => b.amount - b.pending;
 
@@ -85,19 +81,6 @@ export function notificationPayload(p: PayloadInput): string {
   return JSON.stringify(body);
 }
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-/**
- * A callback id derived from its source, so writing the same fan-out twice (a worker that
- * crashed after writing, before marking its outbox row done) yields the same row, not two.
- */
-export function derivedCallbackId(source: string, webhookId: string): string {
-  const digest = createHash('sha256').update(`${source}\u0000${webhookId}`).digest();
-  let out = 'cl_';
-  for (let i = 0; out.length < 19; i++) out += BASE62[digest[i]! % 62];
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------
 // Retries
 
@@ -117,7 +100,5 @@ export const RETRY_MAX_DELAY_MS = 2 * 60 * 60 * 1000;
  */
 export function nextAttemptAt(createdAtMs: number, attempt: number, nowMs: number, random01: number): number | null {
   if (nowMs - createdAtMs >= RETRY_WINDOW_MS) return null;
-  const exp = Math.min(RETRY_MAX_DELAY_MS, RETRY_BASE_DELAY_MS * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
-  const jitter = Math.min(Math.max(random01, 0), 1);
-  return nowMs + Math.ceil(exp / 2 + (exp / 2) * jitter);
+  return nowMs + withEqualJitter(backoffDelayMs(attempt, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS), random01);
 }

@@ -15,6 +15,7 @@ import {
   transactions,
   type Co,
 } from '../support/money.js';
+import { createWebhook, notificationsOf, startReceiver } from '../support/webhooks.js';
 
 const PLAN = {
   name: 'Pro',
@@ -32,10 +33,21 @@ async function createPlan(h: Harness, co: Co, body: Record<string, unknown> = PL
   return r.body.data.plan_id;
 }
 
+/** Each scenario company's subscriptions of the notification types the scenarios read back. */
+const subscriptions = new Map<string, Record<string, string>>();
+
+/** The notifications of `type` about one account, oldest first: the spec's fields. */
 async function webhooks(h: Harness, co: Co, accountId: string, type: string) {
-  return (await h.store.read((tx) => tx.listOutboxOfCompany(co.companyId, `webhook.${type}`)))
-    .filter((o) => o.payload.account_id === accountId)
-    .map((o) => o.payload);
+  const webhookId = subscriptions.get(co.companyId)?.[type];
+  assert.ok(webhookId, `the scenario subscribed ${type}`);
+  return (await notificationsOf(h, co.auth, webhookId))
+    .filter((p) => p.account_id === accountId)
+    .map((p) => ({
+      account_id: p.account_id,
+      denomination: p.account_denomination,
+      account_balance: p.account_balance,
+      type: p.type,
+    }));
 }
 
 async function scenario(
@@ -43,15 +55,21 @@ async function scenario(
   start: string,
   run: (h: Harness, co: Co) => Promise<void>,
 ): Promise<void> {
-  // These scenarios read a year of alerts back from the outbox: keep its finished rows that long.
-  const h = await startHarness(dialect, { BILLING_OUTBOX_RETENTION_DAYS: '3650' });
+  // These scenarios read a year of notifications back from the delivery log: keep it that long.
+  const h = await startHarness(dialect, { BILLING_WEBHOOK_LOG_RETENTION_DAYS: '3650' });
+  const rx = await startReceiver();
   try {
     const co = await signUpCompany(h);
+    const hooks: Record<string, string> = {};
+    for (const type of ['threshold', 'auto_refill'])
+      hooks[type] = (await createWebhook(h, co.auth, { type, url: rx.url })).webhook_id;
+    subscriptions.set(co.companyId, hooks);
     await advanceTo(h, co, start);
     await run(h, co);
     await h.audit();
   } finally {
     await h.close();
+    await rx.close();
   }
 }
 

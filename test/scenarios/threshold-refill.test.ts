@@ -14,16 +14,24 @@ import {
   transactions,
   type Co,
 } from '../support/money.js';
+import { createWebhook, notificationsOf, startReceiver, type Receiver } from '../support/webhooks.js';
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`cards and threshold refills (${dialect})`, () => {
     let h: Harness;
     let co: Co;
+    let rx: Receiver;
+    let refillHook: { webhook_id: string };
     before(async () => {
       h = await startHarness(dialect);
+      rx = await startReceiver();
       co = await signUpCompany(h);
+      refillHook = await createWebhook(h, co.auth, { type: 'auto_refill', url: rx.url });
     });
-    after(async () => h.close());
+    after(async () => {
+      await h.close();
+      await rx.close();
+    });
     afterEach(async () => h.audit());
 
     async function accountWithBalance(amount: number, token: string | null = 'tok_visa'): Promise<string> {
@@ -120,10 +128,12 @@ for (const dialect of HTTP_DIALECTS) {
         refills.map((t) => [t.amount, t.balance_after]),
         [[1000, 1320]],
       );
-      const hooks = await h.store.read((tx) => tx.listOutboxOfCompany(co.companyId, 'webhook.auto_refill'));
+      const hooks = await notificationsOf(h, co.auth, refillHook.webhook_id);
       assert.deepEqual(
-        hooks.filter((o) => o.payload.account_id === acc).map((o) => o.payload),
-        [{ account_id: acc, denomination: 'tokens', account_balance: 1320, type: 'auto_refill' }],
+        hooks
+          .filter((p) => p.account_id === acc)
+          .map((p) => [p.account_id, p.account_denomination, p.account_balance, p.type]),
+        [[acc, 'tokens', 1320, 'auto_refill']],
       );
       await runDue(h, co);
       assert.equal(

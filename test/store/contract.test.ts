@@ -8,7 +8,8 @@ import { OutcomeError } from '../../src/domain/outcome.js';
 import { newId } from '../../src/lib/ids.js';
 import { TestClock } from '../../src/lib/clock.js';
 import { IngestBatcher, ingestGroup, settleEvent } from '../../src/operations/events.js';
-import { lockBalanceMap, postToLedger } from '../../src/operations/ledger.js';
+import { balanceEffects } from '../../src/operations/effects.js';
+import { Ledger, lockBalanceMap } from '../../src/operations/ledger.js';
 import { balanceKey } from '../../src/domain/events.js';
 import { PostgresStore } from '../../src/store/postgres.js';
 import type { AccountRow, EventRow, Store, TransactionRow } from '../../src/store/types.js';
@@ -23,6 +24,8 @@ import {
 } from '../support/stores.js';
 
 const T0 = 1_700_000_000_000;
+/** The server's ledger, with its balance effects (refill decisions, plan alerts, notifications). */
+const ledger = new Ledger(balanceEffects());
 
 function eventRow(companyId: string, accountId: string, over: Partial<EventRow> = {}): EventRow {
   return {
@@ -1343,13 +1346,13 @@ for (const dialect of DIALECTS) {
         for (let i = 1; i <= 5; i++) {
           await store.write(async (tx) => {
             const locked = await lockBalanceMap(tx, [{ accountId: a.accountId, denomination: 'x' }]);
-            await postToLedger(
-              tx,
-              T0,
-              locked,
-              [{ accountId: a.accountId, denomination: 'x', amount: i, kind: 'adjustment' }],
-              new Map([[balanceKey(a.accountId, 'x'), { amount: i, pending: 0 }]]),
-            );
+            await ledger
+              .begin(tx, T0)
+              .post(
+                locked,
+                [{ accountId: a.accountId, denomination: 'x', amount: i, kind: 'adjustment' }],
+                new Map([[balanceKey(a.accountId, 'x'), { amount: i, pending: 0 }]]),
+              );
           });
         }
         const { balance, transactions } = await balanceState(store, a.accountId, 'x');
@@ -1376,9 +1379,9 @@ for (const dialect of DIALECTS) {
           }),
         );
         const clock = new TestClock(T0);
-        const deps = { store, clock, processors: processorFactory() };
+        const deps = { store, clock, processors: processorFactory(), ledger, webhooks: { allowPrivate: false } };
         const out = await store.write((tx) =>
-          ingestGroup(tx, T0, [
+          ingestGroup(ledger.begin(tx, T0), [
             request(a.companyId, a.accountId, [
               { type: 'call', quantity: 3 },
               { type: 'x', cost_override: { amount: 7, denomination: 'usd' } },
@@ -1501,13 +1504,13 @@ for (const dialect of DIALECTS) {
                 inFlightMax = Math.max(inFlightMax, inFlight);
                 try {
                   const locked = await lockBalanceMap(tx, [{ accountId: a.accountId, denomination: 'hot' }]);
-                  await postToLedger(
-                    tx,
-                    T0,
-                    locked,
-                    [{ accountId: a.accountId, denomination: 'hot', amount, kind: 'adjustment' }],
-                    new Map([[key, { amount, pending: 0 }]]),
-                  );
+                  await ledger
+                    .begin(tx, T0)
+                    .post(
+                      locked,
+                      [{ accountId: a.accountId, denomination: 'hot', amount, kind: 'adjustment' }],
+                      new Map([[key, { amount, pending: 0 }]]),
+                    );
                 } finally {
                   inFlight--;
                 }
@@ -1551,7 +1554,7 @@ for (const dialect of DIALECTS) {
         );
         // Holds recorded at T0 have expired by the time the groups run: ingest cancels them concurrently.
         const early = await store.write((tx) =>
-          ingestGroup(tx, T0, [
+          ingestGroup(ledger.begin(tx, T0), [
             request(s.companyId, s.accountId, [
               { type: 'a-call', state: 'pending', quantity: 2 },
               { type: 'b', state: 'pending', cost_override: { amount: 5, denomination: 'B' } },
@@ -1575,7 +1578,9 @@ for (const dialect of DIALECTS) {
             ? [request(s.companyId, s.accountId, ab), request(s.companyId, acc2, [{ type: 'a-call' }])]
             : [request(s.companyId, acc2, [{ type: 'a-call', quantity: 3 }]), request(s.companyId, s.accountId, ba)],
         );
-        const outcomes = await Promise.all(groups.map((g) => store.write((tx) => ingestGroup(tx, now, g))));
+        const outcomes = await Promise.all(
+          groups.map((g) => store.write((tx) => ingestGroup(ledger.begin(tx, now), g))),
+        );
         assert.ok(
           outcomes.flat().every((o) => o.ok),
           'every request succeeded',
@@ -1600,7 +1605,7 @@ for (const dialect of DIALECTS) {
         const s = await seedCompanyAndAccount(store);
         await seedBalance(store, s.companyId, s.accountId, 'G', 100);
         const held = await store.write((tx) =>
-          ingestGroup(tx, T0, [
+          ingestGroup(ledger.begin(tx, T0), [
             request(s.companyId, s.accountId, [
               { type: 'h', id: 'gate-hold', state: 'pending', cost_override: { amount: 120, denomination: 'G' } },
             ]),
@@ -1609,7 +1614,9 @@ for (const dialect of DIALECTS) {
         assert.ok(held[0]!.ok, 'a hold may take the available figure below zero');
         const spend = (n: number) => [{ type: 'spend', cost_override: { amount: n, denomination: 'G' } }];
         const refused = await store.write((tx) =>
-          ingestGroup(tx, T0 + HOLD_DURATION_MS - 1, [request(s.companyId, s.accountId, spend(60), true)]),
+          ingestGroup(ledger.begin(tx, T0 + HOLD_DURATION_MS - 1), [
+            request(s.companyId, s.accountId, spend(60), true),
+          ]),
         );
         assert.equal(
           refused[0]!.ok ? 'ok' : refused[0]!.reason,
@@ -1617,7 +1624,7 @@ for (const dialect of DIALECTS) {
           'the live hold keeps the available figure negative: the gate refuses',
         );
         const later = await store.write((tx) =>
-          ingestGroup(tx, T0 + HOLD_DURATION_MS, [request(s.companyId, s.accountId, spend(60), true)]),
+          ingestGroup(ledger.begin(tx, T0 + HOLD_DURATION_MS), [request(s.companyId, s.accountId, spend(60), true)]),
         );
         assert.ok(later[0]!.ok, 'the hold expired: ingest released it first, so the gate passes');
         const g = await store.read((tx) => tx.findBalance(s.accountId, 'G'));
@@ -1646,8 +1653,7 @@ for (const dialect of DIALECTS) {
             Array.from({ length: 4 }, (_, i) =>
               store.write((tx) =>
                 ingestGroup(
-                  tx,
-                  T0,
+                  ledger.begin(tx, T0),
                   // Some racers put another account's request first, so they lock a different balance too.
                   i % 2 === 0
                     ? [request(s.companyId, s.accountId, [ev])]
@@ -1687,7 +1693,7 @@ for (const dialect of DIALECTS) {
         const outs = await Promise.all(
           [5, 6].map((amount) =>
             store.write((tx) =>
-              ingestGroup(tx, T0, [
+              ingestGroup(ledger.begin(tx, T0), [
                 request(s.companyId, s.accountId, [
                   { type: 'charge', id: 'contested', cost_override: { amount, denomination: 'credits' } },
                 ]),
@@ -1714,7 +1720,13 @@ for (const dialect of DIALECTS) {
         const s = await seedCompanyAndAccount(store);
         await seedBalance(store, s.companyId, s.accountId, 'credits', 0);
         const batcher = new IngestBatcher(
-          { store, clock: new TestClock(T0), processors: processorFactory() },
+          {
+            store,
+            clock: new TestClock(T0),
+            processors: processorFactory(),
+            ledger,
+            webhooks: { allowPrivate: false },
+          },
           dialect === 'postgres' ? 4 : 1,
         );
         const outs = await Promise.all(

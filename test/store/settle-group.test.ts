@@ -8,6 +8,8 @@ import { normalizeEvent, type IngestRequest } from '../../src/domain/events.js';
 import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
 import type { Outcome } from '../../src/domain/outcome.js';
 import { ingestGroup, settleGroup, type SettleRequest } from '../../src/operations/events.js';
+import { balanceEffects } from '../../src/operations/effects.js';
+import { Ledger } from '../../src/operations/ledger.js';
 import type { EventRow, Store } from '../../src/store/types.js';
 import {
   DIALECTS,
@@ -19,6 +21,8 @@ import {
 } from '../support/stores.js';
 
 const T0 = 1_700_000_000_000;
+/** The server's ledger, with its balance effects (refill decisions, plan alerts, notifications). */
+const ledger = new Ledger(balanceEffects());
 
 function holdRequest(companyId: string, accountId: string, amounts: number[], denomination = 'tokens'): IngestRequest {
   return {
@@ -43,7 +47,7 @@ async function hold(
   denomination = 'tokens',
 ): Promise<string[]> {
   const [outcome] = await store.write((tx) =>
-    ingestGroup(tx, nowMs, [holdRequest(companyId, accountId, amounts, denomination)]),
+    ingestGroup(ledger.begin(tx, nowMs), [holdRequest(companyId, accountId, amounts, denomination)]),
   );
   assert.ok(outcome?.ok, JSON.stringify(outcome));
   return outcome.value.eventIds;
@@ -104,7 +108,7 @@ for (const dialect of DIALECTS) {
           input: { state: 'complete', cost_override: { amount: 45, denomination: 'tokens' } },
         },
       ];
-      const outcomes = await store.write((tx) => settleGroup(tx, now, requests));
+      const outcomes = await store.write((tx) => settleGroup(ledger.begin(tx, now), requests));
       assert.deepEqual(outcomes.map(reasonOf), [
         'ok:complete:7', // the final cost replaces the held 10
         'ok:complete:7', // the same state again: a no-op
@@ -129,9 +133,9 @@ for (const dialect of DIALECTS) {
         ['complete', 45, now],
       );
       assert.deepEqual([(await stateOf(old!)).state, (await stateOf(old!)).updatedAtMs], ['cancelled', now]);
-      const ledger = await store.read((tx) => tx.listTransactions(s.accountId, 'tokens', { limit: 10 }));
+      const rows = await store.read((tx) => tx.listTransactions(s.accountId, 'tokens', { limit: 10 }));
       assert.deepEqual(
-        ledger!.rows.map((r) => [r.amount, r.balanceAfter, r.eventId]),
+        rows!.rows.map((r) => [r.amount, r.balanceAfter, r.eventId]),
         [
           [-45, 948, c],
           [-7, 993, a],
@@ -171,7 +175,9 @@ for (const dialect of DIALECTS) {
           })),
         );
       }
-      const results = await Promise.all(groups.map((g) => store.write((tx) => settleGroup(tx, T0 + 1000, g))));
+      const results = await Promise.all(
+        groups.map((g) => store.write((tx) => settleGroup(ledger.begin(tx, T0 + 1000), g))),
+      );
       assert.ok(
         results.flat().every((o) => o.ok),
         'every settle applied',

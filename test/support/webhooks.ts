@@ -119,6 +119,27 @@ export async function createWebhook(
   return r.body.data;
 }
 
+/**
+ * The notifications written for one subscription, oldest first, as their payloads with the
+ * balance's denomination under `denomination` (the outbox's old spelling, kept by the scenarios).
+ */
+export async function notificationsOf(
+  h: Pick<Harness, 'request'>,
+  auth: [string, string],
+  webhookId: string,
+): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  let after = '';
+  for (;;) {
+    const r = await h.request('GET', `/v1/webhooks/${webhookId}/deliveries?limit=100${after}`, { auth });
+    assert.equal(r.status, 200, r.text);
+    for (const d of r.body.data) out.push(d.payload);
+    if (!r.body.has_more) break;
+    after = `&starting_after=${r.body.next_cursor}`;
+  }
+  return out.reverse();
+}
+
 /** Runs every job due now (the test clock does not move). */
 export async function runJobs(h: Pick<Harness, 'request'>, auth: [string, string], seconds = 0): Promise<void> {
   const r = await h.request('POST', '/v1/test_clock/advance', { auth, body: { seconds } });

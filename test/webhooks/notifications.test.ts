@@ -1,8 +1,6 @@
 // Guarantee: every balance change notifies the company's subscriptions of the right type, written with the change (a rejected request notifies nothing), coalesced to one per balance per request, signed verifiably (standardwebhooks), and logged with every attempt.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { newId } from '../../src/lib/ids.js';
-import { fanOutWebhookOutbox } from '../../src/operations/webhooks.js';
 import {
   HTTP_DIALECTS,
   assertError,
@@ -194,51 +192,61 @@ for (const dialect of HTTP_DIALECTS) {
       assert.deepEqual(rows, []);
     });
 
-    test('webhook.threshold and webhook.auto_refill outbox rows fan out to subscriptions of that type, once', async () => {
+    test('auto_refill and plan threshold notifications are written with their change, once, to their type only', async () => {
       const co = await signUpCompany(h);
       const refill = await createWebhook(h, co.auth, { type: 'auto_refill', url: rx.url });
       const alert = await createWebhook(h, co.auth, { type: 'threshold', url: rx.url });
       const change = await createWebhook(h, co.auth, { type: 'balance_change', url: rx.url });
-      const accountId = await createAccountWithBalance(h, co, 'tokens', 10);
+      const plan = await h.request('POST', `/v1/companies/${co.companyId}/plans`, {
+        auth: co.auth,
+        body: {
+          name: 'Alerted',
+          charge_amount: 0,
+          threshold_alert_percentage: '50',
+          balances: [{ amount: 100, denomination: 'tokens', overage_charge_amount: 0 }],
+        },
+      });
+      assert.equal(plan.status, 200, plan.text);
+      const a = await h.request('POST', `/v1/companies/${co.companyId}/accounts`, {
+        auth: co.auth,
+        body: { name: 'P', plan_id: plan.body.data.plan_id },
+      });
+      assert.equal(a.status, 200, a.text);
+      const accountId = a.body.data.account_id as string;
+      const card = await h.request('POST', `/v1/accounts/${accountId}/card`, {
+        auth: co.auth,
+        body: { token: 'tok_visa' },
+      });
+      assert.equal(card.status, 200, card.text);
+      const put = await h.request('PUT', `/v1/accounts/${accountId}/balance/tokens/autorefill`, {
+        auth: co.auth,
+        body: { threshold: 20, amount: 1000, usd_charge: 500 },
+      });
+      assert.equal(put.status, 200, put.text);
       const before = (await deliveries(h, co.auth, change.webhook_id)).length;
-      const nowMs = h.server.clock.now();
-      const rows = [
-        {
-          outboxId: newId('ob'),
-          companyId: co.companyId,
-          topic: 'webhook.auto_refill',
-          payload: {
-            account_id: accountId,
-            denomination: 'tokens',
-            account_balance: 1010,
-            type: 'auto_refill',
-            refill_amount: 1000,
-          },
-          runAtMs: nowMs,
-          createdAtMs: nowMs,
-        },
-        {
-          outboxId: newId('ob'),
-          companyId: co.companyId,
-          topic: 'webhook.threshold',
-          payload: { account_id: accountId, denomination: 'tokens', account_balance: 9, type: 'threshold' },
-          runAtMs: nowMs,
-          createdAtMs: nowMs,
-        },
-      ];
-      await h.store.write((tx) => tx.insertOutbox(rows));
+      // 100 → 40: below 50 % of the included amount (one plan alert) and not yet below the refill threshold.
+      await events(h, co.auth, accountId, [cost(60)]);
+      // 40 → 10: below the refill threshold (one refill of 1,000), no second plan alert this period.
+      await events(h, co.auth, accountId, [cost(30)]);
       await runJobs(h, co.auth);
+      await runJobs(h, co.auth);
+
+      const alerts = await deliveries(h, co.auth, alert.webhook_id);
+      assert.deepEqual(
+        alerts.map((d) => [d.payload.type, d.payload.account_balance, d.payload.available, d.payload.pending]),
+        [['threshold', 40, 40, 0]],
+      );
       const refills = await deliveries(h, co.auth, refill.webhook_id);
       assert.equal(refills.length, 1);
       assert.equal(refills[0].status, 'delivered');
       assert.deepEqual(
-        (({ company_id, account_id, type, account_balance, account_denomination, refill_amount }) => ({
+        (({ company_id, account_id, type, account_balance, account_denomination, available }) => ({
           company_id,
           account_id,
           type,
           account_balance,
           account_denomination,
-          refill_amount,
+          available,
         }))(refills[0].payload),
         {
           company_id: co.companyId,
@@ -246,24 +254,21 @@ for (const dialect of HTTP_DIALECTS) {
           type: 'auto_refill',
           account_balance: 1010,
           account_denomination: 'tokens',
-          refill_amount: 1000,
+          available: 1010,
         },
       );
-      const alerts = await deliveries(h, co.auth, alert.webhook_id);
+      const changes = await deliveries(h, co.auth, change.webhook_id);
       assert.deepEqual(
-        alerts.map((d) => [d.payload.type, d.payload.account_balance]),
-        [['threshold', 9]],
+        changes.slice(0, changes.length - before).map((d) => d.payload.type),
+        ['balance_change', 'balance_change', 'balance_change'],
+        'the two spends and the refill, each once, and nothing of the other types',
       );
-      assert.equal(
-        (await deliveries(h, co.auth, change.webhook_id)).length,
-        before,
-        'outbox notifications go only to their type',
+      // Nothing waits in the outbox for webhooks: only the charge row was ever written there.
+      const outbox = await h.store.read((tx) => tx.listOutboxOfCompany(co.companyId, ''));
+      assert.deepEqual(
+        outbox.map((r) => r.topic),
+        ['charge.refill'],
       );
-      // Fanning the same rows out again (a worker that died before marking them done) writes nothing new.
-      const claimed = rows.map((r) => ({ ...r, attempts: 1, claimedUntilMs: nowMs }));
-      await h.store.write((tx) => fanOutWebhookOutbox(tx, nowMs, claimed));
-      assert.equal((await deliveries(h, co.auth, refill.webhook_id)).length, 1);
-      assert.equal((await deliveries(h, co.auth, alert.webhook_id)).length, 1);
     });
 
     test('retry sends again now with the same webhook-id and body; the log keeps every attempt', async () => {

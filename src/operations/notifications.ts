@@ -1,0 +1,115 @@
+/**
+ * Writing webhook notifications: every notification is a row of `webhook_deliveries`, written
+ * in the database transaction of the change that causes it (so none is lost, even across a
+ * crash), and sent later by the delivery worker. Two writers share one per-transaction memo
+ * (`NotificationNotes`, carried by the transaction's `Posting`):
+ * - `writeBalanceNotifications`, a balance effect: `balance_change`, `negative_balance` and
+ *   `threshold` (with its own threshold), at most one per subscription and balance per
+ *   transaction, carrying the balance after the last change;
+ * - `notifyBalance`, for what an operation decides itself: `auto_refill` (a refill applied, a
+ *   plan renewed) and `threshold` plan alerts.
+ */
+import { newId } from '../lib/ids.js';
+import type { BalanceRow, Tx, WebhookDeliveryRow, WebhookTarget, WebhookType } from '../store/types.js';
+import { changeNotifies, notificationPayload } from '../webhooks/notifications.js';
+import type { BalanceChange, Posting } from './ledger.js';
+
+/** What one transaction has already looked up and written. */
+export class NotificationNotes {
+  /** Company id → its live subscriptions. */
+  readonly targets = new Map<string, WebhookTarget[]>();
+  /** Subscription + balance → the callback id of the coalesced notification written in this transaction. */
+  readonly coalesced = new Map<string, string>();
+
+  /** The live subscriptions of these companies: one indexed query for those not yet looked up. */
+  async targetsOf(tx: Tx, companyIds: string[]): Promise<void> {
+    const unknown = [...new Set(companyIds)].filter((c) => !this.targets.has(c));
+    if (unknown.length === 0) return;
+    for (const c of unknown) this.targets.set(c, []);
+    for (const t of await tx.findWebhookTargets(unknown)) this.targets.get(t.companyId)?.push(t);
+  }
+}
+
+function delivery(callbackId: string, t: WebhookTarget, payload: string, nowMs: number): WebhookDeliveryRow {
+  return {
+    callbackId,
+    webhookId: t.webhookId,
+    companyId: t.companyId,
+    type: t.type,
+    payload,
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAtMs: nowMs,
+    createdAtMs: nowMs,
+    deliveredAtMs: null,
+    lastError: null,
+  };
+}
+
+function payloadOf(callbackId: string, t: WebhookTarget, b: BalanceRow, nowMs: number, extra: object): string {
+  return notificationPayload({
+    companyId: b.companyId,
+    callbackId,
+    accountId: b.accountId,
+    type: t.type,
+    accountBalance: b.amount,
+    denomination: b.denomination,
+    createdAtMs: nowMs,
+    extra: { available: b.amount - b.pending, pending: b.pending, ...extra },
+  });
+}
+
+/**
+ * The balance effect: runs after every posting. One indexed query per transaction for the
+ * companies involved (nothing more when they have no subscriptions); a later posting in the
+ * same transaction rewrites the body of the notification an earlier one wrote.
+ */
+export async function writeBalanceNotifications(p: Posting, changes: BalanceChange[]): Promise<void> {
+  const notes = p.notifications;
+  await notes.targetsOf(
+    p.tx,
+    changes.map((c) => c.after.companyId),
+  );
+  const inserts: WebhookDeliveryRow[] = [];
+  for (const { before, after } of changes) {
+    for (const t of notes.targets.get(after.companyId) ?? []) {
+      if (!changeNotifies(t, before, after)) continue;
+      const key = `${t.webhookId}\u0000${after.accountId}\u0000${after.denomination}`;
+      const existing = notes.coalesced.get(key);
+      const callbackId = existing ?? newId('cl');
+      const payload = payloadOf(
+        callbackId,
+        t,
+        after,
+        p.nowMs,
+        t.type === 'threshold' ? { threshold: t.threshold } : {},
+      );
+      if (existing !== undefined) {
+        await p.tx.updateWebhookDeliveryPayload(existing, payload);
+        continue;
+      }
+      notes.coalesced.set(key, callbackId);
+      inserts.push(delivery(callbackId, t, payload, p.nowMs));
+    }
+  }
+  await p.tx.insertWebhookDeliveries(inserts);
+}
+
+/**
+ * One notification of `type` about balance `b` to each of its company's subscriptions of that
+ * type (`auto_refill`; `threshold` for plan alerts, which go to every threshold subscription).
+ */
+export async function notifyBalance(
+  p: Posting,
+  type: Extract<WebhookType, 'auto_refill' | 'threshold'>,
+  b: BalanceRow,
+): Promise<void> {
+  await p.notifications.targetsOf(p.tx, [b.companyId]);
+  const inserts: WebhookDeliveryRow[] = [];
+  for (const t of p.notifications.targets.get(b.companyId) ?? []) {
+    if (t.type !== type) continue;
+    const callbackId = newId('cl');
+    inserts.push(delivery(callbackId, t, payloadOf(callbackId, t, b, p.nowMs, {}), p.nowMs));
+  }
+  await p.tx.insertWebhookDeliveries(inserts);
+}
