@@ -50,10 +50,15 @@ export class SqliteIngestWorker {
   private constructor(
     private readonly store: SqliteStore,
     private readonly entry: URL | undefined,
+    private readonly restartBackoffMs: number,
   ) {}
 
-  static async start(store: SqliteStore, opts: { entry?: URL } = {}): Promise<SqliteIngestWorker> {
-    const w = new SqliteIngestWorker(store, opts.entry);
+  /** `restartBackoffMs`: how long after a thread failed to start the next one is tried (tests lengthen it). */
+  static async start(
+    store: SqliteStore,
+    opts: { entry?: URL; restartBackoffMs?: number } = {},
+  ): Promise<SqliteIngestWorker> {
+    const w = new SqliteIngestWorker(store, opts.entry, opts.restartBackoffMs ?? RESTART_BACKOFF_MS);
     w.#spawn();
     await w.#ready;
     return w;
@@ -140,7 +145,7 @@ export class SqliteIngestWorker {
     }
     this.#inFlight++;
     try {
-      if (this.#startError !== undefined && !this.#closing && Date.now() - this.#spawnedAt >= RESTART_BACKOFF_MS)
+      if (this.#startError !== undefined && !this.#closing && Date.now() - this.#spawnedAt >= this.restartBackoffMs)
         this.#spawn();
       await this.#ready;
       return await new Promise<GroupKinds[K]['outcome'][]>((resolve, reject) => {

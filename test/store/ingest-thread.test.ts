@@ -8,9 +8,15 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeEvent, type IngestRequest } from '../../src/domain/events.js';
-import { RESTART_BACKOFF_MS, SqliteIngestWorker } from '../../src/ingest-worker/client.js';
+import { SqliteIngestWorker } from '../../src/ingest-worker/client.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { seedBalance, seedCompanyAndAccount } from '../support/stores.js';
+
+/**
+ * Long enough that the groups the test sends "before the backoff is over" are sent before it,
+ * even while a loaded machine takes a second or more to start a thread.
+ */
+const RESTART_BACKOFF_MS = 8_000;
 
 /**
  * A store on a fresh file, a writer thread started from `entry`, an account holding 1,000
@@ -27,7 +33,10 @@ async function withThread(
 ): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'billing-thread-'));
   const store = new SqliteStore(join(dir, 'billing.sqlite'));
-  const worker = await SqliteIngestWorker.start(store, { entry: new URL(entry, import.meta.url) });
+  const worker = await SqliteIngestWorker.start(store, {
+    entry: new URL(entry, import.meta.url),
+    restartBackoffMs: RESTART_BACKOFF_MS,
+  });
   try {
     const s = await seedCompanyAndAccount(store);
     await seedBalance(store, s.companyId, s.accountId, 'tokens', 1000);
