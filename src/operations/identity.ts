@@ -99,7 +99,8 @@ export async function createCompany(
   if (processor === 'stripe' && !input.processor_api_key)
     fail(
       'processor_api_key_required',
-      'processor "stripe" needs processor_api_key (a restricted key with write access to customers, payment intents and payment methods)',
+      'processor "stripe" needs processor_api_key (a restricted key with write access to customers, payment intents ' +
+        'and payment methods)',
       'processor_api_key',
     );
   if (processor === 'sandbox' && input.processor_api_key !== undefined)

@@ -83,7 +83,10 @@ export async function modifyMidMonth(
     if (priced.reason === 'amount_must_exceed_current_refill_amount') {
       fail(
         priced.reason,
-        `modifymidmonth is for increases only: amount must exceed the current refill_amount (${balance.refillAmount ?? 0}); schedule a decrease for the next renewal with PUT /v1/accounts/{account_id}/balance/{denomination}/autorefill`,
+        `modifymidmonth is for increases only: amount must exceed ` +
+          `the current refill_amount (${balance.refillAmount ?? 0}); ` +
+          `schedule a decrease for the next renewal with PUT ` +
+          `/v1/accounts/{account_id}/balance/{denomination}/autorefill`,
         'amount',
       );
     }
@@ -115,7 +118,8 @@ export async function modifyMidMonth(
   if (!hasCard)
     fail(
       'no_card_on_file',
-      `the card must be charged ${priced.chargedUsdCents} cents but the account has no card; attach one with POST /v1/accounts/{account_id}/card`,
+      `the card must be charged ${priced.chargedUsdCents} cents but the account has no card; attach one with POST ` +
+        `/v1/accounts/{account_id}/card`,
     );
 
   const charge = await deps.store.write((tx) =>
@@ -138,7 +142,8 @@ export async function modifyMidMonth(
   if (settled.status !== 'succeeded') {
     fail(
       'charge_declined',
-      `the charge of ${priced.chargedUsdCents} cents failed (${settled.failureMessage ?? settled.status}); nothing was changed`,
+      `the charge of ${priced.chargedUsdCents} cents failed (${settled.failureMessage ?? settled.status}); nothing ` +
+        `was changed`,
     );
   }
   // Settled by the recovery worker first (a very slow processor): read what it applied.

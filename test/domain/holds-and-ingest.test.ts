@@ -1,4 +1,6 @@
-// Guarantees: a hold resolves exactly once by the settle rules, and ingest planning is all-or-nothing per request, never deducts a repeated client id twice, honours gate_on_balance, and conserves units (every balance change is a planned ledger entry or hold).
+// Guarantees: a hold resolves exactly once by the settle rules, and ingest planning is all-or-nothing per request,
+// never deducts a repeated client id twice, honours gate_on_balance, and conserves units (every balance change is a
+// planned ledger entry or hold).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -240,33 +242,36 @@ describe('planIngest', () => {
     assert.deepEqual(fig(ctx, 'credits'), { amount: 97, pending: 0 });
   });
 
-  test('states: pending holds (with expiry), cancelled records only, complete deducts; zero cost posts no entry', () => {
-    const ctx = makeCtx();
-    const r = planIngest(
-      req([
-        { type: 'x', state: 'pending', cost_override: { amount: 10, denomination: 'credits' } },
-        { type: 'x', state: 'cancelled', cost_override: { amount: 20, denomination: 'credits' } },
-        { type: 'x', state: 'completed', cost_override: { amount: 5, denomination: 'credits' } },
-        { type: 'api_call', quantity: 0 },
-      ]),
-      ctx,
-    );
-    assert.ok(r.ok);
-    assert.deepEqual(
-      r.value.events.map((e) => [e.state, e.costAmount, e.expiresAtMs]),
-      [
-        ['pending', 10, NOW + HOLD_DURATION_MS],
-        ['cancelled', 20, null],
-        ['complete', 5, null],
-        ['complete', 0, null],
-      ],
-    );
-    assert.deepEqual(
-      r.value.ledger.map((l) => l.amount),
-      [-5],
-    );
-    assert.deepEqual(fig(ctx), { amount: 95, pending: 10 });
-  });
+  test(
+    'states: pending holds (with expiry), cancelled records ' + 'only, complete deducts; zero cost posts no entry',
+    () => {
+      const ctx = makeCtx();
+      const r = planIngest(
+        req([
+          { type: 'x', state: 'pending', cost_override: { amount: 10, denomination: 'credits' } },
+          { type: 'x', state: 'cancelled', cost_override: { amount: 20, denomination: 'credits' } },
+          { type: 'x', state: 'completed', cost_override: { amount: 5, denomination: 'credits' } },
+          { type: 'api_call', quantity: 0 },
+        ]),
+        ctx,
+      );
+      assert.ok(r.ok);
+      assert.deepEqual(
+        r.value.events.map((e) => [e.state, e.costAmount, e.expiresAtMs]),
+        [
+          ['pending', 10, NOW + HOLD_DURATION_MS],
+          ['cancelled', 20, null],
+          ['complete', 5, null],
+          ['complete', 0, null],
+        ],
+      );
+      assert.deepEqual(
+        r.value.ledger.map((l) => l.amount),
+        [-5],
+      );
+      assert.deepEqual(fig(ctx), { amount: 95, pending: 10 });
+    },
+  );
 
   test('missing balance: a failure naming the index', () => {
     const ctx = makeCtx();
@@ -462,144 +467,151 @@ describe('planIngest', () => {
       assert.deepEqual(fig(ctx), { amount: 9, pending: 15 });
     });
 
-    test('only balances the request draws from count; available exactly 0 passes; cancelled events draw nothing', () => {
-      const ctx = negative();
-      const usdOnly = planIngest(
-        req([{ type: 'x', cost_override: { amount: 5, denomination: 'usd' } }], { gate: true }),
-        ctx,
-      );
-      assert.ok(usdOnly.ok, 'credits is negative but not drawn from');
-      assert.deepEqual(fig(ctx, 'usd'), { amount: 0, pending: 0 });
-      const atZero = planIngest(
-        req([{ type: 'x', cost_override: { amount: 1, denomination: 'usd' } }], { gate: true }),
-        ctx,
-      );
-      assert.ok(atZero.ok, 'available 0 is not below 0');
-      const cancelled = planIngest(req([{ type: 'api_call', state: 'cancelled' }], { gate: true }), ctx);
-      assert.ok(cancelled.ok);
-      const gatedAgain = planIngest(
-        req([{ type: 'x', cost_override: { amount: 1, denomination: 'usd' } }], { gate: true }),
-        ctx,
-      );
-      assert.ok(!gatedAgain.ok, 'an earlier request of the same group made it negative');
-    });
-  });
-
-  test('property: conservation — every change of ctx balances is a planned ledger entry or hold; failures change nothing', () => {
-    const accounts = ['a_1', 'a_2'];
-    const denominations = ['credits', 'usd', 'gold']; // gold has no balance anywhere
-    const prices: Price[] = [
-      { type: 'p_half', denomination: 'credits', unitAmount: '0.5' },
-      { type: 'p_tiny', denomination: 'usd', unitAmount: '0.0015' },
-      { type: 'p_gold', denomination: 'gold', unitAmount: '1' },
-    ];
-    const eventArb: fc.Arbitrary<EventInput> = fc.record(
-      {
-        type: fc.constantFrom('p_half', 'p_tiny', 'p_gold', 'unpriced'),
-        id: fc.option(fc.constantFrom('i1', 'i2', 'i3', 'i4'), { nil: undefined }),
-        quantity: fc.option(
-          fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.double({ min: 0, max: 1000, noNaN: true })),
-          { nil: undefined },
-        ),
-        cost_override: fc.option(
-          fc.record({ amount: fc.integer({ min: 0, max: 500 }), denomination: fc.constantFrom(...denominations) }),
-          { nil: undefined },
-        ),
-        state: fc.option(
-          fc.constantFrom('pending', 'complete', 'completed', 'cancelled') as fc.Arbitrary<
-            'pending' | 'complete' | 'completed' | 'cancelled'
-          >,
-          { nil: undefined },
-        ),
-        gate_on_balance: fc.option(fc.boolean(), { nil: undefined }),
+    test(
+      'only balances the request draws from count; available ' + 'exactly 0 passes; cancelled events draw nothing',
+      () => {
+        const ctx = negative();
+        const usdOnly = planIngest(
+          req([{ type: 'x', cost_override: { amount: 5, denomination: 'usd' } }], { gate: true }),
+          ctx,
+        );
+        assert.ok(usdOnly.ok, 'credits is negative but not drawn from');
+        assert.deepEqual(fig(ctx, 'usd'), { amount: 0, pending: 0 });
+        const atZero = planIngest(
+          req([{ type: 'x', cost_override: { amount: 1, denomination: 'usd' } }], { gate: true }),
+          ctx,
+        );
+        assert.ok(atZero.ok, 'available 0 is not below 0');
+        const cancelled = planIngest(req([{ type: 'api_call', state: 'cancelled' }], { gate: true }), ctx);
+        assert.ok(cancelled.ok);
+        const gatedAgain = planIngest(
+          req([{ type: 'x', cost_override: { amount: 1, denomination: 'usd' } }], { gate: true }),
+          ctx,
+        );
+        assert.ok(!gatedAgain.ok, 'an earlier request of the same group made it negative');
       },
-      { requiredKeys: ['type'] },
-    );
-    const requestArb = fc.record({
-      accountId: fc.constantFrom(...accounts),
-      gate: fc.boolean(),
-      events: fc.array(eventArb, { minLength: 1, maxLength: 6 }),
-    });
-
-    fc.assert(
-      fc.property(
-        fc.array(requestArb, { minLength: 1, maxLength: 12 }),
-        fc.integer({ min: -50, max: 500 }),
-        (requests, start) => {
-          const ctx = makeCtx({
-            balances: [
-              ['a_1', 'credits', start],
-              ['a_1', 'usd', 100, 20],
-              ['a_2', 'credits', 50],
-            ],
-            prices,
-          });
-          const initial = snapshot(ctx);
-          const totals = new Map<string, BalanceFigures>();
-          let succeeded = 0;
-          for (const r of requests) {
-            const before = snapshot(ctx);
-            const request = req(
-              r.events.map((e) => {
-                const copy: EventInput = { type: e.type };
-                for (const [k, v] of Object.entries(e))
-                  if (v !== undefined) (copy as unknown as Record<string, unknown>)[k] = v;
-                return copy;
-              }),
-              { accountId: r.accountId, gate: r.gate },
-            );
-            const plan = planIngest(request, ctx);
-            if (!plan.ok) {
-              assert.deepEqual(snapshot(ctx), before, `failure ${plan.reason} changed ctx`);
-              continue;
-            }
-            succeeded++;
-            assert.equal(plan.value.eventIds.length, request.events.length, 'one id per submitted event, in order');
-            // What the plan says each balance should move by…
-            const planned = new Map<string, BalanceFigures>();
-            const add = (key: string, amount: number, pending: number) => {
-              const p = planned.get(key) ?? { amount: 0, pending: 0 };
-              p.amount += amount;
-              p.pending += pending;
-              planned.set(key, p);
-            };
-            for (const l of plan.value.ledger) {
-              assert.ok(Number.isSafeInteger(l.amount) && l.amount < 0, 'a usage entry is a negative integer');
-              add(balanceKey(l.accountId, l.denomination), l.amount, 0);
-            }
-            for (const e of plan.value.events) {
-              assert.ok(Number.isSafeInteger(e.costAmount) && e.costAmount >= 0, 'a cost is a non-negative integer');
-              if (e.state === 'pending') add(balanceKey(e.accountId, e.denomination), 0, e.costAmount);
-            }
-            // …equals what the ctx balances did move by, and what `deltas` reports.
-            const beforeMap = new Map(before.balances);
-            for (const [key, b] of ctx.balances) {
-              const was = beforeMap.get(key)!;
-              const p = planned.get(key) ?? { amount: 0, pending: 0 };
-              assert.equal(b.amount - was.amount, p.amount, `amount change of ${key}`);
-              assert.equal(b.pending - was.pending, p.pending, `pending change of ${key}`);
-              const d: BalanceFigures = plan.value.deltas.get(key) ?? { amount: 0, pending: 0 };
-              assert.deepEqual({ amount: d.amount, pending: d.pending }, p);
-              assert.ok(Number.isSafeInteger(b.amount) && Number.isSafeInteger(b.pending));
-              const t = totals.get(key) ?? { amount: 0, pending: 0 };
-              t.amount += p.amount;
-              t.pending += p.pending;
-              totals.set(key, t);
-            }
-            for (const key of planned.keys())
-              assert.ok(ctx.balances.has(key), 'nothing planned against a missing balance');
-          }
-          // Over the whole sequence: final − initial = Σ planned.
-          for (const [key, was] of initial.balances) {
-            const now = ctx.balances.get(key)!;
-            const t = totals.get(key) ?? { amount: 0, pending: 0 };
-            assert.equal(now.amount - was.amount, t.amount);
-            assert.equal(now.pending - was.pending, t.pending);
-          }
-          assert.ok(succeeded <= requests.length);
-        },
-      ),
-      { numRuns: 500 },
     );
   });
+
+  test(
+    'property: conservation — every change of ctx balances is ' +
+      'a planned ledger entry or hold; failures change nothing',
+    () => {
+      const accounts = ['a_1', 'a_2'];
+      const denominations = ['credits', 'usd', 'gold']; // gold has no balance anywhere
+      const prices: Price[] = [
+        { type: 'p_half', denomination: 'credits', unitAmount: '0.5' },
+        { type: 'p_tiny', denomination: 'usd', unitAmount: '0.0015' },
+        { type: 'p_gold', denomination: 'gold', unitAmount: '1' },
+      ];
+      const eventArb: fc.Arbitrary<EventInput> = fc.record(
+        {
+          type: fc.constantFrom('p_half', 'p_tiny', 'p_gold', 'unpriced'),
+          id: fc.option(fc.constantFrom('i1', 'i2', 'i3', 'i4'), { nil: undefined }),
+          quantity: fc.option(
+            fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.double({ min: 0, max: 1000, noNaN: true })),
+            { nil: undefined },
+          ),
+          cost_override: fc.option(
+            fc.record({ amount: fc.integer({ min: 0, max: 500 }), denomination: fc.constantFrom(...denominations) }),
+            { nil: undefined },
+          ),
+          state: fc.option(
+            fc.constantFrom('pending', 'complete', 'completed', 'cancelled') as fc.Arbitrary<
+              'pending' | 'complete' | 'completed' | 'cancelled'
+            >,
+            { nil: undefined },
+          ),
+          gate_on_balance: fc.option(fc.boolean(), { nil: undefined }),
+        },
+        { requiredKeys: ['type'] },
+      );
+      const requestArb = fc.record({
+        accountId: fc.constantFrom(...accounts),
+        gate: fc.boolean(),
+        events: fc.array(eventArb, { minLength: 1, maxLength: 6 }),
+      });
+
+      fc.assert(
+        fc.property(
+          fc.array(requestArb, { minLength: 1, maxLength: 12 }),
+          fc.integer({ min: -50, max: 500 }),
+          (requests, start) => {
+            const ctx = makeCtx({
+              balances: [
+                ['a_1', 'credits', start],
+                ['a_1', 'usd', 100, 20],
+                ['a_2', 'credits', 50],
+              ],
+              prices,
+            });
+            const initial = snapshot(ctx);
+            const totals = new Map<string, BalanceFigures>();
+            let succeeded = 0;
+            for (const r of requests) {
+              const before = snapshot(ctx);
+              const request = req(
+                r.events.map((e) => {
+                  const copy: EventInput = { type: e.type };
+                  for (const [k, v] of Object.entries(e))
+                    if (v !== undefined) (copy as unknown as Record<string, unknown>)[k] = v;
+                  return copy;
+                }),
+                { accountId: r.accountId, gate: r.gate },
+              );
+              const plan = planIngest(request, ctx);
+              if (!plan.ok) {
+                assert.deepEqual(snapshot(ctx), before, `failure ${plan.reason} changed ctx`);
+                continue;
+              }
+              succeeded++;
+              assert.equal(plan.value.eventIds.length, request.events.length, 'one id per submitted event, in order');
+              // What the plan says each balance should move by…
+              const planned = new Map<string, BalanceFigures>();
+              const add = (key: string, amount: number, pending: number) => {
+                const p = planned.get(key) ?? { amount: 0, pending: 0 };
+                p.amount += amount;
+                p.pending += pending;
+                planned.set(key, p);
+              };
+              for (const l of plan.value.ledger) {
+                assert.ok(Number.isSafeInteger(l.amount) && l.amount < 0, 'a usage entry is a negative integer');
+                add(balanceKey(l.accountId, l.denomination), l.amount, 0);
+              }
+              for (const e of plan.value.events) {
+                assert.ok(Number.isSafeInteger(e.costAmount) && e.costAmount >= 0, 'a cost is a non-negative integer');
+                if (e.state === 'pending') add(balanceKey(e.accountId, e.denomination), 0, e.costAmount);
+              }
+              // …equals what the ctx balances did move by, and what `deltas` reports.
+              const beforeMap = new Map(before.balances);
+              for (const [key, b] of ctx.balances) {
+                const was = beforeMap.get(key)!;
+                const p = planned.get(key) ?? { amount: 0, pending: 0 };
+                assert.equal(b.amount - was.amount, p.amount, `amount change of ${key}`);
+                assert.equal(b.pending - was.pending, p.pending, `pending change of ${key}`);
+                const d: BalanceFigures = plan.value.deltas.get(key) ?? { amount: 0, pending: 0 };
+                assert.deepEqual({ amount: d.amount, pending: d.pending }, p);
+                assert.ok(Number.isSafeInteger(b.amount) && Number.isSafeInteger(b.pending));
+                const t = totals.get(key) ?? { amount: 0, pending: 0 };
+                t.amount += p.amount;
+                t.pending += p.pending;
+                totals.set(key, t);
+              }
+              for (const key of planned.keys())
+                assert.ok(ctx.balances.has(key), 'nothing planned against a missing balance');
+            }
+            // Over the whole sequence: final − initial = Σ planned.
+            for (const [key, was] of initial.balances) {
+              const now = ctx.balances.get(key)!;
+              const t = totals.get(key) ?? { amount: 0, pending: 0 };
+              assert.equal(now.amount - was.amount, t.amount);
+              assert.equal(now.pending - was.pending, t.pending);
+            }
+            assert.ok(succeeded <= requests.length);
+          },
+        ),
+        { numRuns: 500 },
+      );
+    },
+  );
 });

@@ -1,4 +1,5 @@
-// Guarantees: the monthly day rule puts every refill on day d (d ≤ 28) or the 1st (d > 28), one per calendar month, none skipped or doubled, for every start date.
+// Guarantees: the monthly day rule puts every refill on day d (d ≤ 28) or the 1st (d > 28), one per calendar month,
+// none skipped or doubled, for every start date.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -154,20 +155,23 @@ test('property: nextRefillAfter is the smallest schedule instant strictly after 
   );
 });
 
-test('property: a late wake-up, passing either the due instant or the wake time, never skips or repeats a refill', () => {
-  fc.assert(
-    fc.property(
-      instant,
-      fc.integer({ min: 0, max: 200 }),
-      fc.double({ min: 0, max: 1, noNaN: true }),
-      (start, k, f) => {
-        const due = refillAt(start, k);
-        const following = refillAt(start, k + 1);
-        const wake = due + Math.floor((following - due - 1) * f); // late, but before the following refill
-        assert.equal(nextRefillAfter(start, due), following);
-        assert.equal(nextRefillAfter(start, wake), following);
-      },
-    ),
-    { numRuns: 2000 },
-  );
-});
+test(
+  'property: a late wake-up, passing either the due instant ' + 'or the wake time, never skips or repeats a refill',
+  () => {
+    fc.assert(
+      fc.property(
+        instant,
+        fc.integer({ min: 0, max: 200 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (start, k, f) => {
+          const due = refillAt(start, k);
+          const following = refillAt(start, k + 1);
+          const wake = due + Math.floor((following - due - 1) * f); // late, but before the following refill
+          assert.equal(nextRefillAfter(start, due), following);
+          assert.equal(nextRefillAfter(start, wake), following);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  },
+);

@@ -1,4 +1,5 @@
-// Guarantees: usage cost is quantity × unit_amount computed exactly in decimal and rounded up to a whole unit, always an integer, monotone in quantity, and refused (never rounded) beyond the exact integer range.
+// Guarantees: usage cost is quantity × unit_amount computed exactly in decimal and rounded up to a whole unit, always
+// an integer, monotone in quantity, and refused (never rounded) beyond the exact integer range.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -166,24 +167,27 @@ describe('properties', () => {
     scale: fc.integer({ min: 0, max: DECIMAL_SCALE_MAX }),
   });
 
-  test('cost = ceil(quantity × unit_amount), exactly as BigInt rational arithmetic says; an integer or a failure', () => {
-    fc.assert(
-      fc.property(quantityArb, unitArb, (q, u) => {
-        const quantity = Number(spell(q.coef, q.scale));
-        const expected = ceilProduct(q.coef, q.scale, u.coef, u.scale);
-        const got = priceCost(quantity, spell(u.coef, u.scale));
-        if (expected > BigInt(AMOUNT_MAX)) {
-          assert.equal(got.ok, false);
-          assert.equal(!got.ok && got.reason, 'amount_out_of_range');
-        } else {
-          assert.ok(got.ok);
-          assert.ok(Number.isSafeInteger(got.value));
-          assert.equal(BigInt(got.value), expected);
-        }
-      }),
-      { numRuns: 2000 },
-    );
-  });
+  test(
+    'cost = ceil(quantity × unit_amount), exactly as BigInt ' + 'rational arithmetic says; an integer or a failure',
+    () => {
+      fc.assert(
+        fc.property(quantityArb, unitArb, (q, u) => {
+          const quantity = Number(spell(q.coef, q.scale));
+          const expected = ceilProduct(q.coef, q.scale, u.coef, u.scale);
+          const got = priceCost(quantity, spell(u.coef, u.scale));
+          if (expected > BigInt(AMOUNT_MAX)) {
+            assert.equal(got.ok, false);
+            assert.equal(!got.ok && got.reason, 'amount_out_of_range');
+          } else {
+            assert.ok(got.ok);
+            assert.ok(Number.isSafeInteger(got.value));
+            assert.equal(BigInt(got.value), expected);
+          }
+        }),
+        { numRuns: 2000 },
+      );
+    },
+  );
 
   test('cost never undercharges and overcharges by less than one unit', () => {
     fc.assert(

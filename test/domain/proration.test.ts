@@ -1,4 +1,5 @@
-// Guarantees: a mid-month increase charges exactly usd_charge minus the half-up cent value of the unused units, never less than 0, and conserves units (new balance = old − remaining + new amount).
+// Guarantees: a mid-month increase charges exactly usd_charge minus the half-up cent value of the unused units, never
+// less than 0, and conserves units (new balance = old − remaining + new amount).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -18,14 +19,18 @@ function ok(input: MidMonthInput): MidMonthProration {
   return r;
 }
 
-test('contract example: balance 400 of a 1,000-unit / 1,000¢ refill, new 2,000 for 1,800¢ → charged 1400, balance 2,000', () => {
-  const r = ok({ refillAmount: 1000, refillUsdCents: 1000, balanceAmount: 400, newAmount: 2000, newUsdCents: 1800 });
-  assert.equal(r.remaining, 400);
-  assert.equal(r.valueUsdCents, 400);
-  assert.equal(r.chargedUsdCents, 1400);
-  assert.equal(r.newBalanceAmount, 2000);
-  assert.equal(r.balanceDelta, 1600);
-});
+test(
+  'contract example: balance 400 of a 1,000-unit / 1,000¢ ' +
+    'refill, new 2,000 for 1,800¢ → charged 1400, balance 2,000',
+  () => {
+    const r = ok({ refillAmount: 1000, refillUsdCents: 1000, balanceAmount: 400, newAmount: 2000, newUsdCents: 1800 });
+    assert.equal(r.remaining, 400);
+    assert.equal(r.valueUsdCents, 400);
+    assert.equal(r.chargedUsdCents, 1400);
+    assert.equal(r.newBalanceAmount, 2000);
+    assert.equal(r.balanceDelta, 1600);
+  },
+);
 
 test('contract example: balance 1,200 instead → remaining clamped to 1,000, charged 800, balance 2,200', () => {
   const r = ok({ refillAmount: 1000, refillUsdCents: 1000, balanceAmount: 1200, newAmount: 2000, newUsdCents: 1800 });

@@ -1,4 +1,5 @@
-// Guarantees: a threshold refill starts only when settings are complete, available is below the threshold, none is in flight and it is not paused; three declines in a row pause it.
+// Guarantees: a threshold refill starts only when settings are complete, available is below the threshold, none is in
+// flight and it is not paused; three declines in a row pause it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';

@@ -1,4 +1,5 @@
-// Guarantee: the sandbox processor gives the contract's card outcomes deterministically, as values, with no network and no state shared between processes.
+// Guarantee: the sandbox processor gives the contract's card outcomes deterministically, as values, with no network and
+// no state shared between processes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { usdCents } from '../../src/domain/money.js';

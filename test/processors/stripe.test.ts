@@ -1,4 +1,5 @@
-// Guarantee: the Stripe processor, driving the real SDK over HTTP, charges each idempotency key at most once and returns every expected failure as a value, never a throw.
+// Guarantee: the Stripe processor, driving the real SDK over HTTP, charges each idempotency key at most once and
+// returns every expected failure as a value, never a throw.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -251,15 +252,18 @@ test('reusing an idempotency key for a different amount is refused, not charged'
   assert.equal(fake.paymentIntents.length, 1);
 });
 
-test('processorFactory gives stripe companies a Stripe processor, refusing as a value when the key is missing', async () => {
-  const factory = processorFactory({ stripe: fake.connection });
-  const configured = factory({ processor: 'stripe', processorApiKey: FAKE_STRIPE_API_KEY });
-  assert.equal(configured.name, 'stripe');
-  assert.equal(factory({ processor: 'stripe', processorApiKey: FAKE_STRIPE_API_KEY }), configured);
-  await newCustomer(configured);
-  assert.equal(fake.customers.size, 1);
-  const unconfigured = factory({ processor: 'stripe', processorApiKey: null });
-  const refused = await unconfigured.createCustomer({ name: null, email: null, idempotencyKey: randomUUID() });
-  assert.deepEqual(failure(refused), { code: 'invalid_request', retryable: false });
-  assert.equal(fake.requests.length, 1);
-});
+test(
+  'processorFactory gives stripe companies a Stripe ' + 'processor, refusing as a value when the key is missing',
+  async () => {
+    const factory = processorFactory({ stripe: fake.connection });
+    const configured = factory({ processor: 'stripe', processorApiKey: FAKE_STRIPE_API_KEY });
+    assert.equal(configured.name, 'stripe');
+    assert.equal(factory({ processor: 'stripe', processorApiKey: FAKE_STRIPE_API_KEY }), configured);
+    await newCustomer(configured);
+    assert.equal(fake.customers.size, 1);
+    const unconfigured = factory({ processor: 'stripe', processorApiKey: null });
+    const refused = await unconfigured.createCustomer({ name: null, email: null, idempotencyKey: randomUUID() });
+    assert.deepEqual(failure(refused), { code: 'invalid_request', retryable: false });
+    assert.equal(fake.requests.length, 1);
+  },
+);

@@ -1,4 +1,6 @@
-// Guarantee: units are conserved through grants, usage, adjustments, threshold refills and mid-month prorations in any order — every unit on a balance is accounted for by exactly one transaction, and every refill by one successful charge — on both databases.
+// Guarantee: units are conserved through grants, usage, adjustments, threshold refills and mid-month prorations in any
+// order — every unit on a balance is accounted for by exactly one transaction, and every refill by one successful
+// charge — on both databases.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';

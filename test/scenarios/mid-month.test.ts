@@ -1,4 +1,6 @@
-// Guarantee: a mid-month increase charges exactly the contract's prorated price before changing anything, applies it as one proration transaction and re-anchors the refill day; a dry run, a decrease or a declined card change nothing — on both databases.
+// Guarantee: a mid-month increase charges exactly the contract's prorated price before changing anything, applies it as
+// one proration transaction and re-anchors the refill day; a dry run, a decrease or a declined card change nothing — on
+// both databases.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { HTTP_DIALECTS, assertError, signUpCompany, startHarness, type Harness } from '../support/harness.js';
@@ -50,63 +52,66 @@ for (const dialect of HTTP_DIALECTS) {
         body: { denomination: 'tokens', ...body },
       });
 
-    test('contract example 1: balance 400 → 2,000 units for 1,800 ¢ charges "1400"; dry run first changes nothing', async () => {
-      await advanceTo(h, co, iso(Y, 5, 3, '08:00:00'));
-      const acc = await refilledTo(400);
-      await advanceTo(h, co, iso(Y, 5, 20, '15:00:00'));
-      const dry = await modify(acc, { account_id: acc, amount: '2000', usd_charge: '1800', dryrun: true });
-      assert.equal(dry.status, 200, dry.text);
-      assert.deepEqual(dry.body.data, {
-        account_id: acc,
-        isdryrun: true,
-        amount: 2000,
-        denomination: 'tokens',
-        refill_amount: 2000,
-        refill_day: 20,
-        refill_usd_amount: 1800,
-        usd_amount_charged: '1400',
-      });
-      const unchanged = await balance(h, co, acc);
-      assert.deepEqual(
-        [unchanged.amount, unchanged.refill_amount, unchanged.refill_usd_amount, unchanged.refill_on_day],
-        [400, 1000, 1000, '3'],
-      );
-      assert.equal((await charges(h, co, acc)).length, 1, 'a dry run charges nothing');
+    test(
+      'contract example 1: balance 400 → 2,000 units for ' + '1,800 ¢ charges "1400"; dry run first changes nothing',
+      async () => {
+        await advanceTo(h, co, iso(Y, 5, 3, '08:00:00'));
+        const acc = await refilledTo(400);
+        await advanceTo(h, co, iso(Y, 5, 20, '15:00:00'));
+        const dry = await modify(acc, { account_id: acc, amount: '2000', usd_charge: '1800', dryrun: true });
+        assert.equal(dry.status, 200, dry.text);
+        assert.deepEqual(dry.body.data, {
+          account_id: acc,
+          isdryrun: true,
+          amount: 2000,
+          denomination: 'tokens',
+          refill_amount: 2000,
+          refill_day: 20,
+          refill_usd_amount: 1800,
+          usd_amount_charged: '1400',
+        });
+        const unchanged = await balance(h, co, acc);
+        assert.deepEqual(
+          [unchanged.amount, unchanged.refill_amount, unchanged.refill_usd_amount, unchanged.refill_on_day],
+          [400, 1000, 1000, '3'],
+        );
+        assert.equal((await charges(h, co, acc)).length, 1, 'a dry run charges nothing');
 
-      const done = await modify(acc, { account_id: acc, amount: '2000', usd_charge: '1800' });
-      assert.equal(done.status, 200, done.text);
-      assert.deepEqual(done.body.data, {
-        account_id: acc,
-        isdryrun: false,
-        amount: 2000,
-        denomination: 'tokens',
-        refill_amount: 2000,
-        refill_day: 20,
-        refill_usd_amount: 1800,
-        usd_amount_charged: '1400',
-      });
-      const b = await balance(h, co, acc);
-      assert.deepEqual(
-        [b.amount, b.refill_amount, b.refill_usd_amount, b.refill_on_day, b.refill_monthly, b.next_refill_at],
-        [2000, 2000, 1800, '20', true, iso(Y, 6, 20)],
-      );
-      const last = (await transactions(h, co, acc)).at(-1)!;
-      assert.deepEqual([last.kind, last.amount, last.balance_after], ['proration', 1600, 2000]);
-      assert.deepEqual(
-        (await charges(h, co, acc)).map((c) => [c.reason, c.status, c.usd_amount]),
-        [
-          ['refill', 'succeeded', 1000],
-          ['proration', 'succeeded', 1400],
-        ],
-      );
+        const done = await modify(acc, { account_id: acc, amount: '2000', usd_charge: '1800' });
+        assert.equal(done.status, 200, done.text);
+        assert.deepEqual(done.body.data, {
+          account_id: acc,
+          isdryrun: false,
+          amount: 2000,
+          denomination: 'tokens',
+          refill_amount: 2000,
+          refill_day: 20,
+          refill_usd_amount: 1800,
+          usd_amount_charged: '1400',
+        });
+        const b = await balance(h, co, acc);
+        assert.deepEqual(
+          [b.amount, b.refill_amount, b.refill_usd_amount, b.refill_on_day, b.refill_monthly, b.next_refill_at],
+          [2000, 2000, 1800, '20', true, iso(Y, 6, 20)],
+        );
+        const last = (await transactions(h, co, acc)).at(-1)!;
+        assert.deepEqual([last.kind, last.amount, last.balance_after], ['proration', 1600, 2000]);
+        assert.deepEqual(
+          (await charges(h, co, acc)).map((c) => [c.reason, c.status, c.usd_amount]),
+          [
+            ['refill', 'succeeded', 1000],
+            ['proration', 'succeeded', 1400],
+          ],
+        );
 
-      // The next monthly refill is a month after the increase, at the new price.
-      await advanceTo(h, co, iso(Y, 6, 19));
-      assert.equal((await balance(h, co, acc)).amount, 2000);
-      await advanceTo(h, co, iso(Y, 6, 20));
-      assert.equal((await balance(h, co, acc)).amount, 4000);
-      assert.deepEqual((await charges(h, co, acc)).at(-1)!.usd_amount, 1800);
-    });
+        // The next monthly refill is a month after the increase, at the new price.
+        await advanceTo(h, co, iso(Y, 6, 19));
+        assert.equal((await balance(h, co, acc)).amount, 2000);
+        await advanceTo(h, co, iso(Y, 6, 20));
+        assert.equal((await balance(h, co, acc)).amount, 4000);
+        assert.deepEqual((await charges(h, co, acc)).at(-1)!.usd_amount, 1800);
+      },
+    );
 
     test('contract example 2: balance 1,200 → charged "800", balance 2,200 (integers accepted too)', async () => {
       const acc = await refilledTo(1200, 'tok_visa', 200);
@@ -117,23 +122,27 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal((await balance(h, co, acc)).amount, 2200);
     });
 
-    test('a negative balance has nothing to credit; a credit worth more than the new price charges 0 and nothing at the processor', async () => {
-      const neg = await refilledTo(-50);
-      const r = await modify(neg, { amount: '1500', usd_charge: '900' });
-      assert.equal(r.status, 200, r.text);
-      assert.deepEqual([r.body.data.usd_amount_charged, r.body.data.amount], ['900', 1450]);
-      const rich = await refilledTo(1000);
-      const free = await modify(rich, { amount: 1001, usd_charge: 500 });
-      assert.equal(free.status, 200, free.text);
-      assert.deepEqual([free.body.data.usd_amount_charged, free.body.data.amount], ['0', 1001]);
-      assert.deepEqual(
-        (await charges(h, co, rich)).map((c) => c.reason),
-        ['refill'],
-        'no charge of 0 cents',
-      );
-      const t = (await transactions(h, co, rich)).at(-1)!;
-      assert.deepEqual([t.kind, t.amount], ['proration', 1]);
-    });
+    test(
+      'a negative balance has nothing to credit; a credit worth more than the new price charges 0 and nothing at the ' +
+        'processor',
+      async () => {
+        const neg = await refilledTo(-50);
+        const r = await modify(neg, { amount: '1500', usd_charge: '900' });
+        assert.equal(r.status, 200, r.text);
+        assert.deepEqual([r.body.data.usd_amount_charged, r.body.data.amount], ['900', 1450]);
+        const rich = await refilledTo(1000);
+        const free = await modify(rich, { amount: 1001, usd_charge: 500 });
+        assert.equal(free.status, 200, free.text);
+        assert.deepEqual([free.body.data.usd_amount_charged, free.body.data.amount], ['0', 1001]);
+        assert.deepEqual(
+          (await charges(h, co, rich)).map((c) => c.reason),
+          ['refill'],
+          'no charge of 0 cents',
+        );
+        const t = (await transactions(h, co, rich)).at(-1)!;
+        assert.deepEqual([t.kind, t.amount], ['proration', 1]);
+      },
+    );
 
     test('a decrease (or the same amount) is 400 and says to schedule decreases with auto-refill', async () => {
       const acc = await refilledTo(400);

@@ -1,4 +1,6 @@
-// Guarantee: end to end over the real Stripe SDK (against a local fake Stripe), a card attaches to a customer created for the account and a threshold refill charges once, off-session, under the charge id as idempotency key — even when a response is lost — on both databases.
+// Guarantee: end to end over the real Stripe SDK (against a local fake Stripe), a card attaches to a customer created
+// for the account and a threshold refill charges once, off-session, under the charge id as idempotency key — even when
+// a response is lost — on both databases.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { processorFactory } from '../../src/processors/index.js';
@@ -43,38 +45,42 @@ for (const dialect of HTTP_DIALECTS) {
     });
     afterEach(async () => h.audit());
 
-    test('card attach creates the customer; a threshold refill is one off-session PaymentIntent keyed by the charge id', async () => {
-      const acc = (await createAccount(h, co, { name: 'Ada', email: 'ada@example.com' })).account_id;
-      await createBalance(h, co, acc, 'tokens', 1000);
-      const card = await attachCard(h, co, acc, 'tok_visa');
-      assert.deepEqual([card.brand, card.last4], ['visa', '4242']);
-      const customerId = (await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth })).body.data
-        .processor_id as string;
-      assert.ok(fake.customers.has(customerId), 'the customer exists at Stripe');
-      assert.equal(fake.customers.get(customerId)!.email, 'ada@example.com');
+    test(
+      'card attach creates the customer; a threshold refill is ' +
+        'one off-session PaymentIntent keyed by the charge id',
+      async () => {
+        const acc = (await createAccount(h, co, { name: 'Ada', email: 'ada@example.com' })).account_id;
+        await createBalance(h, co, acc, 'tokens', 1000);
+        const card = await attachCard(h, co, acc, 'tok_visa');
+        assert.deepEqual([card.brand, card.last4], ['visa', '4242']);
+        const customerId = (await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth })).body.data
+          .processor_id as string;
+        assert.ok(fake.customers.has(customerId), 'the customer exists at Stripe');
+        assert.equal(fake.customers.get(customerId)!.email, 'ada@example.com');
 
-      await putAutoRefill(h, co, acc, 'tokens', { threshold: 500, amount: 1000, usd_charge: 1500 });
-      await spend(h, co, acc, 100, 'tokens', 6);
-      await spend(h, co, acc, 100);
-      // The first response from Stripe is lost after the work was done: the SDK retries under the same key.
-      fake.failNext(1, 'drop_after', '/v1/payment_intents');
-      await runDue(h, co);
-      assert.equal((await balance(h, co, acc)).amount, 1300);
-      const [charge] = await charges(h, co, acc);
-      assert.equal(charge!.status, 'succeeded');
-      const posts = fake.requestsTo('POST', '/v1/payment_intents');
-      assert.ok(posts.length >= 2, 'the lost response was retried');
-      assert.ok(
-        posts.every((p) => p.idempotencyKey === charge!.charge_id),
-        'every attempt carries the charge id as idempotency key',
-      );
-      const paid = fake.succeededPaymentIntents();
-      assert.equal(paid.length, 1, 'charged exactly once');
-      assert.equal(paid[0]!.amount, 1500);
-      assert.equal(paid[0]!.customer, customerId);
-      assert.equal(posts[0]!.body.off_session, 'true');
-      assert.equal(posts[0]!.body.confirm, 'true');
-    });
+        await putAutoRefill(h, co, acc, 'tokens', { threshold: 500, amount: 1000, usd_charge: 1500 });
+        await spend(h, co, acc, 100, 'tokens', 6);
+        await spend(h, co, acc, 100);
+        // The first response from Stripe is lost after the work was done: the SDK retries under the same key.
+        fake.failNext(1, 'drop_after', '/v1/payment_intents');
+        await runDue(h, co);
+        assert.equal((await balance(h, co, acc)).amount, 1300);
+        const [charge] = await charges(h, co, acc);
+        assert.equal(charge!.status, 'succeeded');
+        const posts = fake.requestsTo('POST', '/v1/payment_intents');
+        assert.ok(posts.length >= 2, 'the lost response was retried');
+        assert.ok(
+          posts.every((p) => p.idempotencyKey === charge!.charge_id),
+          'every attempt carries the charge id as idempotency key',
+        );
+        const paid = fake.succeededPaymentIntents();
+        assert.equal(paid.length, 1, 'charged exactly once');
+        assert.equal(paid[0]!.amount, 1500);
+        assert.equal(paid[0]!.customer, customerId);
+        assert.equal(posts[0]!.body.off_session, 'true');
+        assert.equal(posts[0]!.body.confirm, 'true');
+      },
+    );
 
     test('at Stripe too: a declined card at attach is 402 and a declining card records failed refills', async () => {
       const acc = (await createAccount(h, co)).account_id;

@@ -1,4 +1,6 @@
-// Guarantee: a threshold refill charges the card once per trigger (never once per event, at most one in flight per balance), adds units only after the charge succeeded, and pauses after 3 declines until a new card — on both databases.
+// Guarantee: a threshold refill charges the card once per trigger (never once per event, at most one in flight per
+// balance), adds units only after the charge succeeded, and pauses after 3 declines until a new card — on both
+// databases.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { HTTP_DIALECTS, assertError, signUpCompany, startHarness, type Harness } from '../support/harness.js';
@@ -41,111 +43,118 @@ for (const dialect of HTTP_DIALECTS) {
       return acc;
     }
 
-    test('attaching a card: details back, a processor customer created lazily; bad tokens 400; a declined card 402 and nothing changes', async () => {
-      const acc = (await createAccount(h, co)).account_id;
-      for (const token of ['tok_unknown', 'pm_card_visa'])
-        assertError(
-          await h.request('POST', `/v1/accounts/${acc}/card`, { auth: co.auth, body: { token } }),
-          400,
-          'invalid_request',
+    test(
+      'attaching a card: details back, a processor customer created lazily; bad tokens 400; a declined card 402 and ' +
+        'nothing changes',
+      async () => {
+        const acc = (await createAccount(h, co)).account_id;
+        for (const token of ['tok_unknown', 'pm_card_visa'])
+          assertError(
+            await h.request('POST', `/v1/accounts/${acc}/card`, { auth: co.auth, body: { token } }),
+            400,
+            'invalid_request',
+          );
+        for (const body of [
+          { token: '' },
+          { token: 'tok visa' },
+          { token: 42 },
+          {},
+          { token: 'tok_visa', extra: 1 },
+          { token: 'x'.repeat(300) },
+        ]) {
+          assertError(
+            await h.request('POST', `/v1/accounts/${acc}/card`, { auth: co.auth, body }),
+            400,
+            'invalid_request',
+          );
+        }
+        const declined = await h.request('POST', `/v1/accounts/${acc}/card`, {
+          auth: co.auth,
+          body: { token: 'tok_chargeDeclined' },
+        });
+        assertError(declined, 402, 'payment_failed');
+        const untouched = await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth });
+        assert.equal(untouched.body.data.processor_id, null, 'nothing changed');
+        const card = await attachCard(h, co, acc, 'tok_mastercard');
+        assert.deepEqual(card, { brand: 'mastercard', last4: '4444', exp_month: 12, exp_year: 2034 });
+        const account = await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth });
+        assert.match(
+          account.body.data.processor_id,
+          /^cus_sandbox_/,
+          'the customer is created when the first card arrives',
         );
-      for (const body of [
-        { token: '' },
-        { token: 'tok visa' },
-        { token: 42 },
-        {},
-        { token: 'tok_visa', extra: 1 },
-        { token: 'x'.repeat(300) },
-      ]) {
-        assertError(
-          await h.request('POST', `/v1/accounts/${acc}/card`, { auth: co.auth, body }),
-          400,
-          'invalid_request',
+        const again = await attachCard(h, co, acc, 'tok_visa');
+        assert.equal(again.last4, '4242');
+        assert.equal(
+          (await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth })).body.data.processor_id,
+          account.body.data.processor_id,
+          'the customer is kept',
         );
-      }
-      const declined = await h.request('POST', `/v1/accounts/${acc}/card`, {
-        auth: co.auth,
-        body: { token: 'tok_chargeDeclined' },
-      });
-      assertError(declined, 402, 'payment_failed');
-      const untouched = await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth });
-      assert.equal(untouched.body.data.processor_id, null, 'nothing changed');
-      const card = await attachCard(h, co, acc, 'tok_mastercard');
-      assert.deepEqual(card, { brand: 'mastercard', last4: '4444', exp_month: 12, exp_year: 2034 });
-      const account = await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth });
-      assert.match(
-        account.body.data.processor_id,
-        /^cus_sandbox_/,
-        'the customer is created when the first card arrives',
-      );
-      const again = await attachCard(h, co, acc, 'tok_visa');
-      assert.equal(again.last4, '4242');
-      assert.equal(
-        (await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth })).body.data.processor_id,
-        account.body.data.processor_id,
-        'the customer is kept',
-      );
-      const other = await signUpCompany(h, 'Other');
-      assertError(
-        await h.request('POST', `/v1/accounts/${acc}/card`, { auth: other.auth, body: { token: 'tok_visa' } }),
-        404,
-        'not_found',
-      );
-    });
+        const other = await signUpCompany(h, 'Other');
+        assertError(
+          await h.request('POST', `/v1/accounts/${acc}/card`, { auth: other.auth, body: { token: 'tok_visa' } }),
+          404,
+          'not_found',
+        );
+      },
+    );
 
-    test('many events and requests below the threshold make one charge; units arrive only when it succeeded', async () => {
-      const acc = await accountWithBalance(1000);
-      const saved = await putAutoRefill(h, co, acc, 'tokens', { threshold: 500, amount: 1000, usd_charge: 700 });
-      assert.deepEqual(
-        [
-          saved.refill_threshold,
-          saved.refill_amount,
-          saved.refill_usd_amount,
-          saved.refill_monthly,
-          saved.refill_on_day,
-        ],
-        [500, 1000, 700, false, null],
-      );
-      await spend(h, co, acc, 60, 'tokens', 10);
-      await spend(h, co, acc, 50);
-      await Promise.all([spend(h, co, acc, 10), spend(h, co, acc, 10), spend(h, co, acc, 10)]);
-      let cs = await charges(h, co, acc);
-      assert.deepEqual(
-        cs.map((c) => [c.reason, c.status, c.usd_amount]),
-        [['refill', 'pending', 700]],
-        'one charge in flight',
-      );
-      assert.equal((await balance(h, co, acc)).amount, 320, 'nothing added before the charge succeeded');
-      await runDue(h, co);
-      assert.equal((await balance(h, co, acc)).amount, 1320);
-      cs = await charges(h, co, acc);
-      assert.deepEqual(
-        cs.map((c) => [c.reason, c.status]),
-        [['refill', 'succeeded']],
-      );
-      const refills = (await transactions(h, co, acc)).filter((t) => t.kind === 'refill');
-      assert.deepEqual(
-        refills.map((t) => [t.amount, t.balance_after]),
-        [[1000, 1320]],
-      );
-      const hooks = await notificationsOf(h, co.auth, refillHook.webhook_id);
-      assert.deepEqual(
-        hooks
-          .filter((p) => p.account_id === acc)
-          .map((p) => [p.account_id, p.account_denomination, p.account_balance, p.type]),
-        [[acc, 'tokens', 1320, 'auto_refill']],
-      );
-      await runDue(h, co);
-      assert.equal(
-        (await charges(h, co, acc)).length,
-        1,
-        'a refill that leaves the balance above the threshold starts nothing more',
-      );
-      await spend(h, co, acc, 900);
-      await runDue(h, co);
-      assert.equal((await balance(h, co, acc)).amount, 1420, 'the next drop is the next trigger');
-      assert.equal((await charges(h, co, acc)).length, 2);
-    });
+    test(
+      'many events and requests below the threshold make ' + 'one charge; units arrive only when it succeeded',
+      async () => {
+        const acc = await accountWithBalance(1000);
+        const saved = await putAutoRefill(h, co, acc, 'tokens', { threshold: 500, amount: 1000, usd_charge: 700 });
+        assert.deepEqual(
+          [
+            saved.refill_threshold,
+            saved.refill_amount,
+            saved.refill_usd_amount,
+            saved.refill_monthly,
+            saved.refill_on_day,
+          ],
+          [500, 1000, 700, false, null],
+        );
+        await spend(h, co, acc, 60, 'tokens', 10);
+        await spend(h, co, acc, 50);
+        await Promise.all([spend(h, co, acc, 10), spend(h, co, acc, 10), spend(h, co, acc, 10)]);
+        let cs = await charges(h, co, acc);
+        assert.deepEqual(
+          cs.map((c) => [c.reason, c.status, c.usd_amount]),
+          [['refill', 'pending', 700]],
+          'one charge in flight',
+        );
+        assert.equal((await balance(h, co, acc)).amount, 320, 'nothing added before the charge succeeded');
+        await runDue(h, co);
+        assert.equal((await balance(h, co, acc)).amount, 1320);
+        cs = await charges(h, co, acc);
+        assert.deepEqual(
+          cs.map((c) => [c.reason, c.status]),
+          [['refill', 'succeeded']],
+        );
+        const refills = (await transactions(h, co, acc)).filter((t) => t.kind === 'refill');
+        assert.deepEqual(
+          refills.map((t) => [t.amount, t.balance_after]),
+          [[1000, 1320]],
+        );
+        const hooks = await notificationsOf(h, co.auth, refillHook.webhook_id);
+        assert.deepEqual(
+          hooks
+            .filter((p) => p.account_id === acc)
+            .map((p) => [p.account_id, p.account_denomination, p.account_balance, p.type]),
+          [[acc, 'tokens', 1320, 'auto_refill']],
+        );
+        await runDue(h, co);
+        assert.equal(
+          (await charges(h, co, acc)).length,
+          1,
+          'a refill that leaves the balance above the threshold starts nothing more',
+        );
+        await spend(h, co, acc, 900);
+        await runDue(h, co);
+        assert.equal((await balance(h, co, acc)).amount, 1420, 'the next drop is the next trigger');
+        assert.equal((await charges(h, co, acc)).length, 2);
+      },
+    );
 
     test('many concurrent requests below the threshold still make one charge', async () => {
       const acc = await accountWithBalance(1000);
@@ -211,39 +220,44 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal((await charges(h, co, acc)).length, 1);
     });
 
-    test('a declining card: each decline adds nothing, 3 in a row pause auto-refill until a new card; the new card refills on the next change', async () => {
-      const acc = await accountWithBalance(500, 'tok_chargeCustomerFail');
-      await putAutoRefill(h, co, acc, 'tokens', { threshold: 500, amount: 1000, usd_charge: 900 });
-      for (let i = 1; i <= 3; i++) {
+    test(
+      'a declining card: each decline adds nothing, 3 in a row ' +
+        'pause auto-refill until a new card; the new card refills ' +
+        'on the next change',
+      async () => {
+        const acc = await accountWithBalance(500, 'tok_chargeCustomerFail');
+        await putAutoRefill(h, co, acc, 'tokens', { threshold: 500, amount: 1000, usd_charge: 900 });
+        for (let i = 1; i <= 3; i++) {
+          await spend(h, co, acc, 50);
+          await runDue(h, co);
+          const b = await balance(h, co, acc);
+          assert.equal(b.consecutive_declines, i);
+          assert.equal(b.auto_refill_paused, i >= 3);
+        }
+        await spend(h, co, acc, 50);
         await spend(h, co, acc, 50);
         await runDue(h, co);
-        const b = await balance(h, co, acc);
-        assert.equal(b.consecutive_declines, i);
-        assert.equal(b.auto_refill_paused, i >= 3);
-      }
-      await spend(h, co, acc, 50);
-      await spend(h, co, acc, 50);
-      await runDue(h, co);
-      const cs = await charges(h, co, acc);
-      assert.deepEqual(
-        cs.map((c) => [c.status, c.failure_code]),
-        Array(3).fill(['failed', 'card_declined']),
-        'paused: no fourth charge',
-      );
-      assert.equal((await balance(h, co, acc)).amount, 250, 'no units without a successful charge');
-      assert.ok(!(await transactions(h, co, acc)).some((t) => t.kind === 'refill'));
+        const cs = await charges(h, co, acc);
+        assert.deepEqual(
+          cs.map((c) => [c.status, c.failure_code]),
+          Array(3).fill(['failed', 'card_declined']),
+          'paused: no fourth charge',
+        );
+        assert.equal((await balance(h, co, acc)).amount, 250, 'no units without a successful charge');
+        assert.ok(!(await transactions(h, co, acc)).some((t) => t.kind === 'refill'));
 
-      await attachCard(h, co, acc, 'tok_visa');
-      const unpaused = await balance(h, co, acc);
-      assert.deepEqual([unpaused.auto_refill_paused, unpaused.consecutive_declines], [false, 0]);
-      await spend(h, co, acc, 50);
-      await runDue(h, co);
-      assert.equal((await balance(h, co, acc)).amount, 1200);
-      assert.deepEqual(
-        (await charges(h, co, acc)).map((c) => c.status),
-        ['failed', 'failed', 'failed', 'succeeded'],
-      );
-    });
+        await attachCard(h, co, acc, 'tok_visa');
+        const unpaused = await balance(h, co, acc);
+        assert.deepEqual([unpaused.auto_refill_paused, unpaused.consecutive_declines], [false, 0]);
+        await spend(h, co, acc, 50);
+        await runDue(h, co);
+        assert.equal((await balance(h, co, acc)).amount, 1200);
+        assert.deepEqual(
+          (await charges(h, co, acc)).map((c) => c.status),
+          ['failed', 'failed', 'failed', 'succeeded'],
+        );
+      },
+    );
 
     test('no card on file: the refill charge fails as no_card_on_file and counts toward the pause', async () => {
       const acc = await accountWithBalance(100, null);
@@ -298,63 +312,70 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal((await balance(h, co, acc)).amount, 100 - 1 + 100 - 1 - 1 + 100);
     });
 
-    test('auto-refill settings: three paths, fields kept when left out, bad bodies 400 and change nothing', async () => {
-      const acc = await accountWithBalance(100);
-      const a = await h.request('PUT', `/v1/accounts/${acc}/balance/tokens/auto_refill`, {
-        auth: co.auth,
-        body: { threshold: 10, amount: 50, usd_charge: 60 },
-      });
-      assert.equal(a.status, 200, a.text);
-      const b = await h.request('PUT', `/v1/accounts/${acc}/auto_refill`, {
-        auth: co.auth,
-        body: { denomination: 'tokens', usd_charge: 75 },
-      });
-      assert.equal(b.status, 200, b.text);
-      assert.deepEqual(
-        [b.body.data.refill_threshold, b.body.data.refill_amount, b.body.data.refill_usd_amount],
-        [10, 50, 75],
-      );
-      const cleared = await putAutoRefill(h, co, acc, 'tokens', { threshold: null });
-      assert.equal(cleared.refill_threshold, null);
-      const fresh = (await createAccount(h, co)).account_id;
-      await createBalance(h, co, fresh, 'tokens', 0);
-      const bad: [string, string, unknown][] = [
-        ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { threshold: 10 }],
-        ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { refill_monthly: true, amount: 10 }],
-        ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: 0, usd_charge: 1, threshold: 1 }],
-        ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: 1.5, usd_charge: 1, threshold: 1 }],
-        ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: 10, usd_charge: -1, threshold: 1 }],
-        ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: '10', usd_charge: 1, threshold: 1 }],
-        [
-          'PUT',
-          `/v1/accounts/${fresh}/balance/tokens/autorefill`,
-          { amount: 10, usd_charge: 1, refill_period: 'weekly' },
-        ],
-        [
-          'PUT',
-          `/v1/accounts/${fresh}/balance/tokens/autorefill`,
-          { amount: 10, usd_charge: 1, refill_period: 'monthly', refill_monthly: false },
-        ],
-        ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: 10, usd_charge: 1, denomination: 'gold' }],
-        ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: 10, usd_charge: 1, colour: 'red' }],
-        ['PUT', `/v1/accounts/${fresh}/auto_refill`, { amount: 10, usd_charge: 1 }],
-      ];
-      for (const [method, path, body] of bad)
-        assertError(await h.request(method, path, { auth: co.auth, body }), 400, 'invalid_request');
-      assertError(
-        await h.request('PUT', `/v1/accounts/${fresh}/balance/gold/autorefill`, {
+    test(
+      'auto-refill settings: three paths, fields kept ' + 'when left out, bad bodies 400 and change nothing',
+      async () => {
+        const acc = await accountWithBalance(100);
+        const a = await h.request('PUT', `/v1/accounts/${acc}/balance/tokens/auto_refill`, {
           auth: co.auth,
-          body: { amount: 1, usd_charge: 1 },
-        }),
-        404,
-        'not_found',
-      );
-      const untouched = await balance(h, co, fresh);
-      assert.deepEqual(
-        [untouched.refill_threshold, untouched.refill_amount, untouched.refill_usd_amount, untouched.refill_monthly],
-        [null, null, null, false],
-      );
-    });
+          body: { threshold: 10, amount: 50, usd_charge: 60 },
+        });
+        assert.equal(a.status, 200, a.text);
+        const b = await h.request('PUT', `/v1/accounts/${acc}/auto_refill`, {
+          auth: co.auth,
+          body: { denomination: 'tokens', usd_charge: 75 },
+        });
+        assert.equal(b.status, 200, b.text);
+        assert.deepEqual(
+          [b.body.data.refill_threshold, b.body.data.refill_amount, b.body.data.refill_usd_amount],
+          [10, 50, 75],
+        );
+        const cleared = await putAutoRefill(h, co, acc, 'tokens', { threshold: null });
+        assert.equal(cleared.refill_threshold, null);
+        const fresh = (await createAccount(h, co)).account_id;
+        await createBalance(h, co, fresh, 'tokens', 0);
+        const bad: [string, string, unknown][] = [
+          ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { threshold: 10 }],
+          ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { refill_monthly: true, amount: 10 }],
+          ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: 0, usd_charge: 1, threshold: 1 }],
+          ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: 1.5, usd_charge: 1, threshold: 1 }],
+          ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: 10, usd_charge: -1, threshold: 1 }],
+          ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: '10', usd_charge: 1, threshold: 1 }],
+          [
+            'PUT',
+            `/v1/accounts/${fresh}/balance/tokens/autorefill`,
+            { amount: 10, usd_charge: 1, refill_period: 'weekly' },
+          ],
+          [
+            'PUT',
+            `/v1/accounts/${fresh}/balance/tokens/autorefill`,
+            { amount: 10, usd_charge: 1, refill_period: 'monthly', refill_monthly: false },
+          ],
+          [
+            'PUT',
+            `/v1/accounts/${fresh}/balance/tokens/autorefill`,
+            { amount: 10, usd_charge: 1, denomination: 'gold' },
+          ],
+          ['PUT', `/v1/accounts/${fresh}/balance/tokens/autorefill`, { amount: 10, usd_charge: 1, colour: 'red' }],
+          ['PUT', `/v1/accounts/${fresh}/auto_refill`, { amount: 10, usd_charge: 1 }],
+        ];
+        for (const [method, path, body] of bad)
+          assertError(await h.request(method, path, { auth: co.auth, body }), 400, 'invalid_request');
+        assertError(
+          await h.request('PUT', `/v1/accounts/${fresh}/balance/gold/autorefill`, {
+            auth: co.auth,
+            body: { amount: 1, usd_charge: 1 },
+          }),
+          404,
+          'not_found',
+        );
+        const untouched = await balance(h, co, fresh);
+        assert.deepEqual(
+          [untouched.refill_threshold, untouched.refill_amount, untouched.refill_usd_amount, untouched.refill_monthly],
+          [null, null, null, false],
+        );
+      },
+    );
 
     test('charges are listed newest first with cursor paging', async () => {
       const acc = await accountWithBalance(100);

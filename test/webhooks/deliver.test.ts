@@ -1,4 +1,5 @@
-// Guarantees one delivery attempt reports success only for a 2xx, never follows redirects, bounds what it reads and how long it waits.
+// Guarantees one delivery attempt reports success only for a 2xx, never follows redirects, bounds what it reads and how
+// long it waits.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -1,4 +1,5 @@
-// Guarantee: several servers on one PostgreSQL database, their delivery workers running at once, deliver every notification exactly once when nothing crashes, and never run two attempts of one notification at the same time.
+// Guarantee: several servers on one PostgreSQL database, their delivery workers running at once, deliver every
+// notification exactly once when nothing crashes, and never run two attempts of one notification at the same time.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createAccountWithBalance, signUpCompany } from '../support/harness.js';
@@ -16,7 +17,8 @@ const ACCOUNTS = 60;
 describe('webhook delivery with several servers (postgres)', () => {
   test('two servers with workers deliver everything; attempts of one notification never overlap', async () => {
     const db = sharedDatabase('postgres');
-    // Every first attempt fails, so retries (re-claims) race as well as first claims; answers are slowed so overlaps would show.
+    // Every first attempt fails, so retries (re-claims) race as well as first claims; answers are slowed so overlaps
+    // would show.
     const rx = await startReceiver({ respond: (_r, n) => (n === 0 ? 500 : 200), delayMs: 5 });
     const env = { BILLING_WORKERS: '1', BILLING_WORKER_INTERVAL_MS: '10' };
     const servers: TestServer[] = [];

@@ -39,43 +39,46 @@ async function attemptsOf(store: Store, ids: string[]): Promise<string[]> {
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`retention (${dialect})`, () => {
-    test('finished outbox rows older than the cutoff go, oldest first, a batch at a time; unfinished ones stay', async () => {
-      const { store, drop } = await freshStore(dialect);
-      try {
-        const rows = ['ob_a', 'ob_b', 'ob_c', 'ob_d', 'ob_e'].map((outboxId) => ({
-          outboxId,
-          companyId: 'c_1',
-          topic: 'webhook.x',
-          payload: {},
-          runAtMs: 0,
-          createdAtMs: 0,
-        }));
-        await store.write((tx) => tx.insertOutbox(rows));
-        await store.write(async (tx) => {
-          await tx.claimOutbox('webhook.', 0, 1_000, 10);
-          await tx.completeOutbox('ob_a', 300);
-          await tx.completeOutbox('ob_b', 100);
-          await tx.completeOutbox('ob_c', 200);
-          await tx.completeOutbox('ob_d', 5_000); // finished, but after the cutoff
-          // ob_e: claimed, never finished
-        });
-        const left = async () =>
-          (await store.read((tx) => tx.listOutboxOfCompany('c_1', 'webhook.'))).map((o) => o.outboxId);
-        assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 2);
-        assert.deepEqual(await left(), ['ob_a', 'ob_d', 'ob_e'], 'the two finished first went first');
-        assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 1);
-        assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 0);
-        assert.deepEqual(await left(), ['ob_d', 'ob_e']);
-        assert.equal(
-          await store.write((tx) => tx.deleteFinishedOutbox(1e15, 10)),
-          1,
-          'an unfinished row stays whatever its age',
-        );
-        assert.deepEqual(await left(), ['ob_e']);
-      } finally {
-        await drop();
-      }
-    });
+    test(
+      'finished outbox rows older than the cutoff go, oldest ' + 'first, a batch at a time; unfinished ones stay',
+      async () => {
+        const { store, drop } = await freshStore(dialect);
+        try {
+          const rows = ['ob_a', 'ob_b', 'ob_c', 'ob_d', 'ob_e'].map((outboxId) => ({
+            outboxId,
+            companyId: 'c_1',
+            topic: 'webhook.x',
+            payload: {},
+            runAtMs: 0,
+            createdAtMs: 0,
+          }));
+          await store.write((tx) => tx.insertOutbox(rows));
+          await store.write(async (tx) => {
+            await tx.claimOutbox('webhook.', 0, 1_000, 10);
+            await tx.completeOutbox('ob_a', 300);
+            await tx.completeOutbox('ob_b', 100);
+            await tx.completeOutbox('ob_c', 200);
+            await tx.completeOutbox('ob_d', 5_000); // finished, but after the cutoff
+            // ob_e: claimed, never finished
+          });
+          const left = async () =>
+            (await store.read((tx) => tx.listOutboxOfCompany('c_1', 'webhook.'))).map((o) => o.outboxId);
+          assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 2);
+          assert.deepEqual(await left(), ['ob_a', 'ob_d', 'ob_e'], 'the two finished first went first');
+          assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 1);
+          assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 0);
+          assert.deepEqual(await left(), ['ob_d', 'ob_e']);
+          assert.equal(
+            await store.write((tx) => tx.deleteFinishedOutbox(1e15, 10)),
+            1,
+            'an unfinished row stays whatever its age',
+          );
+          assert.deepEqual(await left(), ['ob_e']);
+        } finally {
+          await drop();
+        }
+      },
+    );
 
     test('finished deliveries older than the cutoff go with their attempts; pending and leased ones stay', async () => {
       const { store, drop } = await freshStore(dialect);
@@ -181,58 +184,61 @@ for (const dialect of HTTP_DIALECTS) {
     after(async () => h.close());
     afterEach(async () => h.audit());
 
-    test('a delivered notification is listed for 30 days, then its log is gone; a finished outbox row after 7 days', async () => {
-      const rx = await startReceiver();
-      try {
-        const co = await signUpCompany(h);
-        const w = await createWebhook(h, co.auth, { type: 'balance_change', url: rx.url });
-        await createAccountWithBalance(h, co, 'tokens', 500);
-        await runJobs(h, co.auth, 60);
-        assert.equal(rx.delivered().size, 1, `${rx.requests.length} requests`);
-        const list = async () => {
-          const r = await h.request('GET', `/v1/webhooks/${w.webhook_id}/deliveries`, { auth: co.auth });
-          assert.equal(r.status, 200, r.text);
-          return r.body.data as { callback_id: string; status: string; created_at: string }[];
-        };
-        const [d] = await list();
-        assert.equal(d?.status, 'delivered');
-        // Balance notifications are written as deliveries directly; charges and refills go
-        // through the outbox. One finished outbox row, as a worker leaves it:
-        const nowMs = Date.parse(d!.created_at);
-        await h.store.write(async (tx) => {
-          await tx.insertOutbox([
-            {
-              outboxId: 'ob_retention',
-              companyId: co.companyId,
-              topic: 'test.retention',
-              payload: {},
-              runAtMs: nowMs,
-              createdAtMs: nowMs,
-            },
-          ]);
-          await tx.claimOutbox('test.', nowMs, 1_000, 1);
-          await tx.completeOutbox('ob_retention', nowMs);
-        });
-        const outbox = () => h.store.read((tx) => tx.listOutboxOfCompany(co.companyId, 'test.'));
-        assert.equal((await outbox()).length, 1);
-        await runJobs(h, co.auth, 6 * DAY_S);
-        assert.equal((await outbox()).length, 1, 'kept for 7 days');
-        await runJobs(h, co.auth, 2 * DAY_S);
-        assert.deepEqual(await outbox(), [], 'the finished outbox row is gone after 7 days');
-        await runJobs(h, co.auth, 21 * DAY_S);
-        assert.deepEqual(
-          (await list()).map((x) => x.callback_id),
-          [d!.callback_id],
-          'still in the log after 29 days',
-        );
-        await runJobs(h, co.auth, 2 * DAY_S);
-        assert.deepEqual(await list(), [], 'gone after 31 days');
-        const retry = await h.request('POST', `/v1/webhooks/deliveries/${d!.callback_id}/retry`, { auth: co.auth });
-        assert.equal(retry.status, 404, retry.text);
-      } finally {
-        await rx.close();
-      }
-    });
+    test(
+      'a delivered notification is listed for 30 days, then ' + 'its log is gone; a finished outbox row after 7 days',
+      async () => {
+        const rx = await startReceiver();
+        try {
+          const co = await signUpCompany(h);
+          const w = await createWebhook(h, co.auth, { type: 'balance_change', url: rx.url });
+          await createAccountWithBalance(h, co, 'tokens', 500);
+          await runJobs(h, co.auth, 60);
+          assert.equal(rx.delivered().size, 1, `${rx.requests.length} requests`);
+          const list = async () => {
+            const r = await h.request('GET', `/v1/webhooks/${w.webhook_id}/deliveries`, { auth: co.auth });
+            assert.equal(r.status, 200, r.text);
+            return r.body.data as { callback_id: string; status: string; created_at: string }[];
+          };
+          const [d] = await list();
+          assert.equal(d?.status, 'delivered');
+          // Balance notifications are written as deliveries directly; charges and refills go
+          // through the outbox. One finished outbox row, as a worker leaves it:
+          const nowMs = Date.parse(d!.created_at);
+          await h.store.write(async (tx) => {
+            await tx.insertOutbox([
+              {
+                outboxId: 'ob_retention',
+                companyId: co.companyId,
+                topic: 'test.retention',
+                payload: {},
+                runAtMs: nowMs,
+                createdAtMs: nowMs,
+              },
+            ]);
+            await tx.claimOutbox('test.', nowMs, 1_000, 1);
+            await tx.completeOutbox('ob_retention', nowMs);
+          });
+          const outbox = () => h.store.read((tx) => tx.listOutboxOfCompany(co.companyId, 'test.'));
+          assert.equal((await outbox()).length, 1);
+          await runJobs(h, co.auth, 6 * DAY_S);
+          assert.equal((await outbox()).length, 1, 'kept for 7 days');
+          await runJobs(h, co.auth, 2 * DAY_S);
+          assert.deepEqual(await outbox(), [], 'the finished outbox row is gone after 7 days');
+          await runJobs(h, co.auth, 21 * DAY_S);
+          assert.deepEqual(
+            (await list()).map((x) => x.callback_id),
+            [d!.callback_id],
+            'still in the log after 29 days',
+          );
+          await runJobs(h, co.auth, 2 * DAY_S);
+          assert.deepEqual(await list(), [], 'gone after 31 days');
+          const retry = await h.request('POST', `/v1/webhooks/deliveries/${d!.callback_id}/retry`, { auth: co.auth });
+          assert.equal(retry.status, 404, retry.text);
+        } finally {
+          await rx.close();
+        }
+      },
+    );
   });
 }
 

@@ -1,4 +1,5 @@
-// Guarantee: the pure webhook rules — which change notifies which type, the payload's fields, derived callback ids, and a backoff that grows, jitters within bounds and keeps retrying for at least 24 hours.
+// Guarantee: the pure webhook rules — which change notifies which type, the payload's fields, derived callback ids, and
+// a backoff that grows, jitters within bounds and keeps retrying for at least 24 hours.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {

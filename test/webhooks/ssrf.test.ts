@@ -1,4 +1,5 @@
-// Guarantee: without BILLING_WEBHOOK_ALLOW_PRIVATE=1 no spelling of a loopback, private, link-local or metadata address can be registered, and even a stored one is never connected to: a loopback listener sees zero connections.
+// Guarantee: without BILLING_WEBHOOK_ALLOW_PRIVATE=1 no spelling of a loopback, private, link-local or metadata address
+// can be registered, and even a stored one is never connected to: a loopback listener sees zero connections.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -142,47 +143,50 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(v6?.connections() ?? 0, 0);
     });
 
-    test('a stored private URL (registered under another policy) is refused at send time, never connected to', async () => {
-      const co = await signUpCompany(h);
-      const nowMs = h.server.clock.now();
-      const stored = [
-        `http://127.0.0.1:${v4.port}/a`,
-        `http://0x7f.1:${v4.port}/b`,
-        `http://localhost:${v4.port}/c`,
-        `http://[::1]:${v4.port}/d`,
-      ];
-      await h.store.write(async (tx) => {
-        for (const [i, url] of stored.entries()) {
-          await tx.insertWebhookSubscription({
-            webhookId: `wh_stored${i}${dialect}`,
-            companyId: co.companyId,
-            type: 'balance_change',
-            url,
-            threshold: null,
-            secret: 'whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0',
-            createdAtMs: nowMs,
-            deletedAtMs: null,
-            disabledAtMs: null,
-            disabledReason: null,
-          });
+    test(
+      'a stored private URL (registered under another ' + 'policy) is refused at send time, never connected to',
+      async () => {
+        const co = await signUpCompany(h);
+        const nowMs = h.server.clock.now();
+        const stored = [
+          `http://127.0.0.1:${v4.port}/a`,
+          `http://0x7f.1:${v4.port}/b`,
+          `http://localhost:${v4.port}/c`,
+          `http://[::1]:${v4.port}/d`,
+        ];
+        await h.store.write(async (tx) => {
+          for (const [i, url] of stored.entries()) {
+            await tx.insertWebhookSubscription({
+              webhookId: `wh_stored${i}${dialect}`,
+              companyId: co.companyId,
+              type: 'balance_change',
+              url,
+              threshold: null,
+              secret: 'whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0',
+              createdAtMs: nowMs,
+              deletedAtMs: null,
+              disabledAtMs: null,
+              disabledReason: null,
+            });
+          }
+        });
+        await createAccountWithBalance(h, co, 'tokens', 100);
+        await runJobs(h, co.auth);
+        for (const [i] of stored.entries()) {
+          const list = await h.request('GET', `/v1/webhooks/wh_stored${i}${dialect}/deliveries`, { auth: co.auth });
+          assert.equal(list.status, 200, list.text);
+          const [d] = list.body.data;
+          assert.equal(d.status, 'pending');
+          assert.equal(d.attempts.length, 1);
+          assert.equal(d.attempts[0].status_code, null);
+          assert.match(d.attempts[0].error, /^(url_refused|address_refused)/);
+          const manual = await h.request('POST', `/v1/webhooks/deliveries/${d.callback_id}/retry`, { auth: co.auth });
+          assert.equal(manual.status, 200, manual.text);
+          assert.match(manual.body.data.attempts.at(-1).error, /^(url_refused|address_refused)/);
         }
-      });
-      await createAccountWithBalance(h, co, 'tokens', 100);
-      await runJobs(h, co.auth);
-      for (const [i] of stored.entries()) {
-        const list = await h.request('GET', `/v1/webhooks/wh_stored${i}${dialect}/deliveries`, { auth: co.auth });
-        assert.equal(list.status, 200, list.text);
-        const [d] = list.body.data;
-        assert.equal(d.status, 'pending');
-        assert.equal(d.attempts.length, 1);
-        assert.equal(d.attempts[0].status_code, null);
-        assert.match(d.attempts[0].error, /^(url_refused|address_refused)/);
-        const manual = await h.request('POST', `/v1/webhooks/deliveries/${d.callback_id}/retry`, { auth: co.auth });
-        assert.equal(manual.status, 200, manual.text);
-        assert.match(manual.body.data.attempts.at(-1).error, /^(url_refused|address_refused)/);
-      }
-      assert.equal(v4.connections(), 0);
-      assert.equal(v6?.connections() ?? 0, 0);
-    });
+        assert.equal(v4.connections(), 0);
+        assert.equal(v6?.connections() ?? 0, 0);
+      },
+    );
   });
 }

@@ -1,4 +1,5 @@
-// Guarantee: webhook subscriptions are created, listed (never with secrets), paged and deleted per company; another company's are 404; bad input is 400 with the contract's error body.
+// Guarantee: webhook subscriptions are created, listed (never with secrets), paged and deleted per company; another
+// company's are 404; bad input is 400 with the contract's error body.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { HTTP_DIALECTS, assertError, signUpCompany, startHarness, type Harness } from '../support/harness.js';
@@ -90,54 +91,62 @@ for (const dialect of HTTP_DIALECTS) {
       assertError(await h.request('GET', '/v1/webhooks'), 401, 'authentication_required');
     });
 
-    test('bad input: unknown type, non-http(s) url, negative threshold, threshold on another type, unknown field, bad cursor', async () => {
-      const co = await signUpCompany(h);
-      const post = (body: unknown) => h.request('POST', '/v1/webhooks', { auth: co.auth, body });
-      assertError(await post({ type: 'balance_changed', url: 'https://example.com' }), 400, 'invalid_request');
-      for (const url of [
-        'ftp://example.com/x',
-        'file:///etc/passwd',
-        'javascript:alert(1)',
-        'example.com/hooks',
-        '',
-        'https://',
-        'https://user:pw@example.com/',
-      ]) {
-        assertError(await post({ type: 'balance_change', url }), 400, 'invalid_request');
-      }
-      assertError(await post({ type: 'threshold', url: 'https://example.com', threshold: -1 }), 400, 'invalid_request');
-      assertError(
-        await post({ type: 'threshold', url: 'https://example.com', threshold: 1.5 }),
-        400,
-        'invalid_request',
-      );
-      assertError(
-        await post({ type: 'threshold', url: 'https://example.com', threshold: '10' }),
-        400,
-        'invalid_request',
-      );
-      assertError(
-        await post({ type: 'balance_change', url: 'https://example.com', threshold: 10 }),
-        400,
-        'invalid_request',
-      );
-      assertError(
-        await post({ type: 'balance_change', url: 'https://example.com', secret: 'whsec_x' }),
-        400,
-        'invalid_request',
-      );
-      assertError(await post({ url: 'https://example.com' }), 400, 'invalid_request');
-      assertError(
-        await h.request('GET', '/v1/webhooks?starting_after=wh_unknown', { auth: co.auth }),
-        400,
-        'invalid_request',
-      );
-      assert.deepEqual(
-        (await h.request('GET', '/v1/webhooks', { auth: co.auth })).body.data,
-        [],
-        'nothing was registered',
-      );
-    });
+    test(
+      'bad input: unknown type, non-http(s) url, negative threshold, threshold on another type, unknown field, bad ' +
+        'cursor',
+      async () => {
+        const co = await signUpCompany(h);
+        const post = (body: unknown) => h.request('POST', '/v1/webhooks', { auth: co.auth, body });
+        assertError(await post({ type: 'balance_changed', url: 'https://example.com' }), 400, 'invalid_request');
+        for (const url of [
+          'ftp://example.com/x',
+          'file:///etc/passwd',
+          'javascript:alert(1)',
+          'example.com/hooks',
+          '',
+          'https://',
+          'https://user:pw@example.com/',
+        ]) {
+          assertError(await post({ type: 'balance_change', url }), 400, 'invalid_request');
+        }
+        assertError(
+          await post({ type: 'threshold', url: 'https://example.com', threshold: -1 }),
+          400,
+          'invalid_request',
+        );
+        assertError(
+          await post({ type: 'threshold', url: 'https://example.com', threshold: 1.5 }),
+          400,
+          'invalid_request',
+        );
+        assertError(
+          await post({ type: 'threshold', url: 'https://example.com', threshold: '10' }),
+          400,
+          'invalid_request',
+        );
+        assertError(
+          await post({ type: 'balance_change', url: 'https://example.com', threshold: 10 }),
+          400,
+          'invalid_request',
+        );
+        assertError(
+          await post({ type: 'balance_change', url: 'https://example.com', secret: 'whsec_x' }),
+          400,
+          'invalid_request',
+        );
+        assertError(await post({ url: 'https://example.com' }), 400, 'invalid_request');
+        assertError(
+          await h.request('GET', '/v1/webhooks?starting_after=wh_unknown', { auth: co.auth }),
+          400,
+          'invalid_request',
+        );
+        assert.deepEqual(
+          (await h.request('GET', '/v1/webhooks', { auth: co.auth })).body.data,
+          [],
+          'nothing was registered',
+        );
+      },
+    );
 
     test('a private address is refused without BILLING_WEBHOOK_ALLOW_PRIVATE=1 and accepted with it', async () => {
       const co = await signUpCompany(h);

@@ -1,4 +1,5 @@
-// Guarantees webhook URLs cannot reach loopback, private networks or cloud metadata, in any spelling, at registration or connect time.
+// Guarantees webhook URLs cannot reach loopback, private networks or cloud metadata, in any spelling, at registration
+// or connect time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
