@@ -62,3 +62,12 @@ export function multiplyCeil(a: Decimal, b: Decimal): bigint {
   const q = coef / divisor;
   return coef % divisor === 0n ? q : q + 1n;
 }
+
+/** a + b, exactly. */
+export function addDecimal(a: Decimal, b: Decimal): Decimal {
+  const scale = Math.max(a.scale, b.scale);
+  const coef = a.coef * 10n ** BigInt(scale - a.scale) + b.coef * 10n ** BigInt(scale - b.scale);
+  return normalize({ coef, scale });
+}
+
+export const DECIMAL_ZERO: Decimal = { coef: 0n, scale: 0 };
