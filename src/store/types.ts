@@ -9,8 +9,8 @@
  * through `applyBalanceDeltas` (an atomic `amount = amount + ?`) together with appended
  * `insertTransactions` rows in the same transaction.
  *
- * Layout: `Tx` and `ReadTx` are composed of one interface per aggregate, each in its folder's
- * `types.ts` with its row types:
+ * Layout: one folder per aggregate, each with its part of `Tx`/`ReadTx` and its row types
+ * (`types.ts`), and its row mappers and the SQL both databases share (`sql.ts`):
  *
  *   identity/     users, companies, members, API keys
  *   idempotency/  idempotency keys (request replay)
@@ -21,6 +21,14 @@
  *   webhooks/     subscriptions, deliveries, attempts, claims, retention
  *   outbox/       the outbox (jobs): insert, claims, retention
  *   common.ts     pages and audit findings, shared by several aggregates
+ *
+ *   sql-core.ts   SqlCore: the executor, row value conversions, keyset paging, the dialect hooks
+ *   sql-base.ts   SqlTx: every aggregate's sql.ts mixed into one class
+ *   sqlite/       what SQLite does differently: exec.ts (cached statements, raw rows), tx.ts
+ *   postgres/     what PostgreSQL does differently: exec.ts (numbered, prepared, array
+ *                 parameters), statements.ts (the ingest path's batch statements), tx.ts
+ *   sqlite.ts, postgres.ts   the stores: connections, transactions, migrations on open
+ *   open.ts       picks the store from DATABASE_URL; migrations.ts: the schema
  *
  * Every type is re-exported here: code outside src/store imports only this file.
  */
