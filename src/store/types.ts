@@ -1,6 +1,6 @@
 /**
  * The Store interface: what the operations need, nothing more. Two implementations
- * (sqlite.ts, postgres.ts) pass one contract suite (test/store/contract.test.ts).
+ * (sqlite.ts, postgres.ts) pass one contract suite (test/store/*.contract.test.ts).
  *
  * Locking: every method of `Tx` runs inside the transaction opened by `Store.write`.
  * `lockBalances` is the only method that takes row locks for balance changes; on PostgreSQL it
@@ -10,7 +10,8 @@
  * `insertTransactions` rows in the same transaction.
  *
  * Layout: one folder per aggregate, each with its part of `Tx`/`ReadTx` and its row types
- * (`types.ts`), and its row mappers and the SQL both databases share (`sql.ts`):
+ * (`types.ts`), and its row mappers and the SQL both databases share (`sql.ts`); its contract
+ * tests are test/store/<aggregate>.contract.test.ts (store.contract.test.ts: transactions, concurrency).
  *
  *   identity/     users, companies, members, API keys
  *   idempotency/  idempotency keys (request replay)
