@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import type { BalanceRow, Store } from '../../src/store/types.js';
+import type { NewBalanceRow, Store } from '../../src/store/types.js';
 import { newId } from '../../src/lib/ids.js';
 
 export const DIALECTS = ['sqlite', 'postgres'] as const;
@@ -158,7 +158,7 @@ export function balanceRow(
   accountId: string,
   denomination: string,
   nowMs = 1_700_000_000_000,
-): BalanceRow {
+): NewBalanceRow {
   return {
     accountId,
     companyId,

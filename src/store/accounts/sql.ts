@@ -4,7 +4,7 @@
  */
 import type { Page } from '../common.js';
 import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
-import type { AccountRow, AccountsTx, BalanceDelta, BalanceKey, BalanceRow } from './types.js';
+import type { AccountRow, AccountsTx, BalanceDelta, BalanceKey, BalanceRow, NewBalanceRow } from './types.js';
 
 export const toAccount = (r: SqlRow): AccountRow => ({
   accountId: String(r.account_id),
@@ -27,23 +27,17 @@ export const toBalance = (r: SqlRow): BalanceRow => ({
   refillUsdAmount: numOrNull(r.refill_usd_amount),
   refillOnDay: strOrNull(r.refill_on_day),
   createdAtMs: num(r.created_at),
-  ...moneyFieldsOfBalance(r),
+  // Money movement: every field always filled, in one object literal (no spread of another per row).
+  refillMonthly: Boolean(r.refill_monthly),
+  monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at),
+  nextRefillAtMs: numOrNull(r.next_refill_at),
+  refillChargeId: strOrNull(r.refill_charge_id),
+  consecutiveDeclines: num(r.consecutive_declines ?? 0),
+  autoRefillPaused: Boolean(r.auto_refill_paused),
+  planIncluded: numOrNull(r.plan_included),
+  planAlertPercentage: strOrNull(r.plan_alert_percentage),
+  planAlerted: Boolean(r.plan_alerted),
 });
-
-// --- money movement: row mapping
-function moneyFieldsOfBalance(r: SqlRow) {
-  return {
-    refillMonthly: Boolean(r.refill_monthly),
-    monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at),
-    nextRefillAtMs: numOrNull(r.next_refill_at),
-    refillChargeId: strOrNull(r.refill_charge_id),
-    consecutiveDeclines: num(r.consecutive_declines ?? 0),
-    autoRefillPaused: Boolean(r.auto_refill_paused),
-    planIncluded: numOrNull(r.plan_included),
-    planAlertPercentage: strOrNull(r.plan_alert_percentage),
-    planAlerted: Boolean(r.plan_alerted),
-  };
-}
 
 /** A balance's key in maps: account and denomination (no NUL can occur in either). */
 export const balanceKeyOf = (accountId: string, denomination: string): string => `${accountId}\u0000${denomination}`;
@@ -100,7 +94,7 @@ export function accountsSql<Base extends SqlBase>(base: Base) {
         [a.name, a.email, json(a.metadata), a.processorId, a.planId, a.accountId, a.companyId],
       );
     }
-    async insertBalance(b: BalanceRow) {
+    async insertBalance(b: NewBalanceRow) {
       const changed = await this.db.run(
         'INSERT INTO balances (account_id, denomination, company_id, amount, pending, refill_threshold, ' +
           `refill_amount, refill_usd_amount, refill_on_day, created_at)

@@ -27,26 +27,44 @@ export interface BalanceRow {
   refillUsdAmount: number | null;
   refillOnDay: string | null;
   createdAtMs: number;
-  // --- money movement (filled by every read of a balance row; absent only on rows built in code)
+  // --- money movement: filled by every read of a balance row (their columns' defaults on a new balance)
   /** Monthly refill switched on. */
-  refillMonthly?: boolean;
+  refillMonthly: boolean;
   /** Start instant of the monthly schedule (the day rule counts from it). */
-  monthlyAnchorAtMs?: number | null;
+  monthlyAnchorAtMs: number | null;
   /** When the next monthly refill is due. */
-  nextRefillAtMs?: number | null;
+  nextRefillAtMs: number | null;
   /** The refill charge in flight for this balance (at most one), or null. */
-  refillChargeId?: string | null;
-  consecutiveDeclines?: number;
+  refillChargeId: string | null;
+  consecutiveDeclines: number;
   /** Threshold and monthly refills stopped after repeated declines, until a new card is attached. */
-  autoRefillPaused?: boolean;
+  autoRefillPaused: boolean;
   /**
    * Plan balances: the included amount per period, the alert percentage, and whether it was
    * alerted this period.
    */
-  planIncluded?: number | null;
-  planAlertPercentage?: string | null;
-  planAlerted?: boolean;
+  planIncluded: number | null;
+  planAlertPercentage: string | null;
+  planAlerted: boolean;
 }
+
+/** The money-movement fields of a balance row: set by charges/ and plans/ methods, never by insertBalance. */
+type BalanceMoneyFields =
+  | 'refillMonthly'
+  | 'monthlyAnchorAtMs'
+  | 'nextRefillAtMs'
+  | 'refillChargeId'
+  | 'consecutiveDeclines'
+  | 'autoRefillPaused'
+  | 'planIncluded'
+  | 'planAlertPercentage'
+  | 'planAlerted';
+
+/**
+ * A balance as code builds it for `insertBalance`: the money-movement fields may be left out
+ * (insertBalance writes none of them; a new balance starts with their columns' defaults).
+ */
+export type NewBalanceRow = Omit<BalanceRow, BalanceMoneyFields> & Partial<Pick<BalanceRow, BalanceMoneyFields>>;
 
 export interface BalanceDelta {
   accountId: string;
@@ -76,7 +94,7 @@ export interface AccountsTx extends AccountsReadTx {
   insertAccount(row: AccountRow): Promise<void>;
   updateAccount(row: AccountRow): Promise<void>;
   /** Inserts a zero balance; returns false when that balance already exists. */
-  insertBalance(row: BalanceRow): Promise<boolean>;
+  insertBalance(row: NewBalanceRow): Promise<boolean>;
   /**
    * Locks the balances (PostgreSQL: `SELECT … FOR UPDATE` in sorted key order) and returns
    * them. Missing keys are simply absent from the result.
