@@ -14,6 +14,7 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import type { NewBalanceRow, Store } from '../../src/store/types.js';
 import { newId } from '../../src/lib/ids.js';
 
+/** The databases every dialect-parameterised test runs on (harness.ts re-exports it as HTTP_DIALECTS). */
 export const DIALECTS = ['sqlite', 'postgres'] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
