@@ -11,9 +11,10 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import type { BalanceRow, Store } from '../../src/store/types.js';
+import type { NewBalanceRow, Store } from '../../src/store/types.js';
 import { newId } from '../../src/lib/ids.js';
 
+/** The databases every dialect-parameterised test runs on (harness.ts re-exports it as HTTP_DIALECTS). */
 export const DIALECTS = ['sqlite', 'postgres'] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
@@ -158,7 +159,7 @@ export function balanceRow(
   accountId: string,
   denomination: string,
   nowMs = 1_700_000_000_000,
-): BalanceRow {
+): NewBalanceRow {
   return {
     accountId,
     companyId,

@@ -1,0 +1,176 @@
+/**
+ * The ingest path's batch writes as single statements (arrays unnested server-side), built from
+ * rows: events, ledger transactions, balance deltas, and all three at once (`writeLedger`). Also
+ * measured by bench/pg-rows.ts.
+ */
+import { balanceKeyOf } from '../accounts/sql.js';
+import type { BalanceDelta } from '../accounts/types.js';
+import { EVENT_COLUMNS, TRANSACTION_COLUMNS } from '../events/sql.js';
+import type { EventRow, TransactionRow } from '../events/types.js';
+
+/**
+ * A NOT NULL column of a batch as `[array, scalar]`. When every row holds the same value (the
+ * company, the event type, the state, the time of a group: most columns of most groups), the
+ * array is empty and the value goes once, as the scalar: `unnest` pads a shorter array with NULL,
+ * and `COALESCE(column, scalar)` reads the scalar there. Otherwise the array is whole and the
+ * scalar NULL; a NOT NULL column holds no NULL element, so COALESCE never picks the scalar then.
+ * Each array element costs PostgreSQL a parse (array_in) and this process a serialisation: for
+ * a 100-event insert, most of them were copies of one value.
+ */
+function columnOf<T>(values: T[]): [T[], T | null] {
+  const first = values[0];
+  for (let i = 1; i < values.length; i++) if (values[i] !== first) return [values, null];
+  return first === undefined ? [values, null] : [[], first];
+}
+/** A nullable column: all NULL goes as the empty array (unnest pads it with NULL). */
+function nullableColumnOf<T>(values: (T | null)[]): (T | null)[] {
+  return values.every((v) => v === null) ? [] : values;
+}
+
+/**
+ * One multi-row insert of events (also measured by bench/pg-rows.ts). `event_id` is always a
+ * whole array: it sets the number of rows.
+ */
+export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
+  const [companies, company] = columnOf(rows.map((e) => e.companyId));
+  const [accounts, account] = columnOf(rows.map((e) => e.accountId));
+  const [supplied, clientSupplied] = columnOf(rows.map((e) => e.clientSupplied));
+  const [types, type] = columnOf(rows.map((e) => e.type));
+  const [quantities, quantity] = columnOf(rows.map((e) => e.quantity));
+  const [costs, cost] = columnOf(rows.map((e) => e.costAmount));
+  const [denominations, denomination] = columnOf(rows.map((e) => e.denomination));
+  const [states, state] = columnOf(rows.map((e) => e.state));
+  const [created, createdAt] = columnOf(rows.map((e) => e.createdAtMs));
+  const [updated, updatedAt] = columnOf(rows.map((e) => e.updatedAtMs));
+  return [
+    `INSERT INTO events (${EVENT_COLUMNS})
+     SELECT COALESCE(u.company_id, ?::text), u.event_id, COALESCE(u.account_id, ?::text), ` +
+      `COALESCE(u.client_supplied, ?::boolean),
+       COALESCE(u.type, ?::text), COALESCE(u.quantity, ?::float8), COALESCE(u.cost_amount, ?::bigint), ` +
+      `COALESCE(u.denomination, ?::text),
+       u.metadata, COALESCE(u.state, ?::text), u.content_hash, COALESCE(u.created_at, ?::bigint), ` +
+      `COALESCE(u.updated_at, ?::bigint), u.expires_at
+     FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ` +
+      `?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[])
+       AS u(company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, ` +
+      `state, content_hash, created_at, updated_at, expires_at)`,
+    [
+      company,
+      account,
+      clientSupplied,
+      type,
+      quantity,
+      cost,
+      denomination,
+      state,
+      createdAt,
+      updatedAt,
+      companies,
+      rows.map((e) => e.eventId),
+      accounts,
+      supplied,
+      types,
+      quantities,
+      costs,
+      denominations,
+      nullableColumnOf(rows.map((e) => (e.metadata === null ? null : JSON.stringify(e.metadata)))),
+      states,
+      nullableColumnOf(rows.map((e) => e.contentHash)),
+      created,
+      updated,
+      nullableColumnOf(rows.map((e) => e.expiresAtMs)),
+    ],
+  ];
+}
+
+/**
+ * One multi-row insert of ledger rows (also measured by bench/pg-rows.ts). `transaction_id` is
+ * always a whole array: it sets the number of rows.
+ */
+export function insertTransactionsStatement(rows: TransactionRow[]): [string, unknown[]] {
+  const [accounts, account] = columnOf(rows.map((t) => t.accountId));
+  const [denominations, denomination] = columnOf(rows.map((t) => t.denomination));
+  const [amounts, amount] = columnOf(rows.map((t) => t.amount));
+  const [kinds, kind] = columnOf(rows.map((t) => t.kind));
+  const [created, createdAt] = columnOf(rows.map((t) => t.createdAtMs));
+  // WITH ORDINALITY … ORDER BY keeps `seq` in request order, which the balance_after chain relies on.
+  return [
+    `INSERT INTO transactions (${TRANSACTION_COLUMNS})
+     SELECT t.transaction_id, COALESCE(t.account_id, ?::text), COALESCE(t.denomination, ?::text), ` +
+      `COALESCE(t.amount, ?::bigint), t.balance_after,
+       COALESCE(t.kind, ?::text), t.event_id, t.reason, COALESCE(t.created_at, ?::bigint)
+     FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ` +
+      `?::bigint[])
+       WITH ORDINALITY AS t(transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, ` +
+      `created_at, n)
+     ORDER BY t.n`,
+    [
+      account,
+      denomination,
+      amount,
+      kind,
+      createdAt,
+      rows.map((t) => t.transactionId),
+      accounts,
+      denominations,
+      amounts,
+      rows.map((t) => t.balanceAfter),
+      kinds,
+      nullableColumnOf(rows.map((t) => t.eventId)),
+      nullableColumnOf(rows.map((t) => t.reason)),
+      created,
+    ],
+  ];
+}
+
+/**
+ * `UPDATE … FROM` applies only one of several source rows matching the same target row: the
+ * deltas are summed per balance first so that none is silently dropped.
+ */
+function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
+  const byKey = new Map<string, BalanceDelta>();
+  for (const d of input) {
+    const k = balanceKeyOf(d.accountId, d.denomination);
+    const sum = byKey.get(k);
+    if (sum) {
+      sum.amount += d.amount;
+      sum.pending += d.pending;
+    } else byKey.set(k, { ...d });
+  }
+  return [...byKey.values()];
+}
+
+/** `amount = amount + Δ, pending = pending + Δ` for each balance, returning the rows after. */
+export const APPLY_BALANCE_DELTAS = `UPDATE balances b SET amount = b.amount + d.amount, pending = b.pending + d.pending
+       FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS d(account_id, denomination, amount, pending)
+       WHERE b.account_id = d.account_id AND b.denomination = d.denomination RETURNING b.*`;
+export function balanceDeltaParams(input: BalanceDelta[]): unknown[] {
+  const deltas = summedDeltas(input);
+  return [
+    deltas.map((d) => d.accountId),
+    deltas.map((d) => d.denomination),
+    deltas.map((d) => d.amount),
+    deltas.map((d) => d.pending),
+  ];
+}
+
+/**
+ * Events, balance deltas and ledger rows in one statement (PgTx.writeLedger; also measured by
+ * bench/pg-rows.ts). The parts write different tables, so their order inside the statement
+ * does not matter; the ledger rows keep their order by `seq` as in insertTransactionsStatement.
+ */
+export function writeLedgerStatement(
+  events: EventRow[],
+  deltas: BalanceDelta[],
+  transactions: TransactionRow[],
+): [string, unknown[]] {
+  const [eventsSql, eventsParams] = insertEventsStatement(events);
+  const [transactionsSql, transactionsParams] = insertTransactionsStatement(transactions);
+  return [
+    `WITH e AS (${eventsSql}),
+     t AS (${transactionsSql}),
+     changed AS (${APPLY_BALANCE_DELTAS})
+     SELECT * FROM changed`,
+    [...eventsParams, ...transactionsParams, ...balanceDeltaParams(deltas)],
+  ];
+}

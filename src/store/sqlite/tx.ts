@@ -1,0 +1,123 @@
+/**
+ * SqliteTx: the shared SQL (SqlTx) with what SQLite does differently, by aggregate. The IMMEDIATE
+ * transaction already holds SQLite's single write lock, so locking is reading; the hot path's
+ * statements run synchronously on prepared statements (SqliteExec).
+ */
+import { balanceKeyOf, toBalance } from '../accounts/sql.js';
+import type { BalanceDelta, BalanceKey, BalanceRow } from '../accounts/types.js';
+import {
+  EVENT_COLUMNS,
+  TRANSACTION_COLUMNS,
+  distinctEventKeys,
+  pushEventParams,
+  pushTransactionParams,
+  toEvent,
+} from '../events/sql.js';
+import type { EventKey, EventRow, TransactionRow } from '../events/types.js';
+import { SqlTx } from '../sql-base.js';
+import { placeholders } from '../sql-core.js';
+import type { SqliteExec } from './exec.js';
+
+/**
+ * Rows per multi-row INSERT: one statement call binds this many rows (14 × 64 < SQLite's 32,766
+ * parameters).
+ */
+const INSERT_CHUNK_ROWS = 64;
+/** Keys per `IN (…)` lookup. */
+const IN_CHUNK = 500;
+
+export class SqliteTx extends SqlTx {
+  declare protected readonly db: SqliteExec;
+  protected bool(b: boolean) {
+    return b ? 1 : 0;
+  }
+
+  // --- accounts and balances
+  async lockBalances(keys: BalanceKey[]) {
+    // The IMMEDIATE transaction already holds SQLite's single write lock: reading is locking.
+    // One query per 500 accounts (the primary key's prefix), not one per key.
+    const wanted = new Set(keys.map((k) => balanceKeyOf(k.accountId, k.denomination)));
+    const accounts = [...new Set(keys.map((k) => k.accountId))];
+    const out: BalanceRow[] = [];
+    for (let i = 0; i < accounts.length; i += IN_CHUNK) {
+      const chunk = accounts.slice(i, i + IN_CHUNK);
+      for (const r of this.db.allSync(
+        `SELECT * FROM balances WHERE account_id IN (${placeholders(chunk.length)})`,
+        chunk,
+      )) {
+        if (wanted.has(balanceKeyOf(String(r.account_id), String(r.denomination)))) out.push(toBalance(r));
+      }
+    }
+    return out;
+  }
+  async applyBalanceDeltas(deltas: BalanceDelta[]) {
+    if (deltas.length === 0) return [];
+    // No RETURNING: SQLite collects the rows a RETURNING clause returns in a temporary table
+    // first, which made each UPDATE about four times its own cost (35 balances: 214 µs with
+    // RETURNING *, 49 µs without). This connection holds the write lock, so reading the rows
+    // back afterwards sees exactly what the UPDATEs left.
+    const s = this.db.prepare(
+      'UPDATE balances SET amount = amount + ?, pending = pending + ? WHERE account_id = ? AND denomination = ?',
+    );
+    for (const d of deltas) s.run(d.amount, d.pending, d.accountId, d.denomination);
+    return this.lockBalances(deltas);
+  }
+
+  // --- events and the ledger
+  override async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
+    // Ingest asks for every balance of its group; holds are rarely due (the sweeper cancels
+    // them), so one probe of the expiry index usually answers for all of them.
+    if (
+      only !== undefined &&
+      this.db.allSync("SELECT 1 AS x FROM events WHERE state = 'pending' AND expires_at <= ? LIMIT 1", [nowMs])
+        .length === 0
+    )
+      return [];
+    return super.findExpiredHolds(nowMs, limit, only);
+  }
+  async insertEvents(rows: EventRow[]) {
+    this.#insertMany('events', EVENT_COLUMNS, 14, rows, (e, p) => pushEventParams(e, this.bool, p));
+  }
+  async insertTransactions(rows: TransactionRow[]) {
+    this.#insertMany('transactions', TRANSACTION_COLUMNS, 9, rows, pushTransactionParams);
+  }
+  /**
+   * Multi-row INSERTs in order (`seq` follows the rows' order, which balance_after chains rely
+   * on), parameters pushed straight into one flat array per statement: the hot path's rows.
+   */
+  #insertMany<R>(table: string, columns: string, width: number, rows: R[], push: (row: R, params: unknown[]) => void) {
+    const params: unknown[] = [];
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
+      const end = Math.min(rows.length, i + INSERT_CHUNK_ROWS);
+      params.length = 0;
+      for (let j = i; j < end; j++) push(rows[j]!, params);
+      this.db.prepare(insertSql(table, columns, width, end - i)).run(params);
+    }
+  }
+  async lockEvents(keys: EventKey[]) {
+    // The IMMEDIATE transaction already holds the write lock; a primary-key probe each.
+    const out: EventRow[] = [];
+    for (const k of distinctEventKeys(keys)) {
+      const r = this.db.allSync('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [
+        k.companyId,
+        k.eventId,
+      ])[0];
+      if (r) out.push(toEvent(r));
+    }
+    return out;
+  }
+}
+
+const insertSqlCache = new Map<string, string>();
+/** `INSERT INTO table (columns) VALUES (?, …), …` for `rows` rows, built once per shape. */
+function insertSql(table: string, columns: string, width: number, rows: number): string {
+  const key = `${table}\u0000${rows}`;
+  let sql = insertSqlCache.get(key);
+  if (sql === undefined) {
+    sql = `INSERT INTO ${table} (${columns}) VALUES ${Array(rows)
+      .fill(`(${placeholders(width)})`)
+      .join(', ')}`;
+    insertSqlCache.set(key, sql);
+  }
+  return sql;
+}

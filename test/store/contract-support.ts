@@ -1,0 +1,99 @@
+/**
+ * What the contract test files (test/store/*.contract.test.ts) share: the server's ledger, rows built with defaults,
+ * ingest requests of normalised events, and a balance's whole ledger read from committed data.
+ */
+import assert from 'node:assert/strict';
+import { normalizeEvent, type EventInput, type IngestRequest, type NormalizedEvent } from '../../src/domain/events.js';
+import { newId } from '../../src/lib/ids.js';
+import { balanceEffects } from '../../src/operations/effects.js';
+import { Ledger } from '../../src/operations/ledger.js';
+import type { AccountRow, EventRow, Store, TransactionRow } from '../../src/store/types.js';
+
+export const T0 = 1_700_000_000_000;
+
+/** The server's ledger, with its balance effects (refill decisions, plan alerts, notifications). */
+export const ledger = new Ledger(balanceEffects());
+
+export function eventRow(companyId: string, accountId: string, over: Partial<EventRow> = {}): EventRow {
+  return {
+    eventId: newId('ev'),
+    companyId,
+    accountId,
+    clientSupplied: false,
+    type: 'api_call',
+    quantity: 1,
+    costAmount: 1,
+    denomination: 'credits',
+    metadata: null,
+    state: 'complete',
+    contentHash: null,
+    createdAtMs: T0,
+    updatedAtMs: T0,
+    expiresAtMs: null,
+    ...over,
+  };
+}
+
+export function txRow(
+  accountId: string,
+  denomination: string,
+  amount: number,
+  balanceAfter: number,
+  over: Partial<TransactionRow> = {},
+): TransactionRow {
+  return {
+    transactionId: newId('tx'),
+    accountId,
+    denomination,
+    amount,
+    balanceAfter,
+    kind: 'adjustment',
+    eventId: null,
+    reason: null,
+    createdAtMs: T0,
+    ...over,
+  };
+}
+
+export function accountRow(companyId: string, over: Partial<AccountRow> = {}): AccountRow {
+  return {
+    accountId: newId('a'),
+    companyId,
+    name: null,
+    email: null,
+    metadata: null,
+    processorId: null,
+    planId: null,
+    createdAtMs: T0,
+    ...over,
+  };
+}
+
+function norm(input: EventInput, index = 0): NormalizedEvent {
+  const n = normalizeEvent(input, index);
+  assert.ok(n.ok, 'test event must normalise');
+  return n.value;
+}
+
+export function request(companyId: string, accountId: string, events: EventInput[], gate = false): IngestRequest {
+  return { companyId, accountId, events: events.map((e, i) => norm(e, i)), gate };
+}
+
+export const sortStrings = (xs: string[]) => [...xs].sort();
+
+/** Everything the ledger says about one balance, from committed data. */
+export async function balanceState(store: Store, accountId: string, denomination: string) {
+  return store.read(async (tx) => {
+    const b = await tx.findBalance(accountId, denomination);
+    const txs: TransactionRow[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await tx.listTransactions(accountId, denomination, { limit: 100, startingAfter: cursor });
+      assert.ok(page);
+      txs.push(...page.rows);
+      if (!page.hasMore) break;
+      cursor = page.rows.at(-1)!.transactionId;
+    }
+    return { balance: b!, transactions: txs };
+  });
+}
