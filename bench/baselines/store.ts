@@ -124,7 +124,7 @@ async function seed(store: Store, count: number): Promise<{ companyId: string; a
           pending: 0,
           refillThreshold: null,
           refillAmount: null,
-          refillUsdAmount: null,
+          refillUsdCents: null,
           refillOnDay: null,
           createdAtMs: nowMs,
         });

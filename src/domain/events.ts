@@ -1,4 +1,5 @@
 import { canonicalJson, sha256Hex } from '../lib/canonical.js';
+import { balanceKey, companyScopedKey } from '../lib/keys.js';
 import { HOLD_DURATION_MS, available, type EventState } from './holds.js';
 import { AMOUNT_MAX } from './money.js';
 import { failure, type Failure, type Outcome } from './outcome.js';
@@ -73,13 +74,7 @@ export function normalizeEvent(input: EventInput, index: number): Outcome<Normal
   };
 }
 
-export function balanceKey(accountId: string, denomination: string): string {
-  return `${accountId}\u0000${denomination}`;
-}
-
-export function companyScopedKey(companyId: string, name: string): string {
-  return `${companyId}\u0000${name}`;
-}
+export { balanceKey, companyScopedKey } from '../lib/keys.js';
 
 /** The fingerprint that decides whether a repeated client id is "the same event". */
 export function eventContentHash(accountId: string, e: NormalizedEvent): string {

@@ -13,7 +13,7 @@ export function presentBalance(b: BalanceRow) {
     available: available(b.amount, b.pending),
     refill_threshold: b.refillThreshold,
     refill_amount: b.refillAmount,
-    refill_usd_amount: b.refillUsdAmount,
+    refill_usd_amount: b.refillUsdCents,
     refill_on_day: b.refillOnDay,
     // --- money movement
     refill_monthly: b.refillMonthly ?? false,

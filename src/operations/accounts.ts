@@ -113,7 +113,7 @@ export async function createBalance(
       pending: 0,
       refillThreshold: null,
       refillAmount: null,
-      refillUsdAmount: null,
+      refillUsdCents: null,
       refillOnDay: null,
       createdAtMs: now,
     });

@@ -57,9 +57,9 @@ export async function putAutoRefill(
     if (!b) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
     const now = deps.clock.now();
     const amount = input.amount ?? b.refillAmount;
-    const usd = input.usd_charge ?? b.refillUsdAmount;
+    const usd = input.usd_charge ?? b.refillUsdCents;
     const threshold = input.threshold !== undefined ? input.threshold : b.refillThreshold;
-    const wasMonthly = b.refillMonthly ?? false;
+    const wasMonthly = b.refillMonthly;
     const monthly = monthlyWanted ?? wasMonthly;
     if ((threshold !== null || monthly) && (amount === null || usd === null)) {
       fail(
@@ -70,15 +70,15 @@ export async function putAutoRefill(
     }
     let schedule = {
       refillOnDay: b.refillOnDay,
-      monthlyAnchorAtMs: b.monthlyAnchorAtMs ?? null,
-      nextRefillAtMs: b.nextRefillAtMs ?? null,
+      monthlyAnchorAtMs: b.monthlyAnchorAtMs,
+      nextRefillAtMs: b.nextRefillAtMs,
     };
     let refillNow = false;
     if (!monthly) schedule = { refillOnDay: null, monthlyAnchorAtMs: null, nextRefillAtMs: null };
     else if (!wasMonthly) {
       // Refill 0 of the new schedule is now. With a refill already in flight it stays due and the
       // monthly worker starts it as soon as that one is settled.
-      refillNow = (b.refillChargeId ?? null) === null && !(b.autoRefillPaused ?? false);
+      refillNow = b.refillChargeId === null && !b.autoRefillPaused;
       schedule = {
         refillOnDay: refillDayOf(now),
         monthlyAnchorAtMs: now,
@@ -88,7 +88,7 @@ export async function putAutoRefill(
     await tx.updateRefillSettings(accountId, denomination, {
       refillThreshold: threshold,
       refillAmount: amount,
-      refillUsdAmount: usd,
+      refillUsdCents: usd,
       refillMonthly: monthly,
       ...schedule,
     });
@@ -96,7 +96,7 @@ export async function putAutoRefill(
       await startRefill(
         tx,
         now,
-        { ...b, refillAmount: amount, refillUsdAmount: usd },
+        { ...b, refillAmount: amount, refillUsdCents: usd },
         { trigger: 'monthly', due_at_ms: now },
       );
     return (await tx.findBalance(accountId, denomination))!;
@@ -116,7 +116,7 @@ async function startRefill(
     accountId: b.accountId,
     denomination: b.denomination,
     reason: 'refill',
-    usdCents: b.refillUsdAmount!,
+    usdCents: b.refillUsdCents!,
     details: { units: b.refillAmount, ...details },
   });
   await tx.updateRefillState(b.accountId, b.denomination, {
@@ -140,9 +140,9 @@ export const thresholdRefillEffect: BalanceEffect = async ({ tx, nowMs }, change
       available: availableAfter,
       threshold: after.refillThreshold,
       refillAmount: after.refillAmount,
-      refillUsdCents: after.refillUsdAmount,
-      inFlight: (after.refillChargeId ?? null) !== null,
-      paused: after.autoRefillPaused ?? false,
+      refillUsdCents: after.refillUsdCents,
+      inFlight: after.refillChargeId !== null,
+      paused: after.autoRefillPaused,
     });
     if (decision.refill) await startRefill(tx, nowMs, after, { trigger: 'threshold', available: availableAfter });
   }
@@ -157,14 +157,14 @@ export async function startDueMonthlyRefill(tx: Tx, nowMs: number, b: BalanceRow
   const due = b.nextRefillAtMs!;
   const next = nextRefillAfter(b.monthlyAnchorAtMs ?? due, due);
   const ready =
-    (b.refillMonthly ?? false) &&
+    b.refillMonthly &&
     b.refillAmount !== null &&
     b.refillAmount > 0 &&
-    b.refillUsdAmount !== null &&
-    !(b.autoRefillPaused ?? false);
+    b.refillUsdCents !== null &&
+    !b.autoRefillPaused;
   if (!ready) {
     await tx.updateRefillState(b.accountId, b.denomination, {
-      nextRefillAtMs: (b.refillMonthly ?? false) ? next : null,
+      nextRefillAtMs: b.refillMonthly ? next : null,
     });
     return;
   }

@@ -82,7 +82,7 @@ export async function attachCard(deps: Deps, companyId: string, accountId: strin
     await tx.upsertCard(card);
     const locked = await lockBalanceMap(tx, await tx.listBalances(accountId));
     for (const b of locked.values()) {
-      if ((b.consecutiveDeclines ?? 0) !== 0 || (b.autoRefillPaused ?? false)) {
+      if (b.consecutiveDeclines !== 0 || b.autoRefillPaused) {
         await tx.updateRefillState(b.accountId, b.denomination, { consecutiveDeclines: 0, autoRefillPaused: false });
       }
     }

@@ -260,13 +260,13 @@ async function onFailed(
       // A request the processor refuses (e.g. below its minimum amount) would be refused again on
       // every change, so it counts toward the pause like a decline; only an outage does not.
       const streak = afterChargeOutcome(
-        b.consecutiveDeclines ?? 0,
+        b.consecutiveDeclines,
         outcome.code === 'processor_unavailable' ? 'processor_error' : 'declined',
       );
       await tx.updateRefillState(b.accountId, b.denomination, {
         ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
         consecutiveDeclines: streak.consecutiveDeclines,
-        autoRefillPaused: streak.paused || (b.autoRefillPaused ?? false),
+        autoRefillPaused: streak.paused || b.autoRefillPaused,
       });
     }
   }
@@ -290,7 +290,7 @@ async function applyRefill(
   // The in-flight marker is cleared first, so the balance row the effects see after the refill is current.
   await tx.updateRefillState(b.accountId, denomination, {
     ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
-    consecutiveDeclines: afterChargeOutcome(b.consecutiveDeclines ?? 0, 'succeeded').consecutiveDeclines,
+    consecutiveDeclines: afterChargeOutcome(b.consecutiveDeclines, 'succeeded').consecutiveDeclines,
   });
   const posted = await p.post(
     locked,
@@ -331,7 +331,7 @@ export async function applyProration(
   await tx.updateRefillSettings(accountId, denomination, {
     refillThreshold: b.refillThreshold,
     refillAmount: d.amount,
-    refillUsdAmount: d.usd_charge,
+    refillUsdCents: d.usd_charge,
     refillMonthly: true,
     refillOnDay: refillDayOf(d.anchor_at_ms),
     monthlyAnchorAtMs: d.anchor_at_ms,

@@ -74,7 +74,7 @@ export async function modifyMidMonth(
   if (!balance) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
   const priced = prorateMidMonth({
     refillAmount: balance.refillAmount,
-    refillUsdCents: balance.refillUsdAmount,
+    refillUsdCents: balance.refillUsdCents,
     balanceAmount: balance.amount,
     newAmount: parsed.amount,
     newUsdCents: parsed.usdCents,

@@ -82,7 +82,7 @@ export async function applyPlanToNewAccount(p: Posting, account: AccountRow, pla
       pending: 0,
       refillThreshold: null,
       refillAmount: null,
-      refillUsdAmount: null,
+      refillUsdCents: null,
       refillOnDay: null,
       createdAtMs: nowMs,
     });
@@ -182,7 +182,7 @@ export async function renewPlanPeriod(p: Posting, ap: AccountPlanRow): Promise<v
       });
       deltas.set(key, { amount: r.resetDelta, pending: 0 });
     }
-    if (b.planAlerted ?? false) await tx.setPlanAlerted(accountId, e.denomination, false);
+    if (b.planAlerted) await tx.setPlanAlerted(accountId, e.denomination, false);
   }
   const after = (await p.post(locked, entries, deltas)).balances;
   const hasCard = (await tx.findCard(accountId)) !== undefined;
@@ -212,9 +212,9 @@ export async function renewPlanPeriod(p: Posting, ap: AccountPlanRow): Promise<v
  */
 export const planThresholdAlertEffect: BalanceEffect = async (p, changes) => {
   for (const { before, after } of changes) {
-    const included = after.planIncluded ?? null;
-    const percentage = after.planAlertPercentage ?? null;
-    if (included === null || percentage === null || (after.planAlerted ?? false)) continue;
+    const included = after.planIncluded;
+    const percentage = after.planAlertPercentage;
+    if (included === null || percentage === null || after.planAlerted) continue;
     if (
       !thresholdAlertCrossed({
         before: before.amount,

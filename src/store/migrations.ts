@@ -259,7 +259,8 @@ CREATE TABLE webhook_subscriptions (
   disabled_reason TEXT
 );
 CREATE INDEX webhook_subscriptions_company ON webhook_subscriptions (company_id, seq);
-CREATE INDEX webhook_subscriptions_active ON webhook_subscriptions (company_id) WHERE deleted_at IS NULL AND disabled_at IS NULL;
+CREATE INDEX webhook_subscriptions_active ON webhook_subscriptions (company_id)
+  WHERE deleted_at IS NULL AND disabled_at IS NULL;
 CREATE TABLE webhook_deliveries (
   seq {{SEQ}},
   callback_id TEXT NOT NULL UNIQUE,

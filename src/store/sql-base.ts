@@ -27,7 +27,7 @@ export abstract class SqlTx
 // What this module exported before the split (bench/lib/growth-explain.ts imports SqlTx and the types).
 export { type SqlExec, type SqlRow, placeholders } from './sql-core.js';
 export { toApiKey, toCompany, toUser } from './identity/sql.js';
-export { balanceKeyOf, toAccount, toBalance } from './accounts/sql.js';
+export { toAccount, toBalance } from './accounts/sql.js';
 export {
   EVENT_COLUMNS,
   TRANSACTION_COLUMNS,

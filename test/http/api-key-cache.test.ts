@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
-import { signUpCompany } from '../support/harness.js';
+import { HTTP_DIALECTS as DIALECTS, signUpCompany } from '../support/harness.js';
 import { asHarness, serverOn, sharedDatabase, type TestServer } from '../support/webhooks.js';
 
 const CACHE_MS = 300;
 
-for (const dialect of ['sqlite', 'postgres'] as const) {
+for (const dialect of DIALECTS) {
   describe(`API key cache across processes (${dialect})`, () => {
     test('a key revoked on one server is refused by the other after the cache lifetime', async () => {
       const db = sharedDatabase(dialect);

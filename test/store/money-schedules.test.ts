@@ -59,7 +59,7 @@ async function seed(store: Store): Promise<string[]> {
         pending: 0,
         refillThreshold: null,
         refillAmount: 1,
-        refillUsdAmount: 1,
+        refillUsdCents: 1,
         refillOnDay: '1',
         createdAtMs: 0,
       });
@@ -68,7 +68,7 @@ async function seed(store: Store): Promise<string[]> {
       await tx.updateRefillSettings(accountId, 'tokens', {
         refillThreshold: null,
         refillAmount: 1,
-        refillUsdAmount: 1,
+        refillUsdCents: 1,
         refillOnDay: '1',
         refillMonthly: true,
         monthlyAnchorAtMs: due,

@@ -14,11 +14,12 @@ import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/types.js';
 import type { ProcessorFactory } from '../../src/processors/types.js';
-import type { Dialect } from './stores.js';
+import { DATABASE_URL, type Dialect } from './stores.js';
 
 // The dialects are defined once, in stores.ts; the HTTP and scenario tests know them by this name.
 export { DIALECTS as HTTP_DIALECTS, type Dialect } from './stores.js';
-export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The PostgreSQL the tests use (TEST_DATABASE_URL, or the local server). */
+export const PG_URL = DATABASE_URL;
 
 export async function freshStore(dialect: Dialect): Promise<{ store: Store; drop(): Promise<void> }> {
   if (dialect === 'sqlite') {

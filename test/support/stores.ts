@@ -168,7 +168,7 @@ export function balanceRow(
     pending: 0,
     refillThreshold: null,
     refillAmount: null,
-    refillUsdAmount: null,
+    refillUsdCents: null,
     refillOnDay: null,
     createdAtMs: nowMs,
   };

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newId } from '../../src/lib/ids.js';
 import { sendClaimedDelivery } from '../../src/operations/webhook-delivery.js';
-import { createAccountWithBalance, signUpCompany } from '../support/harness.js';
+import { HTTP_DIALECTS as DIALECTS, createAccountWithBalance, signUpCompany } from '../support/harness.js';
 import {
   asHarness,
   createWebhook,
@@ -17,7 +17,7 @@ import {
 
 const NOTIFICATIONS = 40;
 
-for (const dialect of ['sqlite', 'postgres'] as const) {
+for (const dialect of DIALECTS) {
   describe(`webhook delivery across restarts (${dialect}${dialect === 'sqlite' ? ' file' : ''})`, () => {
     test(
       'server A writes notifications and delivers some, ' + 'then stops; server B delivers the rest; none lost',

@@ -24,7 +24,7 @@ export const toBalance = (r: SqlRow): BalanceRow => ({
   pending: num(r.pending),
   refillThreshold: numOrNull(r.refill_threshold),
   refillAmount: numOrNull(r.refill_amount),
-  refillUsdAmount: numOrNull(r.refill_usd_amount),
+  refillUsdCents: numOrNull(r.refill_usd_amount),
   refillOnDay: strOrNull(r.refill_on_day),
   createdAtMs: num(r.created_at),
   // Money movement: every field always filled, in one object literal (no spread of another per row).
@@ -38,9 +38,6 @@ export const toBalance = (r: SqlRow): BalanceRow => ({
   planAlertPercentage: strOrNull(r.plan_alert_percentage),
   planAlerted: Boolean(r.plan_alerted),
 });
-
-/** A balance's key in maps: account and denomination (no NUL can occur in either). */
-export const balanceKeyOf = (accountId: string, denomination: string): string => `${accountId}\u0000${denomination}`;
 
 export function accountsSql<Base extends SqlBase>(base: Base) {
   abstract class AccountsSql extends base implements AccountsTx {
@@ -105,7 +102,7 @@ export function accountsSql<Base extends SqlBase>(base: Base) {
           b.companyId,
           b.refillThreshold,
           b.refillAmount,
-          b.refillUsdAmount,
+          b.refillUsdCents,
           b.refillOnDay,
           b.createdAtMs,
         ],

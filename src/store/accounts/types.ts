@@ -24,7 +24,7 @@ export interface BalanceRow {
   pending: number;
   refillThreshold: number | null;
   refillAmount: number | null;
-  refillUsdAmount: number | null;
+  refillUsdCents: number | null;
   refillOnDay: string | null;
   createdAtMs: number;
   // --- money movement: filled by every read of a balance row (their columns' defaults on a new balance)

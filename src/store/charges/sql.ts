@@ -196,7 +196,7 @@ export function chargesSql<Base extends SqlBase>(base: Base) {
         [
           s.refillThreshold,
           s.refillAmount,
-          s.refillUsdAmount,
+          s.refillUsdCents,
           s.refillOnDay,
           this.bool(s.refillMonthly),
           s.monthlyAnchorAtMs,

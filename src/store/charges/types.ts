@@ -48,7 +48,7 @@ export interface CardRow {
 export interface RefillSettings {
   refillThreshold: number | null;
   refillAmount: number | null;
-  refillUsdAmount: number | null;
+  refillUsdCents: number | null;
   refillOnDay: string | null;
   refillMonthly: boolean;
   monthlyAnchorAtMs: number | null;

@@ -3,7 +3,7 @@
  * rows: events, ledger transactions, balance deltas, and all three at once (`writeLedger`). Also
  * measured by bench/pg-rows.ts.
  */
-import { balanceKeyOf } from '../accounts/sql.js';
+import { balanceKey } from '../../lib/keys.js';
 import type { BalanceDelta } from '../accounts/types.js';
 import { EVENT_COLUMNS, TRANSACTION_COLUMNS } from '../events/sql.js';
 import type { EventRow, TransactionRow } from '../events/types.js';
@@ -130,7 +130,7 @@ export function insertTransactionsStatement(rows: TransactionRow[]): [string, un
 function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
   const byKey = new Map<string, BalanceDelta>();
   for (const d of input) {
-    const k = balanceKeyOf(d.accountId, d.denomination);
+    const k = balanceKey(d.accountId, d.denomination);
     const sum = byKey.get(k);
     if (sum) {
       sum.amount += d.amount;

@@ -3,7 +3,8 @@
  * transaction already holds SQLite's single write lock, so locking is reading; the hot path's
  * statements run synchronously on prepared statements (SqliteExec).
  */
-import { balanceKeyOf, toBalance } from '../accounts/sql.js';
+import { balanceKey } from '../../lib/keys.js';
+import { toBalance } from '../accounts/sql.js';
 import type { BalanceDelta, BalanceKey, BalanceRow } from '../accounts/types.js';
 import {
   EVENT_COLUMNS,
@@ -36,7 +37,7 @@ export class SqliteTx extends SqlTx {
   async lockBalances(keys: BalanceKey[]) {
     // The IMMEDIATE transaction already holds SQLite's single write lock: reading is locking.
     // One query per 500 accounts (the primary key's prefix), not one per key.
-    const wanted = new Set(keys.map((k) => balanceKeyOf(k.accountId, k.denomination)));
+    const wanted = new Set(keys.map((k) => balanceKey(k.accountId, k.denomination)));
     const accounts = [...new Set(keys.map((k) => k.accountId))];
     const out: BalanceRow[] = [];
     for (let i = 0; i < accounts.length; i += IN_CHUNK) {
@@ -45,7 +46,7 @@ export class SqliteTx extends SqlTx {
         `SELECT * FROM balances WHERE account_id IN (${placeholders(chunk.length)})`,
         chunk,
       )) {
-        if (wanted.has(balanceKeyOf(String(r.account_id), String(r.denomination)))) out.push(toBalance(r));
+        if (wanted.has(balanceKey(String(r.account_id), String(r.denomination)))) out.push(toBalance(r));
       }
     }
     return out;
