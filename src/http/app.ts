@@ -17,6 +17,7 @@ import type { TestClock } from '../lib/clock.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { errorBody } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
+import type { RouteContext } from './route-context.js';
 import { ErrorResponse } from './schemas/common.js';
 import { SHARED_SCHEMAS } from './schemas/resources.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -62,14 +63,6 @@ function containsNul(v: unknown): boolean {
   if (v !== null && typeof v === 'object')
     return Object.entries(v).some(([k, x]) => k.includes('\u0000') || containsNul(x));
   return false;
-}
-
-export interface RouteContext {
-  deps: Deps;
-  keys: ApiKeyCache;
-  ingest: IngestBatcher;
-  settle: SettleWriter;
-  passwordRateLimit: { max: number; timeWindow: number };
 }
 
 function compilers() {

@@ -16,7 +16,7 @@ import {
   updateAccount,
 } from '../../operations/accounts.js';
 import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
-import type { RouteContext } from '../app.js';
+import type { RouteContext } from '../route-context.js';
 import type { BalanceRow } from '../../store/types.js';
 import { requireCompany } from '../auth.js';
 import { presentAccount, presentBalance, presentPage, presentPrice, presentTransaction } from '../present.js';

@@ -5,7 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { EVENTS_PER_REQUEST_MAX, normalizeEvent, type EventInput, type NormalizedEvent } from '../../domain/events.js';
 import { OutcomeError } from '../../domain/outcome.js';
 import { getEvent } from '../../operations/events.js';
-import type { RouteContext } from '../app.js';
+import type { RouteContext } from '../route-context.js';
 import { requireCompany } from '../auth.js';
 import { presentEvent } from '../present.js';
 import {

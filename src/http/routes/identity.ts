@@ -13,7 +13,7 @@ import {
   updateUser,
 } from '../../operations/identity.js';
 import type { UserRow } from '../../store/types.js';
-import type { RouteContext } from '../app.js';
+import type { RouteContext } from '../route-context.js';
 import { unauthorized } from '../auth.js';
 import { presentApiKey, presentUser } from '../present.js';
 import { Email, Text, errorResponses, userAuth, userOrCompanyAuth } from '../schemas/common.js';

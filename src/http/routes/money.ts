@@ -12,7 +12,7 @@ import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
 import { modifyMidMonth } from '../../operations/modify-mid-month.js';
 import { createPlan, getPlan, listPlans } from '../../operations/plans.js';
 import type { ChargeRow, PlanRow } from '../../store/types.js';
-import type { RouteContext } from '../app.js';
+import type { RouteContext } from '../route-context.js';
 import { requireCompany } from '../auth.js';
 import { presentBalance, presentPage } from '../present.js';
 import {

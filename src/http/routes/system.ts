@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { RouteContext } from '../app.js';
+import type { RouteContext } from '../route-context.js';
 
 export function systemRoutes(app: FastifyInstance, _ctx: RouteContext): void {
   app.get(

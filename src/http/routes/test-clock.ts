@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { fail } from '../../domain/outcome.js';
 import { toIso, type TestClock } from '../../lib/clock.js';
-import type { RouteContext } from '../app.js';
+import type { RouteContext } from '../route-context.js';
 import { requireCompany } from '../auth.js';
 import { companyAuth, errorResponses } from '../schemas/common.js';
 

@@ -14,7 +14,7 @@ import {
 } from '../../operations/webhooks.js';
 import type { WebhookSubscriptionRow } from '../../store/types.js';
 import { RETRY_WINDOW_MS, WEBHOOKS_PER_COMPANY_MAX } from '../../webhooks/notifications.js';
-import type { RouteContext } from '../app.js';
+import type { RouteContext } from '../route-context.js';
 import { requireCompany } from '../auth.js';
 import { presentPage } from '../present.js';
 import { PageOf, PageQuery, SafeInteger, companyAuth, errorResponses } from '../schemas/common.js';
