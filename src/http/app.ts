@@ -21,11 +21,15 @@ import type { RouteContext } from './route-context.js';
 import { ErrorResponse } from './schemas/common.js';
 import { SHARED_SCHEMAS } from './schemas/resources.js';
 import { accountRoutes } from './routes/accounts.js';
+import { autoRefillRoutes } from './routes/auto-refill.js';
+import { cardRoutes } from './routes/cards.js';
+import { chargeRoutes } from './routes/charges.js';
 import { eventRoutes } from './routes/events.js';
 import { identityRoutes } from './routes/identity.js';
+import { midMonthRoutes } from './routes/mid-month.js';
+import { planRoutes } from './routes/plans.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
-import { moneyRoutes } from './routes/money.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 /** Largest request body: 1,000 events with room for their metadata. */
@@ -245,7 +249,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     accountRoutes(scope, ctx);
     eventRoutes(scope, ctx);
     if (opts.testClock) testClockRoutes(scope, ctx, opts.testClock);
-    moneyRoutes(scope, ctx);
+    // Registration order is the order of the OpenAPI document's paths.
+    cardRoutes(scope, ctx);
+    autoRefillRoutes(scope, ctx);
+    midMonthRoutes(scope, ctx);
+    planRoutes(scope, ctx);
+    chargeRoutes(scope, ctx);
     webhookRoutes(scope, ctx);
   });
   return app;

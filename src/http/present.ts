@@ -1,7 +1,18 @@
 /** Store rows → the API's JSON records. */
 import { available } from '../domain/holds.js';
 import { toIso } from '../lib/clock.js';
-import type { AccountRow, ApiKeyRow, BalanceRow, EventRow, PriceRow, TransactionRow, UserRow } from '../store/types.js';
+import type {
+  AccountRow,
+  ApiKeyRow,
+  BalanceRow,
+  CardRow,
+  ChargeRow,
+  EventRow,
+  PlanRow,
+  PriceRow,
+  TransactionRow,
+  UserRow,
+} from '../store/types.js';
 import { splitName } from '../operations/identity.js';
 
 export function presentBalance(b: BalanceRow) {
@@ -88,6 +99,42 @@ export function presentApiKey(k: ApiKeyRow) {
     prefix: k.prefix,
     created_at: toIso(k.createdAtMs),
     revoked_at: k.revokedAtMs === null ? null : toIso(k.revokedAtMs),
+  };
+}
+
+export function presentCard(c: CardRow) {
+  return { brand: c.brand, last4: c.last4, exp_month: c.expMonth, exp_year: c.expYear };
+}
+
+export function presentCharge(c: ChargeRow) {
+  return {
+    charge_id: c.chargeId,
+    usd_amount: c.usdCents,
+    status: c.status,
+    reason: c.reason,
+    denomination: c.denomination,
+    failure_code: c.failureCode,
+    created_at: toIso(c.createdAtMs),
+  };
+}
+
+export function presentPlan(p: PlanRow) {
+  return {
+    plan_id: p.planId,
+    name: p.name,
+    charge_amount: p.chargeAmountUsdCents,
+    charge_denomination: 'usd' as const,
+    billing_period: p.billingPeriod,
+    overage_charge_mode: p.overageChargeMode,
+    threshold_alert_percentage: p.thresholdAlertPercentage,
+    rollover: p.rollover,
+    balances: p.balances.map((b) => ({
+      amount: String(b.amount),
+      denomination: b.denomination,
+      overage_charge_amount: b.overageUnitUsdCents,
+      overage_charge_denomination: 'usd' as const,
+    })),
+    created_at: toIso(p.createdAtMs),
   };
 }
 

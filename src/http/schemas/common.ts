@@ -88,6 +88,12 @@ export const PageOf = <T extends TSchema>(item: T) =>
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries([400, 401, ...statuses].map((s) => [s, Type.Ref('Error')]));
 
+/** Path parameters shared by the routes of several resources. */
+export const AccountParams = Type.Object({ account_id: Type.String({ maxLength: 64 }) });
+export const BalanceParams = Type.Object({ account_id: Type.String({ maxLength: 64 }), denomination: Denomination });
+export const CompanyParams = Type.Object({ company_id: Type.String({ maxLength: 64 }) });
+export const DataBalance = Type.Object({ data: Type.Ref('Balance') });
+
 type Security = { [scheme: string]: string[] }[];
 export const companyAuth: Security = [{ companyKey: [] }];
 export const userOrCompanyAuth: Security = [{ userPassword: [] }, { companyKey: [] }];
