@@ -22,14 +22,17 @@ import { ErrorResponse } from './schemas/common.js';
 import { SHARED_SCHEMAS } from './schemas/resources.js';
 import { accountRoutes } from './routes/accounts.js';
 import { autoRefillRoutes } from './routes/auto-refill.js';
+import { balanceRoutes } from './routes/balances.js';
 import { cardRoutes } from './routes/cards.js';
 import { chargeRoutes } from './routes/charges.js';
 import { eventRoutes } from './routes/events.js';
 import { identityRoutes } from './routes/identity.js';
 import { midMonthRoutes } from './routes/mid-month.js';
 import { planRoutes } from './routes/plans.js';
+import { priceRoutes } from './routes/prices.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
+import { transactionRoutes } from './routes/transactions.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 /** Largest request body: 1,000 events with room for their metadata. */
@@ -243,13 +246,16 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       timeWindow: 60_000,
     },
   };
+  // Registration order is the order of the paths in the OpenAPI document.
   await app.register(async (scope) => {
     systemRoutes(scope, ctx);
     identityRoutes(scope, ctx);
     accountRoutes(scope, ctx);
+    balanceRoutes(scope, ctx);
+    transactionRoutes(scope, ctx);
+    priceRoutes(scope, ctx);
     eventRoutes(scope, ctx);
     if (opts.testClock) testClockRoutes(scope, ctx, opts.testClock);
-    // Registration order is the order of the OpenAPI document's paths.
     cardRoutes(scope, ctx);
     autoRefillRoutes(scope, ctx);
     midMonthRoutes(scope, ctx);
