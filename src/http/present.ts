@@ -12,8 +12,10 @@ import type {
   PriceRow,
   TransactionRow,
   UserRow,
+  WebhookSubscriptionRow,
 } from '../store/types.js';
 import { splitName } from '../operations/identity.js';
+import type { DeliveryView } from '../operations/webhooks.js';
 
 export function presentBalance(b: BalanceRow) {
   return {
@@ -135,6 +137,55 @@ export function presentPlan(p: PlanRow) {
       overage_charge_denomination: 'usd' as const,
     })),
     created_at: toIso(p.createdAtMs),
+  };
+}
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : toIso(ms));
+
+export function presentWebhook(w: WebhookSubscriptionRow) {
+  return {
+    webhook_id: w.webhookId,
+    type: w.type,
+    url: w.url,
+    threshold: w.threshold,
+    created_at: toIso(w.createdAtMs),
+    disabled_at: isoOrNull(w.disabledAtMs),
+    disabled_reason: w.disabledReason,
+  };
+}
+
+/** A new subscription: the only time its signing secret is shown. */
+export function presentCreatedWebhook(w: WebhookSubscriptionRow) {
+  return {
+    webhook_id: w.webhookId,
+    type: w.type,
+    url: w.url,
+    threshold: w.threshold,
+    secret: w.secret,
+    created_at: toIso(w.createdAtMs),
+  };
+}
+
+export function presentDelivery({ delivery: d, attempts }: DeliveryView) {
+  return {
+    callback_id: d.callbackId,
+    webhook_id: d.webhookId,
+    type: d.type,
+    status: d.status,
+    payload: JSON.parse(d.payload) as unknown,
+    created_at: toIso(d.createdAtMs),
+    next_attempt_at: d.status === 'pending' ? isoOrNull(d.nextAttemptAtMs) : null,
+    delivered_at: isoOrNull(d.deliveredAtMs),
+    last_error: d.lastError,
+    attempts: attempts.map((a) => ({
+      attempted_at: toIso(a.attemptedAtMs),
+      status_code: a.statusCode,
+      latency_ms: a.latencyMs,
+      response_snippet: a.responseSnippet,
+      error: a.error,
+      success: a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300,
+      manual: a.manual,
+    })),
   };
 }
 
