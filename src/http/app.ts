@@ -25,14 +25,15 @@ import { autoRefillRoutes } from './routes/auto-refill.js';
 import { balanceRoutes } from './routes/balances.js';
 import { cardRoutes } from './routes/cards.js';
 import { chargeRoutes } from './routes/charges.js';
+import { companyRoutes } from './routes/companies.js';
 import { eventRoutes } from './routes/events.js';
-import { identityRoutes } from './routes/identity.js';
 import { midMonthRoutes } from './routes/mid-month.js';
 import { planRoutes } from './routes/plans.js';
 import { priceRoutes } from './routes/prices.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
 import { transactionRoutes } from './routes/transactions.js';
+import { userRoutes } from './routes/users.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 /** Largest request body: 1,000 events with room for their metadata. */
@@ -249,7 +250,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // Registration order is the order of the paths in the OpenAPI document.
   await app.register(async (scope) => {
     systemRoutes(scope, ctx);
-    identityRoutes(scope, ctx);
+    userRoutes(scope, ctx);
+    companyRoutes(scope, ctx);
     accountRoutes(scope, ctx);
     balanceRoutes(scope, ctx);
     transactionRoutes(scope, ctx);

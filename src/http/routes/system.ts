@@ -1,3 +1,4 @@
+/** System routes: liveness for load balancers, and this server's OpenAPI document. */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { RouteContext } from '../route-context.js';
