@@ -17,6 +17,7 @@
  *   PERCENTAGE_FRACTION_DIGITS_MAX decimals, as a string (or a JSON number), or null.
  * - Unknown fields are refused (contract "Errors": an unknown field is a 400).
  */
+import { isDenomination } from './denomination.js';
 import { AMOUNT_MAX, units, usdCents, type Units, type UsdCents } from './money.js';
 import {
   parseExactDecimal,
@@ -29,8 +30,6 @@ import {
 export const PLAN_NAME_LENGTH_MAX = 200;
 export const PLAN_BALANCES_MAX = 100;
 export const PERCENTAGE_FRACTION_DIGITS_MAX = 6;
-/** Contract "Accounts and balances": 1–64 characters of A–Z a–z 0–9 _ . : - */
-export const DENOMINATION_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 export type BillingPeriod = 'month';
 export type OverageChargeMode = 'postpay';
@@ -158,7 +157,7 @@ function parseBalanceEntry(raw: unknown, index: number): PlanBalanceEntry {
   );
 
   if (absent(raw.denomination)) throw new Rejected('denomination_is_required', `${at}.denomination`);
-  if (typeof raw.denomination !== 'string' || !DENOMINATION_PATTERN.test(raw.denomination)) {
+  if (typeof raw.denomination !== 'string' || !isDenomination(raw.denomination)) {
     throw new Rejected('denomination_is_invalid', `${at}.denomination`);
   }
 

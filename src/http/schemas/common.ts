@@ -3,11 +3,10 @@
  * the TypeScript types of the handler and the OpenAPI document.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { DENOMINATION_PATTERN } from '../../domain/denomination.js';
 import { CLIENT_EVENT_ID_LENGTH_MAX } from '../../domain/events.js';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../operations/deps.js';
 
-/** Denomination: 1–64 of `A–Z a–z 0–9 _ . : -`, case-sensitive. */
-export const DENOMINATION_PATTERN = '^[A-Za-z0-9_.:-]{1,64}$';
 export const Denomination = Type.String({
   pattern: DENOMINATION_PATTERN,
   description: 'Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive)',
