@@ -7,7 +7,6 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv } from 'ajv';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
@@ -17,6 +16,7 @@ import type { TestClock } from '../lib/clock.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { errorBody } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
+import { compilers, validationErrorBody } from './validation.js';
 import type { RouteContext } from './route-context.js';
 import { ErrorResponse } from './schemas/common.js';
 import { SHARED_SCHEMAS } from './schemas/resources.js';
@@ -73,47 +73,6 @@ function containsNul(v: unknown): boolean {
   return false;
 }
 
-function compilers() {
-  // Bodies: types are never coerced ("10" is not 10) and unknown fields are never dropped.
-  const strict = new Ajv({
-    coerceTypes: false,
-    removeAdditional: false,
-    useDefaults: true,
-    allErrors: false,
-    strict: false,
-    validateFormats: false,
-  });
-  // Query strings arrive as text: there, and only there, "20" may become 20.
-  const query = new Ajv({
-    coerceTypes: true,
-    removeAdditional: false,
-    useDefaults: true,
-    allErrors: false,
-    strict: false,
-    validateFormats: false,
-  });
-  for (const s of [ErrorResponse, ...SHARED_SCHEMAS]) {
-    strict.addSchema(s);
-    query.addSchema(s);
-  }
-  return { strict, query };
-}
-
-function ajvParam(err: FastifyError): string | undefined {
-  const v = err.validation?.[0];
-  if (!v) return undefined;
-  const path = v.instancePath
-    .split('/')
-    .slice(1)
-    .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
-    .join('')
-    .replace(/^\./, '');
-  const extra = (v.params as { additionalProperty?: string; missingProperty?: string }) ?? {};
-  const leaf = extra.additionalProperty ?? extra.missingProperty;
-  if (leaf !== undefined) return path === '' ? leaf : `${path}.${leaf}`;
-  return path === '' ? undefined : path;
-}
-
 export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
     logger: { level: opts.logLevel ?? 'warn' },
@@ -165,11 +124,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     if (err instanceof OutcomeError) {
       out = errorBody(err.failure.reason, err.failure.message, err.failure.param, err.failure.details);
     } else if (err.validation) {
-      out = errorBody(
-        'invalid_request',
-        `${err.validationContext ?? 'request'}${err.validation[0]?.instancePath ?? ''} ${err.validation[0]?.message ?? 'is invalid'}`.trim(),
-        ajvParam(err),
-      );
+      out = validationErrorBody(err, request.routeOptions.config.bodyViolationReasons);
     } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       out = errorBody('payload_too_large', `request body is larger than ${BODY_LIMIT_BYTES} bytes`);
     } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
