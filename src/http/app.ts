@@ -161,7 +161,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         version: opts.version ?? '0.1',
         description:
           'Prepaid balances and real-time usage billing. Amounts are integers (USD in cents). ' +
-          'Errors: {"error":{"type","code","message","param"?,"details"?}}. Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header. ' +
+          'Errors: {"error":{"type","code","message","param"?,"details"?}}. ' +
+          'Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header. ' +
           'Lists page with limit and starting_after and answer {data, has_more, next_cursor}, newest first.',
       },
       components: {

@@ -80,10 +80,15 @@ function paramOf(v: FastifySchemaValidationError): string | undefined {
 /**
  * The first error a route names a reason for. With a union (`anyOf`) Ajv reports the errors of
  * every branch in turn, so the branch matching the value's type (`minimum` of the integer branch
- * for -1) is found even when the first error is another branch's `type`.
+ * for -1) is found even when the first error is another branch's `type`. A branch the value's
+ * type does not fit says nothing more: Ajv still reports its `const`, which is no reason to
+ * answer `"billing_period": 1` with anything but `invalid_request`.
  */
 function namedViolation(errors: FastifySchemaValidationError[], reasons: BodyViolationReasons) {
+  const branchOf = (v: FastifySchemaValidationError) => v.schemaPath.slice(0, v.schemaPath.lastIndexOf('/'));
+  const wrongType = new Set(errors.filter((v) => v.keyword === 'type').map(branchOf));
   for (const v of errors) {
+    if (wrongType.has(branchOf(v))) continue;
     const param = paramOf(v);
     const reason = param === undefined ? undefined : reasons[param.replace(/\[\d+\]/g, '[]')]?.[v.keyword as Keyword];
     if (reason !== undefined) return { v, param, reason };

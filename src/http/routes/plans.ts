@@ -1,21 +1,23 @@
 /** Plans: create (at `/plan` and `/plans`), list and read the plans accounts can be created on. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { PlanInput } from '../../domain/plans.js';
 import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
 import { createPlan, getPlan, listPlans } from '../../operations/plans.js';
 import { requireCompany, requireCompanyOfPath } from '../auth.js';
 import { presentPage, presentPlan } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';
-import { createPlanSchema, getPlanSchema, listPlansSchema } from '../schemas/plans.js';
+import { createPlanSchema, getPlanSchema, listPlansSchema, planBodyViolations } from '../schemas/plans.js';
 
 export function planRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 
+  const createPlanConfig = { ...companyRoute, bodyViolationReasons: planBodyViolations };
   // The spec writes `/plan`; `/plans` matches the list route.
   for (const path of ['/v1/companies/:company_id/plan', '/v1/companies/:company_id/plans']) {
-    app.post(path, { config: companyRoute, schema: createPlanSchema }, async (request) => {
+    app.post(path, { config: createPlanConfig, schema: createPlanSchema }, async (request) => {
       const companyId = requireCompanyOfPath(request, request.params.company_id);
-      return { data: presentPlan(await createPlan(deps, companyId, request.body)) };
+      return { data: presentPlan(await createPlan(deps, companyId, request.body satisfies PlanInput)) };
     });
   }
 

@@ -1,6 +1,17 @@
 /** Plans: the plan record, the body that creates one, and what a plan does to an account. */
 import { Type } from '@sinclair/typebox';
-import { CompanyParams, PageOf, PageQuery, Timestamp, companyAuth, errorResponses } from './common.js';
+import { PLAN_BALANCES_MAX, PLAN_NAME_LENGTH_MAX } from '../../domain/plans.js';
+import type { BodyViolationReasons } from '../validation.js';
+import {
+  CompanyParams,
+  Denomination,
+  PageOf,
+  PageQuery,
+  SafeInteger,
+  Timestamp,
+  companyAuth,
+  errorResponses,
+} from './common.js';
 
 const PlanBalance = Type.Object({
   amount: Type.String({ description: 'Included amount per period (numeric string)' }),
@@ -24,17 +35,31 @@ const Plan = Type.Object({
   created_at: Timestamp,
 });
 
+/** USD, the only currency of charges, in any letter case (stored as `usd`). */
+const USD_PATTERN = '^[Uu][Ss][Dd]$';
+const NOT_BLANK_PATTERN = '\\S';
+const DIGITS_PATTERN = '^[0-9]+$';
+
+/**
+ * The body that creates a plan. Presence, types, vocabularies, lengths and ranges are checked
+ * here; domain/plans.ts keeps what a schema cannot say (exact percentages, digit strings beyond
+ * the safe range, a denomination twice). `null` for an optional field means leaving it out.
+ */
 const PlanBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ description: 'Required' })),
-    charge_amount: Type.Optional(Type.Integer({ description: 'Required: USD cents per period, ≥ 0' })),
+    name: Type.String({ minLength: 1, maxLength: PLAN_NAME_LENGTH_MAX, pattern: NOT_BLANK_PATTERN }),
+    charge_amount: SafeInteger({ minimum: 0, description: 'USD cents per period' }),
     charge_denomination: Type.Optional(
-      Type.Union([Type.String({ description: '"usd" or "USD" (default usd)' }), Type.Null()]),
+      Type.Union([Type.String({ pattern: USD_PATTERN, description: '"usd" or "USD" (default usd)' }), Type.Null()]),
     ),
     billing_period: Type.Optional(
-      Type.Union([Type.String({ description: '"month" (default; "monthly" is accepted)' }), Type.Null()]),
+      Type.Union([Type.Literal('month'), Type.Literal('monthly'), Type.Null()], {
+        description: '"month" (default; "monthly" is accepted)',
+      }),
     ),
-    overage_charge_mode: Type.Optional(Type.Union([Type.String({ description: '"postpay" (default)' }), Type.Null()])),
+    overage_charge_mode: Type.Optional(
+      Type.Union([Type.Literal('postpay'), Type.Null()], { description: '"postpay" (default)' }),
+    ),
     threshold_alert_percentage: Type.Optional(
       Type.Union([Type.String(), Type.Number(), Type.Null()], {
         description:
@@ -48,27 +73,62 @@ const PlanBody = Type.Object(
         Type.Null(),
       ]),
     ),
-    balances: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            amount: Type.Optional(
-              Type.Union([Type.String(), Type.Integer()], { description: 'Required: included units per period' }),
-            ),
-            denomination: Type.Optional(Type.String({ description: 'Required' })),
-            overage_charge_amount: Type.Optional(
-              Type.Integer({ description: 'Required: USD cents per unit of overage' }),
-            ),
-            overage_charge_denomination: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-          },
-          { additionalProperties: false },
-        ),
-        { description: 'Required, at least one entry' },
+    balances: Type.Array(
+      Type.Object(
+        {
+          amount: Type.Union([Type.String({ pattern: DIGITS_PATTERN }), SafeInteger({ minimum: 0 })], {
+            description: 'Included units per period: an integer or a string of digits',
+          }),
+          denomination: Denomination,
+          overage_charge_amount: SafeInteger({ minimum: 0, description: 'USD cents per unit of overage' }),
+          overage_charge_denomination: Type.Optional(Type.Union([Type.String({ pattern: USD_PATTERN }), Type.Null()])),
+        },
+        { additionalProperties: false },
       ),
+      { minItems: 1, maxItems: PLAN_BALANCES_MAX, description: 'One entry per denomination' },
     ),
   },
   { additionalProperties: false },
 );
+
+/**
+ * The reason codes of plan body violations: the codes these checks had when domain/plans.ts
+ * made them by hand. A wrong JSON type stays `invalid_request`, as it always was.
+ */
+export const planBodyViolations: BodyViolationReasons = {
+  name: {
+    required: 'name_is_required',
+    minLength: 'name_must_be_a_non_empty_string',
+    pattern: 'name_must_be_a_non_empty_string',
+    maxLength: 'name_is_too_long',
+  },
+  charge_amount: {
+    required: 'charge_amount_is_required',
+    minimum: 'charge_amount_must_be_a_non_negative_integer',
+    maximum: 'charge_amount_exceeds_maximum',
+  },
+  charge_denomination: { pattern: 'charge_denomination_must_be_usd' },
+  billing_period: { const: 'unknown_billing_period' },
+  overage_charge_mode: { const: 'unknown_overage_charge_mode' },
+  balances: {
+    required: 'plan_needs_at_least_one_balance',
+    minItems: 'plan_needs_at_least_one_balance',
+    maxItems: 'plan_has_too_many_balances',
+  },
+  'balances[].amount': {
+    required: 'plan_balance_amount_is_required',
+    pattern: 'plan_balance_amount_must_be_a_non_negative_integer',
+    minimum: 'plan_balance_amount_must_be_a_non_negative_integer',
+    maximum: 'plan_balance_amount_exceeds_maximum',
+  },
+  'balances[].denomination': { required: 'denomination_is_required', pattern: 'denomination_is_invalid' },
+  'balances[].overage_charge_amount': {
+    required: 'overage_charge_amount_is_required',
+    minimum: 'overage_charge_amount_must_be_a_non_negative_integer',
+    maximum: 'overage_charge_amount_exceeds_maximum',
+  },
+  'balances[].overage_charge_denomination': { pattern: 'overage_charge_denomination_must_be_usd' },
+};
 
 /** At `/v1/companies/{company_id}/plan` (the spec's path) and `…/plans`. */
 export const createPlanSchema = {
