@@ -2,7 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { type EventInput, type NormalizedEvent, normalizeEvent } from '../../domain/events.js';
+import { type NormalizedEvent, normalizeEvent } from '../../domain/events.js';
 import { OutcomeError } from '../../domain/outcome.js';
 import { getEvent } from '../../operations/events.js';
 import { requireCompany } from '../auth.js';
@@ -24,7 +24,7 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   async function ingest(companyId: string, accountId: string, events: Static<typeof EventList>, gate: boolean) {
     const normalized: NormalizedEvent[] = new Array(events.length);
     for (let i = 0; i < events.length; i++) {
-      const n = normalizeEvent(events[i] as EventInput, i);
+      const n = normalizeEvent(events[i]!, i);
       if (!n.ok) throw new OutcomeError(n);
       normalized[i] = n.value;
     }
@@ -50,11 +50,8 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   }));
 
   app.put('/v1/events/:event_id', { config: companyRoute, schema: settleEventSchema }, async (request) => {
-    const input = request.body as {
-      state: 'complete' | 'completed' | 'cancelled';
-      cost_override?: { amount: number; denomination: string };
-    };
-    const outcome = await ctx.settle({ companyId: requireCompany(request), eventId: request.params.event_id, input });
+    const { event_id: eventId } = request.params;
+    const outcome = await ctx.settle({ companyId: requireCompany(request), eventId, input: request.body });
     if (!outcome.ok) throw new OutcomeError(outcome);
     return { data: presentEvent(outcome.value) };
   });

@@ -26,7 +26,7 @@ const EventBody = Type.Object(
     metadata: Type.Optional(Metadata),
     state: Type.Optional(
       Type.Union(
-        ['pending', 'complete', 'completed', 'cancelled'].map((s) => Type.Literal(s)),
+        [Type.Literal('pending'), Type.Literal('complete'), Type.Literal('completed'), Type.Literal('cancelled')],
         { description: 'Default complete; completed = complete' },
       ),
     ),
@@ -101,7 +101,7 @@ export const settleEventSchema = {
   params: EventParams,
   body: Type.Object(
     {
-      state: Type.Union(['complete', 'completed', 'cancelled'].map((s) => Type.Literal(s))),
+      state: Type.Union([Type.Literal('complete'), Type.Literal('completed'), Type.Literal('cancelled')]),
       cost_override: Type.Optional(CostOverride),
     },
     { additionalProperties: false },
