@@ -2,7 +2,7 @@ import { canonicalJson, sha256Hex } from '../lib/canonical.js';
 import { balanceKey, companyScopedKey } from '../lib/keys.js';
 import { HOLD_DURATION_MS, available, type EventState } from './holds.js';
 import { AMOUNT_MAX } from './money.js';
-import { failure, type Failure, type Outcome } from './outcome.js';
+import { failure, type Failure, type Outcome, type Reason } from './outcome.js';
 import { priceCost, type Price } from './pricing.js';
 
 /** Most events one request may carry. */
@@ -142,7 +142,7 @@ export interface IngestRequest {
   gate: boolean;
 }
 
-function eventFailure(reason: string, message: string, index: number): Failure {
+function eventFailure(reason: Reason, message: string, index: number): Failure {
   return failure(reason, `events[${index}]: ${message}`, `events[${index}]`, { index });
 }
 

@@ -1,11 +1,15 @@
 /**
  * Expected outcomes are values. A failure carries a reason code that reads as a sentence
- * (`event_not_pending`); the HTTP layer maps each reason to a status and error body through
- * one registry (src/http/errors.ts).
+ * (`event_not_pending`), one of the closed vocabulary in reasons.ts; the HTTP layer maps each
+ * reason to a status and error body through one registry (src/http/errors.ts).
  */
+import type { Reason } from './reasons.js';
+
+export type { Reason } from './reasons.js';
+
 export interface Failure {
   ok: false;
-  reason: string;
+  reason: Reason;
   message: string;
   param?: string;
   details?: Record<string, unknown>;
@@ -13,7 +17,7 @@ export interface Failure {
 
 export type Outcome<T> = { ok: true; value: T } | Failure;
 
-export function failure(reason: string, message: string, param?: string, details?: Record<string, unknown>): Failure {
+export function failure(reason: Reason, message: string, param?: string, details?: Record<string, unknown>): Failure {
   const f: Failure = { ok: false, reason, message };
   if (param !== undefined) f.param = param;
   if (details !== undefined) f.details = details;
@@ -29,6 +33,6 @@ export class OutcomeError extends Error {
   }
 }
 
-export function fail(reason: string, message: string, param?: string, details?: Record<string, unknown>): never {
+export function fail(reason: Reason, message: string, param?: string, details?: Record<string, unknown>): never {
   throw new OutcomeError(failure(reason, message, param, details));
 }

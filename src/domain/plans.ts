@@ -1,5 +1,5 @@
 /**
- * Plans (spec "Plan"; contract "Plans"): validating a plan body, renewing a plan balance at
+ * Plans (spec "Plan"; contract "Plans"): the rules of a plan body, renewing a plan balance at
  * the end of a period, and the `threshold_alert_percentage` alert.
  *
  * Decisions where the spec is silent:
@@ -16,24 +16,41 @@
  * - `threshold_alert_percentage` is a decimal from 0 to 100 with at most
  *   PERCENTAGE_FRACTION_DIGITS_MAX decimals, as a string (or a JSON number), or null.
  * - Unknown fields are refused (contract "Errors": an unknown field is a 400).
+ *
+ * The plan body's schema (http/schemas/plans.ts) enforces every rule a JSON Schema can state:
+ * presence, types, the vocabularies above, lengths, counts and integer ranges. What it cannot
+ * state stays here: an exact percentage, a digit string beyond the safe range, and a
+ * denomination named by two entries.
  */
 import { AMOUNT_MAX, units, usdCents, type Units, type UsdCents } from './money.js';
-import {
-  parseExactDecimal,
-  parseNonNegativeInteger,
-  parseNonNegativeIntegerStrict,
-  type ExactDecimal,
-  type ParsedInteger,
-} from './numeric-input.js';
+import { parseExactDecimal, parseNonNegativeInteger, type ExactDecimal } from './numeric-input.js';
 
 export const PLAN_NAME_LENGTH_MAX = 200;
 export const PLAN_BALANCES_MAX = 100;
 export const PERCENTAGE_FRACTION_DIGITS_MAX = 6;
-/** Contract "Accounts and balances": 1–64 characters of A–Z a–z 0–9 _ . : - */
-export const DENOMINATION_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 export type BillingPeriod = 'month';
 export type OverageChargeMode = 'postpay';
+
+/** One entry of `balances`, as the plan body's schema has accepted it. */
+export interface PlanBalanceInput {
+  amount: string | number;
+  denomination: string;
+  overage_charge_amount: number;
+  overage_charge_denomination?: string | null;
+}
+
+/** A plan body as its schema has accepted it (every rule a JSON Schema can state holds). */
+export interface PlanInput {
+  name: string;
+  charge_amount: number;
+  charge_denomination?: string | null;
+  billing_period?: 'month' | 'monthly' | null;
+  overage_charge_mode?: 'postpay' | null;
+  threshold_alert_percentage?: string | number | null;
+  rollover?: boolean | null;
+  balances: PlanBalanceInput[];
+}
 
 export interface PlanBalanceEntry {
   /** Included amount per period. */
@@ -57,84 +74,12 @@ export interface PlanDefinition {
 }
 
 export type PlanRejection =
-  | 'plan_must_be_an_object'
-  | 'unknown_field'
-  | 'name_is_required'
-  | 'name_must_be_a_non_empty_string'
-  | 'name_is_too_long'
-  | 'charge_amount_is_required'
-  | 'charge_amount_must_be_a_non_negative_integer'
-  | 'charge_amount_exceeds_maximum'
-  | 'charge_denomination_must_be_usd'
-  | 'unknown_billing_period'
-  | 'unknown_overage_charge_mode'
   | 'threshold_alert_percentage_must_be_a_number_from_0_to_100'
-  | 'rollover_must_be_a_boolean'
-  | 'plan_needs_at_least_one_balance'
-  | 'balances_must_be_an_array'
-  | 'plan_has_too_many_balances'
-  | 'plan_balance_must_be_an_object'
-  | 'plan_balance_amount_is_required'
   | 'plan_balance_amount_must_be_a_non_negative_integer'
   | 'plan_balance_amount_exceeds_maximum'
-  | 'denomination_is_required'
-  | 'denomination_is_invalid'
-  | 'denomination_appears_twice_in_plan'
-  | 'overage_charge_amount_is_required'
-  | 'overage_charge_amount_must_be_a_non_negative_integer'
-  | 'overage_charge_amount_exceeds_maximum'
-  | 'overage_charge_denomination_must_be_usd';
+  | 'denomination_appears_twice_in_plan';
 
-export type ParsedPlan = { ok: true; plan: PlanDefinition } | { ok: false; reason: PlanRejection; param?: string };
-
-const PLAN_FIELDS = new Set([
-  'name',
-  'charge_amount',
-  'charge_denomination',
-  'billing_period',
-  'overage_charge_mode',
-  'threshold_alert_percentage',
-  'rollover',
-  'balances',
-]);
-const BALANCE_FIELDS = new Set(['amount', 'denomination', 'overage_charge_amount', 'overage_charge_denomination']);
-
-class Rejected {
-  constructor(
-    readonly reason: PlanRejection,
-    readonly param?: string,
-  ) {}
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function absent(v: unknown): v is undefined | null {
-  return v === undefined || v === null;
-}
-
-function rejectUnknownFields(obj: Record<string, unknown>, allowed: Set<string>, prefix: string): void {
-  for (const key of Object.keys(obj)) {
-    if (!allowed.has(key)) throw new Rejected('unknown_field', prefix + key);
-  }
-}
-
-function integerOrReject(
-  parsed: ParsedInteger,
-  mustBeInteger: PlanRejection,
-  exceeds: PlanRejection,
-  param: string,
-): number {
-  if (parsed.ok) return parsed.value;
-  throw new Rejected(parsed.problem === 'exceeds_maximum' ? exceeds : mustBeInteger, param);
-}
-
-function usdOrReject(raw: unknown, reason: PlanRejection, param: string): 'usd' {
-  if (absent(raw)) return 'usd';
-  if (typeof raw === 'string' && raw.toLowerCase() === 'usd') return 'usd';
-  throw new Rejected(reason, param);
-}
+export type ParsedPlan = { ok: true; plan: PlanDefinition } | { ok: false; reason: PlanRejection; param: string };
 
 /** Exact percentage 0–100, or undefined when `raw` is not one. */
 export function parsePercentage(raw: unknown): ExactDecimal | undefined {
@@ -144,124 +89,57 @@ export function parsePercentage(raw: unknown): ExactDecimal | undefined {
   return p;
 }
 
-function parseBalanceEntry(raw: unknown, index: number): PlanBalanceEntry {
-  const at = `balances[${index}]`;
-  if (!isRecord(raw)) throw new Rejected('plan_balance_must_be_an_object', at);
-  rejectUnknownFields(raw, BALANCE_FIELDS, `${at}.`);
-
-  if (absent(raw.amount)) throw new Rejected('plan_balance_amount_is_required', `${at}.amount`);
-  const amount = integerOrReject(
-    parseNonNegativeInteger(raw.amount),
-    'plan_balance_amount_must_be_a_non_negative_integer',
-    'plan_balance_amount_exceeds_maximum',
-    `${at}.amount`,
-  );
-
-  if (absent(raw.denomination)) throw new Rejected('denomination_is_required', `${at}.denomination`);
-  if (typeof raw.denomination !== 'string' || !DENOMINATION_PATTERN.test(raw.denomination)) {
-    throw new Rejected('denomination_is_invalid', `${at}.denomination`);
+/**
+ * The plan a body defines, or the first rule it breaks, with the field it concerns. `body` is
+ * typed `unknown` because operations/plans.ts hands the request body on as such; it must be a
+ * PlanInput (the route's schema has checked it).
+ */
+export function parsePlan(body: unknown): ParsedPlan {
+  const input = body as PlanInput;
+  let percentage: ExactDecimal | null = null;
+  if (input.threshold_alert_percentage != null) {
+    const p = parsePercentage(input.threshold_alert_percentage);
+    if (!p) return reject('threshold_alert_percentage_must_be_a_number_from_0_to_100', 'threshold_alert_percentage');
+    percentage = p;
   }
-
-  if (absent(raw.overage_charge_amount)) {
-    throw new Rejected('overage_charge_amount_is_required', `${at}.overage_charge_amount`);
+  const balances: PlanBalanceEntry[] = [];
+  const seen = new Set<string>();
+  for (const [i, e] of input.balances.entries()) {
+    // A digit string passes the schema whatever its length; only its value can exceed the safe range.
+    const amount = parseNonNegativeInteger(e.amount);
+    if (!amount.ok) {
+      const reason =
+        amount.problem === 'exceeds_maximum'
+          ? 'plan_balance_amount_exceeds_maximum'
+          : 'plan_balance_amount_must_be_a_non_negative_integer';
+      return reject(reason, `balances[${i}].amount`);
+    }
+    if (seen.has(e.denomination)) return reject('denomination_appears_twice_in_plan', `balances[${i}].denomination`);
+    seen.add(e.denomination);
+    balances.push({
+      amount: units(amount.value),
+      denomination: e.denomination,
+      overageUnitUsdCents: usdCents(e.overage_charge_amount),
+      overageChargeDenomination: 'usd',
+    });
   }
-  const overage = integerOrReject(
-    parseNonNegativeIntegerStrict(raw.overage_charge_amount),
-    'overage_charge_amount_must_be_a_non_negative_integer',
-    'overage_charge_amount_exceeds_maximum',
-    `${at}.overage_charge_amount`,
-  );
-
   return {
-    amount: units(amount),
-    denomination: raw.denomination,
-    overageUnitUsdCents: usdCents(overage),
-    overageChargeDenomination: usdOrReject(
-      raw.overage_charge_denomination,
-      'overage_charge_denomination_must_be_usd',
-      `${at}.overage_charge_denomination`,
-    ),
+    ok: true,
+    plan: {
+      name: input.name,
+      chargeAmountUsdCents: usdCents(input.charge_amount),
+      chargeDenomination: 'usd',
+      billingPeriod: 'month',
+      overageChargeMode: 'postpay',
+      thresholdAlertPercentage: percentage,
+      rollover: input.rollover ?? false,
+      balances,
+    },
   };
 }
 
-function parseBalances(raw: unknown): PlanBalanceEntry[] {
-  if (absent(raw)) throw new Rejected('plan_needs_at_least_one_balance', 'balances');
-  if (!Array.isArray(raw)) throw new Rejected('balances_must_be_an_array', 'balances');
-  if (raw.length === 0) throw new Rejected('plan_needs_at_least_one_balance', 'balances');
-  if (raw.length > PLAN_BALANCES_MAX) throw new Rejected('plan_has_too_many_balances', 'balances');
-  const entries = raw.map(parseBalanceEntry);
-  const seen = new Set<string>();
-  entries.forEach((e, i) => {
-    if (seen.has(e.denomination))
-      throw new Rejected('denomination_appears_twice_in_plan', `balances[${i}].denomination`);
-    seen.add(e.denomination);
-  });
-  return entries;
-}
-
-function parseName(raw: unknown): string {
-  if (absent(raw)) throw new Rejected('name_is_required', 'name');
-  if (typeof raw !== 'string' || raw.trim().length === 0) throw new Rejected('name_must_be_a_non_empty_string', 'name');
-  if (raw.length > PLAN_NAME_LENGTH_MAX) throw new Rejected('name_is_too_long', 'name');
-  return raw;
-}
-
-function parseBillingPeriod(raw: unknown): BillingPeriod {
-  if (absent(raw) || raw === 'month' || raw === 'monthly') return 'month';
-  throw new Rejected('unknown_billing_period', 'billing_period');
-}
-
-function parseOverageChargeMode(raw: unknown): OverageChargeMode {
-  if (absent(raw) || raw === 'postpay') return 'postpay';
-  throw new Rejected('unknown_overage_charge_mode', 'overage_charge_mode');
-}
-
-function parseThresholdAlertPercentage(raw: unknown): ExactDecimal | null {
-  if (absent(raw)) return null;
-  const p = parsePercentage(raw);
-  if (!p) throw new Rejected('threshold_alert_percentage_must_be_a_number_from_0_to_100', 'threshold_alert_percentage');
-  return p;
-}
-
-function parseRollover(raw: unknown): boolean {
-  if (absent(raw)) return false;
-  if (typeof raw !== 'boolean') throw new Rejected('rollover_must_be_a_boolean', 'rollover');
-  return raw;
-}
-
-/** Validates a plan body; the first problem found is reported with the field it concerns. */
-export function parsePlan(body: unknown): ParsedPlan {
-  try {
-    if (!isRecord(body)) throw new Rejected('plan_must_be_an_object');
-    rejectUnknownFields(body, PLAN_FIELDS, '');
-    const name = parseName(body.name);
-    if (absent(body.charge_amount)) throw new Rejected('charge_amount_is_required', 'charge_amount');
-    const charge = integerOrReject(
-      parseNonNegativeIntegerStrict(body.charge_amount),
-      'charge_amount_must_be_a_non_negative_integer',
-      'charge_amount_exceeds_maximum',
-      'charge_amount',
-    );
-    const plan: PlanDefinition = {
-      name,
-      chargeAmountUsdCents: usdCents(charge),
-      chargeDenomination: usdOrReject(
-        body.charge_denomination,
-        'charge_denomination_must_be_usd',
-        'charge_denomination',
-      ),
-      billingPeriod: parseBillingPeriod(body.billing_period),
-      overageChargeMode: parseOverageChargeMode(body.overage_charge_mode),
-      thresholdAlertPercentage: parseThresholdAlertPercentage(body.threshold_alert_percentage),
-      rollover: parseRollover(body.rollover),
-      balances: parseBalances(body.balances),
-    };
-    return { ok: true, plan };
-  } catch (e) {
-    if (e instanceof Rejected)
-      return e.param === undefined ? { ok: false, reason: e.reason } : { ok: false, reason: e.reason, param: e.param };
-    throw e;
-  }
+function reject(reason: PlanRejection, param: string): ParsedPlan {
+  return { ok: false, reason, param };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv } from 'ajv';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
@@ -17,14 +16,24 @@ import type { TestClock } from '../lib/clock.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { errorBody } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
+import { compilers, validationErrorBody } from './validation.js';
+import type { RouteContext } from './route-context.js';
 import { ErrorResponse } from './schemas/common.js';
 import { SHARED_SCHEMAS } from './schemas/resources.js';
 import { accountRoutes } from './routes/accounts.js';
+import { autoRefillRoutes } from './routes/auto-refill.js';
+import { balanceRoutes } from './routes/balances.js';
+import { cardRoutes } from './routes/cards.js';
+import { chargeRoutes } from './routes/charges.js';
+import { companyRoutes } from './routes/companies.js';
 import { eventRoutes } from './routes/events.js';
-import { identityRoutes } from './routes/identity.js';
+import { midMonthRoutes } from './routes/mid-month.js';
+import { planRoutes } from './routes/plans.js';
+import { priceRoutes } from './routes/prices.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
-import { moneyRoutes } from './routes/money.js';
+import { transactionRoutes } from './routes/transactions.js';
+import { userRoutes } from './routes/users.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 /** Largest request body: 1,000 events with room for their metadata. */
@@ -62,55 +71,6 @@ function containsNul(v: unknown): boolean {
   if (v !== null && typeof v === 'object')
     return Object.entries(v).some(([k, x]) => k.includes('\u0000') || containsNul(x));
   return false;
-}
-
-export interface RouteContext {
-  deps: Deps;
-  keys: ApiKeyCache;
-  ingest: IngestBatcher;
-  settle: SettleWriter;
-  passwordRateLimit: { max: number; timeWindow: number };
-}
-
-function compilers() {
-  // Bodies: types are never coerced ("10" is not 10) and unknown fields are never dropped.
-  const strict = new Ajv({
-    coerceTypes: false,
-    removeAdditional: false,
-    useDefaults: true,
-    allErrors: false,
-    strict: false,
-    validateFormats: false,
-  });
-  // Query strings arrive as text: there, and only there, "20" may become 20.
-  const query = new Ajv({
-    coerceTypes: true,
-    removeAdditional: false,
-    useDefaults: true,
-    allErrors: false,
-    strict: false,
-    validateFormats: false,
-  });
-  for (const s of [ErrorResponse, ...SHARED_SCHEMAS]) {
-    strict.addSchema(s);
-    query.addSchema(s);
-  }
-  return { strict, query };
-}
-
-function ajvParam(err: FastifyError): string | undefined {
-  const v = err.validation?.[0];
-  if (!v) return undefined;
-  const path = v.instancePath
-    .split('/')
-    .slice(1)
-    .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
-    .join('')
-    .replace(/^\./, '');
-  const extra = (v.params as { additionalProperty?: string; missingProperty?: string }) ?? {};
-  const leaf = extra.additionalProperty ?? extra.missingProperty;
-  if (leaf !== undefined) return path === '' ? leaf : `${path}.${leaf}`;
-  return path === '' ? undefined : path;
 }
 
 export async function buildApp(opts: AppOptions): Promise<App> {
@@ -164,11 +124,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     if (err instanceof OutcomeError) {
       out = errorBody(err.failure.reason, err.failure.message, err.failure.param, err.failure.details);
     } else if (err.validation) {
-      out = errorBody(
-        'invalid_request',
-        `${err.validationContext ?? 'request'}${err.validation[0]?.instancePath ?? ''} ${err.validation[0]?.message ?? 'is invalid'}`.trim(),
-        ajvParam(err),
-      );
+      out = validationErrorBody(err, request.routeOptions.config.bodyViolationReasons);
     } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       out = errorBody('payload_too_large', `request body is larger than ${BODY_LIMIT_BYTES} bytes`);
     } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
@@ -205,7 +161,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         version: opts.version ?? '0.1',
         description:
           'Prepaid balances and real-time usage billing. Amounts are integers (USD in cents). ' +
-          'Errors: {"error":{"type","code","message","param"?,"details"?}}. Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header. ' +
+          'Errors: {"error":{"type","code","message","param"?,"details"?}}. ' +
+          'Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header. ' +
           'Lists page with limit and starting_after and answer {data, has_more, next_cursor}, newest first.',
       },
       components: {
@@ -247,13 +204,22 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       timeWindow: 60_000,
     },
   };
+  // Registration order is the order of the paths in the OpenAPI document.
   await app.register(async (scope) => {
     systemRoutes(scope, ctx);
-    identityRoutes(scope, ctx);
+    userRoutes(scope, ctx);
+    companyRoutes(scope, ctx);
     accountRoutes(scope, ctx);
+    balanceRoutes(scope, ctx);
+    transactionRoutes(scope, ctx);
+    priceRoutes(scope, ctx);
     eventRoutes(scope, ctx);
     if (opts.testClock) testClockRoutes(scope, ctx, opts.testClock);
-    moneyRoutes(scope, ctx);
+    cardRoutes(scope, ctx);
+    autoRefillRoutes(scope, ctx);
+    midMonthRoutes(scope, ctx);
+    planRoutes(scope, ctx);
+    chargeRoutes(scope, ctx);
     webhookRoutes(scope, ctx);
   });
   return app;

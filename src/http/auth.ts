@@ -81,3 +81,10 @@ export function requireCompany(request: FastifyRequest): string {
   if (request.principal?.kind !== 'company') throw unauthorized();
   return request.principal.companyId;
 }
+
+/** The caller's company, which must be the one the path names; another company's is answered as missing. */
+export function requireCompanyOfPath(request: FastifyRequest, pathCompanyId: string): string {
+  const companyId = requireCompany(request);
+  if (pathCompanyId !== companyId) throw new OutcomeError(failure('not_found', 'no such company', 'company_id'));
+  return companyId;
+}

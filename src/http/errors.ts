@@ -1,8 +1,11 @@
 /**
  * The one registry from reason codes to HTTP status and the contract's error `type`.
- * Operations and domain rules speak in reason codes; only this file knows statuses.
- * Reasons not listed are client mistakes: 400 `invalid_request`.
+ * Operations and domain rules speak in reason codes (the closed vocabulary of
+ * domain/reasons.ts); only this file knows statuses. The registry must name every code:
+ * a code without a mapping, or a mapping for a code that does not exist, fails to compile.
  */
+import type { Reason } from '../domain/reasons.js';
+
 export type ErrorType =
   | 'invalid_request'
   | 'authentication_required'
@@ -16,48 +19,141 @@ export type ErrorType =
   | 'internal'
   | 'service_unavailable';
 
-const REGISTRY: Record<string, { status: number; type: ErrorType }> = {
+/**
+ * Codes only the error handler itself answers with: requests refused before any route code
+ * runs (framing, routing, body size and type, schema validation, rate limits) and bugs.
+ */
+export type EdgeCode =
+  | 'invalid_request'
+  | 'malformed_request'
+  | 'route_not_found'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal';
+
+/** Every code an error body can carry (its `code`). */
+export type ErrorCode = Reason | EdgeCode;
+
+type Mapping = { status: number; type: ErrorType };
+
+/** A client mistake in the request: 400 `invalid_request`. */
+const INVALID: Mapping = { status: 400, type: 'invalid_request' };
+const CONFLICT: Mapping = { status: 409, type: 'conflict' };
+const PAYMENT_FAILED: Mapping = { status: 402, type: 'payment_failed' };
+
+const REGISTRY = {
+  // --- the request as a whole
+  invalid_request: INVALID,
+  malformed_request: INVALID,
+  nul_character_not_allowed: INVALID,
+  invalid_idempotency_key: INVALID,
+  unknown_cursor: INVALID,
   authentication_required: { status: 401, type: 'authentication_required' },
-  insufficient_balance: { status: 402, type: 'insufficient_balance' },
-  payment_failed: { status: 402, type: 'payment_failed' },
   not_found: { status: 404, type: 'not_found' },
   route_not_found: { status: 404, type: 'not_found' },
-  email_already_registered: { status: 409, type: 'conflict' },
-  balance_already_exists: { status: 409, type: 'conflict' },
-  event_not_pending: { status: 409, type: 'conflict' },
-  event_id_reused_with_different_content: { status: 409, type: 'conflict' },
-  idempotency_key_reused_with_different_request: { status: 409, type: 'conflict' },
-  idempotency_key_in_use: { status: 409, type: 'conflict' },
-  delivery_in_progress: { status: 409, type: 'conflict' },
-  processor_customer_changed: { status: 409, type: 'conflict' },
+  idempotency_key_reused_with_different_request: CONFLICT,
+  idempotency_key_in_use: CONFLICT,
   payload_too_large: { status: 413, type: 'payload_too_large' },
   unsupported_media_type: { status: 415, type: 'unsupported_media_type' },
   rate_limited: { status: 429, type: 'rate_limited' },
   internal: { status: 500, type: 'internal' },
-  // --- money movement
-  card_declined: { status: 402, type: 'payment_failed' },
-  card_authentication_required: { status: 402, type: 'payment_failed' },
-  charge_declined: { status: 402, type: 'payment_failed' },
-  no_card_on_file: { status: 402, type: 'payment_failed' },
+  // --- users and companies
+  email_already_registered: CONFLICT,
+  password_too_short: INVALID,
+  processor_api_key_required: INVALID,
+  processor_api_key_not_used: INVALID,
+  // --- accounts, balances, prices
+  unknown_plan: INVALID,
+  balance_already_exists: CONFLICT,
+  adjustment_amount_must_not_be_zero: INVALID,
+  amount_out_of_range: INVALID,
+  unit_amount_must_be_a_non_negative_decimal: INVALID,
+  unit_amount_has_too_many_decimals: INVALID,
+  // --- events and holds
+  cost_override_given_twice: INVALID,
+  cost_override_needs_amount_and_denomination: INVALID,
+  cost_override_denomination_mismatch: INVALID,
+  quantity_must_be_a_non_negative_number: INVALID,
+  no_price_for_event_type: INVALID,
+  no_balance_for_denomination: INVALID,
+  event_id_reused_with_different_content: CONFLICT,
+  event_not_pending: CONFLICT,
+  insufficient_balance: { status: 402, type: 'insufficient_balance' },
+  // --- cards, charges and the payment processor
+  invalid_card_token: INVALID,
+  card_declined: PAYMENT_FAILED,
+  card_authentication_required: PAYMENT_FAILED,
+  charge_declined: PAYMENT_FAILED,
+  no_card_on_file: PAYMENT_FAILED,
+  processor_rejected_request: INVALID,
+  processor_customer_changed: CONFLICT,
   processor_unavailable: { status: 503, type: 'service_unavailable' },
-};
+  // --- auto-refill and the mid-month increase
+  denomination_does_not_match_path: INVALID,
+  account_id_does_not_match_path: INVALID,
+  refill_period_contradicts_refill_monthly: INVALID,
+  auto_refill_needs_amount_and_usd_charge: INVALID,
+  amount_is_required: INVALID,
+  amount_must_be_a_non_negative_integer: INVALID,
+  amount_exceeds_maximum: INVALID,
+  usd_charge_is_required: INVALID,
+  usd_charge_must_be_a_non_negative_integer: INVALID,
+  usd_charge_exceeds_maximum: INVALID,
+  amount_must_exceed_current_refill_amount: INVALID,
+  resulting_balance_exceeds_maximum: INVALID,
+  // --- plans
+  name_is_required: INVALID,
+  name_must_be_a_non_empty_string: INVALID,
+  name_is_too_long: INVALID,
+  charge_amount_is_required: INVALID,
+  charge_amount_must_be_a_non_negative_integer: INVALID,
+  charge_amount_exceeds_maximum: INVALID,
+  charge_denomination_must_be_usd: INVALID,
+  unknown_billing_period: INVALID,
+  unknown_overage_charge_mode: INVALID,
+  threshold_alert_percentage_must_be_a_number_from_0_to_100: INVALID,
+  plan_needs_at_least_one_balance: INVALID,
+  plan_has_too_many_balances: INVALID,
+  plan_balance_amount_is_required: INVALID,
+  plan_balance_amount_must_be_a_non_negative_integer: INVALID,
+  plan_balance_amount_exceeds_maximum: INVALID,
+  denomination_is_required: INVALID,
+  denomination_is_invalid: INVALID,
+  denomination_appears_twice_in_plan: INVALID,
+  overage_charge_amount_is_required: INVALID,
+  overage_charge_amount_must_be_a_non_negative_integer: INVALID,
+  overage_charge_amount_exceeds_maximum: INVALID,
+  overage_charge_denomination_must_be_usd: INVALID,
+  // --- webhooks
+  unknown_webhook_type: INVALID,
+  webhook_url_not_allowed: INVALID,
+  threshold_needs_threshold_type: INVALID,
+  threshold_must_not_be_negative: INVALID,
+  too_many_webhooks: INVALID,
+  delivery_in_progress: CONFLICT,
+  // --- the test clock
+  invalid_timestamp: INVALID,
+  clock_cannot_go_backwards: INVALID,
+} satisfies Record<ErrorCode, Mapping>;
 
-export function statusOf(reason: string): { status: number; type: ErrorType } {
-  return REGISTRY[reason] ?? { status: 400, type: 'invalid_request' };
+export function statusOf(code: ErrorCode): Mapping {
+  // Only a cast can bring a code the compiler does not know; that is a bug, so it is answered as one.
+  return REGISTRY[code] ?? REGISTRY.internal;
 }
 
 export interface ErrorBody {
-  error: { type: ErrorType; code: string; message: string; param?: string; details?: unknown };
+  error: { type: ErrorType; code: ErrorCode; message: string; param?: string; details?: unknown };
 }
 
 export function errorBody(
-  reason: string,
+  code: ErrorCode,
   message: string,
   param?: string,
   details?: unknown,
 ): { status: number; body: ErrorBody } {
-  const { status, type } = statusOf(reason);
-  const error: ErrorBody['error'] = { type, code: reason, message };
+  const { status, type } = statusOf(code);
+  const error: ErrorBody['error'] = { type, code, message };
   if (param !== undefined) error.param = param;
   if (details !== undefined) error.details = details;
   return { status, body: { error } };

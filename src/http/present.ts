@@ -1,8 +1,21 @@
 /** Store rows → the API's JSON records. */
 import { available } from '../domain/holds.js';
 import { toIso } from '../lib/clock.js';
-import type { AccountRow, ApiKeyRow, BalanceRow, EventRow, PriceRow, TransactionRow, UserRow } from '../store/types.js';
+import type {
+  AccountRow,
+  ApiKeyRow,
+  BalanceRow,
+  CardRow,
+  ChargeRow,
+  EventRow,
+  PlanRow,
+  PriceRow,
+  TransactionRow,
+  UserRow,
+  WebhookSubscriptionRow,
+} from '../store/types.js';
 import { splitName } from '../operations/identity.js';
+import type { DeliveryView } from '../operations/webhooks.js';
 
 export function presentBalance(b: BalanceRow) {
   return {
@@ -88,6 +101,91 @@ export function presentApiKey(k: ApiKeyRow) {
     prefix: k.prefix,
     created_at: toIso(k.createdAtMs),
     revoked_at: k.revokedAtMs === null ? null : toIso(k.revokedAtMs),
+  };
+}
+
+export function presentCard(c: CardRow) {
+  return { brand: c.brand, last4: c.last4, exp_month: c.expMonth, exp_year: c.expYear };
+}
+
+export function presentCharge(c: ChargeRow) {
+  return {
+    charge_id: c.chargeId,
+    usd_amount: c.usdCents,
+    status: c.status,
+    reason: c.reason,
+    denomination: c.denomination,
+    failure_code: c.failureCode,
+    created_at: toIso(c.createdAtMs),
+  };
+}
+
+export function presentPlan(p: PlanRow) {
+  return {
+    plan_id: p.planId,
+    name: p.name,
+    charge_amount: p.chargeAmountUsdCents,
+    charge_denomination: 'usd' as const,
+    billing_period: p.billingPeriod,
+    overage_charge_mode: p.overageChargeMode,
+    threshold_alert_percentage: p.thresholdAlertPercentage,
+    rollover: p.rollover,
+    balances: p.balances.map((b) => ({
+      amount: String(b.amount),
+      denomination: b.denomination,
+      overage_charge_amount: b.overageUnitUsdCents,
+      overage_charge_denomination: 'usd' as const,
+    })),
+    created_at: toIso(p.createdAtMs),
+  };
+}
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : toIso(ms));
+
+export function presentWebhook(w: WebhookSubscriptionRow) {
+  return {
+    webhook_id: w.webhookId,
+    type: w.type,
+    url: w.url,
+    threshold: w.threshold,
+    created_at: toIso(w.createdAtMs),
+    disabled_at: isoOrNull(w.disabledAtMs),
+    disabled_reason: w.disabledReason,
+  };
+}
+
+/** A new subscription: the only time its signing secret is shown. */
+export function presentCreatedWebhook(w: WebhookSubscriptionRow) {
+  return {
+    webhook_id: w.webhookId,
+    type: w.type,
+    url: w.url,
+    threshold: w.threshold,
+    secret: w.secret,
+    created_at: toIso(w.createdAtMs),
+  };
+}
+
+export function presentDelivery({ delivery: d, attempts }: DeliveryView) {
+  return {
+    callback_id: d.callbackId,
+    webhook_id: d.webhookId,
+    type: d.type,
+    status: d.status,
+    payload: JSON.parse(d.payload) as unknown,
+    created_at: toIso(d.createdAtMs),
+    next_attempt_at: d.status === 'pending' ? isoOrNull(d.nextAttemptAtMs) : null,
+    delivered_at: isoOrNull(d.deliveredAtMs),
+    last_error: d.lastError,
+    attempts: attempts.map((a) => ({
+      attempted_at: toIso(a.attemptedAtMs),
+      status_code: a.statusCode,
+      latency_ms: a.latencyMs,
+      response_snippet: a.responseSnippet,
+      error: a.error,
+      success: a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300,
+      manual: a.manual,
+    })),
   };
 }
 

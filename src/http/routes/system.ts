@@ -1,6 +1,7 @@
+/** System routes: liveness for load balancers, and this server's OpenAPI document. */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { RouteContext } from '../app.js';
+import type { RouteContext } from '../route-context.js';
 
 export function systemRoutes(app: FastifyInstance, _ctx: RouteContext): void {
   app.get(

@@ -1,8 +1,6 @@
 /** Webhook subscriptions, their delivery log and the manual resend. */
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
-import { toIso } from '../../lib/clock.js';
+import type { FastifyInstance } from 'fastify';
 import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
 import {
   createWebhook,
@@ -10,222 +8,44 @@ import {
   listDeliveries,
   listWebhooks,
   retryDelivery,
-  type DeliveryView,
 } from '../../operations/webhooks.js';
-import type { WebhookSubscriptionRow } from '../../store/types.js';
-import { RETRY_WINDOW_MS, WEBHOOKS_PER_COMPANY_MAX } from '../../webhooks/notifications.js';
-import type { RouteContext } from '../app.js';
 import { requireCompany } from '../auth.js';
-import { presentPage } from '../present.js';
-import { PageOf, PageQuery, SafeInteger, companyAuth, errorResponses } from '../schemas/common.js';
+import { presentCreatedWebhook, presentDelivery, presentPage, presentWebhook } from '../present.js';
+import { type RouteContext, companyRoute } from '../route-context.js';
+import {
+  createWebhookSchema,
+  deleteWebhookSchema,
+  listDeliveriesSchema,
+  listWebhooksSchema,
+  retryDeliverySchema,
+} from '../schemas/webhooks.js';
 
-const WebhookTypeSchema = Type.Union(
-  [
-    Type.Literal('balance_change'),
-    Type.Literal('negative_balance'),
-    Type.Literal('auto_refill'),
-    Type.Literal('threshold'),
-  ],
-  {
-    description:
-      'balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). ' +
-      'negative_balance: a change that lowers `available` and leaves it below 0. ' +
-      'auto_refill: a refill or plan renewal. ' +
-      "threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts.",
-  },
-);
-
-const Webhook = Type.Object({
-  webhook_id: Type.String({ description: 'wh_…' }),
-  type: WebhookTypeSchema,
-  url: Type.String(),
-  threshold: Type.Union([Type.Integer(), Type.Null()]),
-  created_at: Type.String({ format: 'date-time' }),
-  disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'Set when the receiver answered 410 Gone: nothing more is sent to it',
-  }),
-  disabled_reason: Type.Union([Type.String(), Type.Null()]),
-});
-const CreatedWebhook = Type.Object({
-  webhook_id: Type.String(),
-  type: WebhookTypeSchema,
-  url: Type.String(),
-  threshold: Type.Union([Type.Integer(), Type.Null()]),
-  secret: Type.String({ description: 'whsec_…: the Standard Webhooks signing secret, shown only here' }),
-  created_at: Type.String({ format: 'date-time' }),
-});
-const Attempt = Type.Object({
-  attempted_at: Type.String({ format: 'date-time' }),
-  status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'null when no HTTP response arrived' }),
-  latency_ms: Type.Integer(),
-  response_snippet: Type.String({ description: 'The first 1 KiB of the response body' }),
-  error: Type.Union([Type.String(), Type.Null()], {
-    description: 'timeout, connection_refused, address_refused, … (null when a response arrived)',
-  }),
-  success: Type.Boolean(),
-  manual: Type.Boolean({ description: 'Sent by the retry endpoint' }),
-});
-const Delivery = Type.Object({
-  callback_id: Type.String({ description: 'cl_…: the webhook-id header of every attempt' }),
-  webhook_id: Type.String(),
-  type: WebhookTypeSchema,
-  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
-  payload: Type.Any({ description: 'The JSON body sent' }),
-  created_at: Type.String({ format: 'date-time' }),
-  next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  delivered_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  last_error: Type.Union([Type.String(), Type.Null()]),
-  attempts: Type.Array(Attempt),
-});
-
-const isoOrNull = (ms: number | null): string | null => (ms === null ? null : toIso(ms));
-
-function presentWebhook(w: WebhookSubscriptionRow) {
-  return {
-    webhook_id: w.webhookId,
-    type: w.type,
-    url: w.url,
-    threshold: w.threshold,
-    created_at: toIso(w.createdAtMs),
-    disabled_at: isoOrNull(w.disabledAtMs),
-    disabled_reason: w.disabledReason,
-  };
-}
-
-function presentDelivery({ delivery: d, attempts }: DeliveryView) {
-  return {
-    callback_id: d.callbackId,
-    webhook_id: d.webhookId,
-    type: d.type,
-    status: d.status,
-    payload: JSON.parse(d.payload) as unknown,
-    created_at: toIso(d.createdAtMs),
-    next_attempt_at: d.status === 'pending' ? isoOrNull(d.nextAttemptAtMs) : null,
-    delivered_at: isoOrNull(d.deliveredAtMs),
-    last_error: d.lastError,
-    attempts: attempts.map((a) => ({
-      attempted_at: toIso(a.attemptedAtMs),
-      status_code: a.statusCode,
-      latency_ms: a.latencyMs,
-      response_snippet: a.responseSnippet,
-      error: a.error,
-      success: a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300,
-      manual: a.manual,
-    })),
-  };
-}
-
-export function webhookRoutes(scope: FastifyInstance, ctx: RouteContext): void {
+export function webhookRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const { deps } = ctx;
-  const config = { auth: 'company' as const };
-  const IdParams = Type.Object({ webhook_id: Type.String({ maxLength: 64 }) });
 
-  app.post(
-    '/v1/webhooks',
-    {
-      config,
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Subscribe a URL to one type of notification',
-        description:
-          'Deliveries are POSTs signed as in Standard Webhooks (webhook-id = callback_id, the same on every retry; webhook-timestamp from the wall clock; ' +
-          'webhook-signature v1 HMAC-SHA256 keyed with the secret). Success is a 2xx within 10 s; otherwise retried with exponential backoff and jitter ' +
-          `for at least ${RETRY_WINDOW_MS / 3_600_000} hours. 410 Gone disables the subscription. Redirects are not followed. ` +
-          'balance_change and negative_balance are coalesced: at most one of each per balance per request, carrying the balance after it. ' +
-          'Payload: company_id, callback_id, account_id, type, account_balance (the balance amount), account_denomination, created_at, and for balance ' +
-          'changes available and pending. URLs must be http(s) and, unless BILLING_WEBHOOK_ALLOW_PRIVATE=1, point at a public address (checked again at connect time). ' +
-          `At most ${WEBHOOKS_PER_COMPANY_MAX} webhooks per company.`,
-        security: companyAuth,
-        body: Type.Object(
-          {
-            type: WebhookTypeSchema,
-            url: Type.String({ minLength: 1, maxLength: 2048 }),
-            threshold: Type.Optional(
-              SafeInteger({ minimum: 0, description: 'Only for type threshold: absolute units of available balance' }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: Type.Object({ data: CreatedWebhook }), ...errorResponses() },
-      },
-    },
-    async (request) => {
-      const w = await createWebhook(deps, requireCompany(request), request.body);
-      return {
-        data: {
-          webhook_id: w.webhookId,
-          type: w.type,
-          url: w.url,
-          threshold: w.threshold,
-          secret: w.secret,
-          created_at: toIso(w.createdAtMs),
-        },
-      };
-    },
-  );
+  app.post('/v1/webhooks', { config: companyRoute, schema: createWebhookSchema }, async (request) => ({
+    data: presentCreatedWebhook(await createWebhook(deps, requireCompany(request), request.body)),
+  }));
 
-  app.get(
-    '/v1/webhooks',
-    {
-      config,
-      schema: {
-        tags: ['webhooks'],
-        summary: 'List webhooks (without secrets), newest first',
-        security: companyAuth,
-        querystring: PageQuery,
-        response: { 200: PageOf(Webhook), ...errorResponses() },
-      },
-    },
-    async (request) => {
-      const page = await listWebhooks(deps, requireCompany(request), {
-        limit: request.query.limit ?? PAGE_LIMIT_DEFAULT,
-        startingAfter: request.query.starting_after,
-      });
-      return presentPage(page, presentWebhook, (w) => w.webhookId);
-    },
-  );
+  app.get('/v1/webhooks', { config: companyRoute, schema: listWebhooksSchema }, async (request) => {
+    const { limit = PAGE_LIMIT_DEFAULT, starting_after } = request.query;
+    const page = await listWebhooks(deps, requireCompany(request), { limit, startingAfter: starting_after });
+    return presentPage(page, presentWebhook, (w) => w.webhookId);
+  });
 
-  app.delete(
-    '/v1/webhooks/:webhook_id',
-    {
-      config,
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Delete a webhook',
-        description: 'Nothing more is sent to it, pending retries included.',
-        security: companyAuth,
-        params: IdParams,
-        response: { 200: Type.Object({ webhooks_deleted: Type.String() }), ...errorResponses(404) },
-      },
-    },
-    async (request) => {
-      await deleteWebhook(deps, requireCompany(request), request.params.webhook_id);
-      return { webhooks_deleted: request.params.webhook_id };
-    },
-  );
+  app.delete('/v1/webhooks/:webhook_id', { config: companyRoute, schema: deleteWebhookSchema }, async (request) => {
+    await deleteWebhook(deps, requireCompany(request), request.params.webhook_id);
+    return { webhooks_deleted: request.params.webhook_id };
+  });
 
   app.get(
     '/v1/webhooks/:webhook_id/deliveries',
-    {
-      config,
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Notifications of a webhook with every attempt, newest first',
-        description:
-          'status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone, or the webhook was disabled). ' +
-          'A delivered or failed notification stays in this log, with its attempts, for BILLING_WEBHOOK_LOG_RETENTION_DAYS days after it ' +
-          'was created (30 unless the server sets it); then it is deleted and can no longer be retried. A pending one stays until it is finished.',
-        security: companyAuth,
-        params: IdParams,
-        querystring: PageQuery,
-        response: { 200: PageOf(Delivery), ...errorResponses(404) },
-      },
-    },
+    { config: companyRoute, schema: listDeliveriesSchema },
     async (request) => {
+      const { limit = PAGE_LIMIT_DEFAULT, starting_after } = request.query;
       const page = await listDeliveries(deps, requireCompany(request), request.params.webhook_id, {
-        limit: request.query.limit ?? PAGE_LIMIT_DEFAULT,
-        startingAfter: request.query.starting_after,
+        limit,
+        startingAfter: starting_after,
       });
       return presentPage(page, presentDelivery, (v) => v.delivery.callbackId);
     },
@@ -233,20 +53,7 @@ export function webhookRoutes(scope: FastifyInstance, ctx: RouteContext): void {
 
   app.post(
     '/v1/webhooks/deliveries/:callback_id/retry',
-    {
-      config: { ...config, optionalBody: true },
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Send a notification again now',
-        description:
-          'One attempt, now, with the same webhook-id and body; answers with the notification after it. A pending notification that fails keeps ' +
-          'its retry schedule; a delivered or failed one keeps its status. 409 while a worker is sending it.',
-        security: companyAuth,
-        params: Type.Object({ callback_id: Type.String({ maxLength: 64 }) }),
-        body: Type.Object({}, { additionalProperties: false }),
-        response: { 200: Type.Object({ data: Delivery }), ...errorResponses(404, 409) },
-      },
-    },
+    { config: { ...companyRoute, optionalBody: true }, schema: retryDeliverySchema },
     async (request) => ({
       data: presentDelivery(await retryDelivery(deps, requireCompany(request), request.params.callback_id)),
     }),

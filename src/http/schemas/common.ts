@@ -3,11 +3,10 @@
  * the TypeScript types of the handler and the OpenAPI document.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { DENOMINATION_PATTERN } from '../../domain/denomination.js';
 import { CLIENT_EVENT_ID_LENGTH_MAX } from '../../domain/events.js';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../operations/deps.js';
 
-/** Denomination: 1–64 of `A–Z a–z 0–9 _ . : -`, case-sensitive. */
-export const DENOMINATION_PATTERN = '^[A-Za-z0-9_.:-]{1,64}$';
 export const Denomination = Type.String({
   pattern: DENOMINATION_PATTERN,
   description: 'Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive)',
@@ -47,7 +46,8 @@ export const ErrorResponse = Type.Object(
     error: Type.Object({
       type: Type.String({
         description:
-          'invalid_request | authentication_required | insufficient_balance | payment_failed | not_found | conflict | payload_too_large | unsupported_media_type | rate_limited | internal | service_unavailable',
+          'invalid_request | authentication_required | insufficient_balance | payment_failed | not_found | ' +
+          'conflict | payload_too_large | unsupported_media_type | rate_limited | internal | service_unavailable',
       }),
       code: Type.String({ description: 'Reason code that reads as a sentence, e.g. event_not_pending' }),
       message: Type.String(),
@@ -87,6 +87,12 @@ export const PageOf = <T extends TSchema>(item: T) =>
 /** Error responses every authenticated route can give. */
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries([400, 401, ...statuses].map((s) => [s, Type.Ref('Error')]));
+
+/** Path parameters shared by the routes of several resources. */
+export const AccountParams = Type.Object({ account_id: Type.String({ maxLength: 64 }) });
+export const BalanceParams = Type.Object({ account_id: Type.String({ maxLength: 64 }), denomination: Denomination });
+export const CompanyParams = Type.Object({ company_id: Type.String({ maxLength: 64 }) });
+export const DataBalance = Type.Object({ data: Type.Ref('Balance') });
 
 type Security = { [scheme: string]: string[] }[];
 export const companyAuth: Security = [{ companyKey: [] }];

@@ -1,0 +1,95 @@
+/**
+ * The closed vocabulary of reason codes: every code an expected outcome (a `Failure`) can carry,
+ * each one reading as a sentence. Statuses are not known here: `http/errors.ts` maps every code
+ * to a status and error type, and fails to compile if one is missing or misspelt. A new outcome
+ * starts by adding its code here.
+ */
+export const REASONS = [
+  // --- the request as a whole (credentials, idempotency, lists, what does not exist)
+  'authentication_required',
+  'nul_character_not_allowed',
+  'invalid_idempotency_key',
+  'idempotency_key_in_use',
+  'idempotency_key_reused_with_different_request',
+  'not_found',
+  'unknown_cursor',
+  // --- users and companies
+  'email_already_registered',
+  'password_too_short',
+  'processor_api_key_required',
+  'processor_api_key_not_used',
+  // --- accounts, balances, prices
+  'unknown_plan',
+  'balance_already_exists',
+  'adjustment_amount_must_not_be_zero',
+  'amount_out_of_range',
+  'unit_amount_must_be_a_non_negative_decimal',
+  'unit_amount_has_too_many_decimals',
+  // --- events and holds
+  'cost_override_given_twice',
+  'cost_override_needs_amount_and_denomination',
+  'cost_override_denomination_mismatch',
+  'quantity_must_be_a_non_negative_number',
+  'no_price_for_event_type',
+  'no_balance_for_denomination',
+  'event_id_reused_with_different_content',
+  'event_not_pending',
+  'insufficient_balance',
+  // --- cards, charges and the payment processor
+  'invalid_card_token',
+  'card_declined',
+  'card_authentication_required',
+  'charge_declined',
+  'no_card_on_file',
+  'processor_rejected_request',
+  'processor_customer_changed',
+  'processor_unavailable',
+  // --- auto-refill and the mid-month increase
+  'denomination_does_not_match_path',
+  'account_id_does_not_match_path',
+  'refill_period_contradicts_refill_monthly',
+  'auto_refill_needs_amount_and_usd_charge',
+  'amount_is_required',
+  'amount_must_be_a_non_negative_integer',
+  'amount_exceeds_maximum',
+  'usd_charge_is_required',
+  'usd_charge_must_be_a_non_negative_integer',
+  'usd_charge_exceeds_maximum',
+  'amount_must_exceed_current_refill_amount',
+  'resulting_balance_exceeds_maximum',
+  // --- plans
+  'name_is_required',
+  'name_must_be_a_non_empty_string',
+  'name_is_too_long',
+  'charge_amount_is_required',
+  'charge_amount_must_be_a_non_negative_integer',
+  'charge_amount_exceeds_maximum',
+  'charge_denomination_must_be_usd',
+  'unknown_billing_period',
+  'unknown_overage_charge_mode',
+  'threshold_alert_percentage_must_be_a_number_from_0_to_100',
+  'plan_needs_at_least_one_balance',
+  'plan_has_too_many_balances',
+  'plan_balance_amount_is_required',
+  'plan_balance_amount_must_be_a_non_negative_integer',
+  'plan_balance_amount_exceeds_maximum',
+  'denomination_is_required',
+  'denomination_is_invalid',
+  'denomination_appears_twice_in_plan',
+  'overage_charge_amount_is_required',
+  'overage_charge_amount_must_be_a_non_negative_integer',
+  'overage_charge_amount_exceeds_maximum',
+  'overage_charge_denomination_must_be_usd',
+  // --- webhooks
+  'unknown_webhook_type',
+  'webhook_url_not_allowed',
+  'threshold_needs_threshold_type',
+  'threshold_must_not_be_negative',
+  'too_many_webhooks',
+  'delivery_in_progress',
+  // --- the test clock
+  'invalid_timestamp',
+  'clock_cannot_go_backwards',
+] as const;
+
+export type Reason = (typeof REASONS)[number];

@@ -1,0 +1,34 @@
+/** Auto-refill settings of a balance, at the three paths clients use for them. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { putAutoRefill } from '../../operations/auto-refill.js';
+import { requireCompany } from '../auth.js';
+import { presentBalance } from '../present.js';
+import { type RouteContext, companyRoute } from '../route-context.js';
+import { putAccountAutoRefillSchema, putBalanceAutoRefillSchema } from '../schemas/auto-refill.js';
+
+export function autoRefillRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+
+  // Two spellings of one route: the spec's `autorefill` and the guide's `auto_refill`.
+  for (const path of [
+    '/v1/accounts/:account_id/balance/:denomination/autorefill',
+    '/v1/accounts/:account_id/balance/:denomination/auto_refill',
+  ]) {
+    app.put(path, { config: companyRoute, schema: putBalanceAutoRefillSchema }, async (request) => {
+      const { account_id, denomination } = request.params;
+      const b = await putAutoRefill(deps, requireCompany(request), account_id, denomination, request.body);
+      return { data: presentBalance(b) };
+    });
+  }
+
+  app.put(
+    '/v1/accounts/:account_id/auto_refill',
+    { config: companyRoute, schema: putAccountAutoRefillSchema },
+    async (request) => {
+      const { account_id } = request.params;
+      const b = await putAutoRefill(deps, requireCompany(request), account_id, request.body.denomination, request.body);
+      return { data: presentBalance(b) };
+    },
+  );
+}

@@ -1,0 +1,31 @@
+/** Balances: create one of a denomination, read it, and credit or debit it by hand. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { adjustBalance, createBalance, getBalance } from '../../operations/accounts.js';
+import { requireCompany } from '../auth.js';
+import { presentBalance } from '../present.js';
+import { type RouteContext, companyRoute } from '../route-context.js';
+import { adjustBalanceSchema, createBalanceSchema, getBalanceSchema } from '../schemas/balances.js';
+
+export function balanceRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const path = '/v1/accounts/:account_id/balance/:denomination';
+
+  app.post(path, { config: { ...companyRoute, optionalBody: true }, schema: createBalanceSchema }, async (request) => {
+    const { account_id, denomination } = request.params;
+    const initialAmount = request.body.amount ?? 0;
+    const b = await createBalance(deps, requireCompany(request), account_id, denomination, initialAmount);
+    return { data: presentBalance(b) };
+  });
+
+  app.get(path, { config: companyRoute, schema: getBalanceSchema }, async (request) => {
+    const { account_id, denomination } = request.params;
+    return { data: presentBalance(await getBalance(deps, requireCompany(request), account_id, denomination)) };
+  });
+
+  app.post(`${path}/adjustments`, { config: companyRoute, schema: adjustBalanceSchema }, async (request) => {
+    const { account_id, denomination } = request.params;
+    const b = await adjustBalance(deps, requireCompany(request), account_id, denomination, request.body);
+    return { data: presentBalance(b) };
+  });
+}

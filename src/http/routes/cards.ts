@@ -1,0 +1,17 @@
+/** Cards: attach the card that refills, plan charges and proration are charged to. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { attachCard } from '../../operations/cards.js';
+import { requireCompany } from '../auth.js';
+import { presentCard } from '../present.js';
+import { type RouteContext, companyRoute } from '../route-context.js';
+import { attachCardSchema } from '../schemas/cards.js';
+
+export function cardRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/v1/accounts/:account_id/card', { config: companyRoute, schema: attachCardSchema }, async (request) => {
+    const card = await attachCard(deps, requireCompany(request), request.params.account_id, request.body.token);
+    return { data: presentCard(card) };
+  });
+}

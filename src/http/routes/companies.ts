@@ -1,0 +1,57 @@
+/** Companies and API keys: a user registers a company; the company (or an owner) manages its keys. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { fail } from '../../domain/outcome.js';
+import type { Deps } from '../../operations/deps.js';
+import { companyForUser, createApiKey, createCompany, listApiKeys, revokeApiKey } from '../../operations/identity.js';
+import { unauthorized } from '../auth.js';
+import { presentApiKey } from '../present.js';
+import type { RouteContext } from '../route-context.js';
+import {
+  createApiKeySchema,
+  createCompanySchema,
+  listApiKeysSchema,
+  revokeApiKeySchema,
+} from '../schemas/companies.js';
+
+/** Company credentials for this company, or an owning user's. Anyone else: 404. */
+async function companyAccess(deps: Deps, request: FastifyRequest, companyId: string): Promise<void> {
+  const p = request.principal;
+  if (p?.kind === 'company' && p.companyId === companyId) return;
+  if (p?.kind === 'user' && (await companyForUser(deps, companyId, p.user.id))) return;
+  if (p === null) throw unauthorized();
+  fail('not_found', 'no such company', 'company_id');
+}
+
+export function companyRoutes(scope: FastifyInstance, { deps, keys, passwordRateLimit }: RouteContext): void {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const passwordRoute = { auth: 'user' as const, rateLimit: passwordRateLimit };
+  const userOrCompany = { auth: 'either' as const, rateLimit: passwordRateLimit };
+  const keysPath = '/v1/companies/:company_id/api_keys';
+
+  app.post('/v1/companies', { config: passwordRoute, schema: createCompanySchema }, async (request) => {
+    if (request.principal?.kind !== 'user') throw unauthorized();
+    const { company, apiKey } = await createCompany(deps, request.principal.user, request.body);
+    return {
+      data: { company_id: company.companyId, name: company.name, processor: company.processor, api_key: apiKey },
+    };
+  });
+
+  app.post(keysPath, { config: userOrCompany, schema: createApiKeySchema }, async (request) => {
+    await companyAccess(deps, request, request.params.company_id);
+    const key = await createApiKey(deps, request.params.company_id);
+    return { data: { key_id: key.row.keyId, api_key: key.secret } };
+  });
+
+  app.get(keysPath, { config: userOrCompany, schema: listApiKeysSchema }, async (request) => {
+    await companyAccess(deps, request, request.params.company_id);
+    return { data: (await listApiKeys(deps, request.params.company_id)).map(presentApiKey) };
+  });
+
+  app.delete(`${keysPath}/:key_id`, { config: userOrCompany, schema: revokeApiKeySchema }, async (request) => {
+    const { company_id, key_id } = request.params;
+    await companyAccess(deps, request, company_id);
+    await revokeApiKey(deps, keys, company_id, key_id);
+    return { data: { key_id, revoked: true } };
+  });
+}

@@ -1,0 +1,19 @@
+/** The mid-month increase of a monthly refill: charged now, prorated against what is left. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { modifyMidMonth } from '../../operations/modify-mid-month.js';
+import { requireCompany } from '../auth.js';
+import { type RouteContext, companyRoute } from '../route-context.js';
+import { modifyMidMonthSchema } from '../schemas/mid-month.js';
+
+export function midMonthRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post(
+    '/v1/accounts/:account_id/modifymidmonth',
+    { config: companyRoute, schema: modifyMidMonthSchema },
+    async (request) => ({
+      data: await modifyMidMonth(deps, requireCompany(request), request.params.account_id, request.body),
+    }),
+  );
+}

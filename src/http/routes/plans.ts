@@ -1,0 +1,34 @@
+/** Plans: create (at `/plan` and `/plans`), list and read the plans accounts can be created on. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { PlanInput } from '../../domain/plans.js';
+import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
+import { createPlan, getPlan, listPlans } from '../../operations/plans.js';
+import { requireCompany, requireCompanyOfPath } from '../auth.js';
+import { presentPage, presentPlan } from '../present.js';
+import { type RouteContext, companyRoute } from '../route-context.js';
+import { createPlanSchema, getPlanSchema, listPlansSchema, planBodyViolations } from '../schemas/plans.js';
+
+export function planRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+
+  const createPlanConfig = { ...companyRoute, bodyViolationReasons: planBodyViolations };
+  // The spec writes `/plan`; `/plans` matches the list route.
+  for (const path of ['/v1/companies/:company_id/plan', '/v1/companies/:company_id/plans']) {
+    app.post(path, { config: createPlanConfig, schema: createPlanSchema }, async (request) => {
+      const companyId = requireCompanyOfPath(request, request.params.company_id);
+      return { data: presentPlan(await createPlan(deps, companyId, request.body satisfies PlanInput)) };
+    });
+  }
+
+  app.get('/v1/companies/:company_id/plans', { config: companyRoute, schema: listPlansSchema }, async (request) => {
+    const companyId = requireCompanyOfPath(request, request.params.company_id);
+    const { limit = PAGE_LIMIT_DEFAULT, starting_after } = request.query;
+    const page = await listPlans(deps, companyId, { limit, startingAfter: starting_after });
+    return presentPage(page, presentPlan, (p) => p.planId);
+  });
+
+  app.get('/v1/plans/:plan_id', { config: companyRoute, schema: getPlanSchema }, async (request) => ({
+    data: presentPlan(await getPlan(deps, requireCompany(request), request.params.plan_id)),
+  }));
+}

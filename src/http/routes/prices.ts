@@ -1,0 +1,23 @@
+/** Prices: the unit price of each event type, used when an event carries no cost_override. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { listPrices, putPrice } from '../../operations/accounts.js';
+import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
+import { requireCompany } from '../auth.js';
+import { presentPage, presentPrice } from '../present.js';
+import { type RouteContext, companyRoute } from '../route-context.js';
+import { listPricesSchema, putPriceSchema } from '../schemas/prices.js';
+
+export function priceRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.put('/v1/prices/:type', { config: companyRoute, schema: putPriceSchema }, async (request) => ({
+    data: presentPrice(await putPrice(deps, requireCompany(request), request.params.type, request.body)),
+  }));
+
+  app.get('/v1/prices', { config: companyRoute, schema: listPricesSchema }, async (request) => {
+    const { limit = PAGE_LIMIT_DEFAULT, starting_after } = request.query;
+    const page = await listPrices(deps, requireCompany(request), { limit, startingAfter: starting_after });
+    return presentPage(page, presentPrice, (p) => p.type);
+  });
+}

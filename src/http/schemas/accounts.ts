@@ -1,0 +1,71 @@
+/** Accounts: the bodies that create and edit one, and what `processor_id` and `plan_id` do. */
+import { Type } from '@sinclair/typebox';
+import {
+  AccountParams,
+  CompanyParams,
+  Email,
+  Metadata,
+  PageOf,
+  PageQuery,
+  Text,
+  companyAuth,
+  errorResponses,
+} from './common.js';
+
+const AccountFields = {
+  name: Type.Optional(Text('Name of the end user')),
+  email: Type.Optional(Email),
+  metadata: Type.Optional(Metadata),
+  processor_id: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, description: 'Existing customer at the payment processor' }),
+  ),
+};
+const DataAccount = Type.Object({ data: Type.Ref('Account') });
+
+/** At `/v1/companies/{company_id}/accounts`, with or without the trailing slash. */
+export const createAccountSchema = {
+  tags: ['accounts'],
+  summary: 'Create an account (the trailing slash is optional)',
+  security: companyAuth,
+  description:
+    "Without `processor_id`, the customer at the company's processor is created when the first card is " +
+    "attached (POST /v1/accounts/{account_id}/card), never inside this request's transaction. With `plan_id`: " +
+    "one balance per plan entry holding its included amount, and the plan's charge_amount recorded as owed " +
+    '(requires_payment_method) until a card is attached; unknown plan: 400.',
+  params: CompanyParams,
+  body: Type.Object(
+    { ...AccountFields, plan_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
+    { additionalProperties: false },
+  ),
+  response: { 200: DataAccount, ...errorResponses(404) },
+};
+
+export const listAccountsSchema = {
+  tags: ['accounts'],
+  summary: 'List accounts, newest first',
+  security: companyAuth,
+  querystring: PageQuery,
+  response: { 200: PageOf(Type.Ref('Account')), ...errorResponses() },
+};
+
+export const getAccountSchema = {
+  tags: ['accounts'],
+  summary: 'Get an account with its balances',
+  security: companyAuth,
+  params: AccountParams,
+  response: { 200: DataAccount, ...errorResponses(404) },
+};
+
+export const updateAccountSchema = {
+  tags: ['accounts'],
+  summary: 'Edit name, email, metadata or processor_id',
+  description:
+    'Fields left out keep their values; metadata is replaced whole. A different `processor_id` detaches the ' +
+    'card on file (a payment method of the previous customer cannot pay for the new one): charges due meanwhile ' +
+    'wait for a card, as for an account that never had one, until POST /v1/accounts/{account_id}/card attaches ' +
+    'one of the new customer.',
+  security: companyAuth,
+  params: AccountParams,
+  body: Type.Object(AccountFields, { additionalProperties: false }),
+  response: { 200: DataAccount, ...errorResponses(404) },
+};

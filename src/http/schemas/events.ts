@@ -1,0 +1,110 @@
+/** Usage events: the ingest bodies (an array, `{events}`, or `{account_id, events}`), reads and settling. */
+import { Type } from '@sinclair/typebox';
+import { EVENTS_PER_REQUEST_MAX } from '../../domain/events.js';
+import { ClientEventId, Denomination, Metadata, SafeInteger, Text, companyAuth, errorResponses } from './common.js';
+
+const CostOverride = Type.Object(
+  {
+    amount: SafeInteger({ minimum: 0, description: 'Whole units ≥ 0' }),
+    denomination: Denomination,
+  },
+  { additionalProperties: false, description: 'The cost to charge, stated by the caller' },
+);
+
+const EventBody = Type.Object(
+  {
+    type: Text('Kind of event, chosen by the company'),
+    id: Type.Optional(ClientEventId),
+    quantity: Type.Optional(
+      Type.Number({ minimum: 0, description: "Default 1; cost = quantity × the type's unit_amount, rounded up" }),
+    ),
+    cost_override: Type.Optional(CostOverride),
+    cost_override_amount: Type.Optional(
+      SafeInteger({ minimum: 0, description: 'Flat spelling of cost_override.amount' }),
+    ),
+    cost_override_denomination: Type.Optional(Denomination),
+    metadata: Type.Optional(Metadata),
+    state: Type.Optional(
+      Type.Union(
+        [Type.Literal('pending'), Type.Literal('complete'), Type.Literal('completed'), Type.Literal('cancelled')],
+        { description: 'Default complete; completed = complete' },
+      ),
+    ),
+    gate_on_balance: Type.Optional(
+      Type.Boolean({ description: 'Refuse the whole request (402) if a balance it draws from has available < 0' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The events of one ingest request, as validated: at least one, at most EVENTS_PER_REQUEST_MAX. */
+export const EventList = Type.Array(EventBody, { minItems: 1, maxItems: EVENTS_PER_REQUEST_MAX });
+const Gate = Type.Optional(
+  Type.Boolean({
+    description: 'Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0',
+  }),
+);
+const IngestResponse = Type.Object({
+  events_submitted: Type.Integer(),
+  event_ids: Type.Array(Type.String(), { description: 'In request order: the client id where given, else ev_…' }),
+});
+const ingestDescription =
+  `All or nothing, at most ${EVENTS_PER_REQUEST_MAX} events. Committed durably before the answer. ` +
+  'A repeated client id with identical content is accepted again without a second deduction; with different ' +
+  'content it is 409. Missing price or balance: 400 naming the event index.';
+
+export const ingestSchema = {
+  tags: ['events'],
+  summary: 'Record usage events (an array, or {events})',
+  description: ingestDescription,
+  security: companyAuth,
+  params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }),
+  querystring: Type.Object({ gate_on_balance: Gate }, { additionalProperties: false }),
+  body: Type.Union([
+    EventList,
+    Type.Object({ events: EventList, gate_on_balance: Gate }, { additionalProperties: false }),
+  ]),
+  response: { 200: IngestResponse, ...errorResponses(402, 404, 409, 413, 415) },
+};
+
+/** At `/v1/events`: the account is named in the body. */
+export const ingestWithAccountSchema = {
+  tags: ['events'],
+  summary: 'Record usage events, account in the body',
+  description: ingestDescription,
+  security: companyAuth,
+  querystring: Type.Object({ gate_on_balance: Gate }, { additionalProperties: false }),
+  body: Type.Object(
+    { account_id: Type.String({ minLength: 1, maxLength: 64 }), events: EventList, gate_on_balance: Gate },
+    { additionalProperties: false },
+  ),
+  response: { 200: IngestResponse, ...errorResponses(402, 404, 409, 413, 415) },
+};
+
+const EventParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 128 }) });
+
+export const getEventSchema = {
+  tags: ['events'],
+  summary: 'Get an event',
+  security: companyAuth,
+  params: EventParams,
+  response: { 200: Type.Object({ data: Type.Ref('Event') }), ...errorResponses(404) },
+};
+
+export const settleEventSchema = {
+  tags: ['events'],
+  summary: 'Settle a pending event',
+  description:
+    'complete (optionally at a final cost that replaces the held one) or cancelled. Settling an event that is ' +
+    'not pending is 409, except repeating its current state, which is a no-op.',
+  security: companyAuth,
+  params: EventParams,
+  body: Type.Object(
+    {
+      state: Type.Union([Type.Literal('complete'), Type.Literal('completed'), Type.Literal('cancelled')]),
+      cost_override: Type.Optional(CostOverride),
+    },
+    { additionalProperties: false },
+  ),
+  response: { 200: Type.Object({ data: Type.Ref('Event') }), ...errorResponses(404, 409) },
+};

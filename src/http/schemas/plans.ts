@@ -1,0 +1,166 @@
+/** Plans: the plan record, the body that creates one, and what a plan does to an account. */
+import { Type } from '@sinclair/typebox';
+import { PLAN_BALANCES_MAX, PLAN_NAME_LENGTH_MAX } from '../../domain/plans.js';
+import type { BodyViolationReasons } from '../validation.js';
+import {
+  CompanyParams,
+  Denomination,
+  PageOf,
+  PageQuery,
+  SafeInteger,
+  Timestamp,
+  companyAuth,
+  errorResponses,
+} from './common.js';
+
+const PlanBalance = Type.Object({
+  amount: Type.String({ description: 'Included amount per period (numeric string)' }),
+  denomination: Type.String(),
+  overage_charge_amount: Type.Integer({
+    description: 'USD cents per unit beyond the included amount, charged postpay',
+  }),
+  overage_charge_denomination: Type.Literal('usd'),
+});
+
+const Plan = Type.Object({
+  plan_id: Type.String({ description: 'p_…' }),
+  name: Type.String(),
+  charge_amount: Type.Integer({ description: 'USD cents per period' }),
+  charge_denomination: Type.Literal('usd'),
+  billing_period: Type.Literal('month'),
+  overage_charge_mode: Type.Literal('postpay'),
+  threshold_alert_percentage: Type.Union([Type.String(), Type.Null()]),
+  rollover: Type.Boolean(),
+  balances: Type.Array(PlanBalance),
+  created_at: Timestamp,
+});
+
+/** USD, the only currency of charges, in any letter case (stored as `usd`). */
+const USD_PATTERN = '^[Uu][Ss][Dd]$';
+const NOT_BLANK_PATTERN = '\\S';
+const DIGITS_PATTERN = '^[0-9]+$';
+
+/**
+ * The body that creates a plan. Presence, types, vocabularies, lengths and ranges are checked
+ * here; domain/plans.ts keeps what a schema cannot say (exact percentages, digit strings beyond
+ * the safe range, a denomination twice). `null` for an optional field means leaving it out.
+ */
+const PlanBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: PLAN_NAME_LENGTH_MAX, pattern: NOT_BLANK_PATTERN }),
+    charge_amount: SafeInteger({ minimum: 0, description: 'USD cents per period' }),
+    charge_denomination: Type.Optional(
+      Type.Union([Type.String({ pattern: USD_PATTERN, description: '"usd" or "USD" (default usd)' }), Type.Null()]),
+    ),
+    billing_period: Type.Optional(
+      Type.Union([Type.Literal('month'), Type.Literal('monthly'), Type.Null()], {
+        description: '"month" (default; "monthly" is accepted)',
+      }),
+    ),
+    overage_charge_mode: Type.Optional(
+      Type.Union([Type.Literal('postpay'), Type.Null()], { description: '"postpay" (default)' }),
+    ),
+    threshold_alert_percentage: Type.Optional(
+      Type.Union([Type.String(), Type.Number(), Type.Null()], {
+        description:
+          'Decimal 0–100: a threshold webhook when a plan balance first drops below this % of its included ' +
+          'amount in a period',
+      }),
+    ),
+    rollover: Type.Optional(
+      Type.Union([
+        Type.Boolean({ description: 'Unused units carry into the next period (default false: reset)' }),
+        Type.Null(),
+      ]),
+    ),
+    balances: Type.Array(
+      Type.Object(
+        {
+          amount: Type.Union([Type.String({ pattern: DIGITS_PATTERN }), SafeInteger({ minimum: 0 })], {
+            description: 'Included units per period: an integer or a string of digits',
+          }),
+          denomination: Denomination,
+          overage_charge_amount: SafeInteger({ minimum: 0, description: 'USD cents per unit of overage' }),
+          overage_charge_denomination: Type.Optional(Type.Union([Type.String({ pattern: USD_PATTERN }), Type.Null()])),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: PLAN_BALANCES_MAX, description: 'One entry per denomination' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The reason codes of plan body violations: the codes these checks had when domain/plans.ts
+ * made them by hand. A wrong JSON type stays `invalid_request`, as it always was.
+ */
+export const planBodyViolations: BodyViolationReasons = {
+  name: {
+    required: 'name_is_required',
+    minLength: 'name_must_be_a_non_empty_string',
+    pattern: 'name_must_be_a_non_empty_string',
+    maxLength: 'name_is_too_long',
+  },
+  charge_amount: {
+    required: 'charge_amount_is_required',
+    minimum: 'charge_amount_must_be_a_non_negative_integer',
+    maximum: 'charge_amount_exceeds_maximum',
+  },
+  charge_denomination: { pattern: 'charge_denomination_must_be_usd' },
+  billing_period: { const: 'unknown_billing_period' },
+  overage_charge_mode: { const: 'unknown_overage_charge_mode' },
+  balances: {
+    required: 'plan_needs_at_least_one_balance',
+    minItems: 'plan_needs_at_least_one_balance',
+    maxItems: 'plan_has_too_many_balances',
+  },
+  'balances[].amount': {
+    required: 'plan_balance_amount_is_required',
+    pattern: 'plan_balance_amount_must_be_a_non_negative_integer',
+    minimum: 'plan_balance_amount_must_be_a_non_negative_integer',
+    maximum: 'plan_balance_amount_exceeds_maximum',
+  },
+  'balances[].denomination': { required: 'denomination_is_required', pattern: 'denomination_is_invalid' },
+  'balances[].overage_charge_amount': {
+    required: 'overage_charge_amount_is_required',
+    minimum: 'overage_charge_amount_must_be_a_non_negative_integer',
+    maximum: 'overage_charge_amount_exceeds_maximum',
+  },
+  'balances[].overage_charge_denomination': { pattern: 'overage_charge_denomination_must_be_usd' },
+};
+
+/** At `/v1/companies/{company_id}/plan` (the spec's path) and `…/plans`. */
+export const createPlanSchema = {
+  tags: ['plans'],
+  summary: 'Create a plan',
+  description:
+    'An account created with `plan_id` gets one balance per entry holding the included amount and is charged ' +
+    '`charge_amount` at once (with no card yet the charge is recorded `requires_payment_method` and collected ' +
+    'when a card is attached). Every month under the day rule: overage (a negative balance) is charged at ' +
+    'overage_charge_amount per unit, then the balance is reset to the included amount (`period_reset`) or, with ' +
+    '`rollover`, the included amount is added to what is left (kind `grant`; a negative balance counts as 0 ' +
+    'since its overage was charged), and charge_amount is charged again; an `auto_refill` webhook per balance. ' +
+    'A declined plan or overage charge waits for a new card.',
+  security: companyAuth,
+  params: CompanyParams,
+  body: PlanBody,
+  response: { 200: Type.Object({ data: Plan }), ...errorResponses(404) },
+};
+
+export const listPlansSchema = {
+  tags: ['plans'],
+  summary: 'List plans, newest first',
+  security: companyAuth,
+  params: CompanyParams,
+  querystring: PageQuery,
+  response: { 200: PageOf(Plan), ...errorResponses(404) },
+};
+
+export const getPlanSchema = {
+  tags: ['plans'],
+  summary: 'Get a plan',
+  security: companyAuth,
+  params: Type.Object({ plan_id: Type.String({ maxLength: 64 }) }),
+  response: { 200: Type.Object({ data: Plan }), ...errorResponses(404) },
+};

@@ -1,0 +1,29 @@
+/** Prices: a company's unit price of each event type, and how a cost is computed from it. */
+import { Type } from '@sinclair/typebox';
+import { Denomination, PageOf, PageQuery, Text, companyAuth, errorResponses } from './common.js';
+
+export const putPriceSchema = {
+  tags: ['prices'],
+  summary: 'Set the price of an event type',
+  description: 'cost = quantity × unit_amount, computed exactly and rounded up to a whole unit.',
+  security: companyAuth,
+  params: Type.Object({ type: Text('Event type') }),
+  body: Type.Object(
+    {
+      denomination: Denomination,
+      unit_amount: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Number({ minimum: 0 })], {
+        description: 'Decimal string (exact) or number ≥ 0',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  response: { 200: Type.Object({ data: Type.Ref('Price') }), ...errorResponses() },
+};
+
+export const listPricesSchema = {
+  tags: ['prices'],
+  summary: 'List prices, by type',
+  security: companyAuth,
+  querystring: PageQuery,
+  response: { 200: PageOf(Type.Ref('Price')), ...errorResponses() },
+};
