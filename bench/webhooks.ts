@@ -183,6 +183,7 @@ try {
     processors: processorFactory(),
     ledger: new Ledger(balanceEffects()),
     webhooks: { allowPrivate: true },
+    usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
   };
   // Several workers in one process stand in for the interval worker racing the test-clock advance, or more processes.
   const jobs = Array.from({ length: WORKERS }, () => deliveryJob(deps, { concurrency: CONCURRENCY }));

@@ -8,7 +8,7 @@ import { buildApp, registeredRoutes, type App } from './http/app.js';
 import { JobRunner, coreJobs } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
-import type { Deps } from './operations/deps.js';
+import { DAY_MS, EVENT_MAX_AGE_DAYS_DEFAULT, USAGE_RETENTION_DAYS_DEFAULT, type Deps } from './operations/deps.js';
 import { IngestBatcher, SettleBatcher, settleGroup, type SettleRequest } from './operations/events.js';
 import { openStore } from './store/open.js';
 import { processorFactory } from './processors/index.js';
@@ -57,6 +57,10 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     processors: opts.processors ?? processorFactory(),
     ledger: new Ledger(balanceEffects()),
     webhooks: { allowPrivate: config.webhookAllowPrivate },
+    usage: {
+      eventMaxAgeMs: EVENT_MAX_AGE_DAYS_DEFAULT * DAY_MS,
+      retentionMs: USAGE_RETENTION_DAYS_DEFAULT * DAY_MS,
+    },
   };
   // SQLite has one writer: groups written on its own thread (a file database), two in flight so
   // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,

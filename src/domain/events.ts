@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Hex } from '../lib/canonical.js';
 import { balanceKey, companyScopedKey } from '../lib/keys.js';
+import { parseRfc3339 } from './time.js';
 import { HOLD_DURATION_MS, available, type EventState } from './holds.js';
 import { AMOUNT_MAX } from './money.js';
 import { failure, type Failure, type Outcome, type Reason } from './outcome.js';
@@ -21,7 +22,19 @@ export interface EventInput {
   metadata?: Record<string, unknown>;
   state?: 'pending' | 'complete' | 'completed' | 'cancelled';
   gate_on_balance?: boolean;
+  /** RFC 3339: when the usage happened (default: when it is recorded). */
+  timestamp?: string;
 }
+
+/** How far an event's `timestamp` may be from the time its request is received. */
+export interface EventTimeLimits {
+  nowMs: number;
+  /** BILLING_EVENT_MAX_AGE_DAYS in milliseconds: older timestamps are refused. */
+  maxAgeMs: number;
+}
+
+/** How far in the future a `timestamp` may be (clocks of callers drift). */
+export const EVENT_TIMESTAMP_FUTURE_MS = 5 * 60_000;
 
 export interface NormalizedEvent {
   clientId: string | null;
@@ -31,11 +44,31 @@ export interface NormalizedEvent {
   metadata: Record<string, unknown> | null;
   state: EventState;
   gate: boolean;
+  /** The given `timestamp`, or null: the event then happened when it is recorded. */
+  timestampMs: number | null;
 }
 
 /** Folds the accepted spellings (flat cost_override_*, `completed`) into one shape. */
-export function normalizeEvent(input: EventInput, index: number): Outcome<NormalizedEvent> {
+export function normalizeEvent(input: EventInput, index: number, time: EventTimeLimits): Outcome<NormalizedEvent> {
   const param = `events[${index}]`;
+  let timestampMs: number | null = null;
+  if (input.timestamp !== undefined) {
+    timestampMs = parseRfc3339(input.timestamp);
+    if (timestampMs === null) {
+      return failure('invalid_timestamp', `${param}.timestamp must be an RFC 3339 date-time`, `${param}.timestamp`, {
+        index,
+      });
+    }
+    if (timestampMs > time.nowMs + EVENT_TIMESTAMP_FUTURE_MS || timestampMs < time.nowMs - time.maxAgeMs) {
+      return failure(
+        'timestamp_out_of_range',
+        `${param}.timestamp must be at most 5 minutes in the future and at most ` +
+          `${Math.round(time.maxAgeMs / 86_400_000)} days in the past`,
+        `${param}.timestamp`,
+        { index },
+      );
+    }
+  }
   const hasFlat = input.cost_override_amount !== undefined || input.cost_override_denomination !== undefined;
   let override: NormalizedEvent['override'] = null;
   if (input.cost_override !== undefined && hasFlat) {
@@ -70,6 +103,7 @@ export function normalizeEvent(input: EventInput, index: number): Outcome<Normal
       metadata: input.metadata ?? null,
       state,
       gate: input.gate_on_balance === true,
+      timestampMs,
     },
   };
 }
@@ -78,7 +112,18 @@ export { balanceKey, companyScopedKey } from '../lib/keys.js';
 
 /** The fingerprint that decides whether a repeated client id is "the same event". */
 export function eventContentHash(accountId: string, e: NormalizedEvent): string {
-  return sha256Hex(canonicalJson({ a: accountId, t: e.type, q: e.quantity, o: e.override, m: e.metadata, s: e.state }));
+  const content: Record<string, unknown> = {
+    a: accountId,
+    t: e.type,
+    q: e.quantity,
+    o: e.override,
+    m: e.metadata,
+    s: e.state,
+  };
+  // Only a given timestamp is content (a retry without one is the same event): hashes of events
+  // without a timestamp are those they always were.
+  if (e.timestampMs !== null) content.ts = e.timestampMs;
+  return sha256Hex(canonicalJson(content));
 }
 
 export interface BalanceFigures {
@@ -113,6 +158,7 @@ export interface PlannedEvent {
   metadata: Record<string, unknown> | null;
   state: EventState;
   contentHash: string | null;
+  occurredAtMs: number;
   createdAtMs: number;
   updatedAtMs: number;
   expiresAtMs: number | null;
@@ -220,6 +266,7 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
       metadata: e.metadata,
       state: e.state,
       contentHash,
+      occurredAtMs: e.timestampMs ?? ctx.nowMs,
       createdAtMs: ctx.nowMs,
       updatedAtMs: ctx.nowMs,
       expiresAtMs: e.state === 'pending' ? ctx.nowMs + HOLD_DURATION_MS : null,

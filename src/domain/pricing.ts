@@ -5,7 +5,7 @@ import {
   multiplyCeil,
   parseDecimal,
   type Decimal,
-} from './decimal.js';
+} from '../lib/decimal.js';
 import { AMOUNT_MAX } from './money.js';
 import type { Outcome } from './outcome.js';
 import { failure } from './outcome.js';

@@ -35,6 +35,16 @@ export const REASONS = [
   'event_id_reused_with_different_content',
   'event_not_pending',
   'insufficient_balance',
+  'timestamp_out_of_range',
+  // --- usage read back
+  'from_must_be_before_to',
+  'time_not_on_the_hour',
+  'unknown_window',
+  'unknown_group_by',
+  'too_many_windows',
+  'usage_retention_exceeded',
+  'usage_sum_out_of_range',
+  'usage_query_too_large',
   // --- cards, charges and the payment processor
   'invalid_card_token',
   'card_declined',

@@ -10,7 +10,14 @@
  *   (`all`); at most USAGE_WINDOWS_MAX of them.
  * - Groups are ordered by window start, then type, denomination, account id (code-unit order).
  */
-import { DECIMAL_ZERO, addDecimal, formatDecimal, parseDecimal, type Decimal } from './decimal.js';
+import {
+  DECIMAL_ZERO,
+  addDecimal,
+  decimalFromNumber,
+  formatDecimal,
+  parseDecimal,
+  type Decimal,
+} from '../lib/decimal.js';
 import { failure, type Outcome } from './outcome.js';
 import { HOUR_MS, dayStart, monthStart, nextMonthStart, parseRfc3339 } from './time.js';
 
@@ -227,4 +234,70 @@ export function pageUsage(
   const start = after === undefined ? 0 : groups.findIndex((g) => compareGroups(g, after) > 0);
   const from = start === -1 ? groups.length : start;
   return { rows: groups.slice(from, from + limit), hasMore: from + limit < groups.length };
+}
+
+/** An event as the rollup counts it. */
+export interface CountedEvent {
+  companyId: string;
+  accountId: string;
+  denomination: string;
+  type: string;
+  occurredAtMs: number;
+  quantity: number;
+  costAmount: number;
+}
+
+/** What a posting adds to the hourly rollup of one account, denomination and type. */
+export interface UsageAddition {
+  companyId: string;
+  accountId: string;
+  denomination: string;
+  type: string;
+  hourMs: number;
+  events: number;
+  quantity: string;
+  cost: number;
+}
+
+/**
+ * The rollup additions of events that became complete (recorded complete, or settled to
+ * complete at their final cost): one per (account, hour, denomination, type), quantities summed
+ * exactly, in key order (the order the rollup's rows are locked in).
+ */
+export function usageOf(events: Iterable<CountedEvent>): UsageAddition[] {
+  const sums = new Map<string, { row: UsageAddition; quantity: Decimal }>();
+  for (const e of events) {
+    const hourMs = Math.floor(e.occurredAtMs / HOUR_MS) * HOUR_MS;
+    const key = `${e.accountId}\u0000${hourMs}\u0000${e.denomination}\u0000${e.type}`;
+    const quantity = decimalFromNumber(e.quantity);
+    if (quantity === null) throw new Error(`usage: quantity ${e.quantity} is not a finite number ≥ 0`);
+    const s = sums.get(key);
+    if (s) {
+      s.row.events += 1;
+      s.row.cost += e.costAmount;
+      s.quantity = addDecimal(s.quantity, quantity);
+    } else {
+      sums.set(key, {
+        row: {
+          companyId: e.companyId,
+          accountId: e.accountId,
+          denomination: e.denomination,
+          type: e.type,
+          hourMs,
+          events: 1,
+          quantity: '',
+          cost: e.costAmount,
+        },
+        quantity,
+      });
+    }
+  }
+  const out = [...sums.values()].map((s) => ({ ...s.row, quantity: formatDecimal(s.quantity) }));
+  return out.sort(
+    (a, b) =>
+      cmp(a.accountId, b.accountId) ||
+      a.hourMs - b.hourMs ||
+      cmp(a.denomination, b.denomination) ||
+      cmp(a.type, b.type),
+  );
 }

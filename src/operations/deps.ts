@@ -7,7 +7,7 @@ import type { WebhookSettings } from './webhook-delivery.js';
 /**
  * What every operation may use, built once in the composition root (server.ts): the store
  * interface, the injected clock, the payment processors, the ledger with the server's balance
- * effects, and the webhook settings.
+ * effects, and the webhook and usage settings.
  */
 export interface Deps {
   store: Store;
@@ -15,7 +15,20 @@ export interface Deps {
   processors: ProcessorFactory;
   ledger: Ledger;
   webhooks: WebhookSettings;
+  usage: UsageSettings;
 }
+
+/** How old usage may be: when an event may have happened, and how long hourly rollups are kept. */
+export interface UsageSettings {
+  /** BILLING_EVENT_MAX_AGE_DAYS: an event's `timestamp` may be at most this old. */
+  eventMaxAgeMs: number;
+  /** BILLING_USAGE_RETENTION_DAYS: rollups of older hours are deleted, and cannot be asked for. */
+  retentionMs: number;
+}
+
+export const EVENT_MAX_AGE_DAYS_DEFAULT = 35;
+export const USAGE_RETENTION_DAYS_DEFAULT = 400;
+export const DAY_MS = 86_400_000;
 
 /** Default and largest page of every list endpoint. */
 export const PAGE_LIMIT_DEFAULT = 20;

@@ -16,6 +16,7 @@ import {
 import { decideSettle, isHoldExpired, settleHold } from '../domain/holds.js';
 import { fail, failure, type Failure, type Outcome } from '../domain/outcome.js';
 import type { Price } from '../domain/pricing.js';
+import { usageOf } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
 import type { BalanceKey, EventRow } from '../store/types.js';
 import type { Deps } from './deps.js';
@@ -211,8 +212,9 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
     outcomes[i] = { ok: true, value: { eventIds: planned.value.eventIds } };
   });
 
-  // 5. Write: events, balances (atomic deltas), ledger rows; one statement on PostgreSQL.
-  await p.post(locked, entries, deltas, events);
+  // 5. Write: events, balances (atomic deltas), ledger rows and the usage rollup of the events
+  // recorded complete; one statement on PostgreSQL.
+  await p.post(locked, entries, deltas, events, usageOf(events.filter((e) => e.state === 'complete')));
   return outcomes as Outcome<IngestResult>[];
 }
 
@@ -330,7 +332,8 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
   });
 
   if (changed.size > 0) {
-    await p.post(locked, entries, deltas);
+    // An event settled to complete counts in the usage from now, at its final cost.
+    await p.post(locked, entries, deltas, [], usageOf([...changed.values()].filter((e) => e.state === 'complete')));
     await tx.updateEvents(
       [...changed.values()].map((e) => ({
         companyId: e.companyId,

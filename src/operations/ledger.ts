@@ -10,6 +10,7 @@
  * with `ledger.begin(tx, nowMs)` and posts through it.
  */
 import { balanceKey } from '../domain/events.js';
+import type { UsageAddition } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
 import type { BalanceRow, EventRow, TransactionKind, TransactionRow, Tx } from '../store/types.js';
 import { NotificationNotes } from './notifications.js';
@@ -72,7 +73,8 @@ export class Posting {
   /**
    * Applies `deltas` (net amount and pending change per balance key, balances already locked
    * and given in `before`) and appends `entries` in order, writing `events` in the same step (the
-   * ingest path's events: on PostgreSQL all of it is one statement); then runs the effects.
+   * ingest path's events) and adding `usage` to the hourly rollups (events that became complete):
+   * on PostgreSQL all of it is one statement. Then runs the effects.
    * Throws if the database disagrees with the entries: that would be a bug, never a business case.
    */
   async post(
@@ -80,6 +82,7 @@ export class Posting {
     entries: PostedEntry[],
     deltas: Map<string, NetDelta>,
     events: EventRow[] = [],
+    usage: UsageAddition[] = [],
   ): Promise<Posted> {
     const list = [...deltas.entries()].filter(([, d]) => d.amount !== 0 || d.pending !== 0);
     const balanceDeltas = list.map(([key, d]) => {
@@ -110,7 +113,7 @@ export class Posting {
       });
     }
 
-    const updated = await this.tx.writeLedger(events, balanceDeltas, rows);
+    const updated = await this.tx.writeLedger(events, balanceDeltas, rows, usage);
     const after = new Map(before);
     for (const r of updated) after.set(balanceKey(r.accountId, r.denomination), r);
     for (const [key, amount] of running) {

@@ -59,6 +59,11 @@ export abstract class SqlCore {
     return '';
   }
 
+  /** A row's physical address, for deleting a bounded batch: SQLite's rowid, PostgreSQL's ctid. */
+  protected rowId(): string {
+    return 'rowid';
+  }
+
   /** PostgreSQL: `FOR UPDATE` on a single-row read that is about to be settled; SQLite needs nothing. */
   protected forUpdate(): string {
     return '';

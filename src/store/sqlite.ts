@@ -11,6 +11,7 @@ import { MIGRATIONS } from './migrations.js';
 import { SqliteExec } from './sqlite/exec.js';
 import { SqliteTx } from './sqlite/tx.js';
 import type { ReadTx, Store, Tx } from './types.js';
+import { addDecimal, formatDecimal, parseDecimal } from '../lib/decimal.js';
 
 /** Serialises the single writer: transactions never interleave on the one connection. */
 class Mutex {
@@ -117,6 +118,13 @@ const WRITER_CACHE_KIB = 16 * 1024;
 const READER_CACHE_KIB = 32 * 1024;
 
 function configure(db: Database.Database): void {
+  // The usage rollup's exact quantity sums (decimal strings; SQLite has no exact decimal type).
+  db.function('decimal_add', { deterministic: true }, (a: unknown, b: unknown) => {
+    const x = parseDecimal(String(a));
+    const y = parseDecimal(String(b));
+    if (x === null || y === null) throw new Error(`decimal_add: ${String(a)} + ${String(b)} is not exact decimal`);
+    return formatDecimal(addDecimal(x, y));
+  });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   // UPDATE … RETURNING spills to temp storage; in memory it is ~6× cheaper (performance notes).

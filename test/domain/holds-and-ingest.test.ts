@@ -27,12 +27,15 @@ import {
 import { AMOUNT_MAX } from '../../src/domain/money.js';
 import type { Price } from '../../src/domain/pricing.js';
 
+/** Requests here carry no `timestamp`: no limit applies. */
+const ANY_TIME = { nowMs: 0, maxAgeMs: Number.POSITIVE_INFINITY };
+
 const NOW = 1_700_000_000_000;
 const CO = 'c_1';
 const ACC = 'a_1';
 
 function norm(input: EventInput, index = 0): NormalizedEvent {
-  const n = normalizeEvent(input, index);
+  const n = normalizeEvent(input, index, ANY_TIME);
   assert.ok(n.ok, `event ${index} normalises`);
   return n.value;
 }
@@ -136,6 +139,7 @@ describe('normalizeEvent', () => {
       metadata: null,
       state: 'complete',
       gate: false,
+      timestampMs: null,
     });
   });
 
@@ -154,11 +158,11 @@ describe('normalizeEvent', () => {
   });
 
   test('flat spellings must come together, and not with the nested one', () => {
-    const half = normalizeEvent({ type: 't', cost_override_amount: 7 }, 3);
+    const half = normalizeEvent({ type: 't', cost_override_amount: 7 }, 3, ANY_TIME);
     assert.equal(!half.ok && half.reason, 'cost_override_needs_amount_and_denomination');
     assert.equal(!half.ok && half.param, 'events[3]');
     assert.deepEqual(!half.ok && half.details, { index: 3 });
-    const other = normalizeEvent({ type: 't', cost_override_denomination: 'usd' }, 0);
+    const other = normalizeEvent({ type: 't', cost_override_denomination: 'usd' }, 0, ANY_TIME);
     assert.equal(!other.ok && other.reason, 'cost_override_needs_amount_and_denomination');
     const both = normalizeEvent(
       {
@@ -168,6 +172,7 @@ describe('normalizeEvent', () => {
         cost_override_denomination: 'usd',
       },
       1,
+      ANY_TIME,
     );
     assert.equal(!both.ok && both.reason, 'cost_override_given_twice');
   });
@@ -181,6 +186,7 @@ describe('normalizeEvent', () => {
       metadata: { a: 1 },
       state: 'complete',
       gate: true,
+      timestampMs: null,
     });
   });
 });
@@ -204,6 +210,7 @@ describe('planIngest', () => {
         metadata: null,
         state: 'complete',
         contentHash: null,
+        occurredAtMs: NOW,
         createdAtMs: NOW,
         updatedAtMs: NOW,
         expiresAtMs: null,

@@ -10,7 +10,7 @@ import {
   multiplyCeil,
   parseDecimal,
   type Decimal,
-} from '../../src/domain/decimal.js';
+} from '../../src/lib/decimal.js';
 import { AMOUNT_MAX } from '../../src/domain/money.js';
 import { parseUnitAmount, priceCost } from '../../src/domain/pricing.js';
 

@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { addDecimal, formatDecimal, parseDecimal } from '../../src/domain/decimal.js';
+import { addDecimal, formatDecimal, parseDecimal } from '../../src/lib/decimal.js';
+import { EVENT_TIMESTAMP_FUTURE_MS, eventContentHash, normalizeEvent } from '../../src/domain/events.js';
+import { canonicalJson, sha256Hex } from '../../src/lib/canonical.js';
 import { HOUR_MS, parseRfc3339 } from '../../src/domain/time.js';
 import {
   USAGE_WINDOWS_MAX,
@@ -49,6 +51,48 @@ describe('RFC 3339', () => {
       '',
     ])
       assert.equal(parseRfc3339(bad), null, bad);
+  });
+});
+
+describe('event timestamps', () => {
+  const nowMs = at('2026-11-23T10:00:00Z');
+  const time = { nowMs, maxAgeMs: 35 * 86_400_000 };
+  const ev = (timestamp?: string) => normalizeEvent({ type: 'x', ...(timestamp ? { timestamp } : {}) }, 2, time);
+
+  test('accepted from max age ago up to five minutes ahead, inclusive; refused beyond, naming the field', () => {
+    const edges = [nowMs - time.maxAgeMs, nowMs + EVENT_TIMESTAMP_FUTURE_MS, nowMs];
+    for (const ms of edges) {
+      const r = ev(iso(ms));
+      assert.ok(r.ok, iso(ms));
+      assert.equal(r.value.timestampMs, ms);
+    }
+    for (const ms of [nowMs - time.maxAgeMs - 1, nowMs + EVENT_TIMESTAMP_FUTURE_MS + 1]) {
+      const r = ev(iso(ms));
+      assert.ok(!r.ok, iso(ms));
+      assert.deepEqual([r.reason, r.param, r.details], ['timestamp_out_of_range', 'events[2].timestamp', { index: 2 }]);
+    }
+    for (const bad of ['2026-11-23', 'now', '2026-02-30T00:00:00Z']) {
+      const r = ev(bad);
+      assert.ok(!r.ok);
+      assert.deepEqual([r.reason, r.param], ['invalid_timestamp', 'events[2].timestamp']);
+    }
+    const none = ev();
+    assert.ok(none.ok);
+    assert.equal(none.value.timestampMs, null);
+  });
+
+  test('a given timestamp is content; an event without one hashes as it always did', () => {
+    const none = ev();
+    const one = ev('2026-11-23T09:00:00Z');
+    const other = ev('2026-11-23T09:00:01Z');
+    assert.ok(none.ok && one.ok && other.ok);
+    const legacy = sha256Hex(canonicalJson({ a: 'a_1', t: 'x', q: 1, o: null, m: null, s: 'complete' }));
+    assert.equal(eventContentHash('a_1', none.value), legacy);
+    assert.notEqual(eventContentHash('a_1', one.value), legacy);
+    assert.notEqual(eventContentHash('a_1', one.value), eventContentHash('a_1', other.value));
+    const again = ev('2026-11-23T10:00:00+01:00');
+    assert.ok(again.ok);
+    assert.equal(eventContentHash('a_1', again.value), eventContentHash('a_1', one.value), 'the same instant');
   });
 });
 

@@ -9,6 +9,9 @@ import { balanceEffects } from '../../src/operations/effects.js';
 import { Ledger } from '../../src/operations/ledger.js';
 import type { AccountRow, EventRow, Store, TransactionRow } from '../../src/store/types.js';
 
+/** Requests here carry no `timestamp`: no limit applies. */
+const ANY_TIME = { nowMs: 0, maxAgeMs: Number.POSITIVE_INFINITY };
+
 export const T0 = 1_700_000_000_000;
 
 /** The server's ledger, with its balance effects (refill decisions, plan alerts, notifications). */
@@ -27,6 +30,7 @@ export function eventRow(companyId: string, accountId: string, over: Partial<Eve
     metadata: null,
     state: 'complete',
     contentHash: null,
+    occurredAtMs: T0,
     createdAtMs: T0,
     updatedAtMs: T0,
     expiresAtMs: null,
@@ -70,7 +74,7 @@ export function accountRow(companyId: string, over: Partial<AccountRow> = {}): A
 }
 
 function norm(input: EventInput, index = 0): NormalizedEvent {
-  const n = normalizeEvent(input, index);
+  const n = normalizeEvent(input, index, ANY_TIME);
   assert.ok(n.ok, 'test event must normalise');
   return n.value;
 }

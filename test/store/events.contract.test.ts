@@ -602,7 +602,14 @@ for (const dialect of DIALECTS) {
           }),
         );
         const clock = new TestClock(T0);
-        const deps = { store, clock, processors: processorFactory(), ledger, webhooks: { allowPrivate: false } };
+        const deps = {
+          store,
+          clock,
+          processors: processorFactory(),
+          ledger,
+          webhooks: { allowPrivate: false },
+          usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
+        };
         const out = await store.write((tx) =>
           ingestGroup(ledger.begin(tx, T0), [
             request(a.companyId, a.accountId, [

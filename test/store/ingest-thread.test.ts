@@ -12,6 +12,9 @@ import { SqliteIngestWorker } from '../../src/ingest-worker/client.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 
+/** Requests here carry no `timestamp`: no limit applies. */
+const ANY_TIME = { nowMs: 0, maxAgeMs: Number.POSITIVE_INFINITY };
+
 /**
  * Long enough that the groups the test sends "before the backoff is over" are sent before it,
  * even while a loaded machine takes a second or more to start a thread.
@@ -40,7 +43,7 @@ async function withThread(
   try {
     const s = await seedCompanyAndAccount(store);
     await seedBalance(store, s.companyId, s.accountId, 'tokens', 1000);
-    const n = normalizeEvent({ type: 'x', cost_override: { amount: 7, denomination: 'tokens' } }, 0);
+    const n = normalizeEvent({ type: 'x', cost_override: { amount: 7, denomination: 'tokens' } }, 0, ANY_TIME);
     assert.ok(n.ok);
     await body({
       store,

@@ -20,6 +20,9 @@ import {
   type TestStore,
 } from '../support/stores.js';
 
+/** Requests here carry no `timestamp`: no limit applies. */
+const ANY_TIME = { nowMs: 0, maxAgeMs: Number.POSITIVE_INFINITY };
+
 const T0 = 1_700_000_000_000;
 /** The server's ledger, with its balance effects (refill decisions, plan alerts, notifications). */
 const ledger = new Ledger(balanceEffects());
@@ -30,7 +33,7 @@ function holdRequest(companyId: string, accountId: string, amounts: number[], de
     accountId,
     gate: false,
     events: amounts.map((amount, i) => {
-      const n = normalizeEvent({ type: 'job', state: 'pending', cost_override: { amount, denomination } }, i);
+      const n = normalizeEvent({ type: 'job', state: 'pending', cost_override: { amount, denomination } }, i, ANY_TIME);
       assert.ok(n.ok);
       return n.value;
     }),

@@ -360,6 +360,7 @@ for (const dialect of DIALECTS) {
             processors: processorFactory(),
             ledger,
             webhooks: { allowPrivate: false },
+            usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
           },
           dialect === 'postgres' ? 4 : 1,
         );

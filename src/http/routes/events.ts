@@ -23,8 +23,9 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   /** Normalises every event (the first problem names its index), then submits them as one group-committed request. */
   async function ingest(companyId: string, accountId: string, events: Static<typeof EventList>, gate: boolean) {
     const normalized: NormalizedEvent[] = new Array(events.length);
+    const time = { nowMs: deps.clock.now(), maxAgeMs: deps.usage.eventMaxAgeMs };
     for (let i = 0; i < events.length; i++) {
-      const n = normalizeEvent(events[i]!, i);
+      const n = normalizeEvent(events[i]!, i, time);
       if (!n.ok) throw new OutcomeError(n);
       normalized[i] = n.value;
     }

@@ -5,8 +5,19 @@
  */
 import type { BalanceDelta, BalanceKey, BalanceRow } from '../accounts/types.js';
 import type { AuditViolation, Page } from '../common.js';
+import { addDecimal, formatDecimal, parseDecimal, type Decimal } from '../../lib/decimal.js';
 import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
-import type { EventKey, EventRow, EventStateValue, EventsTx, PriceRow, TransactionRow } from './types.js';
+import type {
+  EventFilter,
+  EventKey,
+  EventRow,
+  EventStateValue,
+  EventsTx,
+  PriceRow,
+  TransactionRow,
+  UsageFilter,
+  UsageRow,
+} from './types.js';
 
 export const toPrice = (r: SqlRow): PriceRow => ({
   companyId: String(r.company_id),
@@ -27,6 +38,7 @@ export const toEvent = (r: SqlRow): EventRow => ({
   metadata: jsonOrNull(r.metadata),
   state: String(r.state) as EventStateValue,
   contentHash: strOrNull(r.content_hash),
+  occurredAtMs: num(r.occurred_at),
   createdAtMs: num(r.created_at),
   updatedAtMs: num(r.updated_at),
   expiresAtMs: numOrNull(r.expires_at),
@@ -43,6 +55,49 @@ export const toTransaction = (r: SqlRow): TransactionRow => ({
   createdAtMs: num(r.created_at),
 });
 
+export const toUsage = (r: SqlRow): UsageRow => ({
+  companyId: String(r.company_id),
+  accountId: strOrNull(r.account_id),
+  denomination: String(r.denomination),
+  type: String(r.type),
+  hourMs: num(r.hour),
+  events: num(r.events),
+  quantity: String(r.quantity),
+  cost: num(r.cost),
+});
+
+/**
+ * The company-wide rollup rows of a group's per-account usage: summed per (company, hour,
+ * denomination, type), exactly, in key order (the order their row locks are taken).
+ */
+export function companyUsage(rows: UsageRow[]): UsageRow[] {
+  const sums = new Map<string, UsageRow & { exact: Decimal }>();
+  for (const r of rows) {
+    const key = `${r.companyId}\u0000${r.hourMs}\u0000${r.denomination}\u0000${r.type}`;
+    const q = parseDecimal(r.quantity);
+    if (q === null) throw new Error(`usage: quantity ${r.quantity} is not a decimal`);
+    const s = sums.get(key);
+    if (s) {
+      s.events += r.events;
+      s.cost += r.cost;
+      s.exact = addDecimal(s.exact, q);
+    } else sums.set(key, { ...r, accountId: null, exact: q });
+  }
+  return [...sums.values()]
+    .map(({ exact, ...r }) => ({ ...r, quantity: formatDecimal(exact) }))
+    .sort((a, b) =>
+      compareKeys([a.companyId, a.hourMs, a.denomination, a.type], [b.companyId, b.hourMs, b.denomination, b.type]),
+    );
+}
+
+function compareKeys(a: (string | number)[], b: (string | number)[]): number {
+  for (let i = 0; i < a.length; i++) {
+    if (a[i]! < b[i]!) return -1;
+    if (a[i]! > b[i]!) return 1;
+  }
+  return 0;
+}
+
 /** Each event once, in the order first named. */
 export function distinctEventKeys(keys: EventKey[]): EventKey[] {
   return [...new Map(keys.map((k) => [`${k.companyId}\u0000${k.eventId}`, k])).values()];
@@ -50,7 +105,7 @@ export function distinctEventKeys(keys: EventKey[]): EventKey[] {
 
 export const EVENT_COLUMNS =
   'company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, ' +
-  'state, content_hash, created_at, updated_at, expires_at';
+  'state, content_hash, occurred_at, created_at, updated_at, expires_at';
 /** Appends an event row's parameters, in EVENT_COLUMNS order, to `p` (multi-row INSERTs). */
 export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: unknown[]): void {
   p.push(
@@ -65,6 +120,7 @@ export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: u
     json(e.metadata),
     e.state,
     e.contentHash,
+    e.occurredAtMs,
     e.createdAtMs,
     e.updatedAtMs,
     e.expiresAtMs,
@@ -269,6 +325,100 @@ export function eventsSql<Base extends SqlBase<EventsNeed>>(base: Base) {
       return out;
     }
 
+    async listEvents(companyId: string, filter: EventFilter, page: Page) {
+      // One account's events through events_account_occurred (account ids are unique; the
+      // operation has checked the account is the company's), the company's through
+      // events_company_occurred: either way the index gives the order, newest first.
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (filter.accountId !== undefined) {
+        where.push('account_id = ?');
+        params.push(filter.accountId);
+      } else {
+        where.push('company_id = ?');
+        params.push(companyId);
+      }
+      for (const [column, value] of [
+        ['type', filter.type],
+        ['state', filter.state],
+        ['denomination', filter.denomination],
+      ] as const) {
+        if (value === undefined) continue;
+        where.push(`${column} = ?`);
+        params.push(value);
+      }
+      if (filter.fromMs !== undefined) {
+        where.push('occurred_at >= ?');
+        params.push(filter.fromMs);
+      }
+      if (filter.toMs !== undefined) {
+        where.push('occurred_at < ?');
+        params.push(filter.toMs);
+      }
+      if (page.startingAfter !== undefined) {
+        const at = await this.one(
+          'SELECT occurred_at, seq, account_id FROM events WHERE company_id = ? AND event_id = ?',
+          [companyId, page.startingAfter],
+        );
+        if (!at || (filter.accountId !== undefined && String(at.account_id) !== filter.accountId)) return undefined;
+        where.push('(occurred_at < ? OR (occurred_at = ? AND seq < ?))');
+        params.push(at.occurred_at, at.occurred_at, at.seq);
+      }
+      const rows = await this.db.all(
+        `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY occurred_at DESC, seq DESC LIMIT ?`,
+        [...params, page.limit + 1],
+      );
+      return { rows: rows.slice(0, page.limit).map(toEvent), hasMore: rows.length > page.limit };
+    }
+    async listUsage(filter: UsageFilter, limit: number) {
+      const where = ['hour >= ?', 'hour < ?'];
+      const params: unknown[] = [filter.fromMs, filter.toMs];
+      let table = 'usage_company_hours';
+      let columns = 'company_id, NULL AS account_id';
+      if (filter.accountId !== undefined) {
+        table = 'usage_hours';
+        columns = 'company_id, account_id';
+        where.unshift('account_id = ?');
+        params.unshift(filter.accountId);
+      } else {
+        where.unshift('company_id = ?');
+        params.unshift(filter.companyId);
+        if (filter.byAccount) {
+          table = 'usage_hours';
+          columns = 'company_id, account_id';
+        }
+      }
+      for (const [column, values] of [
+        ['type', filter.types],
+        ['denomination', filter.denominations],
+      ] as const) {
+        if (values === undefined) continue;
+        const [sql, p] = this.inList(column, values);
+        where.push(sql);
+        params.push(...p);
+      }
+      const rows = await this.db.all(
+        `SELECT ${columns}, hour, denomination, type, events, quantity, cost FROM ${table} ` +
+          `WHERE ${where.join(' AND ')} LIMIT ?`,
+        [...params, limit],
+      );
+      return rows.map(toUsage);
+    }
+    async deleteUsageBefore(hourMs: number, limit: number) {
+      let deleted = 0;
+      for (const table of ['usage_hours', 'usage_company_hours']) {
+        if (deleted >= limit) break;
+        deleted += await this.db.run(
+          `DELETE FROM ${table} WHERE ${this.rowId()} IN (SELECT ${this.rowId()} FROM ${table} WHERE hour < ? ` +
+            `LIMIT ?${this.skipLocked()})`,
+          [hourMs, limit - deleted],
+        );
+      }
+      return deleted;
+    }
+    /** The dialect's: one multi-row upsert per rollup table (exact decimal sums either way). */
+    abstract addUsage(rows: UsageRow[]): Promise<void>;
+
     async upsertPrice(p: PriceRow) {
       await this.db.run(
         `INSERT INTO prices (company_id, type, denomination, unit_amount, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -284,10 +434,12 @@ export function eventsSql<Base extends SqlBase<EventsNeed>>(base: Base) {
       events: EventRow[],
       deltas: BalanceDelta[],
       transactions: TransactionRow[],
+      usage: UsageRow[] = [],
     ): Promise<BalanceRow[]> {
       await this.insertEvents(events);
       const after = await this.applyBalanceDeltas(deltas);
       await this.insertTransactions(transactions);
+      await this.addUsage(usage);
       return after;
     }
     /** The dialect's: a primary-key probe each (SQLite), `FOR UPDATE` in key order (PostgreSQL). */

@@ -32,6 +32,8 @@ export interface EventRow {
   metadata: Record<string, unknown> | null;
   state: EventStateValue;
   contentHash: string | null;
+  /** When the usage happened: the request's `timestamp`, else when it was recorded. */
+  occurredAtMs: number;
   createdAtMs: number;
   updatedAtMs: number;
   expiresAtMs: number | null;
@@ -49,6 +51,46 @@ export interface TransactionRow {
   eventId: string | null;
   reason: string | null;
   createdAtMs: number;
+}
+
+/**
+ * Usage of one account, denomination and type in one UTC hour: complete events, the exact decimal
+ * sum of their quantities, the sum of their costs. As written, a group's addition; as read, the
+ * rollup (the company-wide rollup has no account: `accountId` null).
+ */
+export interface UsageRow {
+  companyId: string;
+  accountId: string | null;
+  denomination: string;
+  type: string;
+  hourMs: number;
+  events: number;
+  quantity: string;
+  cost: number;
+}
+
+/** Which rollup rows a usage query reads. */
+export interface UsageFilter {
+  companyId: string;
+  /** One account's rows (the caller has checked that it is the company's). */
+  accountId?: string;
+  /** Rows per account (from the per-account rollup) even without `accountId`. */
+  byAccount: boolean;
+  fromMs: number;
+  toMs: number;
+  types?: string[];
+  denominations?: string[];
+}
+
+/** The filters of an event list; `fromMs` inclusive, `toMs` exclusive on `occurredAtMs`. */
+export interface EventFilter {
+  /** One account's events (the caller has checked that it is the company's). */
+  accountId?: string;
+  type?: string;
+  state?: EventStateValue;
+  denomination?: string;
+  fromMs?: number;
+  toMs?: number;
 }
 
 /** An event as a company names it. */
@@ -81,6 +123,14 @@ export interface EventsReadTx {
    * pending events, no transaction without a balance; and `auditMoneyMovement`'s findings.
    */
   auditLedger(): Promise<AuditViolation[]>;
+
+  /**
+   * Events newest `occurredAtMs` first (ties: newest recorded first), through the index of
+   * their scope (company, or account); undefined when the cursor names no event of the list.
+   */
+  listEvents(companyId: string, filter: EventFilter, page: Page): Promise<PageResult<EventRow> | undefined>;
+  /** Hourly rollup rows of [fromMs, toMs), at most `limit` (callers ask one more to see an overflow). */
+  listUsage(filter: UsageFilter, limit: number): Promise<UsageRow[]>;
 }
 
 export interface EventsTx extends EventsReadTx {
@@ -107,5 +157,18 @@ export interface EventsTx extends EventsReadTx {
    * as after. PostgreSQL runs it as one statement (the ingest path's whole write); SQLite as the
    * three steps.
    */
-  writeLedger(events: EventRow[], deltas: BalanceDelta[], transactions: TransactionRow[]): Promise<BalanceRow[]>;
+  writeLedger(
+    events: EventRow[],
+    deltas: BalanceDelta[],
+    transactions: TransactionRow[],
+    usage?: UsageRow[],
+  ): Promise<BalanceRow[]>;
+  /**
+   * Adds to the hourly rollups (per account, and per company), creating rows as needed. Rows of
+   * one call name distinct (account, hour, denomination, type) and come in that order: concurrent
+   * writers take the rows' locks in one order.
+   */
+  addUsage(rows: UsageRow[]): Promise<void>;
+  /** Deletes up to `limit` rollup rows of hours before `hourMs` (retention); returns how many. */
+  deleteUsageBefore(hourMs: number, limit: number): Promise<number>;
 }

@@ -5,8 +5,8 @@
  */
 import { balanceKey } from '../../lib/keys.js';
 import type { BalanceDelta } from '../accounts/types.js';
-import { EVENT_COLUMNS, TRANSACTION_COLUMNS } from '../events/sql.js';
-import type { EventRow, TransactionRow } from '../events/types.js';
+import { EVENT_COLUMNS, TRANSACTION_COLUMNS, companyUsage } from '../events/sql.js';
+import type { EventRow, TransactionRow, UsageRow } from '../events/types.js';
 
 /**
  * A NOT NULL column of a batch as `[array, scalar]`. When every row holds the same value (the
@@ -40,6 +40,7 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
   const [costs, cost] = columnOf(rows.map((e) => e.costAmount));
   const [denominations, denomination] = columnOf(rows.map((e) => e.denomination));
   const [states, state] = columnOf(rows.map((e) => e.state));
+  const [occurred, occurredAt] = columnOf(rows.map((e) => e.occurredAtMs));
   const [created, createdAt] = columnOf(rows.map((e) => e.createdAtMs));
   const [updated, updatedAt] = columnOf(rows.map((e) => e.updatedAtMs));
   return [
@@ -48,12 +49,12 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
       `COALESCE(u.client_supplied, ?::boolean),
        COALESCE(u.type, ?::text), COALESCE(u.quantity, ?::float8), COALESCE(u.cost_amount, ?::bigint), ` +
       `COALESCE(u.denomination, ?::text),
-       u.metadata, COALESCE(u.state, ?::text), u.content_hash, COALESCE(u.created_at, ?::bigint), ` +
-      `COALESCE(u.updated_at, ?::bigint), u.expires_at
+       u.metadata, COALESCE(u.state, ?::text), u.content_hash, COALESCE(u.occurred_at, ?::bigint), ` +
+      `COALESCE(u.created_at, ?::bigint), COALESCE(u.updated_at, ?::bigint), u.expires_at
      FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ` +
-      `?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[])
+      `?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[])
        AS u(company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, ` +
-      `state, content_hash, created_at, updated_at, expires_at)`,
+      `state, content_hash, occurred_at, created_at, updated_at, expires_at)`,
     [
       company,
       account,
@@ -63,6 +64,7 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
       cost,
       denomination,
       state,
+      occurredAt,
       createdAt,
       updatedAt,
       companies,
@@ -76,6 +78,7 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
       nullableColumnOf(rows.map((e) => (e.metadata === null ? null : JSON.stringify(e.metadata)))),
       states,
       nullableColumnOf(rows.map((e) => e.contentHash)),
+      occurred,
       created,
       updated,
       nullableColumnOf(rows.map((e) => e.expiresAtMs)),
@@ -155,6 +158,67 @@ export function balanceDeltaParams(input: BalanceDelta[]): unknown[] {
 }
 
 /**
+ * Rows per company, hour, denomination and type in the company-wide rollup: concurrent group
+ * commits of one company write different rows (a random shard per statement) instead of
+ * queueing on one; reads add the shards up.
+ */
+export const USAGE_COMPANY_SHARDS = 8;
+
+const USAGE_UPDATE = (table: string) =>
+  `DO UPDATE SET events = ${table}.events + excluded.events, quantity = ${table}.quantity + excluded.quantity, ` +
+  `cost = ${table}.cost + excluded.cost`;
+
+/**
+ * Both rollup upserts (per account; per company, in `shard`) from a group's usage rows, which
+ * name distinct keys in key order: ON CONFLICT may touch a row once per statement, and rows are
+ * locked in the order given (WITH ORDINALITY … ORDER BY), the same order in every writer.
+ */
+export function addUsageStatements(rows: UsageRow[], shard: number): [[string, unknown[]], [string, unknown[]]] {
+  const [companies, company] = columnOf(rows.map((r) => r.companyId));
+  const [hours, hour] = columnOf(rows.map((r) => r.hourMs));
+  const accountSql =
+    'INSERT INTO usage_hours (account_id, hour, denomination, type, company_id, events, quantity, cost) ' +
+    'SELECT u.account_id, COALESCE(u.hour, ?::bigint), u.denomination, u.type, COALESCE(u.company_id, ?::text), ' +
+    'u.events, u.quantity, u.cost ' +
+    'FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::numeric[], ?::bigint[]) ' +
+    'WITH ORDINALITY AS u(account_id, hour, denomination, type, company_id, events, quantity, cost, n) ORDER BY u.n ' +
+    `ON CONFLICT (account_id, hour, denomination, type) ${USAGE_UPDATE('usage_hours')}`;
+  const accountParams = [
+    hour,
+    company,
+    rows.map((r) => r.accountId),
+    hours,
+    rows.map((r) => r.denomination),
+    rows.map((r) => r.type),
+    companies,
+    rows.map((r) => r.events),
+    rows.map((r) => r.quantity),
+    rows.map((r) => r.cost),
+  ];
+  const totals = companyUsage(rows);
+  const companySql =
+    'INSERT INTO usage_company_hours (company_id, hour, denomination, type, shard, events, quantity, cost) ' +
+    'SELECT u.company_id, u.hour, u.denomination, u.type, ?::integer, u.events, u.quantity, u.cost ' +
+    'FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::numeric[], ?::bigint[]) ' +
+    'WITH ORDINALITY AS u(company_id, hour, denomination, type, events, quantity, cost, n) ORDER BY u.n ' +
+    `ON CONFLICT (company_id, hour, denomination, type, shard) ${USAGE_UPDATE('usage_company_hours')}`;
+  const companyParams = [
+    shard,
+    totals.map((r) => r.companyId),
+    totals.map((r) => r.hourMs),
+    totals.map((r) => r.denomination),
+    totals.map((r) => r.type),
+    totals.map((r) => r.events),
+    totals.map((r) => r.quantity),
+    totals.map((r) => r.cost),
+  ];
+  return [
+    [accountSql, accountParams],
+    [companySql, companyParams],
+  ];
+}
+
+/**
  * Events, balance deltas and ledger rows in one statement (PgTx.writeLedger; also measured by
  * bench/pg-rows.ts). The parts write different tables, so their order inside the statement
  * does not matter; the ledger rows keep their order by `seq` as in insertTransactionsStatement.
@@ -163,14 +227,23 @@ export function writeLedgerStatement(
   events: EventRow[],
   deltas: BalanceDelta[],
   transactions: TransactionRow[],
+  usage: UsageRow[] = [],
+  shard = 0,
 ): [string, unknown[]] {
   const [eventsSql, eventsParams] = insertEventsStatement(events);
   const [transactionsSql, transactionsParams] = insertTransactionsStatement(transactions);
+  let usageSql = '';
+  const usageParams: unknown[] = [];
+  if (usage.length > 0) {
+    const [[accountSql, accountParams], [companySql, companyParams]] = addUsageStatements(usage, shard);
+    usageSql = `u AS (${accountSql}), uc AS (${companySql}),`;
+    usageParams.push(...accountParams, ...companyParams);
+  }
   return [
     `WITH e AS (${eventsSql}),
-     t AS (${transactionsSql}),
+     t AS (${transactionsSql}), ${usageSql}
      changed AS (${APPLY_BALANCE_DELTAS})
      SELECT * FROM changed`,
-    [...eventsParams, ...transactionsParams, ...balanceDeltaParams(deltas)],
+    [...eventsParams, ...transactionsParams, ...usageParams, ...balanceDeltaParams(deltas)],
   ];
 }

@@ -5,7 +5,7 @@
 import { toBalance } from '../accounts/sql.js';
 import type { BalanceDelta, BalanceKey } from '../accounts/types.js';
 import { distinctEventKeys, toEvent } from '../events/sql.js';
-import type { EventKey, EventRow, EventStateValue, TransactionRow } from '../events/types.js';
+import type { EventKey, EventRow, EventStateValue, TransactionRow, UsageRow } from '../events/types.js';
 import { SqlTx } from '../sql-base.js';
 import type { WebhookDeliveryRow, WebhookDeliveryUpdate, WebhookTarget } from '../webhooks/types.js';
 import { WEBHOOK_ATTEMPT_COLUMNS, WEBHOOK_DELIVERY_COLUMNS } from '../webhooks/sql.js';
@@ -14,6 +14,8 @@ import {
   balanceDeltaParams,
   insertEventsStatement,
   insertTransactionsStatement,
+  addUsageStatements,
+  USAGE_COMPANY_SHARDS,
   writeLedgerStatement,
 } from './statements.js';
 
@@ -29,6 +31,9 @@ export function postgresInList(column: string, values: readonly string[]): [stri
 export function postgresSeqOrder(leadingColumn: string): string {
   return `${leadingColumn} DESC, seq DESC`;
 }
+
+/** The company-rollup shard of one statement (statements.ts). */
+const usageShard = (): number => Math.floor(Math.random() * USAGE_COMPANY_SHARDS);
 
 export class PgTx extends SqlTx {
   // --- dialect hooks (sql-core.ts)
@@ -46,6 +51,9 @@ export class PgTx extends SqlTx {
   }
   protected override forUpdate(): string {
     return ' FOR UPDATE';
+  }
+  protected override rowId(): string {
+    return 'ctid';
   }
 
   // --- accounts and balances
@@ -71,9 +79,20 @@ export class PgTx extends SqlTx {
    * referenced or not. Two round trips fewer per group than three statements, and one
    * statement's overhead instead of three (bench/pg-rows.ts: `write-ledger` against `both-separately`).
    */
-  override async writeLedger(events: EventRow[], deltas: BalanceDelta[], transactions: TransactionRow[]) {
-    if (events.length === 0 && transactions.length === 0) return this.applyBalanceDeltas(deltas);
-    return (await this.db.all(...writeLedgerStatement(events, deltas, transactions))).map(toBalance);
+  override async writeLedger(
+    events: EventRow[],
+    deltas: BalanceDelta[],
+    transactions: TransactionRow[],
+    usage: UsageRow[] = [],
+  ) {
+    if (events.length === 0 && transactions.length === 0 && usage.length === 0) return this.applyBalanceDeltas(deltas);
+    return (await this.db.all(...writeLedgerStatement(events, deltas, transactions, usage, usageShard()))).map(
+      toBalance,
+    );
+  }
+  async addUsage(rows: UsageRow[]) {
+    if (rows.length === 0) return;
+    for (const statement of addUsageStatements(rows, usageShard())) await this.db.run(...statement);
   }
   async insertEvents(rows: EventRow[]) {
     if (rows.length === 0) return;

@@ -7,6 +7,7 @@ import { balanceKey } from '../../lib/keys.js';
 import { toBalance } from '../accounts/sql.js';
 import type { BalanceDelta, BalanceKey, BalanceRow } from '../accounts/types.js';
 import {
+  companyUsage,
   EVENT_COLUMNS,
   TRANSACTION_COLUMNS,
   distinctEventKeys,
@@ -14,7 +15,7 @@ import {
   pushTransactionParams,
   toEvent,
 } from '../events/sql.js';
-import type { EventKey, EventRow, TransactionRow } from '../events/types.js';
+import type { EventKey, EventRow, TransactionRow, UsageRow } from '../events/types.js';
 import { SqlTx } from '../sql-base.js';
 import { placeholders } from '../sql-core.js';
 import type { SqliteExec } from './exec.js';
@@ -77,22 +78,55 @@ export class SqliteTx extends SqlTx {
     return super.findExpiredHolds(nowMs, limit, only);
   }
   async insertEvents(rows: EventRow[]) {
-    this.#insertMany('events', EVENT_COLUMNS, 14, rows, (e, p) => pushEventParams(e, this.bool, p));
+    this.#insertMany('events', EVENT_COLUMNS, 15, rows, (e, p) => pushEventParams(e, this.bool, p));
   }
   async insertTransactions(rows: TransactionRow[]) {
     this.#insertMany('transactions', TRANSACTION_COLUMNS, 9, rows, pushTransactionParams);
   }
   /**
+   * Both rollups by multi-row upserts; quantities add exactly through `decimal_add` (registered
+   * on every connection, sqlite.ts). One writer: the company rollup needs no shards (shard 0).
+   */
+  async addUsage(rows: UsageRow[]) {
+    if (rows.length === 0) return;
+    const upsert =
+      ' DO UPDATE SET events = events + excluded.events, quantity = decimal_add(quantity, excluded.quantity), ' +
+      'cost = cost + excluded.cost';
+    this.#insertMany(
+      'usage_hours',
+      'account_id, hour, denomination, type, company_id, events, quantity, cost',
+      8,
+      rows,
+      (r, p) => p.push(r.accountId, r.hourMs, r.denomination, r.type, r.companyId, r.events, r.quantity, r.cost),
+      ` ON CONFLICT (account_id, hour, denomination, type)${upsert}`,
+    );
+    this.#insertMany(
+      'usage_company_hours',
+      'company_id, hour, denomination, type, shard, events, quantity, cost',
+      8,
+      companyUsage(rows),
+      (r, p) => p.push(r.companyId, r.hourMs, r.denomination, r.type, 0, r.events, r.quantity, r.cost),
+      ` ON CONFLICT (company_id, hour, denomination, type, shard)${upsert}`,
+    );
+  }
+  /**
    * Multi-row INSERTs in order (`seq` follows the rows' order, which balance_after chains rely
    * on), parameters pushed straight into one flat array per statement: the hot path's rows.
    */
-  #insertMany<R>(table: string, columns: string, width: number, rows: R[], push: (row: R, params: unknown[]) => void) {
+  #insertMany<R>(
+    table: string,
+    columns: string,
+    width: number,
+    rows: R[],
+    push: (row: R, params: unknown[]) => void,
+    onConflict = '',
+  ) {
     const params: unknown[] = [];
     for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
       const end = Math.min(rows.length, i + INSERT_CHUNK_ROWS);
       params.length = 0;
       for (let j = i; j < end; j++) push(rows[j]!, params);
-      this.db.prepare(insertSql(table, columns, width, end - i)).run(params);
+      this.db.prepare(insertSql(table, columns, width, end - i, onConflict)).run(params);
     }
   }
   async lockEvents(keys: EventKey[]) {
@@ -111,13 +145,13 @@ export class SqliteTx extends SqlTx {
 
 const insertSqlCache = new Map<string, string>();
 /** `INSERT INTO table (columns) VALUES (?, …), …` for `rows` rows, built once per shape. */
-function insertSql(table: string, columns: string, width: number, rows: number): string {
+function insertSql(table: string, columns: string, width: number, rows: number, onConflict: string): string {
   const key = `${table}\u0000${rows}`;
   let sql = insertSqlCache.get(key);
   if (sql === undefined) {
     sql = `INSERT INTO ${table} (${columns}) VALUES ${Array(rows)
       .fill(`(${placeholders(width)})`)
-      .join(', ')}`;
+      .join(', ')}${onConflict}`;
     insertSqlCache.set(key, sql);
   }
   return sql;
