@@ -10,13 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { eventBatch, eventBatches, BODY_VARIANTS } from '../../bench/lib/bodies.js';
 import { ChainCheck, compareBalance, isSubsetSum, Ledger, type AccountBook } from '../../bench/lib/ledger.js';
 import { LatencyRecorder, mergeOutcomes, runLoad, splitConnections, type LoadOutcome } from '../../bench/lib/load.js';
-import {
-  connectionsFor,
-  INITIAL_GRANT,
-  parseOptions,
-  parseProcessCounts,
-  SCENARIO_NAMES,
-} from '../../bench/lib/options.js';
+import { connectionsFor, INITIAL_GRANT, parseOptions, parseProcessCounts, SCENARIO_NAMES } from '../../bench/lib/options.js';
 import { parseCpuLine, parseRssBytes, parseStat } from '../../bench/lib/procstats.js';
 import {
   applyRatios,
@@ -525,7 +519,7 @@ test('a fixed cycle per connection: every response is matched to the request it 
   }
 });
 
-test('event traffic cycles per connection over a small population, and makes requests per send over a large one', () => {
+test('event traffic: cycles per connection over a small population, requests per send over a large one', () => {
   const traffic = (accounts: number) =>
     new EventTraffic(
       new Ledger(),
