@@ -16,7 +16,7 @@ import {
   QUICK_ACCOUNT_LEVELS,
   QUICK_BIG_ACCOUNT_TRANSACTIONS,
   QUICK_EVENT_LEVELS,
-} from '../../bench/lib/growth-options.js';
+} from '../lib/growth-options.js';
 import {
   ingestGroup,
   normalizeEvent,
@@ -24,9 +24,9 @@ import {
   seedCompany,
   type NormalizedEvent,
   type Store,
-} from '../../bench/lib/engine.js';
-import { Seeder } from '../../bench/lib/growth-seed.js';
-import { DENOMINATION, EVENT_TYPE, INITIAL_GRANT } from '../../bench/lib/options.js';
+} from '../lib/engine.js';
+import { Seeder } from '../lib/growth-seed.js';
+import { DENOMINATION, EVENT_TYPE, INITIAL_GRANT } from '../lib/options.js';
 
 const ID_SHAPE = /^(a|ev|tx)_[0-9A-Za-z]{20}$/;
 
