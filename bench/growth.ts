@@ -55,7 +55,15 @@ import {
   type SeedEstimate,
 } from './lib/growth-report.js';
 import { openStore, type Store } from './lib/engine.js';
-import { SEED_ACCOUNTS, SEED_BALANCES, SEED_EVENTS, SEED_SETTLE, Seeder, type SeedTiming } from './lib/growth-seed.js';
+import {
+  SEED_ACCOUNTS,
+  SEED_BALANCES,
+  SEED_EVENTS,
+  SEED_READ,
+  SEED_SETTLE,
+  Seeder,
+  type SeedTiming,
+} from './lib/growth-seed.js';
 import { ChainCheck, compareBalance, Ledger, type AccountBook, type Finding } from './lib/ledger.js';
 import type { LoadSpec } from './lib/load.js';
 import {
@@ -485,6 +493,7 @@ export function seedEstimate(timings: readonly SeedTiming[], levels: readonly Gr
   const accountsPerS = rate(SEED_ACCOUNTS);
   const eventsPerS = rate(SEED_EVENTS);
   const balanceUpdatesPerS = rate(SEED_BALANCES);
+  const balanceReadsPerS = rate(SEED_READ);
   const settles = timings.filter((t) => t.what === SEED_SETTLE);
   const settleRows = settles.reduce((s, t) => s + t.rows, 0);
   const settleSPerMillionRows =
@@ -502,11 +511,12 @@ export function seedEstimate(timings: readonly SeedTiming[], levels: readonly Gr
       seconds += addedAccounts / accountsPerS + addedEvents / eventsPerS;
       if (addedEvents > 0 && balanceUpdatesPerS !== undefined)
         seconds += Math.min(addedEvents, accounts) / balanceUpdatesPerS;
+      if (addedEvents > 0 && balanceReadsPerS !== undefined) seconds += accounts / balanceReadsPerS;
       if (settleSPerMillionRows !== undefined) seconds += ((accounts + events) / 1e6) * settleSPerMillionRows;
     }
     forLevels = { accounts, events, seconds };
   }
-  return { accountsPerS, eventsPerS, balanceUpdatesPerS, settleSPerMillionRows, forLevels };
+  return { accountsPerS, eventsPerS, balanceReadsPerS, balanceUpdatesPerS, settleSPerMillionRows, forLevels };
 }
 
 async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, logDir: string): Promise<DbGrowthRun> {

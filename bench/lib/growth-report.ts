@@ -62,6 +62,7 @@ export interface CheckReport {
 export interface SeedEstimate {
   accountsPerS: number | undefined;
   eventsPerS: number | undefined;
+  balanceReadsPerS: number | undefined;
   balanceUpdatesPerS: number | undefined;
   settleSPerMillionRows: number | undefined;
   /** Seconds a run of `accounts` / `events` would take to seed at this run's rates. */
@@ -239,7 +240,7 @@ export function formatSeeding(runs: readonly DbGrowthRun[]): string[] {
       out.push(
         `${run.db}: rates: ${rate(e.accountsPerS)} accounts/s (account + balance + grant), ` +
           `${rate(e.eventsPerS)} events/s (event + usage transaction), ` +
-          `${rate(e.balanceUpdatesPerS)} balance updates/s, ` +
+          `${rate(e.balanceReadsPerS)} balance reads/s, ${rate(e.balanceUpdatesPerS)} balance updates/s, ` +
           `${e.settleSPerMillionRows === undefined ? '?' : e.settleSPerMillionRows.toFixed(1)} s of ` +
           `${run.db === 'postgres' ? 'VACUUM (ANALYZE)' : 'closing the store (WAL checkpoint)'} ` +
           'per million rows seeded',

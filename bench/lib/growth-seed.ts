@@ -54,6 +54,7 @@ export interface SeedTiming {
 
 export const SEED_ACCOUNTS = 'accounts + balances + grants';
 export const SEED_EVENTS = 'events + usage transactions';
+export const SEED_READ = 'balances read (the new chains continue from them)';
 export const SEED_BALANCES = 'balances changed by the seeded events';
 /** SQLite: the WAL checkpoint of closing the store; PostgreSQL: VACUUM (ANALYZE). */
 export const SEED_SETTLE = 'store closed, WAL checkpoint or VACUUM (ANALYZE)';
@@ -203,6 +204,18 @@ export class Seeder {
     });
   }
 
+  /** Reads the amounts of chunk `c` of the accounts' balances into `amounts`. */
+  private async readAmounts(store: Store, c: number): Promise<void> {
+    const ids = this.accounts.slice(c * this.chunkRows, (c + 1) * this.chunkRows);
+    const balances = await store.read((tx) => tx.listBalancesOfAccounts(ids));
+    const balanceOf = new Map(balances.filter((b) => b.denomination === DENOMINATION).map((b) => [b.accountId, b]));
+    for (const [k, id] of ids.entries()) {
+      const balance = balanceOf.get(id);
+      if (balance === undefined) throw new Error(`seeded account ${id} has no ${DENOMINATION} balance`);
+      this.amounts[c * this.chunkRows + k] = balance.amount;
+    }
+  }
+
   /**
    * Grows the stored events to `target`: events and their usage transactions, interleaved
    * between the spread accounts (round robin) and, at the first level that can hold them, the
@@ -221,16 +234,9 @@ export class Seeder {
     const touched = new Uint8Array(this.accounts.length);
     // The chains continue from the balances as they are: the load of earlier levels changed them.
     const lanes = store.dialect === 'postgres' ? POSTGRES_ACCOUNT_LANES : 1;
-    await inLanes(Math.ceil(this.accounts.length / this.chunkRows), lanes, async (c) => {
-      const ids = this.accounts.slice(c * this.chunkRows, (c + 1) * this.chunkRows);
-      const balances = await store.read((tx) => tx.listBalancesOfAccounts(ids));
-      const balanceOf = new Map(balances.filter((b) => b.denomination === DENOMINATION).map((b) => [b.accountId, b]));
-      for (const [k, id] of ids.entries()) {
-        const balance = balanceOf.get(id);
-        if (balance === undefined) throw new Error(`seeded account ${id} has no ${DENOMINATION} balance`);
-        this.amounts[c * this.chunkRows + k] = balance.amount;
-      }
-    });
+    await this.timed(level, SEED_READ, this.accounts.length, () =>
+      inLanes(Math.ceil(this.accounts.length / this.chunkRows), lanes, (c) => this.readAmounts(store, c)),
+    );
     const before = Float64Array.from(this.amounts);
 
     // Rows [start, end) of this level. Row j is the big account's when ⌊(j+1)·B/T⌋ moves past
