@@ -14,10 +14,10 @@
  *   that many, spread evenly through that level, so its history lies through the tables as a
  *   busy account's would;
  * - costs vary with the account and the event's rank on it (1 … 18 units), so that a unit lost
- *   or counted twice shows; the seeder keeps every account's amount, so it knows what the
- *   seeded history took from each (`seededCost`);
- * - the balances change once per level, by what their new events cost (the server changes them
- *   with every group): between two levels, as after the last, the ledger is exact.
+ *   or counted twice shows; the seeder adds up what each account's history cost (`seededCost`);
+ * - a level's chains continue from the balances as the previous level's load left them (read
+ *   first), and each balance changes once at the end of the level, by what its new events cost
+ *   (the server changes it with every group): between two levels the ledger is exact.
  *
  * PostgreSQL writes events and ledger rows on two connections at once (one backend per core)
  * while this process plans the next chunk; the ledger rows are written in order, so that their
@@ -39,7 +39,7 @@ import { DENOMINATION, EVENT_TYPE, INITIAL_GRANT } from './options.js';
 const BIG_ACCOUNT_BASE_COST = 5;
 /** Spread accounts' event costs: 1 + (index mod COST_SPREAD), +1 on every other event of the account. */
 const COST_SPREAD = 17;
-/** Connections that write accounts at once on PostgreSQL (a statement per row: round trips, not CPU, bound it). */
+/** Connections that write accounts at once on PostgreSQL: two statements per account, so round trips bound it. */
 const POSTGRES_ACCOUNT_LANES = 4;
 /** Events planned between two turns of the event loop (a chunk's writes progress meanwhile). */
 const PLAN_SLICE_ROWS = 2_000;
