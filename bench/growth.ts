@@ -461,13 +461,13 @@ async function checkLedger(
   // The server's own audit over the whole store: every balance = the sum of its transactions,
   // every balance_after chain unbroken, holds, money movement.
   const started = performance.now();
-  const sqlProblems = (await store.read((tx) => tx.auditLedger())).map(
+  const auditProblems = (await store.read((tx) => tx.auditLedger())).map(
     (v) => `${v.accountId} ${v.denomination}: ${v.problem}`,
   );
   const bigBalance = await api.balance(bigAccountId);
   const expectedBig = INITIAL_GRANT - seeder.bigSeededCost();
   if (bigBalance.amount !== expectedBig)
-    sqlProblems.push(`big account: balance ${bigBalance.amount}, its seeded history leaves ${expectedBig}`);
+    auditProblems.push(`big account: balance ${bigBalance.amount}, its seeded history leaves ${expectedBig}`);
   chainsChecked.push(`every balance and transaction chain by the store's audit (auditLedger)`);
   const auditS = (performance.now() - started) / 1000;
 
@@ -478,7 +478,7 @@ async function checkLedger(
     chainsChecked,
     auditS,
     findings,
-    sqlProblems,
+    auditProblems,
   };
 }
 
@@ -777,7 +777,7 @@ async function main(): Promise<number> {
     if (run.error !== undefined) failures.push(`${run.db}: run failed: ${run.error}`);
     for (const f of run.check?.findings ?? [])
       failures.push(`${run.db}: ledger off on account ${f.accountId} (${f.check}): ${f.message}`);
-    for (const p of run.check?.sqlProblems ?? []) failures.push(`${run.db}: ledger off: ${p}`);
+    for (const p of run.check?.auditProblems ?? []) failures.push(`${run.db}: ledger off: ${p}`);
   }
 
   const out: string[] = ['', 'Cost per event as the database grows:', '', formatLevels(runs), ''];

@@ -56,7 +56,7 @@ export interface CheckReport {
   auditS: number;
   findings: Finding[];
   /** The store's own audit of the whole ledger (`auditLedger`), and the big account's balance. */
-  sqlProblems: string[];
+  auditProblems: string[];
 }
 
 export interface SeedEstimate {
@@ -271,9 +271,9 @@ export function formatChecks(runs: readonly DbGrowthRun[]): string[] {
         `${c.uncertainRequests} requests without a definite answer; chains: ${c.chainsChecked.join('; ')}; ` +
         `store audit ${c.auditS.toFixed(1)} s`,
     );
-    if (c.findings.length === 0 && c.sqlProblems.length === 0) out.push(`${run.db}: ledger exact`);
+    if (c.findings.length === 0 && c.auditProblems.length === 0) out.push(`${run.db}: ledger exact`);
     for (const f of c.findings) out.push(`${run.db}: LEDGER MISMATCH account ${f.accountId} [${f.check}] ${f.message}`);
-    for (const p of c.sqlProblems) out.push(`${run.db}: LEDGER MISMATCH ${p}`);
+    for (const p of c.auditProblems) out.push(`${run.db}: LEDGER MISMATCH ${p}`);
   }
   return out;
 }
