@@ -3,13 +3,14 @@
  * list endpoints stay fast on an account with a long history?
  *
  * For each database: a fresh store, the real server as a child process, a tenant created
- * through the API; then, level by level, the server is stopped, the store is seeded directly
- * with SQL (accounts, then stored events with their ledger transactions: bench/lib/growth-seed.ts),
- * the server is started again and measured with the main bench's load code (1-event and
- * 100-event requests over random accounts of the whole population). At the end the list
- * endpoints are measured on the "big" account and the company's accounts, their query plans
- * checked, and the ledger checked to the unit. Figures are reported, never asserted: the exit
- * status is non-zero only when the ledger is off or a run failed. See bench/README.md, "Growth".
+ * through the API; then, level by level, the server is stopped, the store is seeded through
+ * its public interface in bulk (accounts, then stored events with their ledger transactions:
+ * lib/growth-seed.ts), the server is started again and measured with the main bench's load
+ * code (1-event and 100-event requests over random accounts of the whole population). At the
+ * end the list endpoints are measured on the "big" account and the company's accounts, their
+ * query plans checked, and the ledger checked to the unit. Figures are reported, never
+ * asserted: the exit status is non-zero only when the ledger is off or a run failed. See
+ * bench/README.md, "Growth".
  */
 import {
   benchEntry,
@@ -26,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Api, createTenant, mapConcurrent, type Tenant, type Transaction } from './lib/api.js';
+import { Api, createTenant, mapConcurrent, type Transaction } from './lib/api.js';
 import { eventBatches } from './lib/bodies.js';
 import { startChild, type ChildServer } from './lib/children.js';
 import { checkPlans, type PlanSubjects } from './lib/growth-explain.js';
@@ -53,25 +54,28 @@ import {
   type ListResult,
   type SeedEstimate,
 } from './lib/growth-report.js';
+import { openStore, type Store } from './lib/engine.js';
 import {
-  openPostgresRunner,
-  openSqliteRunner,
-  randomSalts,
+  SEED_ACCOUNTS,
+  SEED_BALANCES,
+  SEED_EVENTS,
+  SEED_READ,
+  SEED_SETTLE,
   Seeder,
   type SeedTiming,
-  type SqlRunner,
 } from './lib/growth-seed.js';
 import { ChainCheck, compareBalance, Ledger, type AccountBook, type Finding } from './lib/ledger.js';
 import type { LoadSpec } from './lib/load.js';
 import {
   connectionsFor,
   DENOMINATION,
+  INITIAL_GRANT,
   parseOptions,
   SETUP_CONCURRENCY,
   type BenchOptions,
   type DbKind,
 } from './lib/options.js';
-import { createBenchDatabase } from './lib/postgres.js';
+import { createBenchDatabase, dataDirectory, type BenchDatabase } from './lib/postgres.js';
 import { postgresProcesses } from './lib/procstats.js';
 import { EventTraffic, measurePhase, phaseTarget, type ScenarioContext } from './lib/scenarios.js';
 
@@ -94,6 +98,10 @@ const CHAINS_THROUGH_API = 3;
  */
 const DISK_BYTES_PER_EVENT = 1_000;
 const DISK_BYTES_PER_ACCOUNT = 1_200;
+/** Transactions per page when the bench reads the big account's history through the store. */
+const STORE_PAGE = 10_000;
+/** Connections of the store the bench seeds and reads with (PostgreSQL). */
+const STORE_POOL_SIZE = 5;
 
 const { log, onCleanup, cleanUpEverything, run } = benchEntry('growth');
 
@@ -128,6 +136,8 @@ interface Storage {
   description: string;
   databaseUrl: string;
   sqliteFile: string | undefined;
+  /** The PostgreSQL database, when it is one. */
+  postgres: BenchDatabase | undefined;
   processes: (() => number[]) | undefined;
   release: () => Promise<void>;
 }
@@ -142,7 +152,14 @@ async function prepareStorage(db: DbKind, options: GrowthOptions, dataDir: strin
       }
       for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
     });
-    return { description: file, databaseUrl: `sqlite:${file}`, sqliteFile: file, processes: undefined, release };
+    return {
+      description: file,
+      databaseUrl: `sqlite:${file}`,
+      sqliteFile: file,
+      postgres: undefined,
+      processes: undefined,
+      release,
+    };
   }
   const database = await createBenchDatabase(options.postgresAdminUrl);
   const release = onCleanup(async () => {
@@ -156,6 +173,7 @@ async function prepareStorage(db: DbKind, options: GrowthOptions, dataDir: strin
     description: `PostgreSQL database ${database.name}`,
     databaseUrl: database.url,
     sqliteFile: undefined,
+    postgres: database,
     processes: () => postgresProcesses(database.name),
     release,
   };
@@ -171,21 +189,9 @@ function freeBytes(path: string): number | undefined {
 }
 
 /** Refuses to start a seed the disk cannot hold (the PostgreSQL data directory, or the SQLite file's). */
-async function checkDisk(
-  db: DbKind,
-  options: GrowthOptions,
-  storage: Storage,
-  runner: SqlRunner | undefined,
-): Promise<string> {
-  let dir: string | undefined = storage.sqliteFile === undefined ? undefined : dirname(storage.sqliteFile);
-  if (db === 'postgres' && runner !== undefined) {
-    try {
-      const [row] = await runner.all<{ data_directory: string }>('SHOW data_directory');
-      dir = row?.data_directory;
-    } catch {
-      dir = undefined;
-    }
-  }
+async function checkDisk(options: GrowthOptions, storage: Storage): Promise<string> {
+  const dir =
+    storage.sqliteFile !== undefined ? dirname(storage.sqliteFile) : await dataDirectory(options.postgresAdminUrl);
   const maxAccounts = options.accountLevels[options.accountLevels.length - 1] as number;
   const maxEvents = options.eventLevels[options.eventLevels.length - 1] as number;
   const needed = maxAccounts * DISK_BYTES_PER_ACCOUNT + maxEvents * DISK_BYTES_PER_EVENT;
@@ -197,42 +203,17 @@ async function checkDisk(
   return `${gb(free)} free under ${dir}, about ${gb(needed)} needed`;
 }
 
-async function databaseBytes(storage: Storage, runner: SqlRunner): Promise<number> {
-  if (storage.sqliteFile !== undefined) {
-    let total = 0;
-    for (const suffix of ['', '-wal']) {
-      try {
-        total += statSync(`${storage.sqliteFile}${suffix}`).size;
-      } catch {
-        // no WAL file
-      }
+async function databaseBytes(storage: Storage): Promise<number> {
+  if (storage.postgres !== undefined) return await storage.postgres.bytes();
+  let total = 0;
+  for (const suffix of ['', '-wal']) {
+    try {
+      total += statSync(`${storage.sqliteFile}${suffix}`).size;
+    } catch {
+      // no WAL file
     }
-    return total;
   }
-  const [row] = await runner.all<{ bytes: number }>('SELECT pg_database_size(current_database()) AS bytes');
-  return Number(row?.bytes ?? 0);
-}
-
-async function tableRows(runner: SqlRunner): Promise<{ events: number; transactions: number }> {
-  const [row] = await runner.all<{ events: number | null; transactions: number | null }>(
-    'SELECT (SELECT MAX(seq) FROM events) AS events, (SELECT MAX(seq) FROM transactions) AS transactions',
-  );
-  return { events: Number(row?.events ?? 0), transactions: Number(row?.transactions ?? 0) };
-}
-
-/** Spread account ids in spread-index order (the big account, ordinal 0, comes first and is left out). */
-async function readPopulation(runner: SqlRunner, tenant: Tenant, seeder: Seeder): Promise<string[]> {
-  const rows = await runner.all<{ account_id: string }>(
-    'SELECT account_id FROM accounts WHERE company_id = ? ORDER BY seq',
-    [tenant.companyId],
-  );
-  if (rows[0]?.account_id !== seeder.bigAccountId || rows.length !== seeder.spreadAccounts + 1) {
-    throw new Error(
-      `seeded accounts read back: ${rows.length} rows starting with ${rows[0]?.account_id}; expected ` +
-        `${seeder.spreadAccounts + 1} starting with the big account ${seeder.bigAccountId}`,
-    );
-  }
-  return rows.slice(1).map((r) => r.account_id);
+  return total;
 }
 
 function cpuUs(percent: number | undefined, elapsedS: number, count: number): number | undefined {
@@ -245,7 +226,8 @@ async function measureLevel(
   population: readonly string[],
   options: GrowthOptions,
   label: string,
-): Promise<GrowthPhase[]> {
+): Promise<{ phases: GrowthPhase[]; acknowledgedEvents: number }> {
+  let acknowledgedEvents = 0;
   if (options.warmupS > 0) {
     const warm = new EventTraffic(
       ctx.ledger,
@@ -259,6 +241,7 @@ async function measureLevel(
       connectionsFor(ctx.options, 100),
       options.warmupS,
     );
+    acknowledgedEvents += w.events;
     ctx.log(`${label}: warm-up ${Math.round(w.eventsPerS)} events/s`);
   }
   const phases: GrowthPhase[] = [];
@@ -278,12 +261,14 @@ async function measureLevel(
       databaseCpuUsPerEvent: cpuUs(result.databaseCpuPercent, result.elapsedS, result.events),
     };
     phases.push(phase);
+    acknowledgedEvents += result.events;
     ctx.log(
-      `${label}: events-${size}: ${Math.round(result.eventsPerS)} events/s, p99 ${result.latencyMs.p99.toFixed(1)} ms, ` +
-        `${phase.serverCpuUsPerEvent.toFixed(1)} µs server CPU/event, other CPU ${result.otherCpuPercent.toFixed(0)}%`,
+      `${label}: events-${size}: ${Math.round(result.eventsPerS)} events/s, ` +
+        `p99 ${result.latencyMs.p99.toFixed(1)} ms, ${phase.serverCpuUsPerEvent.toFixed(1)} µs server CPU/event, ` +
+        `other CPU ${result.otherCpuPercent.toFixed(0)}%`,
     );
   }
-  return phases;
+  return { phases, acknowledgedEvents };
 }
 
 interface ListCase {
@@ -354,15 +339,19 @@ async function measureList(ctx: ScenarioContext, c: ListCase, count: number): Pr
     malformed,
   };
   ctx.log(
-    `list ${c.name}: p50 ${list.latencyMs.p50.toFixed(2)} ms, p99 ${list.latencyMs.p99.toFixed(2)} ms over ${list.requests} requests`,
+    `list ${c.name}: p50 ${list.latencyMs.p50.toFixed(2)} ms, p99 ${list.latencyMs.p99.toFixed(2)} ms ` +
+      `over ${list.requests} requests`,
   );
   if (result.errorSamples.length > 0) ctx.log(`list ${c.name}: e.g. ${result.errorSamples[0]}`);
   return list;
 }
 
-/** Transactions of the big account at evenly spaced depths in the older half of its history, newest first. */
+/**
+ * Transactions of the big account at evenly spaced depths in the older half of its history,
+ * newest first, read through the store (its list, in pages of STORE_PAGE).
+ */
 async function deepTransactionCursors(
-  runner: SqlRunner,
+  store: Store,
   accountId: string,
   total: number,
   count: number,
@@ -371,24 +360,23 @@ async function deepTransactionCursors(
   const to = total - LIST_PAGE; // a full page remains after each cursor
   if (to <= from) return [];
   const step = Math.max(1, Math.floor((to - from) / count));
-  const rows = await runner.all<{ transaction_id: string }>(
-    `SELECT transaction_id FROM (
-       SELECT transaction_id, ROW_NUMBER() OVER (ORDER BY seq DESC) AS rn FROM transactions WHERE account_id = ?) x
-     WHERE rn > ? AND rn <= ? AND (rn - ?) % ? = 0 ORDER BY rn LIMIT ?`,
-    [accountId, from, to, from, step, count],
-  );
-  return rows.map((r) => r.transaction_id);
-}
-
-/** Stored events picked at random by `seq`. */
-async function sampleEvents(runner: SqlRunner, eventRows: number, count: number): Promise<string[]> {
-  if (eventRows === 0) return [];
-  const seqs = [...new Set(Array.from({ length: count }, () => 1 + Math.floor(Math.random() * eventRows)))];
-  const rows = await runner.all<{ event_id: string }>(
-    `SELECT event_id FROM events WHERE seq IN (${seqs.map(() => '?').join(',')})`,
-    seqs,
-  );
-  return rows.map((r) => r.event_id);
+  const cursors: string[] = [];
+  let depth = 0; // rank from the newest, 1-based
+  let startingAfter: string | undefined;
+  while (depth < to && cursors.length < count) {
+    const page = await store.read((tx) =>
+      tx.listTransactions(accountId, DENOMINATION, { limit: STORE_PAGE, startingAfter }),
+    );
+    if (page === undefined || page.rows.length === 0) break;
+    for (const row of page.rows) {
+      depth++;
+      if (depth > from && depth <= to && (depth - from) % step === 0 && cursors.length < count)
+        cursors.push(row.transactionId);
+    }
+    if (!page.hasMore) break;
+    startingAfter = page.rows[page.rows.length - 1]?.transactionId;
+  }
+  return cursors;
 }
 
 /** Follows next_cursor from a deep cursor: the pages must continue the balance_after chain without a gap. */
@@ -414,7 +402,7 @@ async function followPages(api: Api, accountId: string, cursor: string): Promise
 
 async function checkLedger(
   ctx: ScenarioContext,
-  runner: SqlRunner,
+  store: Store,
   seeder: Seeder,
   population: readonly string[],
   sampleSize: number,
@@ -470,39 +458,17 @@ async function checkLedger(
     chainsChecked.push(`${PAGES_FOLLOWED} pages from a deep cursor of the big account (through the API)`);
   }
 
+  // The server's own audit over the whole store: every balance = the sum of its transactions,
+  // every balance_after chain unbroken, holds, money movement.
   const started = performance.now();
-  const sqlProblems: string[] = [];
-  // Every balance = the sum of its transactions. PostgreSQL: one hash aggregate over the table;
-  // SQLite: one index range per balance (its planner would otherwise materialise the aggregate first).
-  const sums = await runner.all<{ account_id: string; amount: number; total: number }>(
-    runner.dialect === 'postgres'
-      ? `SELECT b.account_id, b.amount, COALESCE(t.total, 0) AS total
-         FROM balances b LEFT JOIN (SELECT account_id, denomination, SUM(amount) AS total FROM transactions GROUP BY account_id, denomination) t
-           ON t.account_id = b.account_id AND t.denomination = b.denomination
-         WHERE b.amount <> COALESCE(t.total, 0) LIMIT 5`
-      : `SELECT account_id, amount, total FROM (
-           SELECT b.account_id, b.amount,
-                  (SELECT COALESCE(SUM(t.amount), 0) FROM transactions t WHERE t.account_id = b.account_id AND t.denomination = b.denomination) AS total
-           FROM balances b) x
-         WHERE amount <> total LIMIT 5`,
-  );
-  for (const r of sums)
-    sqlProblems.push(`balance of ${r.account_id}: amount ${r.amount} ≠ sum of its transactions ${r.total}`);
-  const [big] = await runner.all<{ n: number; breaks: number; total: number }>(
-    `SELECT COUNT(*) AS n, SUM(CASE WHEN prev + amount <> balance_after THEN 1 ELSE 0 END) AS breaks, SUM(amount) AS total FROM (
-       SELECT amount, balance_after, LAG(balance_after, 1, 0) OVER (ORDER BY seq) AS prev
-       FROM transactions WHERE account_id = ? AND denomination = ?) x`,
-    [bigAccountId, DENOMINATION],
+  const auditProblems = (await store.read((tx) => tx.auditLedger())).map(
+    (v) => `${v.accountId} ${v.denomination}: ${v.problem}`,
   );
   const bigBalance = await api.balance(bigAccountId);
-  const expectedBig = seeder.bigSeededTransactions() + 1;
-  if (Number(big?.n) !== expectedBig) sqlProblems.push(`big account: ${big?.n} transactions, expected ${expectedBig}`);
-  if (Number(big?.breaks) !== 0) sqlProblems.push(`big account: ${big?.breaks} breaks in the balance_after chain`);
-  if (Number(big?.total) !== bigBalance.amount)
-    sqlProblems.push(`big account: transactions sum to ${big?.total}, balance ${bigBalance.amount}`);
-  chainsChecked.push(
-    `big account ${bigAccountId} (${Number(big?.n)} transactions, in SQL); every balance = Σ its transactions (SQL)`,
-  );
+  const expectedBig = INITIAL_GRANT - seeder.bigSeededCost();
+  if (bigBalance.amount !== expectedBig)
+    auditProblems.push(`big account: balance ${bigBalance.amount}, its seeded history leaves ${expectedBig}`);
+  chainsChecked.push(`every balance and transaction chain by the store's audit (auditLedger)`);
   const auditS = (performance.now() - started) / 1000;
 
   return {
@@ -512,7 +478,7 @@ async function checkLedger(
     chainsChecked,
     auditS,
     findings,
-    sqlProblems,
+    auditProblems,
   };
 }
 
@@ -524,10 +490,11 @@ export function seedEstimate(timings: readonly SeedTiming[], levels: readonly Gr
     const seconds = matching.reduce((s, t) => s + t.seconds, 0);
     return rows > 0 && seconds > 0 ? rows / seconds : undefined;
   };
-  const accountsPerS = rate('accounts + balances + grants');
-  const eventsPerS = rate('events + usage transactions');
-  const balanceUpdatesPerS = rate('balances lowered by the seeded costs');
-  const settles = timings.filter((t) => t.what.startsWith('VACUUM') || t.what.startsWith('WAL checkpoint'));
+  const accountsPerS = rate(SEED_ACCOUNTS);
+  const eventsPerS = rate(SEED_EVENTS);
+  const balanceUpdatesPerS = rate(SEED_BALANCES);
+  const balanceReadsPerS = rate(SEED_READ);
+  const settles = timings.filter((t) => t.what === SEED_SETTLE);
   const settleRows = settles.reduce((s, t) => s + t.rows, 0);
   const settleSPerMillionRows =
     settleRows > 0 ? (settles.reduce((s, t) => s + t.seconds, 0) / settleRows) * 1e6 : undefined;
@@ -544,11 +511,12 @@ export function seedEstimate(timings: readonly SeedTiming[], levels: readonly Gr
       seconds += addedAccounts / accountsPerS + addedEvents / eventsPerS;
       if (addedEvents > 0 && balanceUpdatesPerS !== undefined)
         seconds += Math.min(addedEvents, accounts) / balanceUpdatesPerS;
+      if (addedEvents > 0 && balanceReadsPerS !== undefined) seconds += accounts / balanceReadsPerS;
       if (settleSPerMillionRows !== undefined) seconds += ((accounts + events) / 1e6) * settleSPerMillionRows;
     }
     forLevels = { accounts, events, seconds };
   }
-  return { accountsPerS, eventsPerS, balanceUpdatesPerS, settleSPerMillionRows, forLevels };
+  return { accountsPerS, eventsPerS, balanceReadsPerS, balanceUpdatesPerS, settleSPerMillionRows, forLevels };
 }
 
 async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, logDir: string): Promise<DbGrowthRun> {
@@ -568,16 +536,13 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
   const say = (message: string): void => log(`${db}: ${message}`);
   let storage: Storage | undefined;
   let server: ChildServer | undefined;
-  let pgRunner: SqlRunner | undefined;
   let seeder: Seeder | undefined;
+  let store: Store | undefined;
   try {
     storage = await prepareStorage(db, options, dataDir);
     run.storage = storage.description;
     const current = storage;
-    if (db === 'postgres') {
-      pgRunner = await openPostgresRunner(current.databaseUrl);
-    }
-    say(await checkDisk(db, options, current, pgRunner));
+    say(await checkDisk(options, current));
     const start = async (): Promise<ChildServer> => {
       const child = await startChild({
         label: `growth-${db}`,
@@ -589,10 +554,17 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
       const release = onCleanup(() => child.stop());
       return { ...child, stop: release };
     };
+    const open = (): Promise<Store> => openStore(current.databaseUrl, { pgPoolSize: STORE_POOL_SIZE });
     say(`starting ${options.serverEntry} on ${current.description}`);
     server = await start();
     const tenant = await createTenant(server.baseUrl);
-    seeder = new Seeder(tenant.companyId, randomSalts(), options.seedChunkRows, options.bigAccountTransactions, say);
+    seeder = new Seeder(
+      tenant.companyId,
+      options.seedChunkRows,
+      options.bigAccountTransactions,
+      options.listRequests,
+      say,
+    );
     const ledger = new GrowthLedger();
     const benchOptions: BenchOptions = {
       ...parseOptions([]),
@@ -600,40 +572,33 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
       warmupS: options.warmupS,
       connections: options.connections,
     };
-    let population: string[] = [];
     let ctx: ScenarioContext | undefined;
+    let acknowledgedEvents = 0;
 
     for (const level of growthLevels(options)) {
       const label = `${compact(level.accounts)} accounts / ${compact(level.events)} events`;
       await server?.stop();
       server = undefined;
-      const seedRunner = pgRunner ?? openSqliteRunner(current.sqliteFile as string, 'seed');
-      // PostgreSQL: a second backend writes the other table meanwhile (two cores); SQLite has one writer.
-      const secondRunner = pgRunner === undefined ? undefined : await openPostgresRunner(current.databaseUrl);
-      const runners = secondRunner === undefined ? [seedRunner] : [seedRunner, secondRunner];
-      let seedS = 0;
-      let rows = { events: 0, transactions: 0 };
-      let bytes = 0;
-      try {
-        const started = performance.now();
-        const accountsBefore = seeder.spreadAccounts;
-        const eventsBefore = seeder.seededEvents;
-        await seeder.seedAccounts(runners, level.accounts, label);
-        await seeder.seedEvents(runners, level.events, label);
-        const grew = seeder.spreadAccounts !== accountsBefore || seeder.seededEvents !== eventsBefore;
-        rows = await tableRows(seedRunner);
-        if (grew) await seeder.settle(seedRunner, label, seeder.spreadAccounts + rows.events);
-        seedS = (performance.now() - started) / 1000;
-        if (seeder.spreadAccounts !== population.length) population = await readPopulation(seedRunner, tenant, seeder);
-        bytes = await databaseBytes(current, seedRunner);
-      } finally {
-        await secondRunner?.close();
-        if (seedRunner !== pgRunner) await seedRunner.close();
-      }
+      const started = performance.now();
+      const accountsBefore = seeder.spreadAccounts;
+      const eventsBefore = seeder.seededEvents;
+      store = await open();
+      await seeder.seedAccounts(store, level.accounts, label);
+      await seeder.seedEvents(store, level.events, label);
+      const seededStore = store;
+      store = undefined;
+      const rows = seeder.spreadAccounts - accountsBefore + seeder.seededEvents - eventsBefore;
+      // What the database would have done by itself over the time the history took: SQLite
+      // checkpoints its WAL when the last connection closes; PostgreSQL's autovacuum (maybe off here).
+      await seeder.timed(label, SEED_SETTLE, rows, async () => {
+        await seededStore.close();
+        if (rows > 0) await current.postgres?.vacuumAnalyze();
+      });
+      const seedS = (performance.now() - started) / 1000;
+      const bytes = await databaseBytes(current);
+      const eventRows = seeder.seededEvents + acknowledgedEvents;
       run.seedS += seedS;
-      say(
-        `${label}: seeded in ${seedS.toFixed(1)} s; ${rows.events} events, ${rows.transactions} transactions, ${(bytes / 1e6).toFixed(0)} MB`,
-      );
+      say(`${label}: seeded in ${seedS.toFixed(1)} s; ${eventRows} events stored, ${(bytes / 1e6).toFixed(0)} MB`);
 
       server = await start();
       ctx = {
@@ -648,35 +613,31 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
         setup: { accounts: 0, seconds: 0 },
         log: say,
       };
-      const phases = await measureLevel(ctx, population, options, label);
+      const measured = await measureLevel(ctx, seeder.population(), options, label);
+      acknowledgedEvents += measured.acknowledgedEvents;
       run.levels.push({
         accounts: level.accounts,
         storedEvents: level.events,
-        eventRows: rows.events,
-        transactionRows: rows.transactions,
+        eventRows,
         databaseBytes: bytes,
         seedS,
-        phases,
+        phases: measured.phases,
       });
     }
     if (ctx === undefined || seeder.bigAccountId === undefined) throw new Error('no level was measured');
 
-    // The list endpoints, on the database as the last level left it.
-    const reader = pgRunner ?? openSqliteRunner(current.sqliteFile as string, 'read');
-    try {
+    // The list endpoints, on the database as the last level left it; the store reads beside the server.
+    store = await open();
+    {
+      const population = seeder.population();
       const big = seeder.bigAccountId;
       const bigTransactions = seeder.bigSeededTransactions() + 1;
       run.bigAccount = { accountId: big, transactions: bigTransactions };
-      const cursors = await deepTransactionCursors(reader, big, bigTransactions, options.listRequests);
+      const cursors = await deepTransactionCursors(store, big, bigTransactions, options.listRequests);
       const deepAccounts = shuffled(
         population.slice(LIST_PAGE, Math.max(LIST_PAGE + 1, Math.floor(population.length / 2))),
       ).slice(0, options.listRequests);
-      const rows = await tableRows(reader);
-      const events = await sampleEvents(
-        reader,
-        seeder.seededEvents > 0 ? Math.min(rows.events, seeder.seededEvents) : 0,
-        options.listRequests,
-      );
+      const events = seeder.sampledEvents();
       const txPath = (query: string): string => `/v1/accounts/${encodeURIComponent(big)}/transactions?${query}`;
       const cases: ListCase[] = [
         {
@@ -705,7 +666,9 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
           },
           {
             name: 'transactions, deep page, denomination',
-            request: `GET /v1/accounts/{big}/transactions?denomination=${DENOMINATION}&limit=${LIST_PAGE}&starting_after={cursor}`,
+            request:
+              `GET /v1/accounts/{big}/transactions?denomination=${DENOMINATION}&limit=${LIST_PAGE}` +
+              '&starting_after={cursor}',
             paths: cursors.map((c) =>
               txPath(`denomination=${DENOMINATION}&limit=${LIST_PAGE}&starting_after=${encodeURIComponent(c)}`),
             ),
@@ -750,11 +713,13 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
         eventId: events[0],
       };
       say('checking query plans');
-      run.plans = await checkPlans(reader, subjects);
+      const database =
+        current.postgres !== undefined
+          ? { postgresUrl: current.databaseUrl }
+          : { sqliteFile: current.sqliteFile as string };
+      run.plans = await checkPlans(store, database, subjects);
       say('checking the ledger');
-      run.check = await checkLedger(ctx, reader, seeder, population, options.checkAccounts, cursors[0]);
-    } finally {
-      if (reader !== pgRunner) await reader.close();
+      run.check = await checkLedger(ctx, store, seeder, population, options.checkAccounts, cursors[0]);
     }
   } catch (error) {
     const cause = error instanceof Error && error.cause !== undefined ? ` (${String(error.cause)})` : '';
@@ -770,8 +735,8 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
         growthLevels({ accountLevels: [...DEFAULT_ACCOUNT_LEVELS], eventLevels: [...DEFAULT_EVENT_LEVELS] }),
       );
     }
+    await store?.close().catch(() => undefined);
     await server?.stop();
-    await pgRunner?.close().catch(() => undefined);
     await storage?.release();
   }
   return run;
@@ -800,8 +765,8 @@ async function main(): Promise<number> {
     .map((l) => `${compact(l.accounts)} accounts / ${compact(l.events)} events`)
     .join(' → ');
   log(
-    `levels ${levels}; big account ${compact(options.bigAccountTransactions)} transactions; ${options.durationS} s per phase; ` +
-      `databases ${databases.join(', ')}; data on ${filesystem}; logs in ${workDir}`,
+    `levels ${levels}; big account ${compact(options.bigAccountTransactions)} transactions; ` +
+      `${options.durationS} s per phase; databases ${databases.join(', ')}; data on ${filesystem}; logs in ${workDir}`,
   );
 
   const runs: DbGrowthRun[] = [];
@@ -812,7 +777,7 @@ async function main(): Promise<number> {
     if (run.error !== undefined) failures.push(`${run.db}: run failed: ${run.error}`);
     for (const f of run.check?.findings ?? [])
       failures.push(`${run.db}: ledger off on account ${f.accountId} (${f.check}): ${f.message}`);
-    for (const p of run.check?.sqlProblems ?? []) failures.push(`${run.db}: ledger off: ${p}`);
+    for (const p of run.check?.auditProblems ?? []) failures.push(`${run.db}: ledger off: ${p}`);
   }
 
   const out: string[] = ['', 'Cost per event as the database grows:', '', formatLevels(runs), ''];
@@ -820,7 +785,8 @@ async function main(): Promise<number> {
   for (const run of runs) {
     if (run.bigAccount !== undefined) {
       out.push(
-        `${run.db}: big account ${run.bigAccount.accountId}, ${run.bigAccount.transactions.toLocaleString('en-US')} transactions`,
+        `${run.db}: big account ${run.bigAccount.accountId}, ` +
+          `${run.bigAccount.transactions.toLocaleString('en-US')} transactions`,
       );
     }
   }

@@ -17,15 +17,16 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { newId } from '../src/lib/ids.js';
-import { openStore } from '../src/store/open.js';
 import {
   insertEventsStatement,
   insertTransactionsStatement,
-  query,
+  newId,
+  openStore,
+  postgresQuery,
   writeLedgerStatement,
-} from '../src/store/postgres.js';
-import type { EventRow, TransactionRow } from '../src/store/types.js';
+  type EventRow,
+  type TransactionRow,
+} from './lib/engine.js';
 
 const { values } = parseArgs({
   options: {
@@ -59,6 +60,7 @@ function group(): Group {
       eventId: newId('ev'),
       accountId,
       clientSupplied: false,
+      occurredAtMs: nowMs,
       type: 'call',
       quantity: 1,
       costAmount: 3,
@@ -129,12 +131,13 @@ try {
   };
   const run = async (statements: Statement[], g: Group) => {
     await c.query('BEGIN');
-    for (const statement of statements) await c.query(query(...statement(g), true));
+    for (const statement of statements) await c.query(postgresQuery(...statement(g), true));
     await c.query('COMMIT');
   };
   const names = values.only?.split(',') ?? Object.keys(VARIANTS);
   console.log(
-    `${GROUPS} transactions of ${ROWS} rows per variant and round; PostgreSQL backend CPU and this process's CPU per row`,
+    `${GROUPS} transactions of ${ROWS} rows per variant and round; ` +
+      "PostgreSQL backend CPU and this process's CPU per row",
   );
   for (let round = 1; round <= ROUNDS; round++) {
     for (const name of names) {
@@ -149,8 +152,12 @@ try {
       const n = GROUPS * ROWS;
       const pgUs = ((backendTicks() - ticks0) * 1e6) / CLOCK_TICKS_PER_S / n;
       const node = process.cpuUsage(node0);
+      const nodeUs = (node.user + node.system) / n;
+      const wallUs = ((performance.now() - wall0) * 1000) / n;
+      const figure = (us: number): string => us.toFixed(2).padStart(6);
       console.log(
-        `round ${round}  ${name.padEnd(26)} PostgreSQL ${pgUs.toFixed(2).padStart(6)} µs/row   node ${((node.user + node.system) / n).toFixed(2).padStart(6)} µs/row   wall ${(((performance.now() - wall0) * 1000) / n).toFixed(2).padStart(6)} µs/row`,
+        `round ${round}  ${name.padEnd(26)} PostgreSQL ${figure(pgUs)} µs/row   node ${figure(nodeUs)} µs/row   ` +
+          `wall ${figure(wallUs)} µs/row`,
       );
     }
   }

@@ -20,8 +20,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../src/config.js';
 import { createTenant } from './lib/api.js';
+import { serverPgPoolSize } from './lib/engine.js';
 import { eventBatches, type EventBatch } from './lib/bodies.js';
 import { startChild, type ChildServer } from './lib/children.js';
 import { Ledger } from './lib/ledger.js';
@@ -42,13 +42,12 @@ import {
   BASELINE_SCENARIO,
   formatLedger,
   formatProblems,
-  formatStoreOnlyLedger,
   formatTable,
   HELLO_PHASE,
   noDbPhaseName,
   runLabel,
   writeJson,
-  type BenchReport,
+  type RunMeta,
   type DbRun,
 } from './lib/report.js';
 import {
@@ -59,7 +58,13 @@ import {
   type PhaseResult,
   type ScenarioContext,
 } from './lib/scenarios.js';
-import { runStoreOnly, STORE_ONLY_SIZES, storeLanes, type StoreOnlyFigures } from './lib/storeonly.js';
+import {
+  formatStoreOnlyLedger,
+  runStoreOnly,
+  STORE_ONLY_SIZES,
+  storeLanes,
+  type StoreOnlyFigures,
+} from './lib/storeonly.js';
 
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const HELLO_ENTRY = 'bench/baselines/hello.ts';
@@ -67,7 +72,8 @@ const VALIDATE_ENTRY = 'bench/baselines/validate.ts';
 const STORE_ONLY_ENTRY = 'bench/baselines/store.ts';
 /** Path and credentials the no-database route is sent: the same bytes as the real requests. */
 const BASELINE_ACCOUNT = 'a_baseline00000000000000';
-const BASELINE_AUTHORIZATION = `Basic ${Buffer.from('c_baseline0000000000000000:sk_baseline_0000000000000000000000000000').toString('base64')}`;
+const BASELINE_CREDENTIALS = 'c_baseline0000000000000000:sk_baseline_0000000000000000000000000000';
+const BASELINE_AUTHORIZATION = `Basic ${Buffer.from(BASELINE_CREDENTIALS).toString('base64')}`;
 const SERVER_LOG_LEVEL = 'warn';
 /** SQLite has a single writer: its server runs as one process, whatever `--processes` says. */
 const SQLITE_PROCESSES = 1;
@@ -82,6 +88,18 @@ const BASELINE_SIZES: Readonly<Record<ScenarioName, readonly number[]>> = {
 };
 
 const { log, onCleanup, cleanUpEverything, run } = benchEntry('bench');
+
+/** What `npm run bench` writes to bench/results/<timestamp>.json. */
+interface BenchReport {
+  meta: RunMeta;
+  options: BenchOptions;
+  /** Hello-world, no-db validation and store-only rows, as in the table. */
+  baselines: PhaseResult[];
+  /** What each store-only child reported (transactions/s, lanes, its own ledger check). */
+  storeOnly: StoreOnlyFigures[];
+  runs: DbRun[];
+  failures: string[];
+}
 
 async function startTracked(options: Parameters<typeof startChild>[0]): Promise<ChildServer> {
   const child = await startChild(options);
@@ -285,14 +303,6 @@ async function runDatabase(
 }
 
 /**
- * The pool size the servers use (`BILLING_PG_POOL_SIZE`, else the server's default), read as
- * the server reads it; PORT and DATABASE_URL are the bench's to set, not the environment's.
- */
-function serverPgPoolSize(options: BenchOptions): number {
-  return loadConfig({ ...process.env, ...options.serverEnv, PORT: '0', DATABASE_URL: 'sqlite::memory:' }).pgPoolSize;
-}
-
-/**
  * The store-only baseline of each database, once per transaction size the chosen scenarios
  * are compared with, each in its own process on a fresh store (no server runs meanwhile).
  */
@@ -307,7 +317,8 @@ async function runStoreBaselines(
   const figures: StoreOnlyFigures[] = [];
   const failures: string[] = [];
   if (sizes.length === 0) return { results, figures, failures };
-  const pgPoolSize = serverPgPoolSize(options);
+  // The pool size the servers will use (`BILLING_PG_POOL_SIZE`, else the server's default).
+  const pgPoolSize = serverPgPoolSize({ ...process.env, ...options.serverEnv });
   for (const db of databases) {
     for (const size of sizes) {
       const label = `${db} store-only, ${size} event${size === 1 ? '' : 's'}/tx`;

@@ -9,25 +9,31 @@
  * webhook-id, so the report also says whether each arrived exactly once. Reports, asserts nothing.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { deliveryJob } from '../src/jobs/webhooks.js';
-import { balanceEffects } from '../src/operations/effects.js';
-import { Ledger } from '../src/operations/ledger.js';
-import { systemClock } from '../src/lib/clock.js';
-import { newId } from '../src/lib/ids.js';
-import type { Deps } from '../src/operations/deps.js';
-import { processorFactory } from '../src/processors/index.js';
-import { PostgresStore } from '../src/store/postgres.js';
-import { SqliteStore } from '../src/store/sqlite.js';
-import type { Store, WebhookDeliveryRow } from '../src/store/types.js';
-import { closeDeliveryAgents } from '../src/webhooks/deliver.js';
-import { notificationPayload } from '../src/webhooks/notifications.js';
-import { generateWebhookSecret } from '../src/webhooks/signing.js';
+import {
+  closeDeliveryAgents,
+  DAY_MS,
+  EVENT_MAX_AGE_DAYS_DEFAULT,
+  USAGE_RETENTION_DAYS_DEFAULT,
+  balanceEffects,
+  deliveryJob,
+  EngineLedger,
+  generateWebhookSecret,
+  newId,
+  notificationPayload,
+  openStore,
+  processorFactory,
+  seedCompany,
+  systemClock,
+  type Deps,
+  type Store,
+  type WebhookDeliveryRow,
+} from './lib/engine.js';
+import { ADMIN_POSTGRES_URL } from './lib/options.js';
+import { createBenchDatabase } from './lib/postgres.js';
 
 const { values } = parseArgs({
   options: {
@@ -40,7 +46,8 @@ const { values } = parseArgs({
 const N = Number(values.n);
 const CONCURRENCY = Number(values.concurrency);
 const WORKERS = Number(values.workers);
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** Where a fresh database is created (and dropped at the end). */
+const PG_ADMIN_URL = process.env.TEST_DATABASE_URL ?? ADMIN_POSTGRES_URL;
 
 const RECEIVER = `
 import http from 'node:http';
@@ -81,10 +88,11 @@ async function startReceiver(): Promise<{
   };
 }
 
-async function openStore(): Promise<{ store: Store; drop(): Promise<void> }> {
+/** A fresh store: a SQLite file in a temporary directory, or a new PostgreSQL database. */
+async function freshStore(): Promise<{ store: Store; drop(): Promise<void> }> {
   if (values.dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'bench-wh-'));
-    const store = new SqliteStore(join(dir, 'billing.sqlite'));
+    const store = await openStore(`sqlite:${join(dir, 'billing.sqlite')}`);
     return {
       store,
       drop: async () => {
@@ -93,41 +101,22 @@ async function openStore(): Promise<{ store: Store; drop(): Promise<void> }> {
       },
     };
   }
-  const schema = `bench_${randomBytes(5).toString('hex')}`;
-  const store = await PostgresStore.open({ connectionString: PG_URL, schema, poolSize: 8 * WORKERS });
+  const database = await createBenchDatabase(PG_ADMIN_URL);
+  const store = await openStore(database.url, { pgPoolSize: 8 * WORKERS });
   return {
     store,
     async drop() {
       await store.close();
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
+      await database.drop();
     },
   };
 }
 
 async function seed(store: Store, url: string): Promise<void> {
-  const companyId = newId('c');
-  const webhookId = newId('wh');
   const nowMs = Date.now();
+  const companyId = await seedCompany(store, 'Bench', nowMs);
+  const webhookId = newId('wh');
   await store.write(async (tx) => {
-    const user = await tx.insertUser({
-      name: 'Bench',
-      email: `${companyId}@bench.test`,
-      passwordHash: 'x',
-      dateOfBirth: null,
-      emailVerified: false,
-      createdAtMs: nowMs,
-    });
-    await tx.insertCompany({
-      companyId,
-      name: 'Bench',
-      ownerUserId: user.id,
-      processor: 'sandbox',
-      processorApiKey: null,
-      createdAtMs: nowMs,
-    });
     await tx.insertWebhookSubscription({
       webhookId,
       companyId,
@@ -174,16 +163,16 @@ async function seed(store: Store, url: string): Promise<void> {
 }
 
 const receiver = await startReceiver();
-const { store, drop } = await openStore();
+const { store, drop } = await freshStore();
 try {
   await seed(store, receiver.url);
   const deps: Deps = {
     store,
     clock: systemClock,
     processors: processorFactory(),
-    ledger: new Ledger(balanceEffects()),
+    ledger: new EngineLedger(balanceEffects()),
     webhooks: { allowPrivate: true },
-    usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
+    usage: { eventMaxAgeMs: EVENT_MAX_AGE_DAYS_DEFAULT * DAY_MS, retentionMs: USAGE_RETENTION_DAYS_DEFAULT * DAY_MS },
   };
   // Several workers in one process stand in for the interval worker racing the test-clock advance, or more processes.
   const jobs = Array.from({ length: WORKERS }, () => deliveryJob(deps, { concurrency: CONCURRENCY }));

@@ -9,18 +9,26 @@
  *
  * Run by the bench as its own process (see lib/storeonly.ts for the protocol on stdout):
  *   DATABASE_URL=sqlite:/tmp/x.sqlite node --import tsx bench/baselines/store.ts --events 100 --duration 5
- * Only the public Store interface and the operations are used, never a store's internals.
+ * It reaches the engine through bench/lib/engine.ts only: the public Store interface and the
+ * operations, never a store's internals.
  */
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { normalizeEvent, type EventInput, type IngestRequest, type NormalizedEvent } from '../../src/domain/events.js';
-import { systemClock } from '../../src/lib/clock.js';
-import { newId } from '../../src/lib/ids.js';
-import { ingestGroup } from '../../src/operations/events.js';
-import { balanceEffects } from '../../src/operations/effects.js';
-import { Ledger as EngineLedger } from '../../src/operations/ledger.js';
-import { openStore } from '../../src/store/open.js';
-import type { Store } from '../../src/store/types.js';
+import {
+  ingestGroup,
+  newId,
+  normalizeEvent,
+  openStore,
+  ANY_TIME,
+  balanceEffects,
+  EngineLedger,
+  seedCompany,
+  seedFundedAccounts,
+  systemClock,
+  type EventInput,
+  type IngestRequest,
+  type NormalizedEvent,
+  type Store,
+} from '../lib/engine.js';
 import { eventBatches, type EventBatch } from '../lib/bodies.js';
 import { LatencyRecorder } from '../lib/latency.js';
 import { compareBalance, Ledger, type Finding } from '../lib/ledger.js';
@@ -78,73 +86,15 @@ const pgPoolSize = wholeCount('--pg-pool-size', values['pg-pool-size'], DEFAULT_
 const databaseUrl = process.env.DATABASE_URL;
 if (databaseUrl === undefined || databaseUrl === '') throw new Error('DATABASE_URL is required');
 
-/** A user, their company, and `count` accounts each granted INITIAL_GRANT, as the tests seed them. */
+/** A user, their company, and `count` accounts each granted INITIAL_GRANT, through the engine's seam. */
 async function seed(store: Store, count: number): Promise<{ companyId: string; accounts: string[] }> {
-  const nowMs = systemClock.now();
-  const companyId = newId('c');
-  await store.write(async (tx) => {
-    const user = await tx.insertUser({
-      name: 'Bench Store',
-      email: `bench-store-${randomBytes(6).toString('hex')}@example.com`,
-      passwordHash: 'x',
-      dateOfBirth: null,
-      emailVerified: false,
-      createdAtMs: nowMs,
-    });
-    await tx.insertCompany({
-      companyId,
-      name: 'Bench Store Inc',
-      ownerUserId: user.id,
-      processor: 'sandbox',
-      processorApiKey: null,
-      createdAtMs: nowMs,
-    });
-    await tx.addCompanyMember(companyId, user.id, 'owner');
-  });
+  const companyId = await seedCompany(store, 'Bench Store Inc');
   const accounts = Array.from({ length: count }, () => newId('a'));
   for (let start = 0; start < accounts.length; start += SEED_ACCOUNTS_PER_TX) {
-    const chunk = accounts.slice(start, start + SEED_ACCOUNTS_PER_TX).sort();
-    await store.write(async (tx) => {
-      for (const accountId of chunk) {
-        await tx.insertAccount({
-          accountId,
-          companyId,
-          name: null,
-          email: null,
-          metadata: null,
-          processorId: null,
-          planId: null,
-          createdAtMs: nowMs,
-        });
-        await tx.insertBalance({
-          accountId,
-          companyId,
-          denomination: DENOMINATION,
-          amount: 0,
-          pending: 0,
-          refillThreshold: null,
-          refillAmount: null,
-          refillUsdCents: null,
-          refillOnDay: null,
-          createdAtMs: nowMs,
-        });
-      }
-      const keys = chunk.map((accountId) => ({ accountId, denomination: DENOMINATION }));
-      await tx.lockBalances(keys);
-      await tx.applyBalanceDeltas(keys.map((k) => ({ ...k, amount: INITIAL_GRANT, pending: 0 })));
-      await tx.insertTransactions(
-        keys.map((k) => ({
-          ...k,
-          transactionId: newId('tx'),
-          amount: INITIAL_GRANT,
-          balanceAfter: INITIAL_GRANT,
-          kind: 'grant' as const,
-          eventId: null,
-          reason: 'bench store-only seed',
-          createdAtMs: nowMs,
-        })),
-      );
-    });
+    const chunk = accounts.slice(start, start + SEED_ACCOUNTS_PER_TX);
+    await store.write((tx) =>
+      seedFundedAccounts(tx, companyId, chunk, DENOMINATION, INITIAL_GRANT, 'bench store-only seed'),
+    );
   }
   return { companyId, accounts };
 }
@@ -153,7 +103,7 @@ async function seed(store: Store, count: number): Promise<{ companyId: string; a
 function normalized(batch: EventBatch): NormalizedEvent[] {
   const inputs = JSON.parse(batch.body.toString()) as EventInput[];
   return inputs.map((input, i) => {
-    const n = normalizeEvent(input, i);
+    const n = normalizeEvent(input, i, ANY_TIME);
     if (!n.ok) throw new Error(`bench event does not normalise: ${n.message}`);
     return n.value;
   });

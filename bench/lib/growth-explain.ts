@@ -3,18 +3,17 @@
  * seeded database: does each statement reach its rows through an index, without a full scan
  * and without sorting every matching row?
  *
- * The SQL shared by both stores is not copied here: the server's own `SqlTx` methods are run
- * against an executor that records each statement it issues (and runs it, so the cursor
- * lookups find their rows). The few statements that are dialect overrides (PostgreSQL's
- * unnest joins and row locks, SQLite's balance lock) are repeated by hand and say so.
- *
- * PostgreSQL: EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON), inside a transaction that is rolled
- * back (some statements lock rows). SQLite: EXPLAIN QUERY PLAN, and the statement timed.
+ * No SQL is copied here. The store's own reads run, through its public interface, on the
+ * subjects below (`Store.read`; the row locks of ingest in a `Store.write` that is rolled
+ * back), while a tap on the database driver records each statement they send and its
+ * parameters: better-sqlite3's `Statement` methods, or `pg.Client#query`. Each recorded
+ * statement is then explained on a connection of this module's own. PostgreSQL:
+ * EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON), inside a transaction that is rolled back (some
+ * statements lock rows). SQLite: EXPLAIN QUERY PLAN, and the statement timed.
  */
-import { SqlTx, type SqlExec, type SqlRow } from '../../src/store/sql-base.js';
-import { postgresInList, postgresSeqOrder } from '../../src/store/postgres.js';
-import type { BalanceKey, BalanceRow, EventRow, TransactionRow } from '../../src/store/types.js';
-import type { SqlRunner } from './growth-seed.js';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import type { Store } from './engine.js';
 import { DENOMINATION } from './options.js';
 
 /** A sort of more rows than this is a sort of the set, not of a page. */
@@ -24,11 +23,12 @@ const FILTERED_ROWS_OK = 1_000;
 /** SQLite statements are run this many times to time them. */
 const SQLITE_TIMING_RUNS = 20;
 const LARGE_TABLES = new Set(['accounts', 'balances', 'events', 'transactions']);
+/** Statements that open or end transactions, or set up a session: not plans. */
+const NOT_A_PLAN = /^\s*(BEGIN|COMMIT|ROLLBACK|SET|SAVEPOINT|RELEASE|START)\b/i;
 
 export interface PlanCheck {
+  /** The read it belongs to, and which of its statements (`[2/3]`) when it sends several. */
   name: string;
-  /** Where the SQL comes from. */
-  source: 'server SqlTx' | 'copied from the store override';
   sql: string;
   /** Compact plan, one node per line. */
   plan: string[];
@@ -39,57 +39,61 @@ export interface PlanCheck {
   executionMs: number | undefined;
 }
 
-interface Recorded {
+interface Statement {
+  name: string;
   sql: string;
   params: unknown[];
 }
 
-/** Runs statements on the runner and remembers them. */
-class RecordingExec implements SqlExec {
-  readonly statements: Recorded[] = [];
-  constructor(private readonly runner: SqlRunner) {}
-  async all(sql: string, params: unknown[] = []): Promise<SqlRow[]> {
-    this.statements.push({ sql, params });
-    return await this.runner.all<SqlRow>(sql, params);
+type Recorder = (sql: string, params: unknown[]) => void;
+
+/**
+ * Records every statement better-sqlite3 or pg runs in this process while `work` runs.
+ * better-sqlite3 takes parameters spread or as one array; pg as (text, values) or a config.
+ */
+async function recording(work: () => Promise<unknown>): Promise<Statement[]> {
+  const seen: Statement[] = [];
+  const record: Recorder = (sql, params) => {
+    if (!NOT_A_PLAN.test(sql)) seen.push({ name: '', sql, params });
+  };
+  const probe = new Database(':memory:');
+  const statementProto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, unknown>;
+  probe.close();
+  const restore: (() => void)[] = [];
+  for (const method of ['all', 'get', 'run', 'iterate']) {
+    const original = statementProto[method] as (...args: unknown[]) => unknown;
+    statementProto[method] = function (this: { source: string }, ...args: unknown[]): unknown {
+      record(this.source, args.length === 1 && Array.isArray(args[0]) ? (args[0] as unknown[]) : args);
+      return original.apply(this, args);
+    };
+    restore.push(() => {
+      statementProto[method] = original;
+    });
   }
-  async run(sql: string): Promise<number> {
-    throw new Error(`the plan check runs no writes (${sql.slice(0, 60)})`);
+  const clientProto = pg.Client.prototype as unknown as Record<string, unknown>;
+  const originalQuery = clientProto.query as (...args: unknown[]) => unknown;
+  clientProto.query = function (this: unknown, ...args: unknown[]): unknown {
+    const [config, values] = args;
+    if (typeof config === 'string') record(config, Array.isArray(values) ? values : []);
+    else if (config !== null && typeof config === 'object' && 'text' in config) {
+      const c = config as { text: string; values?: unknown[] };
+      record(c.text, c.values ?? []);
+    }
+    return originalQuery.apply(this, args);
+  };
+  restore.push(() => {
+    clientProto.query = originalQuery;
+  });
+  try {
+    await work();
+  } finally {
+    for (const undo of restore) undo();
   }
+  return seen;
 }
 
-/** The server's shared SQL; the write-path abstract methods are never called here. */
-class RecordingTx extends SqlTx {
-  constructor(
-    exec: SqlExec,
-    private readonly dialect: 'sqlite' | 'postgres',
-  ) {
-    super(exec);
-  }
-  protected override inList(column: string, values: readonly string[]): [string, unknown[]] {
-    return this.dialect === 'postgres' ? postgresInList(column, values) : super.inList(column, values);
-  }
-  protected override seqOrder(leadingColumn: string): string {
-    return this.dialect === 'postgres' ? postgresSeqOrder(leadingColumn) : super.seqOrder(leadingColumn);
-  }
-  protected bool(b: boolean): unknown {
-    return this.dialect === 'postgres' ? b : b ? 1 : 0;
-  }
-  lockBalances(_keys: BalanceKey[]): Promise<BalanceRow[]> {
-    throw new Error('not used by the plan check');
-  }
-  applyBalanceDeltas(): Promise<BalanceRow[]> {
-    throw new Error('not used by the plan check');
-  }
-  insertEvents(_rows: EventRow[]): Promise<void> {
-    throw new Error('not used by the plan check');
-  }
-  insertTransactions(_rows: TransactionRow[]): Promise<void> {
-    throw new Error('not used by the plan check');
-  }
-  lockEvents(): Promise<EventRow[]> {
-    throw new Error('not used by the plan check');
-  }
-}
+/** Thrown to roll back a write that only locked rows. */
+class RolledBack extends Error {}
 
 export interface PlanSubjects {
   companyId: string;
@@ -105,92 +109,69 @@ export interface PlanSubjects {
   eventId: string | undefined;
 }
 
-interface Statement {
-  name: string;
-  source: PlanCheck['source'];
-  sql: string;
-  params: unknown[];
-}
-
-/** The statements to check, as the server issues them for these subjects. */
-async function collectStatements(runner: SqlRunner, s: PlanSubjects): Promise<Statement[]> {
+/** The statements the store sends for each read, named after the read. */
+async function collectStatements(store: Store, s: PlanSubjects): Promise<Statement[]> {
   const out: Statement[] = [];
-  const capture = async (names: string[], work: (tx: RecordingTx) => Promise<unknown>): Promise<void> => {
-    const exec = new RecordingExec(runner);
-    await work(new RecordingTx(exec, runner.dialect));
-    if (exec.statements.length !== names.length) {
-      throw new Error(
-        `plan check: expected ${names.length} statements for ${names.join(' / ')}, the server issued ${exec.statements.length}`,
-      );
+  const capture = async (name: string, work: () => Promise<unknown>): Promise<void> => {
+    const statements = await recording(work);
+    if (statements.length === 0) throw new Error(`plan check: ${name}: the store sent no statement`);
+    for (const [i, st] of statements.entries()) {
+      out.push({ ...st, name: statements.length === 1 ? name : `${name} [${i + 1}/${statements.length}]` });
     }
-    for (const [i, st] of exec.statements.entries())
-      out.push({ name: names[i] as string, source: 'server SqlTx', ...st });
   };
   const page = { limit: 100 };
   const deep = { limit: 100, startingAfter: s.deepTransactionId };
-  await capture(
-    [
-      "transactions: the account's denominations (loose index scan)",
-      'transactions: first page (newest of each denomination, merged)',
-    ],
-    (tx) => tx.listTransactions(s.bigAccountId, undefined, page),
+  const big = s.bigAccountId;
+  await capture('transactions: first page', () => store.read((tx) => tx.listTransactions(big, undefined, page)));
+  await capture('transactions: page after a deep cursor', () =>
+    store.read((tx) => tx.listTransactions(big, undefined, deep)),
   );
-  await capture(
-    [
-      'transactions: cursor lookup',
-      "transactions: the account's denominations",
-      'transactions: page after a deep cursor',
-    ],
-    (tx) => tx.listTransactions(s.bigAccountId, undefined, deep),
+  await capture('transactions ?denomination: first page', () =>
+    store.read((tx) => tx.listTransactions(big, DENOMINATION, page)),
   );
-  await capture(['transactions ?denomination: first page'], (tx) =>
-    tx.listTransactions(s.bigAccountId, DENOMINATION, page),
+  await capture('transactions ?denomination: page after a deep cursor', () =>
+    store.read((tx) => tx.listTransactions(big, DENOMINATION, deep)),
   );
-  await capture(
-    ['transactions ?denomination: cursor lookup', 'transactions ?denomination: page after a deep cursor'],
-    (tx) => tx.listTransactions(s.bigAccountId, DENOMINATION, deep),
+  await capture('accounts: first page', () => store.read((tx) => tx.listAccounts(s.companyId, page)));
+  await capture('accounts: page after a deep cursor', () =>
+    store.read((tx) => tx.listAccounts(s.companyId, { limit: 100, startingAfter: s.deepAccountId })),
   );
-  await capture(['accounts: first page'], (tx) => tx.listAccounts(s.companyId, page));
-  await capture(['accounts: cursor lookup', 'accounts: page after a deep cursor'], (tx) =>
-    tx.listAccounts(s.companyId, { limit: 100, startingAfter: s.deepAccountId }),
+  await capture('accounts: balances of the listed accounts (one query per page)', () =>
+    store.read((tx) => tx.listBalancesOfAccounts([s.someAccountId, big])),
   );
-  await capture(['accounts: balances of the listed accounts (one query per page)'], (tx) =>
-    tx.listBalancesOfAccounts([s.someAccountId, s.bigAccountId]),
+  await capture('account lookup (every account-scoped request)', () =>
+    store.read((tx) => tx.findAccount(s.companyId, big)),
   );
-  await capture(['account lookup (every account-scoped request)'], (tx) => tx.findAccount(s.companyId, s.bigAccountId));
-  if (s.eventId !== undefined)
-    await capture(['event by id (GET /v1/events/{id})'], (tx) => tx.findEvent(s.companyId, s.eventId as string));
-  await capture(['ingest: account owners'], (tx) => tx.findAccountOwners([s.someAccountId]));
-
-  const now = Date.now();
-  if (runner.dialect === 'sqlite') {
-    await capture(['ingest: expired holds of a balance'], (tx) =>
-      tx.findExpiredHolds(now, 1, [{ accountId: s.someAccountId, denomination: DENOMINATION }]),
-    );
-    out.push({
-      name: 'ingest: lock the balances of a group (one IN query per 500 accounts)',
-      source: 'copied from the store override',
-      sql: 'SELECT * FROM balances WHERE account_id IN (?, ?)',
-      params: [s.someAccountId, s.bigAccountId],
-    });
-  } else {
-    out.push({
-      name: 'ingest: expired holds of the balances',
-      source: 'copied from the store override',
-      sql: `SELECT e.* FROM events e JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
-         ON e.account_id = k.account_id AND e.denomination = k.denomination
-       WHERE e.state = 'pending' AND e.expires_at <= ? ORDER BY e.expires_at LIMIT ? FOR UPDATE OF e SKIP LOCKED`,
-      params: [[s.someAccountId], [DENOMINATION], now, 1],
-    });
-    out.push({
-      name: 'ingest: lock the balances',
-      source: 'copied from the store override',
-      sql: `SELECT b.* FROM balances b JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
-         ON b.account_id = k.account_id AND b.denomination = k.denomination
-       ORDER BY b.account_id, b.denomination FOR UPDATE OF b`,
-      params: [[s.someAccountId], [DENOMINATION]],
-    });
+  const eventId = s.eventId;
+  if (eventId !== undefined) {
+    await capture('event by id (GET /v1/events/{id})', () => store.read((tx) => tx.findEvent(s.companyId, eventId)));
   }
+  await capture('ingest: account owners', () => store.read((tx) => tx.findAccountOwners([s.someAccountId])));
+  const keys = [
+    { accountId: s.someAccountId, denomination: DENOMINATION },
+    { accountId: big, denomination: DENOMINATION },
+  ];
+  // Ingest locks its balances, then looks for expired holds among them, in its write transaction.
+  await capture('ingest: lock the balances of a group', () =>
+    store
+      .write(async (tx) => {
+        await tx.lockBalances(keys);
+        throw new RolledBack();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof RolledBack)) throw error;
+      }),
+  );
+  await capture('ingest: expired holds of the balances', () =>
+    store
+      .write(async (tx) => {
+        await tx.findExpiredHolds(Date.now(), 1, keys);
+        throw new RolledBack();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof RolledBack)) throw error;
+      }),
+  );
   return out;
 }
 
@@ -282,38 +263,68 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-/** Plans of every list and lookup statement for these subjects. */
-export async function checkPlans(runner: SqlRunner, subjects: PlanSubjects): Promise<PlanCheck[]> {
-  const statements = await collectStatements(runner, subjects);
+function pick(st: Statement): Pick<PlanCheck, 'name' | 'sql'> {
+  return { name: st.name, sql: st.sql.replace(/\s+/g, ' ').trim() };
+}
+
+async function explainPostgres(databaseUrl: string, statements: readonly Statement[]): Promise<PlanCheck[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
   const checks: PlanCheck[] = [];
-  for (const st of statements) {
-    if (runner.dialect === 'postgres') {
-      await runner.run('BEGIN');
+  try {
+    for (const st of statements) {
+      await client.query('BEGIN');
       try {
-        const [row] = await runner.all<{ 'QUERY PLAN': { Plan: PgNode; 'Execution Time': number }[] }>(
+        const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PgNode; 'Execution Time': number }[] }>(
           `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${st.sql}`,
           st.params,
         );
-        const explained = row?.['QUERY PLAN'][0];
+        const explained = rows[0]?.['QUERY PLAN'][0];
         if (explained === undefined) throw new Error(`no plan for ${st.name}`);
         checks.push({ ...pick(st), ...analysePostgres(explained.Plan), executionMs: explained['Execution Time'] });
       } finally {
-        await runner.run('ROLLBACK');
+        await client.query('ROLLBACK');
       }
-    } else {
-      const rows = await runner.all<SqliteQueryPlanRow>(`EXPLAIN QUERY PLAN ${st.sql}`, st.params);
-      const times: number[] = [];
-      for (let i = 0; i < SQLITE_TIMING_RUNS; i++) {
-        const started = performance.now();
-        await runner.all(st.sql, st.params);
-        times.push(performance.now() - started);
-      }
-      checks.push({ ...pick(st), ...analyseSqlite(rows), executionMs: median(times) });
     }
+  } finally {
+    await client.end();
   }
   return checks;
 }
 
-function pick(st: Statement): Pick<PlanCheck, 'name' | 'source' | 'sql'> {
-  return { name: st.name, source: st.source, sql: st.sql.replace(/\s+/g, ' ').trim() };
+function explainSqlite(file: string, statements: readonly Statement[]): PlanCheck[] {
+  const db = new Database(file, { readonly: true });
+  const checks: PlanCheck[] = [];
+  try {
+    db.pragma('busy_timeout = 5000');
+    for (const st of statements) {
+      const rows = db.prepare(`EXPLAIN QUERY PLAN ${st.sql}`).all(...st.params) as SqliteQueryPlanRow[];
+      const statement = db.prepare(st.sql);
+      const times: number[] = [];
+      for (let i = 0; i < SQLITE_TIMING_RUNS; i++) {
+        const started = performance.now();
+        statement.all(...st.params);
+        times.push(performance.now() - started);
+      }
+      checks.push({ ...pick(st), ...analyseSqlite(rows), executionMs: median(times) });
+    }
+  } finally {
+    db.close();
+  }
+  return checks;
+}
+
+/**
+ * Plans of every list and lookup statement the store sends for these subjects. `store` is open
+ * on the database; `database` says where to explain them: a PostgreSQL URL or a SQLite file.
+ */
+export async function checkPlans(
+  store: Store,
+  database: { postgresUrl: string } | { sqliteFile: string },
+  subjects: PlanSubjects,
+): Promise<PlanCheck[]> {
+  const statements = await collectStatements(store, subjects);
+  return 'postgresUrl' in database
+    ? await explainPostgres(database.postgresUrl, statements)
+    : explainSqlite(database.sqliteFile, statements);
 }

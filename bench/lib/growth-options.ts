@@ -30,10 +30,10 @@ export const GROWTH_DEFAULT_WARMUP_S = 2;
 export const DEFAULT_LIST_REQUESTS = 200;
 /** Balances read back through the API after the run (a random sample of the accounts the load touched). */
 export const DEFAULT_CHECK_ACCOUNTS = 20_000;
-/** Rows per seeding statement (one transaction each). */
-export const DEFAULT_SEED_CHUNK_ROWS = 500_000;
+/** Rows per seeding transaction. */
+export const DEFAULT_SEED_CHUNK_ROWS = 10_000;
 
-/** Bounds that keep the ordinals of seeded ids inside the 32-bit bijection that encodes them (growth-seed.ts). */
+/** Bounds of one run: the seeder keeps every account id and amount in memory. */
 export const MAX_SEEDED_ACCOUNTS = 100_000_000;
 export const MAX_SEEDED_EVENTS = 2_000_000_000;
 
@@ -59,29 +59,40 @@ export interface GrowthOptions {
 
 export const GROWTH_USAGE = `Usage: npm run bench:growth -- [flags]
 
-Seeds a fresh database directly with SQL to each level (accounts, then stored events), starts
-the real server on it and measures cost per event; then measures the list endpoints on one
-account with a long history and checks their query plans. See bench/README.md, "Growth".
+Seeds a fresh store in bulk through its public interface to each level (accounts, then stored
+events), starts the real server on it and measures cost per event; then measures the list
+endpoints on one account with a long history and checks their query plans. See bench/README.md,
+"Growth".
 
-  --db <which>                       sqlite | postgres | both (default: both when PostgreSQL is reachable)
-  --accounts <n,n,…>                 account levels (default ${DEFAULT_ACCOUNT_LEVELS.join(',')})
-  --events <n,n,…>                   stored-event levels, at the largest account level (default ${DEFAULT_EVENT_LEVELS.join(',')})
-  --big-account-transactions <n>     usage transactions of the account the list endpoints are measured on,
-                                     seeded with the first event level that holds them (default ${DEFAULT_BIG_ACCOUNT_TRANSACTIONS})
-  --duration <s>                     seconds per measured phase (default ${GROWTH_DEFAULT_DURATION_S}; --quick ${GROWTH_QUICK_DURATION_S})
-  --warmup <s>                       untimed load after each server start (default ${GROWTH_DEFAULT_WARMUP_S})
-  --connections <n>                  connections for both request sizes (default 100 for 1-event, 20 for 100-event requests)
-  --list-requests <n>                sequential requests per list-endpoint case (default ${DEFAULT_LIST_REQUESTS})
-  --check-accounts <n>               balances read back after the run, sampled from the accounts the load touched (default ${DEFAULT_CHECK_ACCOUNTS})
-  --seed-chunk <n>                   rows per seeding statement (default ${DEFAULT_SEED_CHUNK_ROWS})
-  --quick                            smoke run: accounts ${QUICK_ACCOUNT_LEVELS.join(',')}, events ${QUICK_EVENT_LEVELS.join(',')},
-                                     big account ${QUICK_BIG_ACCOUNT_TRANSACTIONS}, ${GROWTH_QUICK_DURATION_S} s per phase (explicit flags win)
-  --keep                             keep the databases (SQLite file, PostgreSQL database) and print where they are
-  --server <path>                    server entry point, relative to the repository root (default ${DEFAULT_SERVER_ENTRY})
-  --data-dir <dir>                   where the SQLite file goes (default: a fresh directory under the OS temp dir)
-  --env <KEY=VALUE>                  extra environment for the server process (repeatable)
-  --pg-admin-url <url>               PostgreSQL URL used to create and drop the bench database (default ${ADMIN_POSTGRES_URL})
-  --help                             this text
+  --db <which>                    sqlite | postgres | both (default: both when PostgreSQL is reachable)
+  --accounts <n,n,…>              account levels (default ${DEFAULT_ACCOUNT_LEVELS.join(',')})
+  --events <n,n,…>                stored-event levels, at the largest account level
+                                  (default ${DEFAULT_EVENT_LEVELS.join(',')})
+  --big-account-transactions <n>  usage transactions of the account the list endpoints are measured on,
+                                  seeded with the first event level that holds them
+                                  (default ${DEFAULT_BIG_ACCOUNT_TRANSACTIONS})
+  --duration <s>                  seconds per measured phase
+                                  (default ${GROWTH_DEFAULT_DURATION_S}; --quick ${GROWTH_QUICK_DURATION_S})
+  --warmup <s>                    untimed load after each server start (default ${GROWTH_DEFAULT_WARMUP_S})
+  --connections <n>               connections for both request sizes
+                                  (default 100 for 1-event, 20 for 100-event requests)
+  --list-requests <n>             sequential requests per list-endpoint case (default ${DEFAULT_LIST_REQUESTS})
+  --check-accounts <n>            balances read back after the run, sampled from the accounts the load
+                                  touched (default ${DEFAULT_CHECK_ACCOUNTS})
+  --seed-chunk <n>                rows per seeding transaction (default ${DEFAULT_SEED_CHUNK_ROWS})
+  --quick                         smoke run: accounts ${QUICK_ACCOUNT_LEVELS.join(',')},
+                                  events ${QUICK_EVENT_LEVELS.join(',')}, big account ${QUICK_BIG_ACCOUNT_TRANSACTIONS},
+                                  ${GROWTH_QUICK_DURATION_S} s per phase (explicit flags win)
+  --keep                          keep the databases (SQLite file, PostgreSQL database) and print where
+                                  they are
+  --server <path>                 server entry point, relative to the repository root
+                                  (default ${DEFAULT_SERVER_ENTRY})
+  --data-dir <dir>                where the SQLite file goes (default: a fresh directory under the OS
+                                  temp dir)
+  --env <KEY=VALUE>               extra environment for the server process (repeatable)
+  --pg-admin-url <url>            PostgreSQL URL used to create and drop the bench database
+                                  (default ${ADMIN_POSTGRES_URL})
+  --help                          this text
 `;
 
 function wholeNumber(flag: string, raw: string, allowZero: boolean): number {
@@ -152,8 +163,8 @@ export function parseGrowthOptions(argv: readonly string[]): GrowthOptions {
   if (maxEvents > MAX_SEEDED_EVENTS) throw new Error(`--events: at most ${MAX_SEEDED_EVENTS} events`);
   if (!bigFitsSomewhere(eventLevels, bigAccountTransactions)) {
     throw new Error(
-      `--big-account-transactions ${bigAccountTransactions}: no --events level adds that many events to the one before ` +
-        `(levels ${eventLevels.join(', ')}); the big account's transactions are part of the stored events`,
+      `--big-account-transactions ${bigAccountTransactions}: no --events level adds that many events to the ` +
+        `one before (levels ${eventLevels.join(', ')}); the big account's transactions are part of the stored events`,
     );
   }
 

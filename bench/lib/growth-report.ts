@@ -25,9 +25,8 @@ export interface LevelResult {
   accounts: number;
   /** Stored events the level asks for (seeded; the load adds its own on top). */
   storedEvents: number;
-  /** Rows in `events` / `transactions` when the level was measured. */
+  /** Events stored when the level was measured: seeded, and acknowledged by earlier levels' load. */
   eventRows: number;
-  transactionRows: number;
   /** Size of the database files (SQLite: file + WAL) or pg_database_size. */
   databaseBytes: number;
   seedS: number;
@@ -56,13 +55,14 @@ export interface CheckReport {
   chainsChecked: string[];
   auditS: number;
   findings: Finding[];
-  /** Whole-database SQL checks (balances = Σ transactions, the big account's chain). */
-  sqlProblems: string[];
+  /** The store's own audit of the whole ledger (`auditLedger`), and the big account's balance. */
+  auditProblems: string[];
 }
 
 export interface SeedEstimate {
   accountsPerS: number | undefined;
   eventsPerS: number | undefined;
+  balanceReadsPerS: number | undefined;
   balanceUpdatesPerS: number | undefined;
   settleSPerMillionRows: number | undefined;
   /** Seconds a run of `accounts` / `events` would take to seed at this run's rates. */
@@ -238,15 +238,18 @@ export function formatSeeding(runs: readonly DbGrowthRun[]): string[] {
     if (e !== undefined) {
       const rate = (v: number | undefined): string => (v === undefined ? '?' : whole.format(v));
       out.push(
-        `${run.db}: rates: ${rate(e.accountsPerS)} accounts/s (account + balance + grant), ${rate(e.eventsPerS)} events/s ` +
-          `(event + usage transaction), ${rate(e.balanceUpdatesPerS)} balance updates/s, ` +
+        `${run.db}: rates: ${rate(e.accountsPerS)} accounts/s (account + balance + grant), ` +
+          `${rate(e.eventsPerS)} events/s (event + usage transaction), ` +
+          `${rate(e.balanceReadsPerS)} balance reads/s, ${rate(e.balanceUpdatesPerS)} balance updates/s, ` +
           `${e.settleSPerMillionRows === undefined ? '?' : e.settleSPerMillionRows.toFixed(1)} s of ` +
-          `${run.db === 'postgres' ? 'VACUUM (ANALYZE)' : 'WAL checkpoint'} per million rows seeded`,
+          `${run.db === 'postgres' ? 'VACUUM (ANALYZE)' : 'closing the store (WAL checkpoint)'} ` +
+          'per million rows seeded',
       );
       if (e.forLevels !== undefined) {
         out.push(
-          `${run.db}: at these rates, seeding ${compact(e.forLevels.accounts)} accounts and ${compact(e.forLevels.events)} events ` +
-            `would take about ${(e.forLevels.seconds / 60).toFixed(1)} min (linear; larger indexes make it slower)`,
+          `${run.db}: at these rates, seeding ${compact(e.forLevels.accounts)} accounts and ` +
+            `${compact(e.forLevels.events)} events would take about ${(e.forLevels.seconds / 60).toFixed(1)} min ` +
+            '(linear; larger indexes make it slower)',
         );
       }
     }
@@ -263,13 +266,14 @@ export function formatChecks(runs: readonly DbGrowthRun[]): string[] {
       continue;
     }
     out.push(
-      `${run.db}: ${whole.format(c.balancesChecked)} of ${whole.format(c.accountsTouched)} loaded accounts' balances read back ` +
-        `(expected: grant − seeded history − acknowledged events), ${c.uncertainRequests} requests without a definite answer; ` +
-        `chains: ${c.chainsChecked.join('; ')}; SQL audit ${c.auditS.toFixed(1)} s`,
+      `${run.db}: ${whole.format(c.balancesChecked)} of ${whole.format(c.accountsTouched)} loaded accounts' ` +
+        'balances read back (expected: grant − seeded history − acknowledged events), ' +
+        `${c.uncertainRequests} requests without a definite answer; chains: ${c.chainsChecked.join('; ')}; ` +
+        `store audit ${c.auditS.toFixed(1)} s`,
     );
-    if (c.findings.length === 0 && c.sqlProblems.length === 0) out.push(`${run.db}: ledger exact`);
+    if (c.findings.length === 0 && c.auditProblems.length === 0) out.push(`${run.db}: ledger exact`);
     for (const f of c.findings) out.push(`${run.db}: LEDGER MISMATCH account ${f.accountId} [${f.check}] ${f.message}`);
-    for (const p of c.sqlProblems) out.push(`${run.db}: LEDGER MISMATCH ${p}`);
+    for (const p of c.auditProblems) out.push(`${run.db}: LEDGER MISMATCH ${p}`);
   }
   return out;
 }

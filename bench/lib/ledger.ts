@@ -206,7 +206,8 @@ export function compareBalance(
       message:
         `amount ${balance.amount}, expected ${expectedAmount} (grant ${INITIAL_GRANT} − acknowledged ${book.debited})` +
         (book.uncertainDebits.length > 0
-          ? `; ${book.uncertainDebits.length} unanswered submissions ${debitOk === undefined ? 'too large to decide' : 'cannot explain'} the difference of ${extraDebit}`
+          ? `; ${book.uncertainDebits.length} unanswered submissions ` +
+            `${debitOk === undefined ? 'too large to decide' : 'cannot explain'} the difference of ${extraDebit}`
           : `: off by ${-extraDebit}`),
     });
   }
@@ -220,7 +221,8 @@ export function compareBalance(
       message:
         `pending ${balance.pending}, expected ${book.held} (acknowledged holds not settled)` +
         (book.uncertainHolds.length > 0
-          ? `; ${book.uncertainHolds.length} unanswered hold submissions ${heldOk === undefined ? 'too large to decide' : 'cannot explain'} the difference of ${extraHeld}`
+          ? `; ${book.uncertainHolds.length} unanswered hold submissions ` +
+            `${heldOk === undefined ? 'too large to decide' : 'cannot explain'} the difference of ${extraHeld}`
           : `: off by ${extraHeld}`),
     });
   }
@@ -270,11 +272,18 @@ export class ChainCheck {
     }
     if (this.sum !== amount) return `transactions sum to ${this.sum}, the balance amount is ${amount}`;
     if (this.newest.balance_after !== amount) {
-      return `newest transaction ${this.newest.transaction_id} has balance_after ${this.newest.balance_after}, the balance amount is ${amount}`;
+      const newest = this.newest;
+      return (
+        `newest transaction ${newest.transaction_id} has balance_after ${newest.balance_after}, ` +
+        `the balance amount is ${amount}`
+      );
     }
     const oldest = this.previous;
     if (oldest.balance_after !== oldest.amount) {
-      return `oldest transaction ${oldest.transaction_id} does not start from zero (amount ${oldest.amount}, balance_after ${oldest.balance_after})`;
+      return (
+        `oldest transaction ${oldest.transaction_id} does not start from zero ` +
+        `(amount ${oldest.amount}, balance_after ${oldest.balance_after})`
+      );
     }
     return undefined;
   }

@@ -1,5 +1,7 @@
 /**
- * A fresh PostgreSQL database per bench run, created and dropped through the admin URL.
+ * A fresh PostgreSQL database per bench run, created and dropped through the admin URL, and
+ * what the benches ask the database server itself (its size, its data directory, a VACUUM):
+ * questions about PostgreSQL, not about the engine's tables.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -31,6 +33,13 @@ export interface BenchDatabase {
   name: string;
   /** DATABASE_URL for the server. */
   url: string;
+  /** pg_database_size, in bytes. */
+  bytes(): Promise<number>;
+  /**
+   * `VACUUM (ANALYZE)` of the whole database: what autovacuum (which may be off on a bench server)
+   * would have done over the months a seeded history stands for.
+   */
+  vacuumAnalyze(): Promise<void>;
   drop(): Promise<void>;
 }
 
@@ -46,6 +55,15 @@ export async function createBenchDatabase(adminUrl: string): Promise<BenchDataba
   return {
     name,
     url: url.toString(),
+    bytes: () =>
+      withAdmin(adminUrl, async (client) => {
+        const { rows } = await client.query<{ bytes: string }>('SELECT pg_database_size($1) AS bytes', [name]);
+        return Number(rows[0]?.bytes ?? 0);
+      }),
+    vacuumAnalyze: () =>
+      withAdmin(url.toString(), async (client) => {
+        await client.query('VACUUM (ANALYZE)');
+      }),
     drop: async () => {
       if (dropped) return;
       dropped = true;
@@ -54,4 +72,16 @@ export async function createBenchDatabase(adminUrl: string): Promise<BenchDataba
       });
     },
   };
+}
+
+/** The database server's data directory (where a seed's rows go), or undefined if it will not say. */
+export async function dataDirectory(adminUrl: string): Promise<string | undefined> {
+  try {
+    return await withAdmin(adminUrl, async (client) => {
+      const { rows } = await client.query<{ data_directory: string }>('SHOW data_directory');
+      return rows[0]?.data_directory;
+    });
+  } catch {
+    return undefined;
+  }
 }

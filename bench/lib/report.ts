@@ -1,12 +1,11 @@
 /**
- * Ratios to the baselines, the table printed to stdout, and the JSON written to bench/results/.
+ * Names of the report's rows, ratios to the baselines, the table printed to stdout, and the JSON
+ * written to bench/results/.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LedgerReport } from './ledger.js';
-import type { BenchOptions } from './options.js';
 import type { PhaseResult, ScenarioResult } from './scenarios.js';
-import type { StoreOnlyFigures } from './storeonly.js';
 
 export const HELLO_PHASE = 'hello-world';
 /** The `scenario` of every baseline row. */
@@ -57,17 +56,6 @@ export interface RunMeta {
   serverCommit: string;
   dataDirFilesystem: string;
   loadAverageAtStart: number;
-}
-
-export interface BenchReport {
-  meta: RunMeta;
-  options: BenchOptions;
-  /** Hello-world, no-db validation and store-only rows, as in the table. */
-  baselines: PhaseResult[];
-  /** What each store-only child reported (transactions/s, lanes, its own ledger check). */
-  storeOnly: StoreOnlyFigures[];
-  runs: DbRun[];
-  failures: string[];
 }
 
 /**
@@ -187,15 +175,8 @@ export function formatLedger(run: DbRun): string[] {
   return lines;
 }
 
-/** The store-only child's own check: every balance against what its committed transactions took. */
-export function formatStoreOnlyLedger(f: StoreOnlyFigures): string {
-  const label = `${f.dialect} ${storeOnlyPhaseName(f.eventsPerTransaction)}`;
-  const verdict =
-    f.ledger.findings.length === 0 ? 'ledger exact' : `LEDGER MISMATCH on ${f.ledger.findings.length} balances`;
-  return `${label}: ${whole.format(f.ledger.accountsChecked)} balances checked, ${f.errors} transactions in doubt; ${verdict}`;
-}
-
-export function writeJson(dir: string, report: BenchReport): string {
+/** Writes a run's report as `<dir>/<start time>.json`; returns the file's path. */
+export function writeJson(dir: string, report: { meta: RunMeta }): string {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${report.meta.startedAt.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

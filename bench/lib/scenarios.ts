@@ -216,7 +216,10 @@ export class EventTraffic {
   private sent = 0;
   private readonly pick: (i: number) => number;
 
-  /** `cycles: false`: every request made per send, whatever the population (the growth bench, so that its levels compare). */
+  /**
+   * `cycles: false`: every request made per send, whatever the population (the growth bench, so
+   * that its levels compare).
+   */
   constructor(
     private readonly ledger: Ledger,
     private readonly accounts: readonly string[],

@@ -130,6 +130,15 @@ export function storeOnlyPhase(
   };
 }
 
+/** The store-only child's own check: every balance against what its committed transactions took. */
+export function formatStoreOnlyLedger(f: StoreOnlyFigures): string {
+  const label = `${f.dialect} ${storeOnlyPhaseName(f.eventsPerTransaction)}`;
+  const verdict =
+    f.ledger.findings.length === 0 ? 'ledger exact' : `LEDGER MISMATCH on ${f.ledger.findings.length} balances`;
+  const checked = f.ledger.accountsChecked.toLocaleString('en-US');
+  return `${label}: ${checked} balances checked, ${f.errors} transactions in doubt; ${verdict}`;
+}
+
 export interface StoreOnlyRun {
   db: DbKind;
   databaseUrl: string;

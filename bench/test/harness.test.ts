@@ -7,17 +7,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eventBatch, eventBatches, BODY_VARIANTS } from '../../bench/lib/bodies.js';
-import { ChainCheck, compareBalance, isSubsetSum, Ledger, type AccountBook } from '../../bench/lib/ledger.js';
-import { LatencyRecorder, mergeOutcomes, runLoad, splitConnections, type LoadOutcome } from '../../bench/lib/load.js';
-import {
-  connectionsFor,
-  INITIAL_GRANT,
-  parseOptions,
-  parseProcessCounts,
-  SCENARIO_NAMES,
-} from '../../bench/lib/options.js';
-import { parseCpuLine, parseRssBytes, parseStat } from '../../bench/lib/procstats.js';
+import { eventBatch, eventBatches, BODY_VARIANTS } from '../lib/bodies.js';
+import { ChainCheck, compareBalance, isSubsetSum, Ledger, type AccountBook } from '../lib/ledger.js';
+import { LatencyRecorder, mergeOutcomes, runLoad, splitConnections, type LoadOutcome } from '../lib/load.js';
+import { connectionsFor, INITIAL_GRANT, parseOptions, parseProcessCounts, SCENARIO_NAMES } from '../lib/options.js';
+import { parseCpuLine, parseRssBytes, parseStat } from '../lib/procstats.js';
 import {
   applyRatios,
   BASELINE_SCENARIO,
@@ -26,10 +20,10 @@ import {
   phaseLabel,
   runLabel,
   storeOnlyPhaseName,
-} from '../../bench/lib/report.js';
-import { parseStoreOnlyMessage, storeLanes, storeOnlyPhase, type StoreOnlyFigures } from '../../bench/lib/storeonly.js';
-import { scatter } from '../../bench/lib/scatter.js';
-import { connectionCycle, CYCLE_ACCOUNTS_MAX, EventTraffic, type PhaseResult } from '../../bench/lib/scenarios.js';
+} from '../lib/report.js';
+import { parseStoreOnlyMessage, storeLanes, storeOnlyPhase, type StoreOnlyFigures } from '../lib/storeonly.js';
+import { scatter } from '../lib/scatter.js';
+import { connectionCycle, CYCLE_ACCOUNTS_MAX, EventTraffic, type PhaseResult } from '../lib/scenarios.js';
 
 function book(overrides: Partial<AccountBook> = {}): AccountBook {
   return {
@@ -525,7 +519,7 @@ test('a fixed cycle per connection: every response is matched to the request it 
   }
 });
 
-test('event traffic cycles per connection over a small population, and makes requests per send over a large one', () => {
+test('event traffic: cycles per connection over a small population, requests per send over a large one', () => {
   const traffic = (accounts: number) =>
     new EventTraffic(
       new Ledger(),

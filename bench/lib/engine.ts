@@ -1,0 +1,249 @@
+/**
+ * The bench's one seam into the engine: the only file under bench/ that imports from src/.
+ * Everything else in bench/ reaches the engine through this module, and only through what it
+ * exports, so that a change inside src/ (a schema, a store split into files, a renamed helper)
+ * is a change here at most:
+ *
+ * - the store through its public interface (src/store/types.ts): `openStore`, `Store.write` /
+ *   `Store.read` and the `Tx` methods, never a store's SQL, tables or classes;
+ * - seeding in bulk through that interface and the server's own operations, so that seeded
+ *   rows are the rows the server writes (ids, ledger rows, balance_after chains included):
+ *   `seedCompany`, `seedFundedAccounts` (as `POST /v1/accounts` and an initial grant write
+ *   them) and `seedUsage` (complete events through the events route's `ingestGroup`), each for
+ *   thousands of rows in the caller's transaction;
+ * - what single tools need: the ingest code and the balance effects of the store-only baseline
+ *   (baselines/store.ts), PostgreSQL's own insert statements (pg-rows.ts), the webhook delivery
+ *   job (webhooks.ts) and the pool size the server would use (run.ts).
+ */
+import { loadConfig } from '../../src/config.js';
+import {
+  balanceKey,
+  normalizeEvent,
+  planIngest,
+  type EventInput,
+  type IngestContext,
+  type NormalizedEvent,
+} from '../../src/domain/events.js';
+import { newId } from '../../src/lib/ids.js';
+import { Ledger, lockBalanceMap, type NetDelta, type PostedEntry } from '../../src/operations/ledger.js';
+import type { EventRow, Store, TransactionRow, Tx } from '../../src/store/types.js';
+
+/** Bench events carry no `timestamp`: no limit applies. */
+export const ANY_TIME = { nowMs: 0, maxAgeMs: Number.POSITIVE_INFINITY };
+
+export { normalizeEvent, type EventInput, type IngestRequest, type NormalizedEvent } from '../../src/domain/events.js';
+export { systemClock } from '../../src/lib/clock.js';
+export { newId } from '../../src/lib/ids.js';
+export { ingestGroup } from '../../src/operations/events.js';
+export { openStore } from '../../src/store/open.js';
+export type {
+  AuditViolation,
+  EventRow,
+  ReadTx,
+  Store,
+  TransactionRow,
+  Tx,
+  WebhookDeliveryRow,
+} from '../../src/store/types.js';
+
+// The store-only baseline composes the ledger the server composes (its balance effects), and the
+// webhook bench the server's dependencies.
+export { balanceEffects } from '../../src/operations/effects.js';
+export { Ledger as EngineLedger } from '../../src/operations/ledger.js';
+export { DAY_MS, EVENT_MAX_AGE_DAYS_DEFAULT, USAGE_RETENTION_DAYS_DEFAULT } from '../../src/operations/deps.js';
+
+// bench/pg-rows.ts measures PostgreSQL's cost per row for the statements the store runs.
+export {
+  insertEventsStatement,
+  insertTransactionsStatement,
+  query as postgresQuery,
+  writeLedgerStatement,
+} from '../../src/store/postgres.js';
+
+// bench/webhooks.ts drives the delivery job the server runs.
+export { deliveryJob } from '../../src/jobs/webhooks.js';
+export type { Deps } from '../../src/operations/deps.js';
+export { processorFactory } from '../../src/processors/index.js';
+export { closeDeliveryAgents } from '../../src/webhooks/deliver.js';
+export { notificationPayload } from '../../src/webhooks/notifications.js';
+export { generateWebhookSecret } from '../../src/webhooks/signing.js';
+
+/**
+ * The PostgreSQL pool size a server started with `env` uses (`BILLING_PG_POOL_SIZE`, else its
+ * default), read as the server reads it.
+ */
+export function serverPgPoolSize(env: NodeJS.ProcessEnv): number {
+  return loadConfig({ ...env, PORT: '0', DATABASE_URL: 'sqlite::memory:' }).pgPoolSize;
+}
+
+/** A user and the company they own (sandbox processor), as sign-up writes them. Returns the company id. */
+export async function seedCompany(store: Store, name: string, nowMs = Date.now()): Promise<string> {
+  const companyId = newId('c');
+  await store.write(async (tx) => {
+    const user = await tx.insertUser({
+      name,
+      email: `${companyId}@bench.example.com`,
+      passwordHash: 'x',
+      dateOfBirth: null,
+      emailVerified: false,
+      createdAtMs: nowMs,
+    });
+    await tx.insertCompany({
+      companyId,
+      name,
+      ownerUserId: user.id,
+      processor: 'sandbox',
+      processorApiKey: null,
+      createdAtMs: nowMs,
+    });
+    await tx.addCompanyMember(companyId, user.id, 'owner');
+  });
+  return companyId;
+}
+
+/**
+ * Accounts of the company, each with a balance of `denomination` and, when `grant` > 0, a
+ * `grant` transaction of that amount: what `POST /v1/accounts` then
+ * `POST /v1/accounts/{id}/balance/{denomination} {amount}` write, for all of them in `tx`.
+ */
+export async function seedFundedAccounts(
+  tx: Tx,
+  companyId: string,
+  accountIds: readonly string[],
+  denomination: string,
+  grant: number,
+  reason = 'initial grant',
+  nowMs = Date.now(),
+): Promise<void> {
+  for (const accountId of accountIds) {
+    await tx.insertAccount({
+      accountId,
+      companyId,
+      name: null,
+      email: null,
+      metadata: null,
+      processorId: null,
+      planId: null,
+      createdAtMs: nowMs,
+    });
+    await tx.insertBalance({
+      accountId,
+      companyId,
+      denomination,
+      amount: 0,
+      pending: 0,
+      refillThreshold: null,
+      refillAmount: null,
+      refillUsdCents: null,
+      refillOnDay: null,
+      createdAtMs: nowMs,
+    });
+  }
+  if (grant === 0 || accountIds.length === 0) return;
+  const keys = accountIds.map((accountId) => ({ accountId, denomination }));
+  const entries: PostedEntry[] = keys.map((k) => ({ ...k, amount: grant, kind: 'grant', reason }));
+  const deltas = new Map<string, NetDelta>(
+    keys.map((k) => [balanceKey(k.accountId, denomination), { amount: grant, pending: 0 }]),
+  );
+  // Seeded balances have no refill settings, plans or subscriptions: a ledger without effects.
+  await new Ledger([]).begin(tx, nowMs).post(await lockBalanceMap(tx, keys), entries, deltas);
+}
+
+/** A complete event of `cost` units (a cost override) on one account. */
+export interface UsageEvent {
+  accountId: string;
+  type: string;
+  cost: number;
+  denomination: string;
+}
+
+/** A seeded history: rows for `Tx.insertEvents` and `Tx.insertTransactions`, in order. */
+export interface PlannedUsage {
+  events: EventRow[];
+  transactions: TransactionRow[];
+}
+
+/**
+ * The rows of complete events, in this order, each as its own 1-event request: the event rows
+ * as the events route plans them (`planIngest`: the server's ids and columns) and their `usage`
+ * ledger rows, `balance_after` chained from `amounts` as the ledger's `post` chains it. `amounts`
+ * holds each account's amount before the events and is left at the amount after them.
+ *
+ * Nothing is written: insert the rows in bulk (`tx.insertEvents`, `tx.insertTransactions`; the
+ * ledger rows of an account in this order, which their `seq` keeps), then change the balances
+ * by the net amounts with `applyBalanceChanges`, once per balance for a whole history where
+ * the server changes it with every group.
+ */
+export function planUsage(
+  companyId: string,
+  events: readonly UsageEvent[],
+  amounts: Map<string, number>,
+  nowMs = Date.now(),
+): PlannedUsage {
+  const balances = new Map<string, { amount: number; pending: number }>();
+  for (const e of events) {
+    const amount = amounts.get(e.accountId);
+    if (amount === undefined) throw new Error(`planUsage: no amount given for account ${e.accountId}`);
+    balances.set(balanceKey(e.accountId, e.denomination), { amount, pending: 0 });
+  }
+  const ctx: IngestContext = { nowMs, balances, prices: new Map(), known: new Map(), newEventId: () => newId('ev') };
+  const normalized = new Map<string, NormalizedEvent>();
+  const planned: PlannedUsage = { events: [], transactions: [] };
+  for (const e of events) {
+    const key = `${e.type}\u0000${e.cost}\u0000${e.denomination}`;
+    let event = normalized.get(key);
+    if (event === undefined) {
+      const input: EventInput = { type: e.type, cost_override: { amount: e.cost, denomination: e.denomination } };
+      const n = normalizeEvent(input, 0, ANY_TIME);
+      if (!n.ok) throw new Error(`seeded event does not normalise: ${n.message}`);
+      event = n.value;
+      normalized.set(key, event);
+    }
+    const plan = planIngest({ companyId, accountId: e.accountId, events: [event], gate: false }, ctx);
+    if (!plan.ok) throw new Error(`seeded event refused: ${plan.reason}: ${plan.message}`);
+    for (const row of plan.value.events) planned.events.push(row);
+    for (const entry of plan.value.ledger) {
+      const balanceAfter = (amounts.get(entry.accountId) as number) + entry.amount;
+      amounts.set(entry.accountId, balanceAfter);
+      planned.transactions.push({
+        transactionId: newId('tx'),
+        accountId: entry.accountId,
+        denomination: entry.denomination,
+        amount: entry.amount,
+        balanceAfter,
+        kind: entry.kind,
+        eventId: entry.eventId,
+        reason: null,
+        createdAtMs: nowMs,
+      });
+    }
+  }
+  return planned;
+}
+
+/**
+ * Applies net changes of amount to balances (locked first, as every balance change is) and
+ * checks that each ends where `expected` says, when given.
+ */
+export async function applyBalanceChanges(
+  tx: Tx,
+  denomination: string,
+  changes: readonly { accountId: string; amount: number; expected?: number }[],
+): Promise<void> {
+  const deltas = changes.filter((c) => c.amount !== 0);
+  if (deltas.length === 0) return;
+  await lockBalanceMap(
+    tx,
+    deltas.map((c) => ({ accountId: c.accountId, denomination })),
+  );
+  const after = await tx.applyBalanceDeltas(
+    deltas.map((c) => ({ accountId: c.accountId, denomination, amount: c.amount, pending: 0 })),
+  );
+  const amountOf = new Map(after.map((b) => [b.accountId, b.amount]));
+  for (const c of deltas) {
+    if (c.expected !== undefined && amountOf.get(c.accountId) !== c.expected)
+      throw new Error(
+        `balance of ${c.accountId}: ${amountOf.get(c.accountId)} after the change, expected ${c.expected}`,
+      );
+  }
+}
