@@ -20,6 +20,8 @@ import { compilers, validationErrorBody } from './validation.js';
 import type { RouteContext } from './route-context.js';
 import { ErrorResponse } from './schemas/common.js';
 import { SHARED_SCHEMAS } from './schemas/resources.js';
+import { UsageGroup } from './schemas/usage.js';
+import { usageRoutes } from './routes/usage.js';
 import { accountRoutes } from './routes/accounts.js';
 import { autoRefillRoutes } from './routes/auto-refill.js';
 import { balanceRoutes } from './routes/balances.js';
@@ -99,6 +101,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' ? query : strict).compile(schema));
   app.addSchema(ErrorResponse);
   for (const s of SHARED_SCHEMAS) app.addSchema(s);
+  app.addSchema(UsageGroup);
 
   // JSON bodies; an empty body with a JSON content type counts as no body (optional bodies).
   const defaultJson = app.getDefaultJsonParser('error', 'error');
@@ -214,6 +217,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     transactionRoutes(scope, ctx);
     priceRoutes(scope, ctx);
     eventRoutes(scope, ctx);
+    usageRoutes(scope, ctx);
     if (opts.testClock) testClockRoutes(scope, ctx, opts.testClock);
     cardRoutes(scope, ctx);
     autoRefillRoutes(scope, ctx);

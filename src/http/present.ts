@@ -58,6 +58,7 @@ export function presentEvent(e: EventRow) {
     cost: { amount: e.costAmount, denomination: e.denomination },
     metadata: e.metadata,
     state: e.state,
+    timestamp: toIso(e.occurredAtMs),
     created_at: toIso(e.createdAtMs),
     updated_at: toIso(e.updatedAtMs),
     ...(e.state === 'pending' && e.expiresAtMs !== null ? { expires_at: toIso(e.expiresAtMs) } : {}),

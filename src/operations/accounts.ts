@@ -153,7 +153,7 @@ export async function getBalance(
   });
 }
 
-async function expireDueHoldsOfAccount(
+export async function expireDueHoldsOfAccount(
   deps: Deps,
   companyId: string,
   accountId: string,

@@ -33,6 +33,17 @@ const EventBody = Type.Object(
     gate_on_balance: Type.Optional(
       Type.Boolean({ description: 'Refuse the whole request (402) if a balance it draws from has available < 0' }),
     ),
+    timestamp: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5 minutes in the ' +
+          'future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event. Usage is ' +
+          'counted in the hour of this time; the cost is deducted when the event is recorded. A client id replayed ' +
+          'with another timestamp is different content (409).',
+        examples: ['2026-11-23T10:00:00Z'],
+      }),
+    ),
   },
   { additionalProperties: false },
 );

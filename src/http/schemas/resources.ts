@@ -53,6 +53,10 @@ export const Event = Type.Object(
     cost: Cost,
     metadata: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
     state: Type.Union([Type.Literal('pending'), Type.Literal('complete'), Type.Literal('cancelled')]),
+    timestamp: Type.String({
+      format: 'date-time',
+      description: "When the usage happened: the request's timestamp, else when the event was recorded",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
     expires_at: Type.Optional(

@@ -398,7 +398,8 @@ export function eventsSql<Base extends SqlBase<EventsNeed>>(base: Base) {
         params.push(...p);
       }
       const rows = await this.db.all(
-        `SELECT ${columns}, hour, denomination, type, events, quantity, cost FROM ${table} ` +
+        // As text: PostgreSQL's NUMERIC must not pass through a JavaScript number.
+        `SELECT ${columns}, hour, denomination, type, events, CAST(quantity AS TEXT) AS quantity, cost FROM ${table} ` +
           `WHERE ${where.join(' AND ')} LIMIT ?`,
         [...params, limit],
       );
