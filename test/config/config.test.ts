@@ -151,7 +151,7 @@ describe('a bad environment at start', { concurrency: true }, () => {
     assert.equal(r.stderr, ['billing: configuration error', ...BAD_ENV_PROBLEMS, ''].join('\n'));
   });
 
-  test('the server retries an unreachable PostgreSQL for BILLING_DB_CONNECT_TIMEOUT_MS, then says so in a line', async () => {
+  test('the server retries an unreachable PostgreSQL for BILLING_DB_CONNECT_TIMEOUT_MS, then says so', async () => {
     const r = await runNode(SERVER_ENTRY, [], {
       DATABASE_URL: 'postgres://billing:s3cret@127.0.0.1:1/billing',
       BILLING_DB_CONNECT_TIMEOUT_MS: '800',
