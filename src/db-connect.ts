@@ -37,10 +37,16 @@ const TRANSIENT_CODES = new Set([
   '53300', // too_many_connections
 ]);
 
+/** The `code` of a Node or pg error (ECONNREFUSED, 57P03, SQLITE_NOTADB), if it has one. */
+function codeOf(err: unknown): string | undefined {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
 function isTransient(err: unknown): boolean {
   if (err instanceof AggregateError && err.errors.some(isTransient)) return true;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && TRANSIENT_CODES.has(code)) return true;
+  const code = codeOf(err);
+  if (code !== undefined && TRANSIENT_CODES.has(code)) return true;
   const message = err instanceof Error ? err.message : '';
   return /Connection terminated|timeout expired/i.test(message);
 }
@@ -49,9 +55,9 @@ function isTransient(err: unknown): boolean {
 export function oneLine(err: unknown): string {
   if (err instanceof AggregateError && err.errors.length > 0) return oneLine(err.errors[0]);
   const text = err instanceof Error ? err.message || err.name : String(err);
-  const code = (err as { code?: unknown }).code;
+  const code = codeOf(err);
   const first = text.split('\n')[0]!.trim() || 'unknown error';
-  return typeof code === 'string' && !first.includes(code) ? `${first} (${code})` : first;
+  return code !== undefined && !first.includes(code) ? `${first} (${code})` : first;
 }
 
 /** Where the store lives, for messages: the SQLite file, or the PostgreSQL URL without its password. */
@@ -62,8 +68,6 @@ export function describeDatabase(databaseUrl: string): string {
 export interface ConnectOptions {
   /** Where each retry is announced (default: stderr). */
   log?: (line: string) => void;
-  /** PostgreSQL schema instead of `public` (tests). */
-  pgSchema?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -82,7 +86,6 @@ export async function connectStore(
     return await openStore(config.databaseUrl, {
       pgPoolSize: config.pgPoolSize,
       pgPreparedStatements: config.pgPreparedStatements,
-      ...(opts.pgSchema !== undefined ? { pgSchema: opts.pgSchema } : {}),
     });
   } catch (err) {
     throw new DbConnectError(`cannot open the ${sqlite ? 'SQLite' : 'PostgreSQL'} database ${where}: ${oneLine(err)}`);
