@@ -1,6 +1,15 @@
 /**
- * The environment, parsed once, typed and validated. Nothing else reads process.env.
+ * The environment, parsed once, typed and validated. Nothing else reads the server's settings from
+ * process.env. One TypeBox schema describes every variable; every problem is reported at once, in
+ * plain words (`ConfigError`), so that an operator fixes them all in one go.
  */
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export type SignupMode = 'open' | 'closed';
+
 export interface Config {
   host: string;
   port: number;
@@ -21,62 +30,158 @@ export interface Config {
   outboxRetentionDays: number;
   /** Days a finished webhook delivery and its attempts stay in the delivery log. */
   webhookLogRetentionDays: number;
+  /** BILLING_SIGNUP=closed: `POST /v1/users` and `POST /v1/companies` refuse (403); the CLI creates both. */
+  signup: SignupMode;
+  /** How long a start keeps retrying an unreachable PostgreSQL before it gives up (0: one attempt). */
+  dbConnectTimeoutMs: number;
 }
 
 export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
 export const WEBHOOK_LOG_RETENTION_DAYS_DEFAULT = 30;
 /** Ten years: a longer retention is no retention. */
 const RETENTION_DAYS_MAX = 3650;
+export const DB_CONNECT_TIMEOUT_MS_DEFAULT = 30_000;
+/** Ten minutes: an orchestrator restarts a process that waits longer. */
+const DB_CONNECT_TIMEOUT_MS_MAX = 600_000;
 
 export const DEFAULT_SQLITE_URL = 'sqlite:./data/billing.sqlite';
+/** The default SQLite file's directory is created on first start; any other must exist. */
+const DEFAULT_SQLITE_DIR = './data';
 
-function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a whole number, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new Error(`${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
+/** pino's levels: the logger refuses any other. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-function flagFrom(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === '1' || raw === 'true') return true;
-  if (raw === '0' || raw === 'false') return false;
-  throw new Error(`${name} must be 1 or 0, got "${raw}"`);
-}
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const databaseUrl = env.DATABASE_URL && env.DATABASE_URL !== '' ? env.DATABASE_URL : DEFAULT_SQLITE_URL;
-  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
-    throw new Error('DATABASE_URL must start with sqlite:, postgres:// or postgresql://');
+/** Every problem with the environment, one plain sentence each. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'ConfigError';
+    this.problems = problems;
   }
+}
+
+// --- the schema: each variable once, with what it must be in words (`description`, used in messages)
+
+const integer = (minimum: number, maximum: number, fallback: number) =>
+  Type.Integer({ minimum, maximum, default: fallback, description: `an integer from ${minimum} to ${maximum}` });
+const flag = (fallback: boolean) => Type.Boolean({ default: fallback, description: '1 or 0 (or true or false)' });
+
+const ENV_SCHEMA = Type.Object({
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'a host name or address' }),
+  PORT: integer(0, 65535, 8080),
+  DATABASE_URL: Type.String({
+    pattern: '^(sqlite:.+|postgres://.+|postgresql://.+)$',
+    default: DEFAULT_SQLITE_URL,
+    description: 'sqlite:<file>, sqlite::memory:, postgres://… or postgresql://…',
+  }),
+  BILLING_TEST_CLOCK: flag(false),
+  BILLING_WEBHOOK_ALLOW_PRIVATE: flag(false),
+  BILLING_API_KEY_CACHE_MS: integer(0, 300_000, 5_000),
+  BILLING_WORKER_INTERVAL_MS: integer(10, 3_600_000, 1_000),
+  BILLING_WORKERS: flag(true),
+  LOG_LEVEL: Type.Union(
+    LOG_LEVELS.map((l) => Type.Literal(l)),
+    { default: 'warn', description: `one of ${LOG_LEVELS.join(', ')}` },
+  ),
+  BILLING_PG_POOL_SIZE: integer(1, 200, 8),
+  BILLING_PG_PREPARED_STATEMENTS: flag(true),
+  BILLING_OUTBOX_RETENTION_DAYS: integer(1, RETENTION_DAYS_MAX, OUTBOX_RETENTION_DAYS_DEFAULT),
+  BILLING_WEBHOOK_LOG_RETENTION_DAYS: integer(1, RETENTION_DAYS_MAX, WEBHOOK_LOG_RETENTION_DAYS_DEFAULT),
+  BILLING_SIGNUP: Type.Union([Type.Literal('open'), Type.Literal('closed')], {
+    default: 'open',
+    description: 'open or closed',
+  }),
+  BILLING_DB_CONNECT_TIMEOUT_MS: integer(0, DB_CONNECT_TIMEOUT_MS_MAX, DB_CONNECT_TIMEOUT_MS_DEFAULT),
+});
+type Env = Static<typeof ENV_SCHEMA>;
+type EnvName = keyof Env;
+
+/**
+ * Text to the schema's types, exactly: only digits make an integer ("1.5", "1e3", " 8" and "-1"
+ * stay text and fail the schema), only 1/0/true/false make a flag. Unset or empty: the default.
+ */
+function typed(schema: TSchema, raw: string): unknown {
+  if (schema.type === 'integer') return /^\d{1,15}$/.test(raw) ? Number(raw) : raw;
+  if (schema.type === 'boolean') {
+    if (raw === '1' || raw === 'true') return true;
+    if (raw === '0' || raw === 'false') return false;
+  }
+  return raw;
+}
+
+/** A PostgreSQL URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+}
+
+function shown(name: string, raw: string): string {
+  return JSON.stringify(name === 'DATABASE_URL' ? redactUrl(raw) : raw);
+}
+
+/** Checks of DATABASE_URL that a pattern cannot make: a URL that parses, an existing directory. */
+function databaseUrlProblems(url: string): string[] {
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length);
+    if (file === ':memory:') return [];
+    const dir = dirname(file);
+    if (resolve(dir) === resolve(DEFAULT_SQLITE_DIR)) return [];
+    if (!existsSync(dir))
+      return [`DATABASE_URL names a SQLite file in a directory that does not exist: ${dir} (create it first)`];
+    if (!statSync(dir).isDirectory())
+      return [`DATABASE_URL names a SQLite file under ${dir}, which is not a directory`];
+    if (existsSync(file) && statSync(file).isDirectory())
+      return [`DATABASE_URL must name a SQLite file, but ${file} is a directory`];
+    return [];
+  }
+  try {
+    new URL(url);
+  } catch {
+    return [`DATABASE_URL is not a valid URL: ${JSON.stringify(redactUrl(url))}`];
+  }
+  return [];
+}
+
+/**
+ * Reads the environment: every variable checked against the schema, every problem collected;
+ * throws one `ConfigError` listing them all.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const props = ENV_SCHEMA.properties as Record<EnvName, TSchema>;
+  const input: Record<string, unknown> = {};
+  for (const name of Object.keys(props) as EnvName[]) {
+    const raw = env[name];
+    input[name] = raw === undefined || raw === '' ? props[name].default : typed(props[name], raw);
+  }
+  const problems: string[] = [];
+  const reported = new Set<string>();
+  for (const error of Value.Errors(ENV_SCHEMA, input)) {
+    const name = error.path.slice(1) as EnvName;
+    if (reported.has(name)) continue;
+    reported.add(name);
+    problems.push(`${name} must be ${props[name]?.description ?? 'valid'}, got ${shown(name, String(env[name]))}`);
+  }
+  if (!reported.has('DATABASE_URL')) problems.push(...databaseUrlProblems(String(input.DATABASE_URL)));
+  if (problems.length > 0) throw new ConfigError(problems);
+  const e = input as Env;
   return {
-    host: env.HOST && env.HOST !== '' ? env.HOST : '127.0.0.1',
-    port: intFrom(env, 'PORT', 8080, 0, 65535),
-    databaseUrl,
-    testClock: flagFrom(env, 'BILLING_TEST_CLOCK', false),
-    webhookAllowPrivate: flagFrom(env, 'BILLING_WEBHOOK_ALLOW_PRIVATE', false),
-    apiKeyCacheMs: intFrom(env, 'BILLING_API_KEY_CACHE_MS', 5_000, 0, 300_000),
-    workerIntervalMs: intFrom(env, 'BILLING_WORKER_INTERVAL_MS', 1_000, 10, 3_600_000),
-    workers: flagFrom(env, 'BILLING_WORKERS', true),
-    logLevel: env.LOG_LEVEL && env.LOG_LEVEL !== '' ? env.LOG_LEVEL : 'warn',
-    pgPoolSize: intFrom(env, 'BILLING_PG_POOL_SIZE', 8, 1, 200),
-    pgPreparedStatements: flagFrom(env, 'BILLING_PG_PREPARED_STATEMENTS', true),
-    outboxRetentionDays: intFrom(
-      env,
-      'BILLING_OUTBOX_RETENTION_DAYS',
-      OUTBOX_RETENTION_DAYS_DEFAULT,
-      1,
-      RETENTION_DAYS_MAX,
-    ),
-    webhookLogRetentionDays: intFrom(
-      env,
-      'BILLING_WEBHOOK_LOG_RETENTION_DAYS',
-      WEBHOOK_LOG_RETENTION_DAYS_DEFAULT,
-      1,
-      RETENTION_DAYS_MAX,
-    ),
+    host: e.HOST,
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL,
+    testClock: e.BILLING_TEST_CLOCK,
+    webhookAllowPrivate: e.BILLING_WEBHOOK_ALLOW_PRIVATE,
+    apiKeyCacheMs: e.BILLING_API_KEY_CACHE_MS,
+    workerIntervalMs: e.BILLING_WORKER_INTERVAL_MS,
+    workers: e.BILLING_WORKERS,
+    logLevel: e.LOG_LEVEL,
+    pgPoolSize: e.BILLING_PG_POOL_SIZE,
+    pgPreparedStatements: e.BILLING_PG_PREPARED_STATEMENTS,
+    outboxRetentionDays: e.BILLING_OUTBOX_RETENTION_DAYS,
+    webhookLogRetentionDays: e.BILLING_WEBHOOK_LOG_RETENTION_DAYS,
+    signup: e.BILLING_SIGNUP,
+    dbConnectTimeoutMs: e.BILLING_DB_CONNECT_TIMEOUT_MS,
   };
 }
+
+/** The variables `loadConfig` reads, for documentation and tests. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(ENV_SCHEMA.properties);

@@ -1,9 +1,49 @@
-/** `npm start`: serve the API, its docs and the workers until SIGINT/SIGTERM. */
-import { loadConfig } from './config.js';
+/**
+ * `npm start` (and `billing serve`): serve the API, its docs and the workers until SIGINT/SIGTERM.
+ * A bad environment or an unreachable database ends the process with plain lines (exit 1), never a
+ * stack trace; a bug still shows its stack.
+ */
+import { ConfigError, loadConfig } from './config.js';
+import { DbConnectError, connectStore } from './db-connect.js';
 import { startServer } from './server.js';
 
-const config = loadConfig();
-const server = await startServer(config);
+/** Errors of the listening socket that are the operator's to fix (port taken, no permission). */
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'is already in use',
+  EACCES: 'needs privileges this process does not have',
+  EADDRNOTAVAIL: 'names an address this machine does not have',
+};
+
+function exitWith(lines: string[]): never {
+  for (const line of lines) console.error(line);
+  process.exit(1);
+}
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  exitWith(['billing engine: configuration error', ...err.problems.map((p) => `  ${p}`)]);
+}
+
+let store: Awaited<ReturnType<typeof connectStore>>;
+try {
+  store = await connectStore(config, { log: (line) => console.error(`billing engine: ${line}`) });
+} catch (err) {
+  if (!(err instanceof DbConnectError)) throw err;
+  exitWith([`billing engine: ${err.message}`]);
+}
+
+let server: Awaited<ReturnType<typeof startServer>>;
+try {
+  server = await startServer(config, { store });
+} catch (err) {
+  const problem = LISTEN_ERRORS[(err as { code?: string }).code ?? ''];
+  if (!problem) throw err;
+  await store.close();
+  exitWith([`billing engine: ${config.host}:${config.port} ${problem} (set HOST and PORT)`]);
+}
 console.log(
   `billing engine listening on ${server.url} (${server.store.dialect}${config.testClock ? ', test clock' : ''})`,
 );
@@ -13,12 +53,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (closing) return;
     closing = true;
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
+    server
+      .close()
+      .then(() => store.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
   });
 }
