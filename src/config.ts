@@ -34,9 +34,17 @@ export interface Config {
   signup: SignupMode;
   /** How long a start keeps retrying an unreachable PostgreSQL before it gives up (0: one attempt). */
   dbConnectTimeoutMs: number;
+  /** BILLING_EVENT_MAX_AGE_DAYS: how old an event's `timestamp` may be. */
+  eventMaxAgeDays: number;
+  /** BILLING_USAGE_RETENTION_DAYS: how long hourly usage rollups are kept (and may be asked for). */
+  usageRetentionDays: number;
 }
 
 export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
+/** The contract's default: events may carry a timestamp up to 35 days old. */
+export const EVENT_MAX_AGE_DAYS_DEFAULT = 35;
+/** Thirteen months and a bit: a year compared with the year before. */
+export const USAGE_RETENTION_DAYS_DEFAULT = 400;
 export const WEBHOOK_LOG_RETENTION_DAYS_DEFAULT = 30;
 /** Ten years: a longer retention is no retention. */
 const RETENTION_DAYS_MAX = 3650;
@@ -87,6 +95,8 @@ const ENV_SCHEMA = Type.Object({
   BILLING_PG_POOL_SIZE: integer(1, 200, 8),
   BILLING_PG_PREPARED_STATEMENTS: flag(true),
   BILLING_OUTBOX_RETENTION_DAYS: integer(1, RETENTION_DAYS_MAX, OUTBOX_RETENTION_DAYS_DEFAULT),
+  BILLING_EVENT_MAX_AGE_DAYS: integer(1, RETENTION_DAYS_MAX, EVENT_MAX_AGE_DAYS_DEFAULT),
+  BILLING_USAGE_RETENTION_DAYS: integer(1, RETENTION_DAYS_MAX, USAGE_RETENTION_DAYS_DEFAULT),
   BILLING_WEBHOOK_LOG_RETENTION_DAYS: integer(1, RETENTION_DAYS_MAX, WEBHOOK_LOG_RETENTION_DAYS_DEFAULT),
   BILLING_SIGNUP: Type.Union([Type.Literal('open'), Type.Literal('closed')], {
     default: 'open',
@@ -177,6 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pgPoolSize: e.BILLING_PG_POOL_SIZE,
     pgPreparedStatements: e.BILLING_PG_PREPARED_STATEMENTS,
     outboxRetentionDays: e.BILLING_OUTBOX_RETENTION_DAYS,
+    eventMaxAgeDays: e.BILLING_EVENT_MAX_AGE_DAYS,
+    usageRetentionDays: e.BILLING_USAGE_RETENTION_DAYS,
     webhookLogRetentionDays: e.BILLING_WEBHOOK_LOG_RETENTION_DAYS,
     signup: e.BILLING_SIGNUP,
     dbConnectTimeoutMs: e.BILLING_DB_CONNECT_TIMEOUT_MS,

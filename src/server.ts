@@ -8,7 +8,7 @@ import { buildApp, registeredRoutes, type App } from './http/app.js';
 import { JobRunner, coreJobs } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
-import { DAY_MS, EVENT_MAX_AGE_DAYS_DEFAULT, USAGE_RETENTION_DAYS_DEFAULT, type Deps } from './operations/deps.js';
+import { composeDeps } from './compose.js';
 import { IngestBatcher, SettleBatcher, settleGroup, type SettleRequest } from './operations/events.js';
 import { openStore } from './store/open.js';
 import { processorFactory } from './processors/index.js';
@@ -16,8 +16,6 @@ import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
 import { moneyJobs } from './jobs/money.js';
 import { retentionJobs } from './jobs/retention.js';
-import { balanceEffects } from './operations/effects.js';
-import { Ledger } from './operations/ledger.js';
 import { SqliteIngestWorker } from './ingest-worker/client.js';
 import { SqliteStore } from './store/sqlite.js';
 
@@ -49,19 +47,8 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     }));
   const testClock = config.testClock ? new TestClock() : null;
   const clock: Clock = testClock ?? systemClock;
-  // What follows every balance change (refill decisions, plan alerts, notifications) is this one
-  // list; the SQLite writer thread builds its ledger from the same function.
-  const deps: Deps = {
-    store,
-    clock,
-    processors: opts.processors ?? processorFactory(),
-    ledger: new Ledger(balanceEffects()),
-    webhooks: { allowPrivate: config.webhookAllowPrivate },
-    usage: {
-      eventMaxAgeMs: EVENT_MAX_AGE_DAYS_DEFAULT * DAY_MS,
-      retentionMs: USAGE_RETENTION_DAYS_DEFAULT * DAY_MS,
-    },
-  };
+  const deps = composeDeps(config, store, clock, opts.processors ?? processorFactory());
+
   // SQLite has one writer: groups written on its own thread (a file database), two in flight so
   // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,
   // row locks keep them apart.

@@ -50,7 +50,8 @@ export type {
 // webhook bench the server's dependencies.
 export { balanceEffects } from '../../src/operations/effects.js';
 export { Ledger as EngineLedger } from '../../src/operations/ledger.js';
-export { DAY_MS, EVENT_MAX_AGE_DAYS_DEFAULT, USAGE_RETENTION_DAYS_DEFAULT } from '../../src/operations/deps.js';
+export { DAY_MS } from '../../src/operations/deps.js';
+export { EVENT_MAX_AGE_DAYS_DEFAULT, USAGE_RETENTION_DAYS_DEFAULT } from '../../src/config.js';
 
 // bench/pg-rows.ts measures PostgreSQL's cost per row for the statements the store runs.
 export {

@@ -10,6 +10,7 @@ import { systemClock } from '../lib/clock.js';
 import type { Deps } from '../operations/deps.js';
 import type { ProcessorFactory } from '../processors/types.js';
 import type { Store } from '../store/types.js';
+import { composeDeps } from '../compose.js';
 
 export interface Io {
   /** The process environment (DATABASE_URL and the server's other settings, BILLING_USER_PASSWORD). */
@@ -115,7 +116,7 @@ export async function withStore<T>(io: Io, fn: (opened: Opened) => Promise<T>): 
   const config = loadConfig(io.env);
   const store = await connectStore(config, { log: (line) => io.err(`billing: ${line}`) });
   try {
-    return await fn({ config, store, deps: { store, clock: systemClock, processors: noPayments } });
+    return await fn({ config, store, deps: composeDeps(config, store, systemClock, noPayments) });
   } finally {
     await store.close();
   }

@@ -26,8 +26,6 @@ export interface UsageSettings {
   retentionMs: number;
 }
 
-export const EVENT_MAX_AGE_DAYS_DEFAULT = 35;
-export const USAGE_RETENTION_DAYS_DEFAULT = 400;
 export const DAY_MS = 86_400_000;
 
 /** Default and largest page of every list endpoint. */

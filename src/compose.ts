@@ -1,0 +1,24 @@
+/**
+ * The operations' dependencies, composed once per process from the configuration: the store, the
+ * clock, the payment processors, the ledger with the balance effects of a server (what follows a
+ * balance change), and the webhook and usage settings. The server (server.ts) and the CLI use it.
+ */
+import type { Config } from './config.js';
+import type { Clock } from './lib/clock.js';
+import { DAY_MS, type Deps } from './operations/deps.js';
+import { balanceEffects } from './operations/effects.js';
+import { Ledger } from './operations/ledger.js';
+import type { ProcessorFactory } from './processors/types.js';
+import type { Store } from './store/types.js';
+
+export function composeDeps(config: Config, store: Store, clock: Clock, processors: ProcessorFactory): Deps {
+  return {
+    store,
+    clock,
+    processors,
+    // The SQLite writer thread builds its ledger from the same balanceEffects().
+    ledger: new Ledger(balanceEffects()),
+    webhooks: { allowPrivate: config.webhookAllowPrivate },
+    usage: { eventMaxAgeMs: config.eventMaxAgeDays * DAY_MS, retentionMs: config.usageRetentionDays * DAY_MS },
+  };
+}
