@@ -1,11 +1,11 @@
 /**
  * Baseline: the store alone, no HTTP. Opens the project's real store on DATABASE_URL (the
  * migrations run as the server runs them), seeds a company and funded accounts through the
- * store's Tx API, then runs N-event transactions back to back for `--duration` seconds, each
- * `store.write(tx => ingestGroup(ledger.begin(tx, now), [request]))`: the server's own ingest code with one
- * request per transaction (the server groups many requests per transaction; this does not).
- * `--lanes` such loops run at once. Every balance is then read back and checked against what
- * the committed transactions took.
+ * engine seam (`seedCompany`, `seedFundedAccounts`), then runs N-event transactions back to
+ * back for `--duration` seconds, each `store.write(tx => ingestGroup(ledger.begin(tx, now),
+ * [request]))`: the server's own ingest code with one request per transaction (the server groups
+ * many requests per transaction; this does not). `--lanes` such loops run at once. Every balance
+ * is then read back and checked against what the committed transactions took.
  *
  * Run by the bench as its own process (see lib/storeonly.ts for the protocol on stdout):
  *   DATABASE_URL=sqlite:/tmp/x.sqlite node --import tsx bench/baselines/store.ts --events 100 --duration 5

@@ -8,9 +8,10 @@
  *   `Store.read` and the `Tx` methods, never a store's SQL, tables or classes;
  * - seeding in bulk through that interface and the server's own operations, so that seeded
  *   rows are the rows the server writes (ids, ledger rows, balance_after chains included):
- *   `seedCompany`, `seedFundedAccounts` (as `POST /v1/accounts` and an initial grant write
- *   them) and `seedUsage` (complete events through the events route's `ingestGroup`), each for
- *   thousands of rows in the caller's transaction;
+ *   `seedCompany`; `seedFundedAccounts` (as `POST /v1/accounts` and an initial grant write
+ *   them); `planUsage` (complete events as the events route plans them, with their ledger
+ *   rows), whose rows go in with `Tx.insertEvents` / `Tx.insertTransactions`, thousands per
+ *   transaction, and `applyBalanceChanges` to bring the balances level with them;
  * - what single tools need: the ingest code and the balance effects of the store-only baseline
  *   (baselines/store.ts), PostgreSQL's own insert statements (pg-rows.ts), the webhook delivery
  *   job (webhooks.ts) and the pool size the server would use (run.ts).
@@ -36,15 +37,7 @@ export { systemClock } from '../../src/lib/clock.js';
 export { newId } from '../../src/lib/ids.js';
 export { ingestGroup } from '../../src/operations/events.js';
 export { openStore } from '../../src/store/open.js';
-export type {
-  AuditViolation,
-  EventRow,
-  ReadTx,
-  Store,
-  TransactionRow,
-  Tx,
-  WebhookDeliveryRow,
-} from '../../src/store/types.js';
+export type { EventRow, Store, TransactionRow, Tx, WebhookDeliveryRow } from '../../src/store/types.js';
 
 // The store-only baseline composes the ledger the server composes (its balance effects), and the
 // webhook bench the server's dependencies.
