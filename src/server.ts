@@ -89,6 +89,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     ingest,
     settle: (req: SettleRequest) => settles.submit(req),
     apiKeyCacheMs: config.apiKeyCacheMs,
+    signupOpen: config.signup === 'open',
     logLevel: config.logLevel,
     ...(opts.passwordAttemptsPerMinute !== undefined
       ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute }

@@ -14,6 +14,7 @@ export const REASONS = [
   'not_found',
   'unknown_cursor',
   // --- users and companies
+  'signup_closed',
   'email_already_registered',
   'password_too_short',
   'processor_api_key_required',

@@ -52,6 +52,8 @@ export interface AppOptions {
   /** Present only with BILLING_TEST_CLOCK=1. */
   testClock?: { clock: TestClock; runDue: (nowMs: number) => Promise<void> };
   passwordAttemptsPerMinute?: number;
+  /** BILLING_SIGNUP=closed: POST /v1/users and POST /v1/companies answer 403 (default: open). */
+  signupOpen?: boolean;
   logLevel?: string;
   version?: string;
 }
@@ -206,6 +208,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       max: opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT,
       timeWindow: 60_000,
     },
+    signupOpen: opts.signupOpen ?? true,
   };
   // Registration order is the order of the paths in the OpenAPI document.
   await app.register(async (scope) => {

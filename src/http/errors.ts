@@ -9,6 +9,7 @@ import type { Reason } from '../domain/reasons.js';
 export type ErrorType =
   | 'invalid_request'
   | 'authentication_required'
+  | 'forbidden'
   | 'insufficient_balance'
   | 'payment_failed'
   | 'not_found'
@@ -39,6 +40,7 @@ type Mapping = { status: number; type: ErrorType };
 
 /** A client mistake in the request: 400 `invalid_request`. */
 const INVALID: Mapping = { status: 400, type: 'invalid_request' };
+const FORBIDDEN: Mapping = { status: 403, type: 'forbidden' };
 const CONFLICT: Mapping = { status: 409, type: 'conflict' };
 const PAYMENT_FAILED: Mapping = { status: 402, type: 'payment_failed' };
 
@@ -59,6 +61,7 @@ const REGISTRY = {
   rate_limited: { status: 429, type: 'rate_limited' },
   internal: { status: 500, type: 'internal' },
   // --- users and companies
+  signup_closed: FORBIDDEN,
   email_already_registered: CONFLICT,
   password_too_short: INVALID,
   processor_api_key_required: INVALID,

@@ -37,6 +37,8 @@ describe('loadConfig', () => {
       webhookLogRetentionDays: 30,
       signup: 'open',
       dbConnectTimeoutMs: 30_000,
+      eventMaxAgeDays: 35,
+      usageRetentionDays: 400,
     });
     assert.ok(CONFIG_VARIABLES.includes('BILLING_SIGNUP'));
   });

@@ -6,7 +6,7 @@ import type { Deps } from '../../operations/deps.js';
 import { companyForUser, createApiKey, createCompany, listApiKeys, revokeApiKey } from '../../operations/identity.js';
 import { unauthorized } from '../auth.js';
 import { presentApiKey } from '../present.js';
-import type { RouteContext } from '../route-context.js';
+import { type RouteContext, refuseSignUp } from '../route-context.js';
 import {
   createApiKeySchema,
   createCompanySchema,
@@ -23,7 +23,10 @@ async function companyAccess(deps: Deps, request: FastifyRequest, companyId: str
   fail('not_found', 'no such company', 'company_id');
 }
 
-export function companyRoutes(scope: FastifyInstance, { deps, keys, passwordRateLimit }: RouteContext): void {
+export function companyRoutes(
+  scope: FastifyInstance,
+  { deps, keys, passwordRateLimit, signupOpen }: RouteContext,
+): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const passwordRoute = { auth: 'user' as const, rateLimit: passwordRateLimit };
   const userOrCompany = { auth: 'either' as const, rateLimit: passwordRateLimit };
@@ -31,6 +34,7 @@ export function companyRoutes(scope: FastifyInstance, { deps, keys, passwordRate
 
   app.post('/v1/companies', { config: passwordRoute, schema: createCompanySchema }, async (request) => {
     if (request.principal?.kind !== 'user') throw unauthorized();
+    if (!signupOpen) refuseSignUp();
     const { company, apiKey } = await createCompany(deps, request.principal.user, request.body);
     return {
       data: { company_id: company.companyId, name: company.name, processor: company.processor, api_key: apiKey },

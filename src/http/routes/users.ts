@@ -7,7 +7,7 @@ import { signUp, updateUser } from '../../operations/identity.js';
 import type { UserRow } from '../../store/types.js';
 import { unauthorized } from '../auth.js';
 import { presentUser } from '../present.js';
-import type { RouteContext } from '../route-context.js';
+import { type RouteContext, refuseSignUp } from '../route-context.js';
 import { getUserSchema, signUpSchema, updateUserSchema } from '../schemas/users.js';
 
 /** The user a request may act on: the caller itself, or a member of the calling company. Anyone else: 404. */
@@ -27,7 +27,7 @@ async function reachableUser(deps: Deps, request: FastifyRequest, userId: number
   throw unauthorized();
 }
 
-export function userRoutes(scope: FastifyInstance, { deps, passwordRateLimit }: RouteContext): void {
+export function userRoutes(scope: FastifyInstance, { deps, passwordRateLimit, signupOpen }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   // Both credentials are accepted; a password check (scrypt) is rate-limited first.
   const userOrCompany = { auth: 'either' as const, rateLimit: passwordRateLimit };
@@ -35,7 +35,10 @@ export function userRoutes(scope: FastifyInstance, { deps, passwordRateLimit }: 
   app.post(
     '/v1/users',
     { config: { auth: 'none', rateLimit: passwordRateLimit }, schema: signUpSchema },
-    async (request) => presentUser(await signUp(deps, request.body), 'createDate'),
+    async (request) => {
+      if (!signupOpen) refuseSignUp();
+      return presentUser(await signUp(deps, request.body), 'createDate');
+    },
   );
 
   app.get('/v1/users/:user_id', { config: userOrCompany, schema: getUserSchema }, async (request) =>

@@ -34,7 +34,7 @@ export const createCompanySchema = {
         api_key: Type.String(),
       }),
     }),
-    ...errorResponses(429),
+    ...errorResponses(403, 429),
   },
 };
 

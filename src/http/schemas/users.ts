@@ -14,7 +14,13 @@ export const signUpSchema = {
     { name: Text('Full name'), email: Email, password: Type.String({ minLength: 8, maxLength: 1024 }) },
     { additionalProperties: false },
   ),
-  response: { 200: Type.Ref('User'), 400: Type.Ref('Error'), 409: Type.Ref('Error'), 429: Type.Ref('Error') },
+  response: {
+    200: Type.Ref('User'),
+    400: Type.Ref('Error'),
+    403: Type.Ref('Error'),
+    409: Type.Ref('Error'),
+    429: Type.Ref('Error'),
+  },
 };
 
 export const getUserSchema = {
