@@ -1,11 +1,12 @@
 /**
- * Retention: the outbox and the webhook delivery log grow by a row per notification, so at
- * ingest volume they would grow without bound. These jobs delete what is finished and old,
+ * Retention: the outbox and the webhook delivery log grow by a row per notification, and the usage
+ * rollups by a row per account, type and hour, so at ingest volume they would grow without bound. These jobs delete what is finished and old,
  * oldest first, a bounded batch per transaction (the runner repeats them until nothing is due),
  * so a large backlog never holds the write lock for long. What is still to do stays whatever its
  * age: an outbox row not yet done, a delivery still pending or being sent.
  * Safe with many processes: PostgreSQL's SKIP LOCKED splits the rows; SQLite has one writer.
  */
+import { HOUR_MS } from '../domain/time.js';
 import type { Deps } from '../operations/deps.js';
 import type { Job } from './runner.js';
 
@@ -24,6 +25,15 @@ export function retentionJobs(deps: Deps, opts: RetentionOptions): Job[] {
       name: 'forget-finished-outbox',
       runOnce: (nowMs) =>
         deps.store.write((tx) => tx.deleteFinishedOutbox(nowMs - opts.outboxRetentionDays * DAY_MS, RETENTION_BATCH)),
+    },
+    {
+      name: 'forget-old-usage',
+      // Whole hours older than the retention: a usage query cannot ask for them (400), so no
+      // answer ever counts a half-deleted window.
+      runOnce: (nowMs) =>
+        deps.store.write((tx) =>
+          tx.deleteUsageBefore(Math.floor((nowMs - deps.usage.retentionMs) / HOUR_MS) * HOUR_MS, RETENTION_BATCH),
+        ),
     },
     {
       name: 'forget-old-webhook-deliveries',

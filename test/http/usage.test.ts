@@ -348,6 +348,41 @@ for (const dialect of HTTP_DIALECTS) {
   });
 }
 
+for (const dialect of HTTP_DIALECTS) {
+  test(`usage retention: rollups of hours older than BILLING_USAGE_RETENTION_DAYS are deleted, and not asked for (${dialect})`, async () => {
+    const h = await startHarness(dialect, { BILLING_USAGE_RETENTION_DAYS: '2' });
+    try {
+      const co = await signUpCompany(h);
+      const acc = await account(h, co);
+      const hour = Math.floor(h.server.clock.now() / HOUR) * HOUR;
+      await send(h, co.auth, acc, [ev('llm', 3, { timestamp: iso(hour - 30 * HOUR) }), ev('llm', 4)]);
+      const rollup = () =>
+        h.store.read((tx) =>
+          tx.listUsage({ companyId: co.companyId, byAccount: true, fromMs: 0, toMs: hour + 100 * 24 * HOUR }, 10),
+        );
+      assert.equal((await rollup()).length, 2);
+      const adv = await h.request('POST', '/v1/test_clock/advance', { auth: co.auth, body: { seconds: 20 * 3600 } });
+      assert.equal(adv.status, 200, adv.text);
+      assert.deepEqual(
+        (await rollup()).map((r) => r.hourMs),
+        [hour],
+        'the hour now older than two days is gone; the recent one stays',
+      );
+      const old = await h.request('GET', `/v1/usage?from=${iso(hour - 30 * HOUR)}&to=${iso(hour + HOUR)}`, {
+        auth: co.auth,
+      });
+      assertCode(old, 400, 'usage_retention_exceeded');
+      const recent = await usage(h, co.auth, '/v1/usage', { from: iso(hour), to: iso(hour + HOUR), window: 'all' });
+      assert.deepEqual(
+        recent.map((g) => [g.events, g.cost]),
+        [[1, 4]],
+      );
+    } finally {
+      await h.close();
+    }
+  });
+}
+
 describe('usage across server processes (postgres)', () => {
   test('an event answered by one process is listed and counted by the other at once', async () => {
     const db = sharedDatabase('postgres');
