@@ -77,3 +77,25 @@ test('the check itself sees imports (it cannot pass vacuously)', () => {
   assert.equal(ALLOWED.domain!('store/sqlite.ts'), false);
   assert.equal(ALLOWED.http!('store/postgres.ts'), false);
 });
+
+/** Every TypeScript line of the project, in the folders Biome formats (comments and strings included). */
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    if (name === 'node_modules' || name === 'dist' || name === 'results') return [];
+    return statSync(p).isDirectory() ? tsFiles(p) : /\.(ts|mjs)$/.test(p) ? [p] : [];
+  });
+}
+
+test('no line is longer than 120 columns (the formatter cannot break comments and strings)', () => {
+  const long: string[] = [];
+  for (const dir of ['src', 'test', 'bench'])
+    for (const file of tsFiles(resolve(dir)))
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (line.length > 120) long.push(`${relative(resolve('.'), file)}:${i + 1} (${line.length})`);
+        });
+  assert.deepEqual(long, []);
+  assert.ok(tsFiles(resolve('src')).length > 50, 'the check sees the sources');
+});

@@ -1,6 +1,7 @@
 /**
  * Retention: the outbox and the webhook delivery log grow by a row per notification, and the usage
- * rollups by a row per account, type and hour, so at ingest volume they would grow without bound. These jobs delete what is finished and old,
+ * rollups by a row per account, type and hour, so at ingest volume they would grow without bound. These jobs delete
+ * what is finished and old,
  * oldest first, a bounded batch per transaction (the runner repeats them until nothing is due),
  * so a large backlog never holds the write lock for long. What is still to do stays whatever its
  * age: an outbox row not yet done, a delivery still pending or being sent.

@@ -188,195 +188,214 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal((await balance(acc)).amount, 1_000_000 - spent);
     });
 
-    test('ingest groups and other writes interleave: events, adjustments and settles at once, each applied exactly once', async () => {
-      // On SQLite the groups are written by the ingest thread and the adjustments and settles by
-      // the main thread's connection: the two must take turns, never contend or lose a write.
-      const acc = await createAccountWithBalance(h, co, 'tokens', 1_000_000);
-      const holds = await h.request('POST', `/v1/accounts/${acc}/events`, {
-        auth: co.auth,
-        body: Array.from({ length: 20 }, (_, i) => ({
-          id: `mix-hold-${i}`,
-          type: 'x',
-          state: 'pending',
-          cost_override: { amount: 7, denomination: 'tokens' },
-        })),
-      });
-      assert.equal(holds.status, 200, holds.text);
-      const replies = await Promise.all([
-        ...Array.from({ length: 60 }, (_, i) =>
-          h.request('POST', `/v1/accounts/${acc}/events`, {
-            auth: co.auth,
-            body: [{ type: 'x', cost_override: { amount: i + 1, denomination: 'tokens' } }],
-          }),
-        ),
-        ...Array.from({ length: 30 }, (_, i) =>
-          h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
-            auth: co.auth,
-            body: { amount: i % 2 === 0 ? 1000 : -3 },
-          }),
-        ),
-        ...Array.from({ length: 20 }, (_, i) =>
-          h.request('PUT', `/v1/events/mix-hold-${i}`, {
-            auth: co.auth,
-            body: { state: i % 2 === 0 ? 'complete' : 'cancelled' },
-          }),
-        ),
-      ]);
-      for (const r of replies) assert.equal(r.status, 200, r.text);
-      const events = Array.from({ length: 60 }, (_, i) => i + 1).reduce((a, b) => a + b, 0);
-      const adjustments = 15 * 1000 - 15 * 3;
-      const settled = 10 * 7;
-      assert.deepEqual(await balance(acc), {
-        ...(await balance(acc)),
-        amount: 1_000_000 - events + adjustments - settled,
-        pending: 0,
-      });
-    });
+    test(
+      'ingest groups and other writes interleave: events, ' +
+        'adjustments and settles at once, each applied exactly once',
+      async () => {
+        // On SQLite the groups are written by the ingest thread and the adjustments and settles by
+        // the main thread's connection: the two must take turns, never contend or lose a write.
+        const acc = await createAccountWithBalance(h, co, 'tokens', 1_000_000);
+        const holds = await h.request('POST', `/v1/accounts/${acc}/events`, {
+          auth: co.auth,
+          body: Array.from({ length: 20 }, (_, i) => ({
+            id: `mix-hold-${i}`,
+            type: 'x',
+            state: 'pending',
+            cost_override: { amount: 7, denomination: 'tokens' },
+          })),
+        });
+        assert.equal(holds.status, 200, holds.text);
+        const replies = await Promise.all([
+          ...Array.from({ length: 60 }, (_, i) =>
+            h.request('POST', `/v1/accounts/${acc}/events`, {
+              auth: co.auth,
+              body: [{ type: 'x', cost_override: { amount: i + 1, denomination: 'tokens' } }],
+            }),
+          ),
+          ...Array.from({ length: 30 }, (_, i) =>
+            h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
+              auth: co.auth,
+              body: { amount: i % 2 === 0 ? 1000 : -3 },
+            }),
+          ),
+          ...Array.from({ length: 20 }, (_, i) =>
+            h.request('PUT', `/v1/events/mix-hold-${i}`, {
+              auth: co.auth,
+              body: { state: i % 2 === 0 ? 'complete' : 'cancelled' },
+            }),
+          ),
+        ]);
+        for (const r of replies) assert.equal(r.status, 200, r.text);
+        const events = Array.from({ length: 60 }, (_, i) => i + 1).reduce((a, b) => a + b, 0);
+        const adjustments = 15 * 1000 - 15 * 3;
+        const settled = 10 * 7;
+        assert.deepEqual(await balance(acc), {
+          ...(await balance(acc)),
+          amount: 1_000_000 - events + adjustments - settled,
+          pending: 0,
+        });
+      },
+    );
 
-    test('concurrent settles of one hold: exactly one takes effect, repeats of its state are no-ops, the other state is 409', async () => {
-      // On SQLite these land in one settle group on the writer thread: each settle must see the one before it.
-      const acc = await createAccountWithBalance(h, co, 'tokens', 1000);
-      const r = await h.request('POST', `/v1/accounts/${acc}/events`, {
-        auth: co.auth,
-        body: [{ id: 'race-hold', type: 'x', state: 'pending', cost_override: { amount: 40, denomination: 'tokens' } }],
-      });
-      assert.equal(r.status, 200, r.text);
-      const replies = await Promise.all([
-        ...Array.from({ length: 10 }, () =>
-          h.request('PUT', '/v1/events/race-hold', {
-            auth: co.auth,
-            body: { state: 'complete', cost_override: { amount: 25, denomination: 'tokens' } },
-          }),
-        ),
-        ...Array.from({ length: 10 }, () =>
-          h.request('PUT', '/v1/events/race-hold', { auth: co.auth, body: { state: 'cancelled' } }),
-        ),
-      ]);
-      const completed = replies.slice(0, 10).filter((x) => x.status === 200).length;
-      const cancelled = replies.slice(10).filter((x) => x.status === 200).length;
-      assert.ok(
-        (completed === 10 && cancelled === 0) || (completed === 0 && cancelled === 10),
-        `one state wins: ${completed} completes, ${cancelled} cancels`,
-      );
-      for (const x of replies) {
-        if (x.status === 200) continue;
-        assertError(x, 409, 'conflict');
-        assert.equal(x.body.error.code, 'event_not_pending', x.text);
-      }
-      const b = await balance(acc);
-      assert.deepEqual(
-        { amount: b.amount, pending: b.pending },
-        completed === 10 ? { amount: 975, pending: 0 } : { amount: 1000, pending: 0 },
-      );
-    });
+    test(
+      'concurrent settles of one hold: exactly one takes effect, repeats of its state are no-ops, the other state ' +
+        'is 409',
+      async () => {
+        // On SQLite these land in one settle group on the writer thread: each settle must see the one before it.
+        const acc = await createAccountWithBalance(h, co, 'tokens', 1000);
+        const r = await h.request('POST', `/v1/accounts/${acc}/events`, {
+          auth: co.auth,
+          body: [
+            { id: 'race-hold', type: 'x', state: 'pending', cost_override: { amount: 40, denomination: 'tokens' } },
+          ],
+        });
+        assert.equal(r.status, 200, r.text);
+        const replies = await Promise.all([
+          ...Array.from({ length: 10 }, () =>
+            h.request('PUT', '/v1/events/race-hold', {
+              auth: co.auth,
+              body: { state: 'complete', cost_override: { amount: 25, denomination: 'tokens' } },
+            }),
+          ),
+          ...Array.from({ length: 10 }, () =>
+            h.request('PUT', '/v1/events/race-hold', { auth: co.auth, body: { state: 'cancelled' } }),
+          ),
+        ]);
+        const completed = replies.slice(0, 10).filter((x) => x.status === 200).length;
+        const cancelled = replies.slice(10).filter((x) => x.status === 200).length;
+        assert.ok(
+          (completed === 10 && cancelled === 0) || (completed === 0 && cancelled === 10),
+          `one state wins: ${completed} completes, ${cancelled} cancels`,
+        );
+        for (const x of replies) {
+          if (x.status === 200) continue;
+          assertError(x, 409, 'conflict');
+          assert.equal(x.body.error.code, 'event_not_pending', x.text);
+        }
+        const b = await balance(acc);
+        assert.deepEqual(
+          { amount: b.amount, pending: b.pending },
+          completed === 10 ? { amount: 975, pending: 0 } : { amount: 1000, pending: 0 },
+        );
+      },
+    );
 
-    test('gate_on_balance: query, top-level field or event field refuses the whole request while available < 0', async () => {
-      const acc = await createAccountWithBalance(h, co, 'tokens', 10);
-      const spend = (amount: number) => ({ type: 'x', cost_override: { amount, denomination: 'tokens' } });
-      assert.equal(
-        (
+    test(
+      'gate_on_balance: query, top-level field or event ' + 'field refuses the whole request while available < 0',
+      async () => {
+        const acc = await createAccountWithBalance(h, co, 'tokens', 10);
+        const spend = (amount: number) => ({ type: 'x', cost_override: { amount, denomination: 'tokens' } });
+        assert.equal(
+          (
+            await h.request('POST', `/v1/accounts/${acc}/events?gate_on_balance=true`, {
+              auth: co.auth,
+              body: [spend(15)],
+            })
+          ).status,
+          200,
+          'not negative before: accepted',
+        );
+        assert.equal((await balance(acc)).amount, -5);
+        assertError(
           await h.request('POST', `/v1/accounts/${acc}/events?gate_on_balance=true`, {
             auth: co.auth,
-            body: [spend(15)],
-          })
-        ).status,
-        200,
-        'not negative before: accepted',
-      );
-      assert.equal((await balance(acc)).amount, -5);
-      assertError(
-        await h.request('POST', `/v1/accounts/${acc}/events?gate_on_balance=true`, { auth: co.auth, body: [spend(1)] }),
-        402,
-        'insufficient_balance',
-      );
-      assertError(
-        await h.request('POST', `/v1/accounts/${acc}/events`, {
-          auth: co.auth,
-          body: { events: [spend(1)], gate_on_balance: true },
-        }),
-        402,
-        'insufficient_balance',
-      );
-      assertError(
-        await h.request('POST', `/v1/accounts/${acc}/events`, {
-          auth: co.auth,
-          body: [spend(1), { ...spend(1), gate_on_balance: true }],
-        }),
-        402,
-        'insufficient_balance',
-      );
-      assertError(
-        await h.request('POST', '/v1/events', {
-          auth: co.auth,
-          body: { account_id: acc, events: [spend(1)], gate_on_balance: true },
-        }),
-        402,
-        'insufficient_balance',
-      );
-      assert.equal(
-        (await h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, body: [spend(1)] })).status,
-        200,
-        'without the flag it always succeeds',
-      );
-      assert.equal((await balance(acc)).amount, -6);
-    });
+            body: [spend(1)],
+          }),
+          402,
+          'insufficient_balance',
+        );
+        assertError(
+          await h.request('POST', `/v1/accounts/${acc}/events`, {
+            auth: co.auth,
+            body: { events: [spend(1)], gate_on_balance: true },
+          }),
+          402,
+          'insufficient_balance',
+        );
+        assertError(
+          await h.request('POST', `/v1/accounts/${acc}/events`, {
+            auth: co.auth,
+            body: [spend(1), { ...spend(1), gate_on_balance: true }],
+          }),
+          402,
+          'insufficient_balance',
+        );
+        assertError(
+          await h.request('POST', '/v1/events', {
+            auth: co.auth,
+            body: { account_id: acc, events: [spend(1)], gate_on_balance: true },
+          }),
+          402,
+          'insufficient_balance',
+        );
+        assert.equal(
+          (await h.request('POST', `/v1/accounts/${acc}/events`, { auth: co.auth, body: [spend(1)] })).status,
+          200,
+          'without the flag it always succeeds',
+        );
+        assert.equal((await balance(acc)).amount, -6);
+      },
+    );
 
-    test('pending holds: held apart, settled once (final cost may differ), repeats are no-ops, others 409', async () => {
-      const acc = await createAccountWithBalance(h, co, 'tokens', 1000);
-      const r = await h.request('POST', `/v1/accounts/${acc}/events`, {
-        auth: co.auth,
-        body: [
-          { id: 'hold-a', type: 'x', state: 'pending', cost_override: { amount: 100, denomination: 'tokens' } },
-          { id: 'hold-b', type: 'x', state: 'pending', cost_override: { amount: 50, denomination: 'tokens' } },
-        ],
-      });
-      assert.equal(r.status, 200, r.text);
-      assert.deepEqual(await balance(acc), { ...(await balance(acc)), amount: 1000, pending: 150, available: 850 });
-      const ev = await h.request('GET', '/v1/events/hold-a', { auth: co.auth });
-      assert.equal(ev.body.data.state, 'pending');
-      assert.equal(typeof ev.body.data.expires_at, 'string');
-
-      const done = await h.request('PUT', '/v1/events/hold-a', {
-        auth: co.auth,
-        body: { state: 'complete', cost_override: { amount: 80, denomination: 'tokens' } },
-      });
-      assert.equal(done.status, 200, done.text);
-      assert.equal(done.body.data.state, 'complete');
-      assert.deepEqual(done.body.data.cost, { amount: 80, denomination: 'tokens' });
-      assert.equal(done.body.data.expires_at, undefined);
-      assert.deepEqual(await balance(acc), { ...(await balance(acc)), amount: 920, pending: 50, available: 870 });
-
-      assert.equal(
-        (await h.request('PUT', '/v1/events/hold-a', { auth: co.auth, body: { state: 'completed' } })).status,
-        200,
-        'same state again: no-op',
-      );
-      assertError(
-        await h.request('PUT', '/v1/events/hold-a', { auth: co.auth, body: { state: 'cancelled' } }),
-        409,
-        'conflict',
-      );
-      const cancel = await h.request('PUT', '/v1/events/hold-b', { auth: co.auth, body: { state: 'cancelled' } });
-      assert.equal(cancel.status, 200, cancel.text);
-      assertError(
-        await h.request('PUT', '/v1/events/hold-b', { auth: co.auth, body: { state: 'complete' } }),
-        409,
-        'conflict',
-      );
-      assert.deepEqual(await balance(acc), { ...(await balance(acc)), amount: 920, pending: 0, available: 920 });
-      assertError(
-        await h.request('PUT', '/v1/events/hold-b', {
+    test(
+      'pending holds: held apart, settled once (final ' + 'cost may differ), repeats are no-ops, others 409',
+      async () => {
+        const acc = await createAccountWithBalance(h, co, 'tokens', 1000);
+        const r = await h.request('POST', `/v1/accounts/${acc}/events`, {
           auth: co.auth,
-          body: { state: 'complete', cost_override: { amount: 1, denomination: 'gold' } },
-        }),
-        409,
-      );
-      assertError(
-        await h.request('PUT', '/v1/events/nope', { auth: co.auth, body: { state: 'complete' } }),
-        404,
-        'not_found',
-      );
-    });
+          body: [
+            { id: 'hold-a', type: 'x', state: 'pending', cost_override: { amount: 100, denomination: 'tokens' } },
+            { id: 'hold-b', type: 'x', state: 'pending', cost_override: { amount: 50, denomination: 'tokens' } },
+          ],
+        });
+        assert.equal(r.status, 200, r.text);
+        assert.deepEqual(await balance(acc), { ...(await balance(acc)), amount: 1000, pending: 150, available: 850 });
+        const ev = await h.request('GET', '/v1/events/hold-a', { auth: co.auth });
+        assert.equal(ev.body.data.state, 'pending');
+        assert.equal(typeof ev.body.data.expires_at, 'string');
+
+        const done = await h.request('PUT', '/v1/events/hold-a', {
+          auth: co.auth,
+          body: { state: 'complete', cost_override: { amount: 80, denomination: 'tokens' } },
+        });
+        assert.equal(done.status, 200, done.text);
+        assert.equal(done.body.data.state, 'complete');
+        assert.deepEqual(done.body.data.cost, { amount: 80, denomination: 'tokens' });
+        assert.equal(done.body.data.expires_at, undefined);
+        assert.deepEqual(await balance(acc), { ...(await balance(acc)), amount: 920, pending: 50, available: 870 });
+
+        assert.equal(
+          (await h.request('PUT', '/v1/events/hold-a', { auth: co.auth, body: { state: 'completed' } })).status,
+          200,
+          'same state again: no-op',
+        );
+        assertError(
+          await h.request('PUT', '/v1/events/hold-a', { auth: co.auth, body: { state: 'cancelled' } }),
+          409,
+          'conflict',
+        );
+        const cancel = await h.request('PUT', '/v1/events/hold-b', { auth: co.auth, body: { state: 'cancelled' } });
+        assert.equal(cancel.status, 200, cancel.text);
+        assertError(
+          await h.request('PUT', '/v1/events/hold-b', { auth: co.auth, body: { state: 'complete' } }),
+          409,
+          'conflict',
+        );
+        assert.deepEqual(await balance(acc), { ...(await balance(acc)), amount: 920, pending: 0, available: 920 });
+        assertError(
+          await h.request('PUT', '/v1/events/hold-b', {
+            auth: co.auth,
+            body: { state: 'complete', cost_override: { amount: 1, denomination: 'gold' } },
+          }),
+          409,
+        );
+        assertError(
+          await h.request('PUT', '/v1/events/nope', { auth: co.auth, body: { state: 'complete' } }),
+          404,
+          'not_found',
+        );
+      },
+    );
 
     test('a hold still pending after an hour is cancelled, and a read never shows it (sweeper not run)', async () => {
       const acc = await createAccountWithBalance(h, co, 'tokens', 1000);

@@ -82,7 +82,9 @@ for (const dialect of HTTP_DIALECTS) {
           },
           {
             name: 'constructor pollution',
-            raw: '[{"type":"x","cost_override":{"amount":1,"denomination":"tokens"},"constructor":{"prototype":{"admin":true}}}]',
+            raw:
+              '[{"type":"x","cost_override":{"amount":1,"denomination":"tokens"},' +
+              '"constructor":{"prototype":{"admin":true}}}]',
           },
           { name: 'wrong content type', raw: '[]', headers: { 'content-type': 'text/plain' }, status: 415 },
           {

@@ -53,48 +53,51 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(b.body.data.amount, 102, 'applied once each');
     });
 
-    test('keys are scoped to the company; errors are replayed too; concurrent same-key requests apply once', async () => {
-      const co = await signUpCompany(h);
-      const other = await signUpCompany(h, 'Other');
-      const acc = await createAccountWithBalance(h, co, 'tokens', 100);
-      const otherAcc = await createAccountWithBalance(h, other, 'tokens', 100);
-      const a = await h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
-        auth: co.auth,
-        body: { amount: 1 },
-        headers: { 'idempotency-key': 'shared' },
-      });
-      const b = await h.request('POST', `/v1/accounts/${otherAcc}/balance/tokens/adjustments`, {
-        auth: other.auth,
-        body: { amount: 1 },
-        headers: { 'idempotency-key': 'shared' },
-      });
-      assert.equal(a.status, 200);
-      assert.equal(b.status, 200, 'another company may use the same key');
-      const miss1 = await h.request('POST', '/v1/accounts/a_missing/balance/tokens/adjustments', {
-        auth: co.auth,
-        body: { amount: 1 },
-        headers: { 'idempotency-key': 'miss' },
-      });
-      const miss2 = await h.request('POST', '/v1/accounts/a_missing/balance/tokens/adjustments', {
-        auth: co.auth,
-        body: { amount: 1 },
-        headers: { 'idempotency-key': 'miss' },
-      });
-      assertError(miss1, 404);
-      assert.equal(miss2.headers.get('idempotent-replayed'), 'true');
-      const racers = await Promise.all(
-        Array.from({ length: 8 }, () =>
-          h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
-            auth: co.auth,
-            body: { amount: 10 },
-            headers: { 'idempotency-key': 'race' },
-          }),
-        ),
-      );
-      for (const r of racers) assert.ok(r.status === 200 || r.status === 409, r.text);
-      const bal = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
-      assert.equal(bal.body.data.amount, 111, 'the raced adjustment applied exactly once');
-    });
+    test(
+      'keys are scoped to the company; errors are replayed ' + 'too; concurrent same-key requests apply once',
+      async () => {
+        const co = await signUpCompany(h);
+        const other = await signUpCompany(h, 'Other');
+        const acc = await createAccountWithBalance(h, co, 'tokens', 100);
+        const otherAcc = await createAccountWithBalance(h, other, 'tokens', 100);
+        const a = await h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
+          auth: co.auth,
+          body: { amount: 1 },
+          headers: { 'idempotency-key': 'shared' },
+        });
+        const b = await h.request('POST', `/v1/accounts/${otherAcc}/balance/tokens/adjustments`, {
+          auth: other.auth,
+          body: { amount: 1 },
+          headers: { 'idempotency-key': 'shared' },
+        });
+        assert.equal(a.status, 200);
+        assert.equal(b.status, 200, 'another company may use the same key');
+        const miss1 = await h.request('POST', '/v1/accounts/a_missing/balance/tokens/adjustments', {
+          auth: co.auth,
+          body: { amount: 1 },
+          headers: { 'idempotency-key': 'miss' },
+        });
+        const miss2 = await h.request('POST', '/v1/accounts/a_missing/balance/tokens/adjustments', {
+          auth: co.auth,
+          body: { amount: 1 },
+          headers: { 'idempotency-key': 'miss' },
+        });
+        assertError(miss1, 404);
+        assert.equal(miss2.headers.get('idempotent-replayed'), 'true');
+        const racers = await Promise.all(
+          Array.from({ length: 8 }, () =>
+            h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
+              auth: co.auth,
+              body: { amount: 10 },
+              headers: { 'idempotency-key': 'race' },
+            }),
+          ),
+        );
+        for (const r of racers) assert.ok(r.status === 200 || r.status === 409, r.text);
+        const bal = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
+        assert.equal(bal.body.data.amount, 111, 'the raced adjustment applied exactly once');
+      },
+    );
   });
 }
 

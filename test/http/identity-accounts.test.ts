@@ -94,39 +94,44 @@ for (const dialect of HTTP_DIALECTS) {
       );
     });
 
-    test('API keys: 401 with WWW-Authenticate when missing or wrong; create, list without secrets, revoke at once', async () => {
-      const co = await signUpCompany(h);
-      const none = await h.request('GET', '/v1/accounts');
-      assertError(none, 401, 'authentication_required');
-      assert.equal(none.headers.get('www-authenticate'), 'Basic realm="billing"');
-      assertError(await h.request('GET', '/v1/accounts', { auth: [co.companyId, 'sk_wrong'] }), 401);
-      assertError(
-        await h.request('GET', '/v1/accounts', { auth: [co.email, co.password] }),
-        401,
-        'authentication_required',
-      );
-      const k = await h.request('POST', `/v1/companies/${co.companyId}/api_keys`, { auth: co.auth });
-      assert.equal(k.status, 200, k.text);
-      const second: [string, string] = [co.companyId, k.body.data.api_key];
-      assert.equal((await h.request('GET', '/v1/accounts', { auth: second })).status, 200);
-      const list = await h.request('GET', `/v1/companies/${co.companyId}/api_keys`, { auth: [co.email, co.password] });
-      assert.equal(list.body.data.length, 2);
-      assert.ok(!list.text.includes(k.body.data.api_key) && !list.text.includes(co.apiKey), 'no secret in listings');
-      const del = await h.request('DELETE', `/v1/companies/${co.companyId}/api_keys/${k.body.data.key_id}`, {
-        auth: co.auth,
-      });
-      assert.equal(del.status, 200, del.text);
-      assertError(await h.request('GET', '/v1/accounts', { auth: second }), 401);
-      assert.equal((await h.request('GET', '/v1/accounts', { auth: co.auth })).status, 200);
-      const other = await signUpCompany(h, 'Other');
-      assertError(await h.request('GET', `/v1/companies/${co.companyId}/api_keys`, { auth: other.auth }), 404);
-      assertError(
-        await h.request('POST', `/v1/companies/${co.companyId}/api_keys`, { auth: [other.email, other.password] }),
-        404,
-      );
-      // A key of one company never authenticates another company id.
-      assertError(await h.request('GET', '/v1/accounts', { auth: [co.companyId, other.apiKey] }), 401);
-    });
+    test(
+      'API keys: 401 with WWW-Authenticate when missing or ' + 'wrong; create, list without secrets, revoke at once',
+      async () => {
+        const co = await signUpCompany(h);
+        const none = await h.request('GET', '/v1/accounts');
+        assertError(none, 401, 'authentication_required');
+        assert.equal(none.headers.get('www-authenticate'), 'Basic realm="billing"');
+        assertError(await h.request('GET', '/v1/accounts', { auth: [co.companyId, 'sk_wrong'] }), 401);
+        assertError(
+          await h.request('GET', '/v1/accounts', { auth: [co.email, co.password] }),
+          401,
+          'authentication_required',
+        );
+        const k = await h.request('POST', `/v1/companies/${co.companyId}/api_keys`, { auth: co.auth });
+        assert.equal(k.status, 200, k.text);
+        const second: [string, string] = [co.companyId, k.body.data.api_key];
+        assert.equal((await h.request('GET', '/v1/accounts', { auth: second })).status, 200);
+        const list = await h.request('GET', `/v1/companies/${co.companyId}/api_keys`, {
+          auth: [co.email, co.password],
+        });
+        assert.equal(list.body.data.length, 2);
+        assert.ok(!list.text.includes(k.body.data.api_key) && !list.text.includes(co.apiKey), 'no secret in listings');
+        const del = await h.request('DELETE', `/v1/companies/${co.companyId}/api_keys/${k.body.data.key_id}`, {
+          auth: co.auth,
+        });
+        assert.equal(del.status, 200, del.text);
+        assertError(await h.request('GET', '/v1/accounts', { auth: second }), 401);
+        assert.equal((await h.request('GET', '/v1/accounts', { auth: co.auth })).status, 200);
+        const other = await signUpCompany(h, 'Other');
+        assertError(await h.request('GET', `/v1/companies/${co.companyId}/api_keys`, { auth: other.auth }), 404);
+        assertError(
+          await h.request('POST', `/v1/companies/${co.companyId}/api_keys`, { auth: [other.email, other.password] }),
+          404,
+        );
+        // A key of one company never authenticates another company id.
+        assertError(await h.request('GET', '/v1/accounts', { auth: [co.companyId, other.apiKey] }), 401);
+      },
+    );
 
     test('companies: stripe needs a processor key; sandbox is the default', async () => {
       const co = await signUpCompany(h);

@@ -75,191 +75,200 @@ for (const dialect of HTTP_DIALECTS) {
     });
     after(async () => h.close());
 
-    test('timestamps: accepted at the edges, refused beyond them naming the event; returned beside created_at', async () => {
-      const co = await signUpCompany(h);
-      const acc = await account(h, co);
-      const now = h.server.clock.now();
-      const edgePast = iso(now - 35 * 24 * HOUR + 60_000);
-      const edgeFuture = iso(now + 4 * 60_000);
-      const [a, b] = await send(h, co.auth, acc, [
-        ev('x', 1, { timestamp: edgePast }),
-        ev('x', 1, { timestamp: edgeFuture, id: 'future-1' }),
-      ]);
-      const got = await h.request('GET', `/v1/events/${a}`, { auth: co.auth });
-      assert.equal(got.body.data.timestamp, edgePast);
-      assert.ok(got.body.data.created_at);
-      assert.equal((await h.request('GET', `/v1/events/${b}`, { auth: co.auth })).body.data.timestamp, edgeFuture);
-      const [c] = await send(h, co.auth, acc, [ev('x', 1)]);
-      const plain = (await h.request('GET', `/v1/events/${c}`, { auth: co.auth })).body.data;
-      assert.equal(plain.timestamp, plain.created_at, 'default: when it is recorded');
-      for (const [timestamp, code] of <[string, string][]>[
-        [iso(now - 36 * 24 * HOUR), 'timestamp_out_of_range'],
-        [iso(now + 6 * 60_000), 'timestamp_out_of_range'],
-        ['2026-13-01T00:00:00Z', 'invalid_timestamp'],
-        ['yesterday', 'invalid_timestamp'],
-      ]) {
-        const r = await h.request('POST', `/v1/accounts/${acc}/events`, {
-          auth: co.auth,
-          body: [ev('x', 1), ev('x', 1, { timestamp })],
-        });
-        assertCode(r, 400, code);
-        assert.equal(r.body.error.param, 'events[1].timestamp');
-      }
-      // The same client id with the same timestamp is a replay; with another timestamp, different content.
-      assert.deepEqual(await send(h, co.auth, acc, [ev('x', 1, { timestamp: edgeFuture, id: 'future-1' })]), [
-        'future-1',
-      ]);
-      const other = await h.request('POST', `/v1/accounts/${acc}/events`, {
-        auth: co.auth,
-        body: [ev('x', 1, { timestamp: iso(now), id: 'future-1' })],
-      });
-      assertCode(other, 409, 'event_id_reused_with_different_content');
-      const bal = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
-      assert.equal(bal.body.data.amount, 1_000_000 - 3, 'refused requests deducted nothing');
-    });
-
-    test('event lists: newest timestamp first, ties newest recorded first; every filter; paging; isolation', async () => {
-      const co = await signUpCompany(h);
-      const other = await signUpCompany(h);
-      const [a1, a2] = [await account(h, co), await account(h, co)];
-      const foreign = await account(h, other);
-      const t0 = Math.floor(h.server.clock.now() / HOUR) * HOUR - 10 * HOUR;
-      await send(h, co.auth, a1, [
-        ev('llm', 5, { timestamp: iso(t0 + HOUR), id: 'e1' }),
-        ev('gpu', 7, { timestamp: iso(t0 + 3 * HOUR), id: 'e2', denomination: 'credits' }),
-        ev('llm', 1, { timestamp: iso(t0 + 2 * HOUR), id: 'e3', state: 'pending' }),
-      ]);
-      await send(h, co.auth, a2, [ev('llm', 2, { timestamp: iso(t0 + 2 * HOUR), id: 'e4' })]);
-      await send(h, co.auth, a2, [ev('llm', 2, { timestamp: iso(t0 + 2 * HOUR), id: 'e5', state: 'cancelled' })]);
-      await send(h, other.auth, foreign, [ev('llm', 9, { timestamp: iso(t0 + 2 * HOUR), id: 'f1' })]);
-
-      const ids = async (path: string, q = '') => (await allEvents(h, co.auth, path, q)).map((e) => e.event_id);
-      assert.deepEqual(await ids('/v1/events'), ['e2', 'e5', 'e4', 'e3', 'e1']);
-      assert.deepEqual(await ids(`/v1/accounts/${a1}/events`), ['e2', 'e3', 'e1']);
-      assert.deepEqual(await ids('/v1/events', `&account_id=${a2}`), ['e5', 'e4']);
-      assert.deepEqual(await ids('/v1/events', '&type=llm'), ['e5', 'e4', 'e3', 'e1']);
-      assert.deepEqual(await ids('/v1/events', '&state=pending'), ['e3']);
-      assert.deepEqual(await ids('/v1/events', '&state=cancelled'), ['e5']);
-      assert.deepEqual(await ids('/v1/events', '&denomination=credits'), ['e2']);
-      assert.deepEqual(
-        await ids('/v1/events', `&from=${iso(t0 + 2 * HOUR)}&to=${iso(t0 + 3 * HOUR)}`),
-        ['e5', 'e4', 'e3'],
-        'from inclusive, to exclusive',
-      );
-      assert.deepEqual(await ids(`/v1/accounts/${a1}/events`, '&type=llm&state=complete'), ['e1']);
-      const first = (await h.request('GET', '/v1/events?limit=2', { auth: co.auth })).body;
-      assert.deepEqual(
-        [first.data.map((e: any) => e.event_id), first.has_more, first.next_cursor],
-        [['e2', 'e5'], true, 'e5'],
-      );
-      assert.deepEqual(first.data[0].timestamp, iso(t0 + 3 * HOUR));
-      // Another company's account and cursor are answered like ones that do not exist.
-      assertCode(await h.request('GET', `/v1/accounts/${foreign}/events`, { auth: co.auth }), 404, 'not_found');
-      assertCode(await h.request('GET', `/v1/events?account_id=${foreign}`, { auth: co.auth }), 404, 'not_found');
-      assertCode(await h.request('GET', '/v1/events?starting_after=f1', { auth: co.auth }), 400, 'unknown_cursor');
-      assertCode(await h.request('GET', '/v1/events?from=nope', { auth: co.auth }), 400, 'invalid_timestamp');
-      assertError(await h.request('GET', '/v1/events?state=done', { auth: co.auth }), 400, 'invalid_request');
-    });
-
-    test('usage: windows, groups, filters; only complete events at their final cost; settles move events in', async () => {
-      const co = await signUpCompany(h);
-      const other = await signUpCompany(h);
-      const [a1, a2] = [await account(h, co), await account(h, co)];
-      const foreign = await account(h, other);
-      const day = Math.floor(h.server.clock.now() / (24 * HOUR)) * 24 * HOUR - 24 * HOUR; // yesterday 00:00
-      await send(h, co.auth, a1, [
-        { ...ev('llm', 3, { timestamp: iso(day + HOUR + 5) }), quantity: 0.1 },
-        { ...ev('llm', 4, { timestamp: iso(day + HOUR + 9) }), quantity: 0.2 },
-        ev('gpu', 10, { timestamp: iso(day + 5 * HOUR), denomination: 'credits' }),
-        ev('llm', 100, { timestamp: iso(day + 2 * HOUR), state: 'cancelled' }),
-        ev('llm', 50, { timestamp: iso(day + 2 * HOUR), state: 'pending', id: 'hold-1' }),
-        ev('llm', 60, { timestamp: iso(day + 2 * HOUR), state: 'pending', id: 'hold-2' }),
-      ]);
-      await send(h, co.auth, a2, [ev('llm', 2, { timestamp: iso(day + 25 * HOUR) })]);
-      await send(h, other.auth, foreign, [ev('llm', 1000, { timestamp: iso(day + HOUR) })]);
-      const q = { from: iso(day), to: iso(day + 48 * HOUR) };
-      const rows = (xs: any[]) =>
-        xs.map((g) => [
-          g.window_start.slice(0, 13),
-          g.type,
-          g.denomination,
-          g.account_id,
-          g.events,
-          g.quantity,
-          g.cost,
+    test(
+      'timestamps: accepted at the edges, refused beyond ' + 'them naming the event; returned beside created_at',
+      async () => {
+        const co = await signUpCompany(h);
+        const acc = await account(h, co);
+        const now = h.server.clock.now();
+        const edgePast = iso(now - 35 * 24 * HOUR + 60_000);
+        const edgeFuture = iso(now + 4 * 60_000);
+        const [a, b] = await send(h, co.auth, acc, [
+          ev('x', 1, { timestamp: edgePast }),
+          ev('x', 1, { timestamp: edgeFuture, id: 'future-1' }),
         ]);
-
-      assert.deepEqual(rows(await usage(h, co.auth, '/v1/usage', q)), [
-        [iso(day).slice(0, 13), 'gpu', 'credits', undefined, 1, '1', 10],
-        [iso(day).slice(0, 13), 'llm', 'tokens', undefined, 2, '0.3', 7],
-        [iso(day + 24 * HOUR).slice(0, 13), 'llm', 'tokens', undefined, 1, '1', 2],
-      ]);
-      assert.deepEqual(rows(await usage(h, co.auth, '/v1/usage', { ...q, window: 'hour', group_by: 'type' })), [
-        [iso(day + HOUR).slice(0, 13), 'llm', undefined, undefined, 2, '0.3', 7],
-        [iso(day + 5 * HOUR).slice(0, 13), 'gpu', undefined, undefined, 1, '1', 10],
-        [iso(day + 25 * HOUR).slice(0, 13), 'llm', undefined, undefined, 1, '1', 2],
-      ]);
-      assert.deepEqual(
-        rows(await usage(h, co.auth, '/v1/usage', { ...q, window: 'all', group_by: 'account_id', type: 'llm' })),
-        [
-          [iso(day).slice(0, 13), undefined, undefined, a1, 2, '0.3', 7],
-          [iso(day).slice(0, 13), undefined, undefined, a2, 1, '1', 2],
-        ].sort((x, y) => String(x[3]).localeCompare(String(y[3]))),
-      );
-      assert.deepEqual(rows(await usage(h, co.auth, `/v1/accounts/${a2}/usage`, { ...q, window: 'all' })), [
-        [iso(day).slice(0, 13), 'llm', 'tokens', undefined, 1, '1', 2],
-      ]);
-      assert.deepEqual(
-        rows(await usage(h, co.auth, '/v1/usage', { ...q, window: 'all', denomination: 'credits', account_id: a1 })),
-        [[iso(day).slice(0, 13), 'gpu', 'credits', undefined, 1, '1', 10]],
-      );
-      const all = await usage(h, co.auth, '/v1/usage', { ...q, window: 'all' });
-      assert.deepEqual([all[0].window_start, all[0].window_end], [iso(day), iso(day + 48 * HOUR)]);
-
-      // Settling: complete at a final cost moves the event in (at that cost); cancel never counts.
-      const settle = async (id: string, body: unknown) => {
-        const r = await h.request('PUT', `/v1/events/${id}`, { auth: co.auth, body });
-        assert.equal(r.status, 200, r.text);
-      };
-      await settle('hold-1', { state: 'complete', cost_override: { amount: 45, denomination: 'tokens' } });
-      await settle('hold-2', { state: 'cancelled' });
-      assert.deepEqual(
-        rows(await usage(h, co.auth, `/v1/accounts/${a1}/usage`, { ...q, window: 'hour', type: 'llm' })),
-        [
-          [iso(day + HOUR).slice(0, 13), 'llm', 'tokens', undefined, 2, '0.3', 7],
-          [iso(day + 2 * HOUR).slice(0, 13), 'llm', 'tokens', undefined, 1, '1', 45],
-        ],
-      );
-
-      // Bad input names the parameter; another company's account is 404; its usage never shows.
-      const bad: [Record<string, string>, number, string, string][] = [
-        [{ to: q.to }, 400, 'invalid_request', 'from'],
-        [{ ...q, from: 'x' }, 400, 'invalid_timestamp', 'from'],
-        [{ ...q, to: q.from }, 400, 'from_must_be_before_to', 'from'],
-        [{ ...q, from: iso(day + 1) }, 400, 'time_not_on_the_hour', 'from'],
-        [{ ...q, window: 'week' }, 400, 'unknown_window', 'window'],
-        [{ ...q, group_by: 'type,price' }, 400, 'unknown_group_by', 'group_by'],
-        [{ from: iso(day - 100 * 24 * HOUR), to: q.to, window: 'hour' }, 400, 'too_many_windows', 'window'],
-        [{ from: iso(day - 500 * 24 * HOUR), to: q.to, window: 'month' }, 400, 'usage_retention_exceeded', 'from'],
-        [{ ...q, account_id: foreign }, 404, 'not_found', 'account_id'],
-        [{ ...q, starting_after: 'garbage' }, 400, 'unknown_cursor', 'starting_after'],
-      ];
-      for (const [query, status, code, param] of bad) {
-        const r = await h.request('GET', `/v1/usage?${new URLSearchParams(query)}`, { auth: co.auth });
-        if (code === 'invalid_request') assertError(r, status, code);
-        else {
-          assertCode(r, status, code);
-          assert.equal(r.body.error.param, param, code);
+        const got = await h.request('GET', `/v1/events/${a}`, { auth: co.auth });
+        assert.equal(got.body.data.timestamp, edgePast);
+        assert.ok(got.body.data.created_at);
+        assert.equal((await h.request('GET', `/v1/events/${b}`, { auth: co.auth })).body.data.timestamp, edgeFuture);
+        const [c] = await send(h, co.auth, acc, [ev('x', 1)]);
+        const plain = (await h.request('GET', `/v1/events/${c}`, { auth: co.auth })).body.data;
+        assert.equal(plain.timestamp, plain.created_at, 'default: when it is recorded');
+        for (const [timestamp, code] of <[string, string][]>[
+          [iso(now - 36 * 24 * HOUR), 'timestamp_out_of_range'],
+          [iso(now + 6 * 60_000), 'timestamp_out_of_range'],
+          ['2026-13-01T00:00:00Z', 'invalid_timestamp'],
+          ['yesterday', 'invalid_timestamp'],
+        ]) {
+          const r = await h.request('POST', `/v1/accounts/${acc}/events`, {
+            auth: co.auth,
+            body: [ev('x', 1), ev('x', 1, { timestamp })],
+          });
+          assertCode(r, 400, code);
+          assert.equal(r.body.error.param, 'events[1].timestamp');
         }
-      }
-      assertCode(
-        await h.request('GET', `/v1/accounts/${foreign}/usage?${new URLSearchParams(q)}`, { auth: co.auth }),
-        404,
-        'not_found',
-      );
-      const theirs = await usage(h, other.auth, '/v1/usage', { ...q, window: 'all' });
-      assert.deepEqual(rows(theirs), [[iso(day).slice(0, 13), 'llm', 'tokens', undefined, 1, '1', 1000]]);
-    });
+        // The same client id with the same timestamp is a replay; with another timestamp, different content.
+        assert.deepEqual(await send(h, co.auth, acc, [ev('x', 1, { timestamp: edgeFuture, id: 'future-1' })]), [
+          'future-1',
+        ]);
+        const other = await h.request('POST', `/v1/accounts/${acc}/events`, {
+          auth: co.auth,
+          body: [ev('x', 1, { timestamp: iso(now), id: 'future-1' })],
+        });
+        assertCode(other, 409, 'event_id_reused_with_different_content');
+        const bal = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
+        assert.equal(bal.body.data.amount, 1_000_000 - 3, 'refused requests deducted nothing');
+      },
+    );
+
+    test(
+      'event lists: newest timestamp first, ties newest ' + 'recorded first; every filter; paging; isolation',
+      async () => {
+        const co = await signUpCompany(h);
+        const other = await signUpCompany(h);
+        const [a1, a2] = [await account(h, co), await account(h, co)];
+        const foreign = await account(h, other);
+        const t0 = Math.floor(h.server.clock.now() / HOUR) * HOUR - 10 * HOUR;
+        await send(h, co.auth, a1, [
+          ev('llm', 5, { timestamp: iso(t0 + HOUR), id: 'e1' }),
+          ev('gpu', 7, { timestamp: iso(t0 + 3 * HOUR), id: 'e2', denomination: 'credits' }),
+          ev('llm', 1, { timestamp: iso(t0 + 2 * HOUR), id: 'e3', state: 'pending' }),
+        ]);
+        await send(h, co.auth, a2, [ev('llm', 2, { timestamp: iso(t0 + 2 * HOUR), id: 'e4' })]);
+        await send(h, co.auth, a2, [ev('llm', 2, { timestamp: iso(t0 + 2 * HOUR), id: 'e5', state: 'cancelled' })]);
+        await send(h, other.auth, foreign, [ev('llm', 9, { timestamp: iso(t0 + 2 * HOUR), id: 'f1' })]);
+
+        const ids = async (path: string, q = '') => (await allEvents(h, co.auth, path, q)).map((e) => e.event_id);
+        assert.deepEqual(await ids('/v1/events'), ['e2', 'e5', 'e4', 'e3', 'e1']);
+        assert.deepEqual(await ids(`/v1/accounts/${a1}/events`), ['e2', 'e3', 'e1']);
+        assert.deepEqual(await ids('/v1/events', `&account_id=${a2}`), ['e5', 'e4']);
+        assert.deepEqual(await ids('/v1/events', '&type=llm'), ['e5', 'e4', 'e3', 'e1']);
+        assert.deepEqual(await ids('/v1/events', '&state=pending'), ['e3']);
+        assert.deepEqual(await ids('/v1/events', '&state=cancelled'), ['e5']);
+        assert.deepEqual(await ids('/v1/events', '&denomination=credits'), ['e2']);
+        assert.deepEqual(
+          await ids('/v1/events', `&from=${iso(t0 + 2 * HOUR)}&to=${iso(t0 + 3 * HOUR)}`),
+          ['e5', 'e4', 'e3'],
+          'from inclusive, to exclusive',
+        );
+        assert.deepEqual(await ids(`/v1/accounts/${a1}/events`, '&type=llm&state=complete'), ['e1']);
+        const first = (await h.request('GET', '/v1/events?limit=2', { auth: co.auth })).body;
+        assert.deepEqual(
+          [first.data.map((e: any) => e.event_id), first.has_more, first.next_cursor],
+          [['e2', 'e5'], true, 'e5'],
+        );
+        assert.deepEqual(first.data[0].timestamp, iso(t0 + 3 * HOUR));
+        // Another company's account and cursor are answered like ones that do not exist.
+        assertCode(await h.request('GET', `/v1/accounts/${foreign}/events`, { auth: co.auth }), 404, 'not_found');
+        assertCode(await h.request('GET', `/v1/events?account_id=${foreign}`, { auth: co.auth }), 404, 'not_found');
+        assertCode(await h.request('GET', '/v1/events?starting_after=f1', { auth: co.auth }), 400, 'unknown_cursor');
+        assertCode(await h.request('GET', '/v1/events?from=nope', { auth: co.auth }), 400, 'invalid_timestamp');
+        assertError(await h.request('GET', '/v1/events?state=done', { auth: co.auth }), 400, 'invalid_request');
+      },
+    );
+
+    test(
+      'usage: windows, groups, filters; only complete ' + 'events at their final cost; settles move events in',
+      async () => {
+        const co = await signUpCompany(h);
+        const other = await signUpCompany(h);
+        const [a1, a2] = [await account(h, co), await account(h, co)];
+        const foreign = await account(h, other);
+        const day = Math.floor(h.server.clock.now() / (24 * HOUR)) * 24 * HOUR - 24 * HOUR; // yesterday 00:00
+        await send(h, co.auth, a1, [
+          { ...ev('llm', 3, { timestamp: iso(day + HOUR + 5) }), quantity: 0.1 },
+          { ...ev('llm', 4, { timestamp: iso(day + HOUR + 9) }), quantity: 0.2 },
+          ev('gpu', 10, { timestamp: iso(day + 5 * HOUR), denomination: 'credits' }),
+          ev('llm', 100, { timestamp: iso(day + 2 * HOUR), state: 'cancelled' }),
+          ev('llm', 50, { timestamp: iso(day + 2 * HOUR), state: 'pending', id: 'hold-1' }),
+          ev('llm', 60, { timestamp: iso(day + 2 * HOUR), state: 'pending', id: 'hold-2' }),
+        ]);
+        await send(h, co.auth, a2, [ev('llm', 2, { timestamp: iso(day + 25 * HOUR) })]);
+        await send(h, other.auth, foreign, [ev('llm', 1000, { timestamp: iso(day + HOUR) })]);
+        const q = { from: iso(day), to: iso(day + 48 * HOUR) };
+        const rows = (xs: any[]) =>
+          xs.map((g) => [
+            g.window_start.slice(0, 13),
+            g.type,
+            g.denomination,
+            g.account_id,
+            g.events,
+            g.quantity,
+            g.cost,
+          ]);
+
+        assert.deepEqual(rows(await usage(h, co.auth, '/v1/usage', q)), [
+          [iso(day).slice(0, 13), 'gpu', 'credits', undefined, 1, '1', 10],
+          [iso(day).slice(0, 13), 'llm', 'tokens', undefined, 2, '0.3', 7],
+          [iso(day + 24 * HOUR).slice(0, 13), 'llm', 'tokens', undefined, 1, '1', 2],
+        ]);
+        assert.deepEqual(rows(await usage(h, co.auth, '/v1/usage', { ...q, window: 'hour', group_by: 'type' })), [
+          [iso(day + HOUR).slice(0, 13), 'llm', undefined, undefined, 2, '0.3', 7],
+          [iso(day + 5 * HOUR).slice(0, 13), 'gpu', undefined, undefined, 1, '1', 10],
+          [iso(day + 25 * HOUR).slice(0, 13), 'llm', undefined, undefined, 1, '1', 2],
+        ]);
+        assert.deepEqual(
+          rows(await usage(h, co.auth, '/v1/usage', { ...q, window: 'all', group_by: 'account_id', type: 'llm' })),
+          [
+            [iso(day).slice(0, 13), undefined, undefined, a1, 2, '0.3', 7],
+            [iso(day).slice(0, 13), undefined, undefined, a2, 1, '1', 2],
+          ].sort((x, y) => String(x[3]).localeCompare(String(y[3]))),
+        );
+        assert.deepEqual(rows(await usage(h, co.auth, `/v1/accounts/${a2}/usage`, { ...q, window: 'all' })), [
+          [iso(day).slice(0, 13), 'llm', 'tokens', undefined, 1, '1', 2],
+        ]);
+        assert.deepEqual(
+          rows(await usage(h, co.auth, '/v1/usage', { ...q, window: 'all', denomination: 'credits', account_id: a1 })),
+          [[iso(day).slice(0, 13), 'gpu', 'credits', undefined, 1, '1', 10]],
+        );
+        const all = await usage(h, co.auth, '/v1/usage', { ...q, window: 'all' });
+        assert.deepEqual([all[0].window_start, all[0].window_end], [iso(day), iso(day + 48 * HOUR)]);
+
+        // Settling: complete at a final cost moves the event in (at that cost); cancel never counts.
+        const settle = async (id: string, body: unknown) => {
+          const r = await h.request('PUT', `/v1/events/${id}`, { auth: co.auth, body });
+          assert.equal(r.status, 200, r.text);
+        };
+        await settle('hold-1', { state: 'complete', cost_override: { amount: 45, denomination: 'tokens' } });
+        await settle('hold-2', { state: 'cancelled' });
+        assert.deepEqual(
+          rows(await usage(h, co.auth, `/v1/accounts/${a1}/usage`, { ...q, window: 'hour', type: 'llm' })),
+          [
+            [iso(day + HOUR).slice(0, 13), 'llm', 'tokens', undefined, 2, '0.3', 7],
+            [iso(day + 2 * HOUR).slice(0, 13), 'llm', 'tokens', undefined, 1, '1', 45],
+          ],
+        );
+
+        // Bad input names the parameter; another company's account is 404; its usage never shows.
+        const bad: [Record<string, string>, number, string, string][] = [
+          [{ to: q.to }, 400, 'invalid_request', 'from'],
+          [{ ...q, from: 'x' }, 400, 'invalid_timestamp', 'from'],
+          [{ ...q, to: q.from }, 400, 'from_must_be_before_to', 'from'],
+          [{ ...q, from: iso(day + 1) }, 400, 'time_not_on_the_hour', 'from'],
+          [{ ...q, window: 'week' }, 400, 'unknown_window', 'window'],
+          [{ ...q, group_by: 'type,price' }, 400, 'unknown_group_by', 'group_by'],
+          [{ from: iso(day - 100 * 24 * HOUR), to: q.to, window: 'hour' }, 400, 'too_many_windows', 'window'],
+          [{ from: iso(day - 500 * 24 * HOUR), to: q.to, window: 'month' }, 400, 'usage_retention_exceeded', 'from'],
+          [{ ...q, account_id: foreign }, 404, 'not_found', 'account_id'],
+          [{ ...q, starting_after: 'garbage' }, 400, 'unknown_cursor', 'starting_after'],
+        ];
+        for (const [query, status, code, param] of bad) {
+          const r = await h.request('GET', `/v1/usage?${new URLSearchParams(query)}`, { auth: co.auth });
+          if (code === 'invalid_request') assertError(r, status, code);
+          else {
+            assertCode(r, status, code);
+            assert.equal(r.body.error.param, param, code);
+          }
+        }
+        assertCode(
+          await h.request('GET', `/v1/accounts/${foreign}/usage?${new URLSearchParams(q)}`, { auth: co.auth }),
+          404,
+          'not_found',
+        );
+        const theirs = await usage(h, other.auth, '/v1/usage', { ...q, window: 'all' });
+        assert.deepEqual(rows(theirs), [[iso(day).slice(0, 13), 'llm', 'tokens', undefined, 1, '1', 1000]]);
+      },
+    );
 
     test('many concurrent requests land in one hour bucket exactly (group commits)', async () => {
       const co = await signUpCompany(h);
@@ -349,38 +358,42 @@ for (const dialect of HTTP_DIALECTS) {
 }
 
 for (const dialect of HTTP_DIALECTS) {
-  test(`usage retention: rollups of hours older than BILLING_USAGE_RETENTION_DAYS are deleted, and not asked for (${dialect})`, async () => {
-    const h = await startHarness(dialect, { BILLING_USAGE_RETENTION_DAYS: '2' });
-    try {
-      const co = await signUpCompany(h);
-      const acc = await account(h, co);
-      const hour = Math.floor(h.server.clock.now() / HOUR) * HOUR;
-      await send(h, co.auth, acc, [ev('llm', 3, { timestamp: iso(hour - 30 * HOUR) }), ev('llm', 4)]);
-      const rollup = () =>
-        h.store.read((tx) =>
-          tx.listUsage({ companyId: co.companyId, byAccount: true, fromMs: 0, toMs: hour + 100 * 24 * HOUR }, 10),
+  test(
+    `usage retention: rollups of hours older than ` +
+      `BILLING_USAGE_RETENTION_DAYS are deleted, and not asked for (${dialect})`,
+    async () => {
+      const h = await startHarness(dialect, { BILLING_USAGE_RETENTION_DAYS: '2' });
+      try {
+        const co = await signUpCompany(h);
+        const acc = await account(h, co);
+        const hour = Math.floor(h.server.clock.now() / HOUR) * HOUR;
+        await send(h, co.auth, acc, [ev('llm', 3, { timestamp: iso(hour - 30 * HOUR) }), ev('llm', 4)]);
+        const rollup = () =>
+          h.store.read((tx) =>
+            tx.listUsage({ companyId: co.companyId, byAccount: true, fromMs: 0, toMs: hour + 100 * 24 * HOUR }, 10),
+          );
+        assert.equal((await rollup()).length, 2);
+        const adv = await h.request('POST', '/v1/test_clock/advance', { auth: co.auth, body: { seconds: 20 * 3600 } });
+        assert.equal(adv.status, 200, adv.text);
+        assert.deepEqual(
+          (await rollup()).map((r) => r.hourMs),
+          [hour],
+          'the hour now older than two days is gone; the recent one stays',
         );
-      assert.equal((await rollup()).length, 2);
-      const adv = await h.request('POST', '/v1/test_clock/advance', { auth: co.auth, body: { seconds: 20 * 3600 } });
-      assert.equal(adv.status, 200, adv.text);
-      assert.deepEqual(
-        (await rollup()).map((r) => r.hourMs),
-        [hour],
-        'the hour now older than two days is gone; the recent one stays',
-      );
-      const old = await h.request('GET', `/v1/usage?from=${iso(hour - 30 * HOUR)}&to=${iso(hour + HOUR)}`, {
-        auth: co.auth,
-      });
-      assertCode(old, 400, 'usage_retention_exceeded');
-      const recent = await usage(h, co.auth, '/v1/usage', { from: iso(hour), to: iso(hour + HOUR), window: 'all' });
-      assert.deepEqual(
-        recent.map((g) => [g.events, g.cost]),
-        [[1, 4]],
-      );
-    } finally {
-      await h.close();
-    }
-  });
+        const old = await h.request('GET', `/v1/usage?from=${iso(hour - 30 * HOUR)}&to=${iso(hour + HOUR)}`, {
+          auth: co.auth,
+        });
+        assertCode(old, 400, 'usage_retention_exceeded');
+        const recent = await usage(h, co.auth, '/v1/usage', { from: iso(hour), to: iso(hour + HOUR), window: 'all' });
+        assert.deepEqual(
+          recent.map((g) => [g.events, g.cost]),
+          [[1, 4]],
+        );
+      } finally {
+        await h.close();
+      }
+    },
+  );
 }
 
 describe('usage across server processes (postgres)', () => {

@@ -1,4 +1,5 @@
-// Guarantee: due monthly refills and plan renewals are each claimed by exactly one of many concurrent workers, only when due, and never while a refill is in flight — on both databases.
+// Guarantee: due monthly refills and plan renewals are each claimed by exactly one of many concurrent workers, only
+// when due, and never while a refill is in flight — on both databases.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HTTP_DIALECTS, freshStore } from '../support/harness.js';

@@ -47,18 +47,25 @@ describe('postgres prepared statements', () => {
   });
 
   for (const preparedStatements of [true, false]) {
-    test(`preparedStatements: ${preparedStatements} — the connection ${preparedStatements ? 'keeps' : 'holds no'} named statements`, async () => {
-      const one = await openTestStore('postgres', { poolSize: 1, preparedStatements });
-      try {
-        const s = await seedCompanyAndAccount(one.store);
-        assert.equal((await one.store.read((tx) => tx.findAccount(s.companyId, s.accountId)))?.accountId, s.accountId);
-        // One connection in the pool: this query runs on the connection the store just used.
-        const named = await one.query('SELECT name FROM pg_prepared_statements');
-        if (preparedStatements) assert.ok(named.length >= 2, `${named.length} prepared statement(s)`);
-        else assert.deepEqual(named, []);
-      } finally {
-        await one.cleanup();
-      }
-    });
+    test(
+      `preparedStatements: ${preparedStatements} — the connection ${preparedStatements ? 'keeps' : 'holds no'} named ` +
+        `statements`,
+      async () => {
+        const one = await openTestStore('postgres', { poolSize: 1, preparedStatements });
+        try {
+          const s = await seedCompanyAndAccount(one.store);
+          assert.equal(
+            (await one.store.read((tx) => tx.findAccount(s.companyId, s.accountId)))?.accountId,
+            s.accountId,
+          );
+          // One connection in the pool: this query runs on the connection the store just used.
+          const named = await one.query('SELECT name FROM pg_prepared_statements');
+          if (preparedStatements) assert.ok(named.length >= 2, `${named.length} prepared statement(s)`);
+          else assert.deepEqual(named, []);
+        } finally {
+          await one.cleanup();
+        }
+      },
+    );
   }
 });

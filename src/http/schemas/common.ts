@@ -46,7 +46,8 @@ export const ErrorResponse = Type.Object(
     error: Type.Object({
       type: Type.String({
         description:
-          'invalid_request | authentication_required | forbidden | insufficient_balance | payment_failed | not_found | ' +
+          'invalid_request | authentication_required | forbidden | insufficient_balance | payment_failed | not_found ' +
+          '| ' +
           'conflict | payload_too_large | unsupported_media_type | rate_limited | internal | service_unavailable',
       }),
       code: Type.String({ description: 'Reason code that reads as a sentence, e.g. event_not_pending' }),

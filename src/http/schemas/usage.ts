@@ -62,13 +62,15 @@ export const UsageGroup = Type.Object(
   { $id: 'UsageGroup', title: 'UsageGroup' },
 );
 
+const WINDOW_PROSE = 'UTC calendar periods cut to [from, to); all is one window';
+
 const usageQuery = {
   from: Instant('the start of the period (inclusive), on a whole UTC hour'),
   to: Instant('the end of the period (exclusive), on a whole UTC hour, after from'),
   window: Type.Optional(
     Type.String({
       maxLength: 16,
-      description: `${USAGE_WINDOWS.join(' | ')} (default day): UTC calendar periods cut to [from, to); all is one window`,
+      description: `${USAGE_WINDOWS.join(' | ')} (default day): ${WINDOW_PROSE}`,
     }),
   ),
   group_by: Type.Optional(
