@@ -265,34 +265,44 @@ export interface UsageAddition {
  * exactly, in key order (the order the rollup's rows are locked in).
  */
 export function usageOf(events: Iterable<CountedEvent>): UsageAddition[] {
-  const sums = new Map<string, { row: UsageAddition; quantity: Decimal }>();
+  // Whole quantities (the usual case) add as numbers while the sum stays exact; only fractions
+  // (and sums past 2^53) go through the decimal code.
+  const sums = new Map<string, { row: UsageAddition; whole: number; exact: Decimal }>();
   for (const e of events) {
     const hourMs = Math.floor(e.occurredAtMs / HOUR_MS) * HOUR_MS;
     const key = `${e.accountId}\u0000${hourMs}\u0000${e.denomination}\u0000${e.type}`;
-    const quantity = decimalFromNumber(e.quantity);
-    if (quantity === null) throw new Error(`usage: quantity ${e.quantity} is not a finite number ≥ 0`);
-    const s = sums.get(key);
-    if (s) {
-      s.row.events += 1;
-      s.row.cost += e.costAmount;
-      s.quantity = addDecimal(s.quantity, quantity);
-    } else {
-      sums.set(key, {
+    let s = sums.get(key);
+    if (!s) {
+      s = {
         row: {
           companyId: e.companyId,
           accountId: e.accountId,
           denomination: e.denomination,
           type: e.type,
           hourMs,
-          events: 1,
+          events: 0,
           quantity: '',
-          cost: e.costAmount,
+          cost: 0,
         },
-        quantity,
-      });
+        whole: 0,
+        exact: DECIMAL_ZERO,
+      };
+      sums.set(key, s);
     }
+    s.row.events += 1;
+    s.row.cost += e.costAmount;
+    if (Number.isSafeInteger(e.quantity) && e.quantity >= 0 && Number.isSafeInteger(s.whole + e.quantity)) {
+      s.whole += e.quantity;
+      continue;
+    }
+    const quantity = decimalFromNumber(e.quantity);
+    if (quantity === null) throw new Error(`usage: quantity ${e.quantity} is not a finite number ≥ 0`);
+    s.exact = addDecimal(s.exact, quantity);
   }
-  const out = [...sums.values()].map((s) => ({ ...s.row, quantity: formatDecimal(s.quantity) }));
+  const out = [...sums.values()].map((s) => ({
+    ...s.row,
+    quantity: formatDecimal(addDecimal(s.exact, { coef: BigInt(s.whole), scale: 0 })),
+  }));
   return out.sort(
     (a, b) =>
       cmp(a.accountId, b.accountId) ||
