@@ -212,7 +212,7 @@ for (const dialect of HTTP_DIALECTS) {
           [
             [iso(day).slice(0, 13), undefined, undefined, a1, 2, '0.3', 7],
             [iso(day).slice(0, 13), undefined, undefined, a2, 1, '1', 2],
-          ].sort((x, y) => String(x[3]).localeCompare(String(y[3]))),
+          ].sort((x, y) => (String(x[3]) < String(y[3]) ? -1 : 1)),
         );
         assert.deepEqual(rows(await usage(h, co.auth, `/v1/accounts/${a2}/usage`, { ...q, window: 'all' })), [
           [iso(day).slice(0, 13), 'llm', 'tokens', undefined, 1, '1', 2],
