@@ -97,6 +97,7 @@ export const REASONS = [
   'threshold_needs_threshold_type',
   'threshold_must_not_be_negative',
   'too_many_webhooks',
+  'webhook_already_exists',
   'delivery_in_progress',
   // --- the test clock
   'invalid_timestamp',

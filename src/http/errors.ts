@@ -143,6 +143,7 @@ const REGISTRY = {
   threshold_needs_threshold_type: INVALID,
   threshold_must_not_be_negative: INVALID,
   too_many_webhooks: INVALID,
+  webhook_already_exists: CONFLICT,
   delivery_in_progress: CONFLICT,
   // --- the test clock
   invalid_timestamp: INVALID,

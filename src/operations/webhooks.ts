@@ -51,6 +51,21 @@ export async function createWebhook(
     if ((await tx.countWebhookSubscriptions(companyId)) >= WEBHOOKS_PER_COMPANY_MAX) {
       fail('too_many_webhooks', `a company may have at most ${WEBHOOKS_PER_COMPANY_MAX} webhooks; delete one first`);
     }
+    // The same live subscription twice would deliver every notification twice: refuse, naming the
+    // one that exists. (A disabled one may be subscribed again: that is how it is re-enabled.)
+    const live = await tx.listWebhookSubscriptions(companyId, { limit: WEBHOOKS_PER_COMPANY_MAX });
+    const same = live?.rows.find(
+      (w) =>
+        w.type === input.type &&
+        w.url === input.url &&
+        w.threshold === (input.threshold ?? null) &&
+        w.disabledAtMs === null,
+    );
+    if (same) {
+      fail('webhook_already_exists', `this subscription exists already: ${same.webhookId}`, 'url', {
+        webhook_id: same.webhookId,
+      });
+    }
     const row: WebhookSubscriptionRow = {
       webhookId: newId('wh'),
       companyId,

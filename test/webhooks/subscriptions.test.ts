@@ -71,6 +71,27 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(left.body.data.length, 2);
     });
 
+    test('a live subscription repeated is 409 naming it; another threshold or after a delete is new', async () => {
+      const co = await signUpCompany(h);
+      const create = (body: Record<string, unknown>) => h.request('POST', '/v1/webhooks', { auth: co.auth, body });
+      const first = await create({ type: 'threshold', url: 'https://example.com/t', threshold: 10 });
+      assert.equal(first.status, 200, first.text);
+      const again = await create({ type: 'threshold', url: 'https://example.com/t', threshold: 10 });
+      assertError(again, 409, 'conflict');
+      assert.equal(again.body.error.code, 'webhook_already_exists');
+      assert.deepEqual(again.body.error.details, { webhook_id: first.body.data.webhook_id });
+      const other = await create({ type: 'threshold', url: 'https://example.com/t', threshold: 20 });
+      assert.equal(other.status, 200, other.text);
+      const otherType = await create({ type: 'balance_change', url: 'https://example.com/t' });
+      assert.equal(otherType.status, 200, otherType.text);
+      const del = await h.request('DELETE', `/v1/webhooks/${first.body.data.webhook_id}`, { auth: co.auth });
+      assert.equal(del.status, 200, del.text);
+      const afterDelete = await create({ type: 'threshold', url: 'https://example.com/t', threshold: 10 });
+      assert.equal(afterDelete.status, 200, afterDelete.text);
+      const list = await h.request('GET', '/v1/webhooks?limit=100', { auth: co.auth });
+      assert.equal(list.body.data.length, 3, 'the refused one created nothing');
+    });
+
     test("another company's webhooks and deliveries are 404, like missing ones", async () => {
       const a = await signUpCompany(h);
       const b = await signUpCompany(h);

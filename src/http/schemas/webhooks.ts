@@ -79,7 +79,9 @@ export const createWebhookSchema = {
     'carrying the balance after it. Payload: company_id, callback_id, account_id, type, account_balance (the ' +
     'balance amount), account_denomination, created_at, and for balance changes available and pending. URLs ' +
     'must be http(s) and, unless BILLING_WEBHOOK_ALLOW_PRIVATE=1, point at a public address (checked again at ' +
-    `connect time). At most ${WEBHOOKS_PER_COMPANY_MAX} webhooks per company.`,
+    `connect time). At most ${WEBHOOKS_PER_COMPANY_MAX} webhooks per company. The same type, url and threshold ` +
+    'as a live (not deleted, not disabled) subscription is 409 webhook_already_exists, naming it in ' +
+    'details.webhook_id: a second one would deliver every notification twice.',
   security: companyAuth,
   body: Type.Object(
     {
@@ -91,7 +93,7 @@ export const createWebhookSchema = {
     },
     { additionalProperties: false },
   ),
-  response: { 200: Type.Object({ data: CreatedWebhook }), ...errorResponses() },
+  response: { 200: Type.Object({ data: CreatedWebhook }), ...errorResponses(409) },
 };
 
 export const listWebhooksSchema = {
