@@ -35,6 +35,7 @@ export const REASONS = [
   'no_balance_for_denomination',
   'event_id_reused_with_different_content',
   'event_not_pending',
+  'event_completed_at_another_cost',
   'insufficient_balance',
   'timestamp_out_of_range',
   // --- usage read back

@@ -81,6 +81,7 @@ const REGISTRY = {
   no_price_for_event_type: INVALID,
   no_balance_for_denomination: INVALID,
   event_id_reused_with_different_content: CONFLICT,
+  event_completed_at_another_cost: CONFLICT,
   timestamp_out_of_range: INVALID,
   from_must_be_before_to: INVALID,
   time_not_on_the_hour: INVALID,

@@ -295,7 +295,19 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
     if (!event) return failure('not_found', `no such event: ${eventId}`, 'event_id');
     const requested = input.state === 'completed' ? 'complete' : input.state;
     const decision = decideSettle(event.state, requested);
-    if (decision === 'noop') return { ok: true, value: event };
+    if (decision === 'noop') {
+      // Repeating the state an event has is a no-op only with no final cost or the same one: a
+      // different cost cannot be applied any more, and must not be silently ignored (contract).
+      const o = input.cost_override;
+      if (o && requested === 'complete' && (o.amount !== event.costAmount || o.denomination !== event.denomination)) {
+        return failure(
+          'event_completed_at_another_cost',
+          `event ${eventId} is already complete at ${event.costAmount} ${event.denomination}; its cost cannot change`,
+          'cost_override',
+        );
+      }
+      return { ok: true, value: event };
+    }
     if (decision === 'not_pending') return notPending(event);
     if (input.cost_override && input.cost_override.denomination !== event.denomination) {
       return failure(

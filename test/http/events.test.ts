@@ -369,6 +369,19 @@ for (const dialect of HTTP_DIALECTS) {
           200,
           'same state again: no-op',
         );
+        const sameCost = await h.request('PUT', '/v1/events/hold-a', {
+          auth: co.auth,
+          body: { state: 'complete', cost_override: { amount: 80, denomination: 'tokens' } },
+        });
+        assert.equal(sameCost.status, 200, 'the same final cost again: no-op');
+        const otherCost = await h.request('PUT', '/v1/events/hold-a', {
+          auth: co.auth,
+          body: { state: 'complete', cost_override: { amount: 70, denomination: 'tokens' } },
+        });
+        assertError(otherCost, 409, 'conflict');
+        assert.equal(otherCost.body.error.code, 'event_completed_at_another_cost');
+        assert.equal(otherCost.body.error.param, 'cost_override');
+        assert.equal((await balance(acc)).amount, 920, 'a refused final cost changes nothing');
         assertError(
           await h.request('PUT', '/v1/events/hold-a', { auth: co.auth, body: { state: 'cancelled' } }),
           409,

@@ -107,7 +107,8 @@ export const settleEventSchema = {
   summary: 'Settle a pending event',
   description:
     'complete (optionally at a final cost that replaces the held one) or cancelled. Settling an event that is ' +
-    'not pending is 409, except repeating its current state, which is a no-op.',
+    'not pending is 409, except repeating its current state (with no cost_override or the same final cost), ' +
+    'which is a no-op; the same state with another final cost is 409 event_completed_at_another_cost.',
   security: companyAuth,
   params: EventParams,
   body: Type.Object(
