@@ -16,6 +16,8 @@ import type { TestClock } from '../lib/clock.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { errorBody } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
+import { rewriteAlias } from './aliases.js';
+import { swaggerOptions } from './openapi.js';
 import { compilers, validationErrorBody } from './validation.js';
 import type { RouteContext } from './route-context.js';
 import { ErrorResponse } from './schemas/common.js';
@@ -56,6 +58,8 @@ export interface AppOptions {
   signupOpen?: boolean;
   logLevel?: string;
   version?: string;
+  /** BILLING_PUBLIC_URL: the `servers` entry of the OpenAPI document (default `/`). */
+  publicUrl?: string;
 }
 
 export type App = FastifyInstance;
@@ -83,6 +87,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     return503OnClosing: true,
+    // The older spellings of some paths answer as their canonical route (aliases.ts).
+    rewriteUrl: (req) => rewriteAlias(req.method, req.url),
     ajv: { customOptions: { coerceTypes: false } },
     // Errors raised before routing (bad URL encoding, over-long path parameters) get our body too.
     frameworkErrors: (err, _request, reply) => {
@@ -158,29 +164,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     return reply.code(out.status).send(out.body);
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Billing engine API',
-        version: opts.version ?? '0.1',
-        description:
-          'Prepaid balances and real-time usage billing. Amounts are integers (USD in cents). ' +
-          'Errors: {"error":{"type","code","message","param"?,"details"?}}. ' +
-          'Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header. ' +
-          'Lists page with limit and starting_after and answer {data, has_more, next_cursor}, newest first.',
-      },
-      components: {
-        securitySchemes: {
-          companyKey: { type: 'http', scheme: 'basic', description: 'company_id:api_key' },
-          userPassword: { type: 'http', scheme: 'basic', description: 'email:password of a user' },
-        },
-      },
-    },
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
-    },
-  });
+  await app.register(swagger, swaggerOptions({ version: opts.version ?? '0.1', publicUrl: opts.publicUrl }));
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   await app.register(rateLimit, { global: false });
 

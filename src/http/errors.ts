@@ -6,19 +6,22 @@
  */
 import type { Reason } from '../domain/reasons.js';
 
-export type ErrorType =
-  | 'invalid_request'
-  | 'authentication_required'
-  | 'forbidden'
-  | 'insufficient_balance'
-  | 'payment_failed'
-  | 'not_found'
-  | 'conflict'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'rate_limited'
-  | 'internal'
-  | 'service_unavailable';
+/** The error `type` of the contract, a closed list (an enum in the OpenAPI document). */
+export const ERROR_TYPES = [
+  'invalid_request',
+  'authentication_required',
+  'forbidden',
+  'insufficient_balance',
+  'payment_failed',
+  'not_found',
+  'conflict',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'internal',
+  'service_unavailable',
+] as const;
+export type ErrorType = (typeof ERROR_TYPES)[number];
 
 /**
  * Codes only the error handler itself answers with: requests refused before any route code

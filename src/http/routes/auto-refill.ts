@@ -1,4 +1,4 @@
-/** Auto-refill settings of a balance, at the three paths clients use for them. */
+/** Auto-refill settings of a balance: by its path, or with the denomination in the body. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { putAutoRefill } from '../../operations/auto-refill.js';
@@ -10,17 +10,16 @@ import { putAccountAutoRefillSchema, putBalanceAutoRefillSchema } from '../schem
 export function autoRefillRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 
-  // Two spellings of one route: the spec's `autorefill` and the guide's `auto_refill`.
-  for (const path of [
+  // The spec's `autorefill`; the guide's `auto_refill` spelling is an alias of it (aliases.ts).
+  app.put(
     '/v1/accounts/:account_id/balance/:denomination/autorefill',
-    '/v1/accounts/:account_id/balance/:denomination/auto_refill',
-  ]) {
-    app.put(path, { config: companyRoute, schema: putBalanceAutoRefillSchema }, async (request) => {
+    { config: companyRoute, schema: putBalanceAutoRefillSchema },
+    async (request) => {
       const { account_id, denomination } = request.params;
       const b = await putAutoRefill(deps, requireCompany(request), account_id, denomination, request.body);
       return { data: presentBalance(b) };
-    });
-  }
+    },
+  );
 
   app.put(
     '/v1/accounts/:account_id/auto_refill',

@@ -1,4 +1,4 @@
-/** Plans: create (at `/plan` and `/plans`), list and read the plans accounts can be created on. */
+/** Plans: create (at `/plan`; `/plans` is an alias), list and read the plans accounts can be created on. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PlanInput } from '../../domain/plans.js';
@@ -13,13 +13,15 @@ export function planRoutes(scope: FastifyInstance, { deps }: RouteContext): void
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 
   const createPlanConfig = { ...companyRoute, bodyViolationReasons: planBodyViolations };
-  // The spec writes `/plan`; `/plans` matches the list route.
-  for (const path of ['/v1/companies/:company_id/plan', '/v1/companies/:company_id/plans']) {
-    app.post(path, { config: createPlanConfig, schema: createPlanSchema }, async (request) => {
+  // The spec writes `/plan`; `POST /plans` is an alias of it (aliases.ts).
+  app.post(
+    '/v1/companies/:company_id/plan',
+    { config: createPlanConfig, schema: createPlanSchema },
+    async (request) => {
       const companyId = requireCompanyOfPath(request, request.params.company_id);
       return { data: presentPlan(await createPlan(deps, companyId, request.body satisfies PlanInput)) };
-    });
-  }
+    },
+  );
 
   app.get('/v1/companies/:company_id/plans', { config: companyRoute, schema: listPlansSchema }, async (request) => {
     const companyId = requireCompanyOfPath(request, request.params.company_id);

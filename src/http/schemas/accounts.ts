@@ -24,6 +24,7 @@ const DataAccount = Type.Object({ data: Type.Ref('Account') });
 
 /** At `/v1/companies/{company_id}/accounts`, with or without the trailing slash. */
 export const createAccountSchema = {
+  operationId: 'createAccount',
   tags: ['accounts'],
   summary: 'Create an account (the trailing slash is optional)',
   security: companyAuth,
@@ -35,12 +36,16 @@ export const createAccountSchema = {
   params: CompanyParams,
   body: Type.Object(
     { ...AccountFields, plan_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
-    { additionalProperties: false },
+    {
+      additionalProperties: false,
+      examples: [{ name: 'Ada Lovelace', email: 'ada@example.com', metadata: { crm_id: 'crm-42' } }],
+    },
   ),
   response: { 200: DataAccount, ...errorResponses(404) },
 };
 
 export const listAccountsSchema = {
+  operationId: 'listAccounts',
   tags: ['accounts'],
   summary: 'List accounts, newest first',
   security: companyAuth,
@@ -49,6 +54,7 @@ export const listAccountsSchema = {
 };
 
 export const getAccountSchema = {
+  operationId: 'getAccount',
   tags: ['accounts'],
   summary: 'Get an account with its balances',
   security: companyAuth,
@@ -57,6 +63,7 @@ export const getAccountSchema = {
 };
 
 export const updateAccountSchema = {
+  operationId: 'updateAccount',
   tags: ['accounts'],
   summary: 'Edit name, email, metadata or processor_id',
   description:
@@ -66,6 +73,6 @@ export const updateAccountSchema = {
     'one of the new customer.',
   security: companyAuth,
   params: AccountParams,
-  body: Type.Object(AccountFields, { additionalProperties: false }),
+  body: Type.Object(AccountFields, { additionalProperties: false, examples: [{ name: 'Ada King' }] }),
   response: { 200: DataAccount, ...errorResponses(404) },
 };

@@ -40,6 +40,7 @@ const autoRefillDescription =
 
 /** At `…/balance/{denomination}/autorefill` and `…/auto_refill`: the denomination is in the path. */
 export const putBalanceAutoRefillSchema = {
+  operationId: 'setBalanceAutoRefill',
   tags: ['auto-refill'],
   summary: 'Set auto-refill of a balance',
   description: autoRefillDescription,
@@ -47,18 +48,25 @@ export const putBalanceAutoRefillSchema = {
   params: BalanceParams,
   body: Type.Object(
     { denomination: Type.Optional(Denomination), ...AutoRefillFields },
-    { additionalProperties: false },
+    { additionalProperties: false, examples: [{ threshold: 100, amount: 1000, usd_charge: 1000 }] },
   ),
   response: { 200: DataBalance, ...errorResponses(404) },
 };
 
 /** At `/v1/accounts/{account_id}/auto_refill`: the denomination is in the body. */
 export const putAccountAutoRefillSchema = {
+  operationId: 'setAccountAutoRefill',
   tags: ['auto-refill'],
   summary: 'Set auto-refill of a balance (denomination in the body)',
   description: autoRefillDescription,
   security: companyAuth,
   params: AccountParams,
-  body: Type.Object({ denomination: Denomination, ...AutoRefillFields }, { additionalProperties: false }),
+  body: Type.Object(
+    { denomination: Denomination, ...AutoRefillFields },
+    {
+      additionalProperties: false,
+      examples: [{ denomination: 'tokens', amount: 1000, usd_charge: 900, refill_period: 'monthly' }],
+    },
+  ),
   response: { 200: DataBalance, ...errorResponses(404) },
 };

@@ -10,6 +10,7 @@ const Card = Type.Object({
 });
 
 export const attachCardSchema = {
+  operationId: 'attachCard',
   tags: ['cards'],
   summary: 'Attach a card (replaces the previous one)',
   security: companyAuth,

@@ -27,6 +27,7 @@ const Charge = Type.Object({
 });
 
 export const listChargesSchema = {
+  operationId: 'listCharges',
   tags: ['charges'],
   summary: 'List the USD charges to the card, newest first',
   description:

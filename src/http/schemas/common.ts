@@ -6,6 +6,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { DENOMINATION_PATTERN } from '../../domain/denomination.js';
 import { CLIENT_EVENT_ID_LENGTH_MAX } from '../../domain/events.js';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../operations/deps.js';
+import { ERROR_TYPES, type ErrorType } from '../errors.js';
 
 export const Denomination = Type.String({
   pattern: DENOMINATION_PATTERN,
@@ -44,19 +45,34 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'ISO-86
 export const ErrorResponse = Type.Object(
   {
     error: Type.Object({
-      type: Type.String({
-        description:
-          'invalid_request | authentication_required | forbidden | insufficient_balance | payment_failed | not_found ' +
-          '| ' +
-          'conflict | payload_too_large | unsupported_media_type | rate_limited | internal | service_unavailable',
+      type: Type.Unsafe<ErrorType>({
+        type: 'string',
+        enum: [...ERROR_TYPES],
+        description: 'The kind of error; the HTTP status follows from it',
       }),
       code: Type.String({ description: 'Reason code that reads as a sentence, e.g. event_not_pending' }),
-      message: Type.String(),
-      param: Type.Optional(Type.String()),
-      details: Type.Optional(Type.Any()),
+      message: Type.String({ description: 'What went wrong, for a person' }),
+      param: Type.Optional(
+        Type.String({ description: 'The field at fault, spelt as in the body: `events[0].state`, `name`' }),
+      ),
+      details: Type.Optional(Type.Any({ description: 'Structured facts about the error, where the code has any' })),
     }),
   },
-  { $id: 'Error', title: 'Error' },
+  {
+    $id: 'Error',
+    title: 'Error',
+    description: 'The body of every error answer',
+    examples: [
+      {
+        error: {
+          type: 'invalid_request',
+          code: 'no_price_for_event_type',
+          message: 'events[0]: no cost_override and no price for type "api_call" (set one with PUT /v1/prices/{type})',
+          param: 'events[0]',
+        },
+      },
+    ],
+  },
 );
 
 export const PageQuery = Type.Object(

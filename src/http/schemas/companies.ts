@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { CompanyParams, Text, errorResponses, userAuth, userOrCompanyAuth } from './common.js';
 
 export const createCompanySchema = {
+  operationId: 'createCompany',
   tags: ['companies'],
   summary: 'Register a company (user credentials)',
   description:
@@ -23,7 +24,7 @@ export const createCompanySchema = {
         }),
       ),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, examples: [{ name: 'Acme' }] },
   ),
   response: {
     200: Type.Object({
@@ -39,6 +40,7 @@ export const createCompanySchema = {
 };
 
 export const createApiKeySchema = {
+  operationId: 'createApiKey',
   tags: ['companies'],
   summary: 'Create an API key',
   description: 'The key is shown only in this response.',
@@ -51,6 +53,7 @@ export const createApiKeySchema = {
 };
 
 export const listApiKeysSchema = {
+  operationId: 'listApiKeys',
   tags: ['companies'],
   summary: 'List API keys (without secrets)',
   security: userOrCompanyAuth,
@@ -59,6 +62,7 @@ export const listApiKeysSchema = {
 };
 
 export const revokeApiKeySchema = {
+  operationId: 'revokeApiKey',
   tags: ['companies'],
   summary: 'Revoke an API key at once',
   description: 'Other server processes stop accepting it within BILLING_API_KEY_CACHE_MS.',

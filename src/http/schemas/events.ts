@@ -55,31 +55,51 @@ const Gate = Type.Optional(
     description: 'Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0',
   }),
 );
-const IngestResponse = Type.Object({
-  events_submitted: Type.Integer(),
-  event_ids: Type.Array(Type.String(), { description: 'In request order: the client id where given, else ev_…' }),
-});
+const IngestResponse = Type.Object(
+  {
+    events_submitted: Type.Integer(),
+    event_ids: Type.Array(Type.String(), { description: 'In request order: the client id where given, else ev_…' }),
+  },
+  {
+    description: 'The events were recorded (all of them), durably',
+    examples: [{ events_submitted: 2, event_ids: ['ev_5TzK1pQ8', 'req-7f3a'] }],
+  },
+);
 const ingestDescription =
   `All or nothing, at most ${EVENTS_PER_REQUEST_MAX} events. Committed durably before the answer. ` +
   'A repeated client id with identical content is accepted again without a second deduction; with different ' +
   'content it is 409. Missing price or balance: 400 naming the event index.';
 
 export const ingestSchema = {
+  operationId: 'createAccountEvents',
   tags: ['events'],
   summary: 'Record usage events (an array, or {events})',
   description: ingestDescription,
   security: companyAuth,
   params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }),
   querystring: Type.Object({ gate_on_balance: Gate }, { additionalProperties: false }),
-  body: Type.Union([
-    EventList,
-    Type.Object({ events: EventList, gate_on_balance: Gate }, { additionalProperties: false }),
-  ]),
+  body: Type.Union(
+    [EventList, Type.Object({ events: EventList, gate_on_balance: Gate }, { additionalProperties: false })],
+    {
+      examples: [
+        [
+          { type: 'api_call', quantity: 3 },
+          {
+            id: 'req-7f3a',
+            type: 'llm_tokens',
+            cost_override: { amount: 25, denomination: 'tokens' },
+            state: 'pending',
+          },
+        ],
+      ],
+    },
+  ),
   response: { 200: IngestResponse, ...errorResponses(402, 404, 409, 413, 415) },
 };
 
 /** At `/v1/events`: the account is named in the body. */
 export const ingestWithAccountSchema = {
+  operationId: 'createEvents',
   tags: ['events'],
   summary: 'Record usage events, account in the body',
   description: ingestDescription,
@@ -87,7 +107,10 @@ export const ingestWithAccountSchema = {
   querystring: Type.Object({ gate_on_balance: Gate }, { additionalProperties: false }),
   body: Type.Object(
     { account_id: Type.String({ minLength: 1, maxLength: 64 }), events: EventList, gate_on_balance: Gate },
-    { additionalProperties: false },
+    {
+      additionalProperties: false,
+      examples: [{ account_id: 'a_3kTQ9x0bM2', events: [{ type: 'api_call', quantity: 3 }], gate_on_balance: true }],
+    },
   ),
   response: { 200: IngestResponse, ...errorResponses(402, 404, 409, 413, 415) },
 };
@@ -95,6 +118,7 @@ export const ingestWithAccountSchema = {
 const EventParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 128 }) });
 
 export const getEventSchema = {
+  operationId: 'getEvent',
   tags: ['events'],
   summary: 'Get an event',
   security: companyAuth,
@@ -103,6 +127,7 @@ export const getEventSchema = {
 };
 
 export const settleEventSchema = {
+  operationId: 'settleEvent',
   tags: ['events'],
   summary: 'Settle a pending event',
   description:
@@ -116,7 +141,10 @@ export const settleEventSchema = {
       state: Type.Union([Type.Literal('complete'), Type.Literal('completed'), Type.Literal('cancelled')]),
       cost_override: Type.Optional(CostOverride),
     },
-    { additionalProperties: false },
+    {
+      additionalProperties: false,
+      examples: [{ state: 'complete', cost_override: { amount: 30, denomination: 'tokens' } }],
+    },
   ),
   response: { 200: Type.Object({ data: Type.Ref('Event') }), ...errorResponses(404, 409) },
 };

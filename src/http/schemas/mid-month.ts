@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { AccountParams, Denomination, SafeInteger, companyAuth, errorResponses } from './common.js';
 
 export const modifyMidMonthSchema = {
+  operationId: 'modifyMidMonth',
   tags: ['auto-refill'],
   summary: 'Increase the monthly refill now, prorated',
   description:

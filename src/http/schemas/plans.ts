@@ -88,7 +88,17 @@ const PlanBody = Type.Object(
       { minItems: 1, maxItems: PLAN_BALANCES_MAX, description: 'One entry per denomination' },
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'Pro',
+        charge_amount: 4900,
+        threshold_alert_percentage: 20,
+        balances: [{ amount: 100000, denomination: 'tokens', overage_charge_amount: 1 }],
+      },
+    ],
+  },
 );
 
 /**
@@ -132,6 +142,7 @@ export const planBodyViolations: BodyViolationReasons = {
 
 /** At `/v1/companies/{company_id}/plan` (the spec's path) and `…/plans`. */
 export const createPlanSchema = {
+  operationId: 'createPlan',
   tags: ['plans'],
   summary: 'Create a plan',
   description:
@@ -149,6 +160,7 @@ export const createPlanSchema = {
 };
 
 export const listPlansSchema = {
+  operationId: 'listPlans',
   tags: ['plans'],
   summary: 'List plans, newest first',
   security: companyAuth,
@@ -158,6 +170,7 @@ export const listPlansSchema = {
 };
 
 export const getPlanSchema = {
+  operationId: 'getPlan',
   tags: ['plans'],
   summary: 'Get a plan',
   security: companyAuth,

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { Denomination, PageOf, PageQuery, Text, companyAuth, errorResponses } from './common.js';
 
 export const putPriceSchema = {
+  operationId: 'setPrice',
   tags: ['prices'],
   summary: 'Set the price of an event type',
   description: 'cost = quantity × unit_amount, computed exactly and rounded up to a whole unit.',
@@ -15,12 +16,13 @@ export const putPriceSchema = {
         description: 'Decimal string (exact) or number ≥ 0',
       }),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, examples: [{ denomination: 'tokens', unit_amount: '0.25' }] },
   ),
   response: { 200: Type.Object({ data: Type.Ref('Price') }), ...errorResponses() },
 };
 
 export const listPricesSchema = {
+  operationId: 'listPrices',
   tags: ['prices'],
   summary: 'List prices, by type',
   security: companyAuth,

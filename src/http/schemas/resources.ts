@@ -24,7 +24,27 @@ export const Balance = Type.Object(
     }),
     consecutive_declines: Type.Integer({ description: 'Declined refill charges in a row' }),
   },
-  { $id: 'Balance', title: 'Balance' },
+  {
+    $id: 'Balance',
+    title: 'Balance',
+    examples: [
+      {
+        account_id: 'a_3kTQ9x0bM2',
+        denomination: 'tokens',
+        amount: 1000,
+        pending: 25,
+        available: 975,
+        refill_threshold: 100,
+        refill_amount: 1000,
+        refill_usd_amount: 1000,
+        refill_on_day: null,
+        refill_monthly: false,
+        next_refill_at: null,
+        auto_refill_paused: false,
+        consecutive_declines: 0,
+      },
+    ],
+  },
 );
 export type BalanceJson = Static<typeof Balance>;
 
@@ -39,7 +59,22 @@ export const Account = Type.Object(
     created_at: Timestamp,
     balances: Type.Array(Type.Ref('Balance')),
   },
-  { $id: 'Account', title: 'Account' },
+  {
+    $id: 'Account',
+    title: 'Account',
+    examples: [
+      {
+        account_id: 'a_3kTQ9x0bM2',
+        name: 'Ada Lovelace',
+        email: 'ada@example.com',
+        metadata: { crm_id: 'crm-42' },
+        processor_id: null,
+        plan_id: null,
+        created_at: '2026-11-23T10:00:00.000Z',
+        balances: [],
+      },
+    ],
+  },
 );
 
 export const Cost = Type.Object({ amount: Type.Integer(), denomination: Type.String() });
@@ -63,7 +98,25 @@ export const Event = Type.Object(
       Type.String({ format: 'date-time', description: 'While pending: when the hold is cancelled automatically' }),
     ),
   },
-  { $id: 'Event', title: 'Event' },
+  {
+    $id: 'Event',
+    title: 'Event',
+    examples: [
+      {
+        event_id: 'req-7f3a',
+        account_id: 'a_3kTQ9x0bM2',
+        type: 'api_call',
+        quantity: 1,
+        cost: { amount: 25, denomination: 'tokens' },
+        metadata: null,
+        state: 'pending',
+        timestamp: '2026-11-23T10:00:00.000Z',
+        created_at: '2026-11-23T10:00:00.000Z',
+        updated_at: '2026-11-23T10:00:00.000Z',
+        expires_at: '2026-11-23T11:00:00.000Z',
+      },
+    ],
+  },
 );
 
 export const Transaction = Type.Object(
@@ -80,7 +133,22 @@ export const Transaction = Type.Object(
     reason: Type.Optional(Type.String()),
     created_at: Timestamp,
   },
-  { $id: 'Transaction', title: 'Transaction' },
+  {
+    $id: 'Transaction',
+    title: 'Transaction',
+    examples: [
+      {
+        transaction_id: 'tx_9sLq2M4n',
+        account_id: 'a_3kTQ9x0bM2',
+        denomination: 'tokens',
+        amount: -25,
+        balance_after: 975,
+        kind: 'usage',
+        event_id: 'req-7f3a',
+        created_at: '2026-11-23T10:00:00.000Z',
+      },
+    ],
+  },
 );
 
 export const Price = Type.Object(

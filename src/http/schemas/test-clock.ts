@@ -8,6 +8,7 @@ const ADVANCE_SECONDS_MAX = 10 * 366 * 24 * 3600;
 const ClockResponse = Type.Object({ data: Type.Object({ now: Type.String({ format: 'date-time' }) }) });
 
 export const getClockSchema = {
+  operationId: 'getTestClock',
   tags: ['test clock'],
   summary: 'The server clock (test clock only)',
   security: companyAuth,
@@ -15,6 +16,7 @@ export const getClockSchema = {
 };
 
 export const advanceClockSchema = {
+  operationId: 'advanceTestClock',
   tags: ['test clock'],
   summary: 'Move the clock forward and run all work due by then',
   description: 'Answers only after every renewal, refill and hold expiry due by the new time is done. Backwards: 400.',

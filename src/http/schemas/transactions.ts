@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { AccountParams, Denomination, PageOf, PageQuery, companyAuth, errorResponses } from './common.js';
 
 export const listTransactionsSchema = {
+  operationId: 'listTransactions',
   tags: ['transactions'],
   summary: 'List transactions, newest first',
   description: 'Every change of a balance amount is one transaction; amount = the sum of its transactions.',

@@ -23,6 +23,7 @@ const listEventsDescription =
   'are cancelled before the list is read.';
 
 export const listEventsSchema = {
+  operationId: 'listEvents',
   tags: ['events'],
   summary: "List the company's events",
   description: listEventsDescription,
@@ -39,6 +40,7 @@ export const listEventsSchema = {
 };
 
 export const listAccountEventsSchema = {
+  operationId: 'listAccountEvents',
   tags: ['events'],
   summary: "List an account's events",
   description: listEventsDescription,
@@ -94,6 +96,7 @@ const usageDescription =
   '(default 400): otherwise 400 saying the limit.';
 
 export const usageSchema = {
+  operationId: 'getUsage',
   tags: ['usage'],
   summary: "The company's usage by window",
   description: usageDescription,
@@ -110,6 +113,7 @@ export const usageSchema = {
 };
 
 export const accountUsageSchema = {
+  operationId: 'getAccountUsage',
   tags: ['usage'],
   summary: "An account's usage by window",
   description: usageDescription,

@@ -5,6 +5,7 @@ import { Email, Text, errorResponses, userOrCompanyAuth } from './common.js';
 const UserId = Type.Object({ user_id: Type.String({ pattern: '^[0-9]{1,15}$' }) });
 
 export const signUpSchema = {
+  operationId: 'createUser',
   tags: ['users'],
   summary: 'Sign up (no credentials needed)',
   description:
@@ -12,7 +13,10 @@ export const signUpSchema = {
     'rest. A duplicate email is 409.',
   body: Type.Object(
     { name: Text('Full name'), email: Email, password: Type.String({ minLength: 8, maxLength: 1024 }) },
-    { additionalProperties: false },
+    {
+      additionalProperties: false,
+      examples: [{ name: 'Ada Lovelace', email: 'ada@example.com', password: 'correct horse battery' }],
+    },
   ),
   response: {
     200: Type.Ref('User'),
@@ -24,6 +28,7 @@ export const signUpSchema = {
 };
 
 export const getUserSchema = {
+  operationId: 'getUser',
   tags: ['users'],
   summary: 'Get a user',
   description: "With the user's own credentials or those of a company the user belongs to; anyone else gets 404.",
@@ -33,6 +38,7 @@ export const getUserSchema = {
 };
 
 export const updateUserSchema = {
+  operationId: 'updateUser',
   tags: ['users'],
   summary: 'Update a user',
   security: userOrCompanyAuth,

@@ -68,6 +68,7 @@ const Delivery = Type.Object({
 const IdParams = Type.Object({ webhook_id: Type.String({ maxLength: 64 }) });
 
 export const createWebhookSchema = {
+  operationId: 'createWebhook',
   tags: ['webhooks'],
   summary: 'Subscribe a URL to one type of notification',
   description:
@@ -91,12 +92,13 @@ export const createWebhookSchema = {
         SafeInteger({ minimum: 0, description: 'Only for type threshold: absolute units of available balance' }),
       ),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, examples: [{ type: 'balance_change', url: 'https://example.com/hooks/billing' }] },
   ),
   response: { 200: Type.Object({ data: CreatedWebhook }), ...errorResponses(409) },
 };
 
 export const listWebhooksSchema = {
+  operationId: 'listWebhooks',
   tags: ['webhooks'],
   summary: 'List webhooks (without secrets), newest first',
   security: companyAuth,
@@ -105,6 +107,7 @@ export const listWebhooksSchema = {
 };
 
 export const deleteWebhookSchema = {
+  operationId: 'deleteWebhook',
   tags: ['webhooks'],
   summary: 'Delete a webhook',
   description: 'Nothing more is sent to it, pending retries included.',
@@ -114,6 +117,7 @@ export const deleteWebhookSchema = {
 };
 
 export const listDeliveriesSchema = {
+  operationId: 'listWebhookDeliveries',
   tags: ['webhooks'],
   summary: 'Notifications of a webhook with every attempt, newest first',
   description:
@@ -128,6 +132,7 @@ export const listDeliveriesSchema = {
 };
 
 export const retryDeliverySchema = {
+  operationId: 'retryWebhookDelivery',
   tags: ['webhooks'],
   summary: 'Send a notification again now',
   description:
