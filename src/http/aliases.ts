@@ -72,8 +72,10 @@ export function rewriteAlias(method: string | undefined, url: string | undefined
   if (url === undefined || method === undefined) return url ?? '/';
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  if (path.startsWith('/v1/') && !path.endsWith('_refill') && !path.endsWith('/plans') && !path.endsWith('/plans/'))
-    return url;
+  if (path.startsWith('/v1/')) {
+    const bare = path.endsWith('/') ? path.slice(0, -1) : path;
+    if (!bare.endsWith('/auto_refill') && !bare.endsWith('/plans')) return url;
+  }
   for (const a of COMPILED) {
     if (a.method !== method) continue;
     const m = a.pattern.exec(path);

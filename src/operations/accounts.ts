@@ -91,8 +91,17 @@ export async function updateAccount(
   });
 }
 
-export async function listAccounts(deps: Deps, companyId: string, page: Page): Promise<PageResult<AccountRow>> {
-  return (await deps.store.read((tx) => tx.listAccounts(companyId, page))) ?? unknownCursor();
+/** The company's accounts, newest first; with `q`, only those it matches (searchAccounts in the store). */
+export async function listAccounts(
+  deps: Deps,
+  companyId: string,
+  page: Page,
+  q?: string,
+): Promise<PageResult<AccountRow>> {
+  const found = await deps.store.read((tx) =>
+    q === undefined ? tx.listAccounts(companyId, page) : tx.searchAccounts(companyId, q, page),
+  );
+  return found ?? unknownCursor();
 }
 
 export async function createBalance(

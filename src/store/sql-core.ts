@@ -69,6 +69,18 @@ export abstract class SqlCore {
     return '';
   }
 
+  /**
+   * The account search condition (searchAccounts): `name` or `email` contains the lowered query
+   * (two parameters), `account_id` starts with it (its length in characters, then the query), or a
+   * top-level string value of `metadata` equals it exactly (the query).
+   */
+  protected accountSearch(): string {
+    return (
+      '(instr(lower(name), ?) > 0 OR instr(lower(email), ?) > 0 OR substr(account_id, 1, ?) = ? OR ' +
+      "EXISTS (SELECT 1 FROM json_each(accounts.metadata) m WHERE m.type = 'text' AND m.value = ?))"
+    );
+  }
+
   /** The `seq` of the row a cursor names, if it is one of the list's (`where`); else undefined. */
   protected async cursorSeq(
     table: string,

@@ -34,8 +34,8 @@ export function accountRoutes(scope: FastifyInstance, { deps }: RouteContext): v
   );
 
   app.get('/v1/accounts', { config: companyRoute, schema: listAccountsSchema }, async (request) => {
-    const { limit = PAGE_LIMIT_DEFAULT, starting_after } = request.query;
-    const page = await listAccounts(deps, requireCompany(request), { limit, startingAfter: starting_after });
+    const { limit = PAGE_LIMIT_DEFAULT, starting_after, q } = request.query;
+    const page = await listAccounts(deps, requireCompany(request), { limit, startingAfter: starting_after }, q);
     const balances = await balancesByAccount(
       deps,
       page.rows.map((a) => a.accountId),

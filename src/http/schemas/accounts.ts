@@ -47,9 +47,31 @@ export const createAccountSchema = {
 export const listAccountsSchema = {
   operationId: 'listAccounts',
   tags: ['accounts'],
-  summary: 'List accounts, newest first',
+  summary: 'List or search accounts, newest first',
+  description:
+    'With `q`: only the accounts whose name or email contains it (case-insensitive for ASCII letters), whose ' +
+    'account_id starts with it (case-sensitive), or whose metadata has a top-level string value equal to it ' +
+    '(exactly). Paged like the list (a cursor is any account of the company). Cost: the search walks the ' +
+    "company's accounts newest first until a page of matches is found, so a page of a common match reads about " +
+    'a page of rows and a query matching nothing reads every account of the company once: for an account id ' +
+    'you know whole, GET /v1/accounts/{account_id} is one index lookup.',
   security: companyAuth,
-  querystring: PageQuery,
+  querystring: Type.Composite(
+    [
+      PageQuery,
+      Type.Object({
+        q: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 256,
+            description: 'Search: name or email contains, account_id prefix, or a metadata value',
+            examples: ['ada'],
+          }),
+        ),
+      }),
+    ],
+    { additionalProperties: false },
+  ),
   response: { 200: PageOf(Type.Ref('Account')), ...errorResponses() },
 };
 

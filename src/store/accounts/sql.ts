@@ -57,6 +57,29 @@ export function accountsSql<Base extends SqlBase>(base: Base) {
     listAccounts(companyId: string, page: Page) {
       return this.pageBySeq('accounts', 'account_id', [['company_id', companyId]], page, toAccount);
     }
+    /**
+     * Walks the company's accounts newest first on `accounts_company (company_id, seq)` and keeps
+     * those that match, until a page is full: the cost is the number of accounts scanned, which is
+     * the page size when matches are common and every account of the company when none matches.
+     */
+    async searchAccounts(companyId: string, q: string, page: Page) {
+      const [company, params] = this.inList('company_id', [companyId]);
+      let cursor = '';
+      if (page.startingAfter !== undefined) {
+        const seq = await this.cursorSeq('accounts', 'account_id', page.startingAfter, company, [...params]);
+        if (seq === undefined) return undefined;
+        cursor = ' AND seq < ?';
+        params.push(seq);
+      }
+      // Case-insensitive for ASCII letters only, as lower() is on both databases (PostgreSQL's text is COLLATE "C").
+      const lower = q.replace(/[A-Z]+/g, (c) => c.toLowerCase());
+      const rows = await this.db.all(
+        `SELECT * FROM accounts WHERE ${company}${cursor} AND ${this.accountSearch()} ` +
+          `ORDER BY ${this.seqOrder('company_id')} LIMIT ?`,
+        [...params, lower, lower, [...q].length, q, q, page.limit + 1],
+      );
+      return { rows: rows.slice(0, page.limit).map(toAccount), hasMore: rows.length > page.limit };
+    }
     async findBalance(accountId: string, denomination: string) {
       const r = await this.one('SELECT * FROM balances WHERE account_id = ? AND denomination = ?', [
         accountId,

@@ -84,6 +84,11 @@ export interface AccountsReadTx {
   findAccountOwners(accountIds: string[]): Promise<{ accountId: string; companyId: string }[]>;
   /** Paged lists resolve to undefined when `startingAfter` names no row of the list. */
   listAccounts(companyId: string, page: Page): Promise<PageResult<AccountRow> | undefined>;
+  /**
+   * The accounts of listAccounts() that match `q` (accountSearch() in sql-core.ts says how), in the
+   * same order and paging; a cursor is any account of the company.
+   */
+  searchAccounts(companyId: string, q: string, page: Page): Promise<PageResult<AccountRow> | undefined>;
   findBalance(accountId: string, denomination: string): Promise<BalanceRow | undefined>;
   listBalances(accountId: string): Promise<BalanceRow[]>;
   /** The balances of several accounts (a page of them) in one query, by account then denomination. */

@@ -55,6 +55,13 @@ export class PgTx extends SqlTx {
   protected override rowId(): string {
     return 'ctid';
   }
+  protected override accountSearch(): string {
+    return (
+      '(strpos(lower(name), ?) > 0 OR strpos(lower(email), ?) > 0 OR substr(account_id, 1, ?::int) = ? OR ' +
+      "EXISTS (SELECT 1 FROM jsonb_each(accounts.metadata::jsonb) m WHERE jsonb_typeof(m.value) = 'string' " +
+      "AND m.value #>> '{}' = ?))"
+    );
+  }
 
   // --- accounts and balances
   async lockBalances(keys: BalanceKey[]) {
