@@ -135,7 +135,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     if (err instanceof OutcomeError) {
       out = errorBody(err.failure.reason, err.failure.message, err.failure.param, err.failure.details);
     } else if (err.validation) {
-      out = validationErrorBody(err, request.routeOptions.config.bodyViolationReasons);
+      const config = request.routeOptions.config;
+      out = validationErrorBody(err, config.bodyViolationReasons, config.bodyForms, request.body);
     } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       out = errorBody('payload_too_large', `request body is larger than ${BODY_LIMIT_BYTES} bytes`);
     } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {

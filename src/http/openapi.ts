@@ -77,6 +77,7 @@ function securityOf(auth: AuthMode | undefined): { [scheme: string]: string[] }[
 /** `/v1/accounts/:account_id` as the document writes it: `/v1/accounts/{account_id}`. */
 const openapiPath = (url: string) => url.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 
+// biome-ignore lint/suspicious/noExplicitAny: the generated document is walked as plain JSON.
 type Json = Record<string, any>;
 
 export interface OpenapiOptions {

@@ -8,6 +8,7 @@ import { getEvent } from '../../operations/events.js';
 import { requireCompany } from '../auth.js';
 import { presentEvent } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';
+import type { BodyForms } from '../validation.js';
 import {
   type EventList,
   getEventSchema,
@@ -34,12 +35,22 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     return { events_submitted: events.length, event_ids: outcome.value.eventIds };
   }
 
-  app.post('/v1/accounts/:account_id/events', { config: companyRoute, schema: ingestSchema }, async (request) => {
-    const body = request.body;
-    const events = Array.isArray(body) ? body : body.events;
-    const gate = request.query.gate_on_balance === true || (!Array.isArray(body) && body.gate_on_balance === true);
-    return ingest(requireCompany(request), request.params.account_id, events, gate);
-  });
+  const bodyForms: BodyForms = {
+    arrayParam: 'events',
+    forms: 'an array of events, [{"type": …}, …], or {"events": [{"type": …}, …]}',
+    isSingleItem: (body) =>
+      typeof body === 'object' && body !== null && !Array.isArray(body) && 'type' in body && !('events' in body),
+  };
+  app.post(
+    '/v1/accounts/:account_id/events',
+    { config: { ...companyRoute, bodyForms }, schema: ingestSchema },
+    async (request) => {
+      const body = request.body;
+      const events = Array.isArray(body) ? body : body.events;
+      const gate = request.query.gate_on_balance === true || (!Array.isArray(body) && body.gate_on_balance === true);
+      return ingest(requireCompany(request), request.params.account_id, events, gate);
+    },
+  );
 
   app.post('/v1/events', { config: companyRoute, schema: ingestWithAccountSchema }, async (request) => {
     const gate = request.query.gate_on_balance === true || request.body.gate_on_balance === true;
