@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { addDecimal, decimalFromNumber, formatDecimal, type Decimal } from '../../src/lib/decimal.js';
 import { HTTP_DIALECTS, assertError, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import { POSTGRES_ONLY_SKIP } from '../support/stores.js';
 import { asHarness, serverOn, sharedDatabase, type TestServer } from '../support/webhooks.js';
 
 type Auth = [string, string];
@@ -396,7 +397,7 @@ for (const dialect of HTTP_DIALECTS) {
   );
 }
 
-describe('usage across server processes (postgres)', () => {
+describe('usage across server processes (postgres)', { skip: POSTGRES_ONLY_SKIP }, () => {
   test('an event answered by one process is listed and counted by the other at once', async () => {
     const db = sharedDatabase('postgres');
     const servers: TestServer[] = [];

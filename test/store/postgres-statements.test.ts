@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { openTestStore, seedCompanyAndAccount, type TestStore } from '../support/stores.js';
+import { POSTGRES_ONLY_SKIP, openTestStore, seedCompanyAndAccount, type TestStore } from '../support/stores.js';
 
-describe('postgres prepared statements', () => {
+describe('postgres prepared statements', { skip: POSTGRES_ONLY_SKIP }, () => {
   let t: TestStore;
 
   before(async () => {

@@ -14,9 +14,30 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import type { NewBalanceRow, Store } from '../../src/store/types.js';
 import { newId } from '../../src/lib/ids.js';
 
-/** The databases every dialect-parameterised test runs on (harness.ts re-exports it as HTTP_DIALECTS). */
-export const DIALECTS = ['sqlite', 'postgres'] as const;
-export type Dialect = (typeof DIALECTS)[number];
+const ALL_DIALECTS = ['sqlite', 'postgres'] as const;
+export type Dialect = (typeof ALL_DIALECTS)[number];
+
+/**
+ * The databases every dialect-parameterised test runs on (harness.ts re-exports it as HTTP_DIALECTS):
+ * both, or those TEST_DIALECTS names (`TEST_DIALECTS=sqlite`: `npm run test:sqlite`, no PostgreSQL).
+ */
+export const DIALECTS: readonly Dialect[] = dialectsOf(process.env.TEST_DIALECTS);
+
+function dialectsOf(list: string | undefined): readonly Dialect[] {
+  if (list === undefined || list.trim() === '') return ALL_DIALECTS;
+  const named = list.split(',').map((d) => d.trim());
+  const unknown = named.filter((d) => !(ALL_DIALECTS as readonly string[]).includes(d));
+  if (unknown.length > 0) throw new Error(`TEST_DIALECTS: unknown ${unknown.join(', ')} (sqlite, postgres)`);
+  return ALL_DIALECTS.filter((d) => named.includes(d));
+}
+
+/**
+ * `skip` of a test that needs PostgreSQL whatever TEST_DIALECTS says (several server processes on one
+ * database, PostgreSQL's own statements): false, or why it is skipped.
+ */
+export const POSTGRES_ONLY_SKIP: false | string = DIALECTS.includes('postgres')
+  ? false
+  : 'needs PostgreSQL, which TEST_DIALECTS leaves out';
 
 export const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 

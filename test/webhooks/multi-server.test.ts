@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createAccountWithBalance, signUpCompany } from '../support/harness.js';
+import { POSTGRES_ONLY_SKIP } from '../support/stores.js';
 import {
   asHarness,
   createWebhook,
@@ -14,7 +15,7 @@ import {
 
 const ACCOUNTS = 60;
 
-describe('webhook delivery with several servers (postgres)', () => {
+describe('webhook delivery with several servers (postgres)', { skip: POSTGRES_ONLY_SKIP }, () => {
   test('two servers with workers deliver everything; attempts of one notification never overlap', async () => {
     const db = sharedDatabase('postgres');
     // Every first attempt fails, so retries (re-claims) race as well as first claims; answers are slowed so overlaps
