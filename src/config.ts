@@ -38,6 +38,8 @@ export interface Config {
   eventMaxAgeDays: number;
   /** BILLING_USAGE_RETENTION_DAYS: how long hourly usage rollups are kept (and may be asked for). */
   usageRetentionDays: number;
+  /** BILLING_PUBLIC_URL: where clients reach the API, the `servers` entry of /openapi.json (default `/`). */
+  publicUrl: string;
 }
 
 export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
@@ -103,6 +105,11 @@ const ENV_SCHEMA = Type.Object({
     description: 'open or closed',
   }),
   BILLING_DB_CONNECT_TIMEOUT_MS: integer(0, DB_CONNECT_TIMEOUT_MS_MAX, DB_CONNECT_TIMEOUT_MS_DEFAULT),
+  BILLING_PUBLIC_URL: Type.String({
+    pattern: '^(https?://[^\\s/?#]+(/[^\\s?#]*)?|/[^\\s?#]*)$',
+    default: '/',
+    description: 'an http(s) URL (https://billing.example.com) or a path starting with /',
+  }),
 });
 type Env = Static<typeof ENV_SCHEMA>;
 type EnvName = keyof Env;
@@ -192,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookLogRetentionDays: e.BILLING_WEBHOOK_LOG_RETENTION_DAYS,
     signup: e.BILLING_SIGNUP,
     dbConnectTimeoutMs: e.BILLING_DB_CONNECT_TIMEOUT_MS,
+    publicUrl: e.BILLING_PUBLIC_URL,
   };
 }
 

@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       dbConnectTimeoutMs: 30_000,
       eventMaxAgeDays: 35,
       usageRetentionDays: 400,
+      publicUrl: '/',
     });
     assert.ok(CONFIG_VARIABLES.includes('BILLING_SIGNUP'));
   });
@@ -180,5 +181,23 @@ describe('a bad environment at start', { concurrency: true }, () => {
     const r = await runNode(SERVER_ENTRY, [], { DATABASE_URL: 'sqlite::memory:', PORT: String(port) });
     assert.equal(r.code, 1);
     assert.equal(r.stderr, `billing engine: 127.0.0.1:${port} is already in use (set HOST and PORT)\n`);
+  });
+});
+
+describe('BILLING_PUBLIC_URL', () => {
+  test('an http(s) URL or a path; anything else is reported', () => {
+    assert.equal(
+      loadConfig({ BILLING_PUBLIC_URL: 'https://billing.example.com' }).publicUrl,
+      'https://billing.example.com',
+    );
+    assert.equal(loadConfig({ BILLING_PUBLIC_URL: '/billing' }).publicUrl, '/billing');
+    assert.throws(
+      () => loadConfig({ BILLING_PUBLIC_URL: 'billing.example.com' }),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.problems[0] ===
+          'BILLING_PUBLIC_URL must be an http(s) URL (https://billing.example.com) or a path starting with /, ' +
+            'got "billing.example.com"',
+    );
   });
 });

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { ERROR_TYPES } from '../../src/http/errors.js';
-import { TAGS } from '../../src/http/openapi.js';
+import { TAGS, swaggerOptions } from '../../src/http/openapi.js';
 import {
   HTTP_DIALECTS,
   assertError,
@@ -76,6 +76,8 @@ describe('OpenAPI document: complete and lint-clean', () => {
       assert.deepEqual(doc.paths[path][method].security, [], `${path} is public`);
     assert.deepEqual(doc.paths['/v1/accounts'].get.security, [{ companyKey: [] }]);
     assert.deepEqual(doc.servers, [{ url: '/', description: 'This server' }]);
+    const configured = swaggerOptions({ version: '1', publicUrl: 'https://billing.example.com' });
+    assert.deepEqual(configured.openapi?.servers, [{ url: 'https://billing.example.com', description: 'This server' }]);
   });
 
   test('Idempotency-Key on every POST, PUT, PATCH, DELETE; error type an enum; 429 with its headers', () => {
