@@ -20,7 +20,7 @@ const AccountFields = {
     Type.String({ minLength: 1, maxLength: 255, description: 'Existing customer at the payment processor' }),
   ),
 };
-const DataAccount = Type.Object({ data: Type.Ref('Account') });
+const DataAccount = Type.Object({ data: Type.Ref('Account') }, { description: 'The account, with its balances' });
 
 /** At `/v1/companies/{company_id}/accounts`, with or without the trailing slash. */
 export const createAccountSchema = {

@@ -36,5 +36,8 @@ export const attachCardSchema = {
     },
     { additionalProperties: false },
   ),
-  response: { 200: Type.Object({ data: Card }), ...errorResponses(402, 404, 409, 503) },
+  response: {
+    200: Type.Object({ data: Card }, { description: 'The card on file now' }),
+    ...errorResponses(402, 404, 409, 503),
+  },
 };

@@ -93,13 +93,16 @@ export const PageQuery = Type.Object(
 );
 
 export const PageOf = <T extends TSchema>(item: T) =>
-  Type.Object({
-    data: Type.Array(item),
-    has_more: Type.Boolean(),
-    next_cursor: Type.Union([Type.String(), Type.Null()], {
-      description: 'Pass as starting_after to get the next page; null on the last page',
-    }),
-  });
+  Type.Object(
+    {
+      data: Type.Array(item),
+      has_more: Type.Boolean(),
+      next_cursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'Pass as starting_after to get the next page; null on the last page',
+      }),
+    },
+    { description: 'One page of the list; next_cursor leads to the next' },
+  );
 
 /** Error responses every authenticated route can give. */
 export const errorResponses = (...statuses: number[]) =>
@@ -109,7 +112,7 @@ export const errorResponses = (...statuses: number[]) =>
 export const AccountParams = Type.Object({ account_id: Type.String({ maxLength: 64 }) });
 export const BalanceParams = Type.Object({ account_id: Type.String({ maxLength: 64 }), denomination: Denomination });
 export const CompanyParams = Type.Object({ company_id: Type.String({ maxLength: 64 }) });
-export const DataBalance = Type.Object({ data: Type.Ref('Balance') });
+export const DataBalance = Type.Object({ data: Type.Ref('Balance') }, { description: 'The balance as it is now' });
 
 type Security = { [scheme: string]: string[] }[];
 export const companyAuth: Security = [{ companyKey: [] }];

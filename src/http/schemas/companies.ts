@@ -27,14 +27,17 @@ export const createCompanySchema = {
     { additionalProperties: false, examples: [{ name: 'Acme' }] },
   ),
   response: {
-    200: Type.Object({
-      data: Type.Object({
-        company_id: Type.String(),
-        name: Type.String(),
-        processor: Type.String(),
-        api_key: Type.String(),
-      }),
-    }),
+    200: Type.Object(
+      {
+        data: Type.Object({
+          company_id: Type.String(),
+          name: Type.String(),
+          processor: Type.String(),
+          api_key: Type.String(),
+        }),
+      },
+      { description: 'The new company and its first API key (shown this once)' },
+    ),
     ...errorResponses(403, 429),
   },
 };
@@ -47,7 +50,10 @@ export const createApiKeySchema = {
   security: userOrCompanyAuth,
   params: CompanyParams,
   response: {
-    200: Type.Object({ data: Type.Object({ key_id: Type.String(), api_key: Type.String() }) }),
+    200: Type.Object(
+      { data: Type.Object({ key_id: Type.String(), api_key: Type.String() }) },
+      { description: 'The new key: api_key is shown this once' },
+    ),
     ...errorResponses(404, 429),
   },
 };
@@ -58,7 +64,13 @@ export const listApiKeysSchema = {
   summary: 'List API keys (without secrets)',
   security: userOrCompanyAuth,
   params: CompanyParams,
-  response: { 200: Type.Object({ data: Type.Array(Type.Ref('ApiKey')) }), ...errorResponses(404, 429) },
+  response: {
+    200: Type.Object(
+      { data: Type.Array(Type.Ref('ApiKey')) },
+      { description: 'Every key of the company, revoked too' },
+    ),
+    ...errorResponses(404, 429),
+  },
 };
 
 export const revokeApiKeySchema = {
@@ -69,7 +81,10 @@ export const revokeApiKeySchema = {
   security: userOrCompanyAuth,
   params: Type.Object({ company_id: Type.String({ maxLength: 64 }), key_id: Type.String({ maxLength: 64 }) }),
   response: {
-    200: Type.Object({ data: Type.Object({ key_id: Type.String(), revoked: Type.Boolean() }) }),
+    200: Type.Object(
+      { data: Type.Object({ key_id: Type.String(), revoked: Type.Boolean() }) },
+      { description: 'The key is revoked: it authenticates nothing from now on' },
+    ),
     ...errorResponses(404, 429),
   },
 };

@@ -123,7 +123,7 @@ export const getEventSchema = {
   summary: 'Get an event',
   security: companyAuth,
   params: EventParams,
-  response: { 200: Type.Object({ data: Type.Ref('Event') }), ...errorResponses(404) },
+  response: { 200: Type.Object({ data: Type.Ref('Event') }, { description: 'The event' }), ...errorResponses(404) },
 };
 
 export const settleEventSchema = {
@@ -146,5 +146,8 @@ export const settleEventSchema = {
       examples: [{ state: 'complete', cost_override: { amount: 30, denomination: 'tokens' } }],
     },
   ),
-  response: { 200: Type.Object({ data: Type.Ref('Event') }), ...errorResponses(404, 409) },
+  response: {
+    200: Type.Object({ data: Type.Ref('Event') }, { description: 'The event, settled' }),
+    ...errorResponses(404, 409),
+  },
 };

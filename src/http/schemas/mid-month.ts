@@ -33,18 +33,21 @@ export const modifyMidMonthSchema = {
     { additionalProperties: false },
   ),
   response: {
-    200: Type.Object({
-      data: Type.Object({
-        account_id: Type.String(),
-        isdryrun: Type.Boolean(),
-        amount: Type.Integer(),
-        denomination: Type.String(),
-        refill_amount: Type.Integer(),
-        refill_day: Type.Integer(),
-        refill_usd_amount: Type.Integer(),
-        usd_amount_charged: Type.String({ description: 'USD cents, as a string' }),
-      }),
-    }),
+    200: Type.Object(
+      {
+        data: Type.Object({
+          account_id: Type.String(),
+          isdryrun: Type.Boolean(),
+          amount: Type.Integer(),
+          denomination: Type.String(),
+          refill_amount: Type.Integer(),
+          refill_day: Type.Integer(),
+          refill_usd_amount: Type.Integer(),
+          usd_amount_charged: Type.String({ description: 'USD cents, as a string' }),
+        }),
+      },
+      { description: 'The increase as made (or, with dryrun, as it would be made)' },
+    ),
     ...errorResponses(402, 404, 503),
   },
 };

@@ -156,7 +156,7 @@ export const createPlanSchema = {
   security: companyAuth,
   params: CompanyParams,
   body: PlanBody,
-  response: { 200: Type.Object({ data: Plan }), ...errorResponses(404) },
+  response: { 200: Type.Object({ data: Plan }, { description: 'The plan' }), ...errorResponses(404) },
 };
 
 export const listPlansSchema = {
@@ -175,5 +175,5 @@ export const getPlanSchema = {
   summary: 'Get a plan',
   security: companyAuth,
   params: Type.Object({ plan_id: Type.String({ maxLength: 64 }) }),
-  response: { 200: Type.Object({ data: Plan }), ...errorResponses(404) },
+  response: { 200: Type.Object({ data: Plan }, { description: 'The plan' }), ...errorResponses(404) },
 };

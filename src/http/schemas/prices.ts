@@ -18,7 +18,10 @@ export const putPriceSchema = {
     },
     { additionalProperties: false, examples: [{ denomination: 'tokens', unit_amount: '0.25' }] },
   ),
-  response: { 200: Type.Object({ data: Type.Ref('Price') }), ...errorResponses() },
+  response: {
+    200: Type.Object({ data: Type.Ref('Price') }, { description: 'The price now in force' }),
+    ...errorResponses(),
+  },
 };
 
 export const listPricesSchema = {

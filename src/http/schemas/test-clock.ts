@@ -5,7 +5,10 @@ import { companyAuth, errorResponses } from './common.js';
 /** Furthest one advance may jump: ten years is more than any scenario needs. */
 const ADVANCE_SECONDS_MAX = 10 * 366 * 24 * 3600;
 
-const ClockResponse = Type.Object({ data: Type.Object({ now: Type.String({ format: 'date-time' }) }) });
+const ClockResponse = Type.Object(
+  { data: Type.Object({ now: Type.String({ format: 'date-time' }) }) },
+  { description: 'What the server clock reads now' },
+);
 
 export const getClockSchema = {
   operationId: 'getTestClock',

@@ -19,7 +19,7 @@ export const signUpSchema = {
     },
   ),
   response: {
-    200: Type.Ref('User'),
+    200: Type.Ref('User', { description: 'The new user (createDate, no signUpDate)' }),
     400: Type.Ref('Error'),
     403: Type.Ref('Error'),
     409: Type.Ref('Error'),
@@ -34,7 +34,7 @@ export const getUserSchema = {
   description: "With the user's own credentials or those of a company the user belongs to; anyone else gets 404.",
   security: userOrCompanyAuth,
   params: UserId,
-  response: { 200: Type.Ref('User'), ...errorResponses(404, 429) },
+  response: { 200: Type.Ref('User', { description: 'The user (signUpDate)' }), ...errorResponses(404, 429) },
 };
 
 export const updateUserSchema = {
@@ -44,5 +44,8 @@ export const updateUserSchema = {
   security: userOrCompanyAuth,
   params: UserId,
   body: Type.Object({ name: Type.Optional(Text()), email: Type.Optional(Email) }, { additionalProperties: false }),
-  response: { 200: Type.Object({ data: Type.Ref('User') }), ...errorResponses(404, 409, 429) },
+  response: {
+    200: Type.Object({ data: Type.Ref('User') }, { description: 'The user as it is now' }),
+    ...errorResponses(404, 409, 429),
+  },
 };

@@ -94,7 +94,13 @@ export const createWebhookSchema = {
     },
     { additionalProperties: false, examples: [{ type: 'balance_change', url: 'https://example.com/hooks/billing' }] },
   ),
-  response: { 200: Type.Object({ data: CreatedWebhook }), ...errorResponses(409) },
+  response: {
+    200: Type.Object(
+      { data: CreatedWebhook },
+      { description: 'The subscription, with its signing secret (shown this once)' },
+    ),
+    ...errorResponses(409),
+  },
 };
 
 export const listWebhooksSchema = {
@@ -113,7 +119,10 @@ export const deleteWebhookSchema = {
   description: 'Nothing more is sent to it, pending retries included.',
   security: companyAuth,
   params: IdParams,
-  response: { 200: Type.Object({ webhooks_deleted: Type.String() }), ...errorResponses(404) },
+  response: {
+    200: Type.Object({ webhooks_deleted: Type.String() }, { description: 'The id of the deleted subscription' }),
+    ...errorResponses(404),
+  },
 };
 
 export const listDeliveriesSchema = {
@@ -142,5 +151,8 @@ export const retryDeliverySchema = {
   security: companyAuth,
   params: Type.Object({ callback_id: Type.String({ maxLength: 64 }) }),
   body: Type.Object({}, { additionalProperties: false }),
-  response: { 200: Type.Object({ data: Delivery }), ...errorResponses(404, 409) },
+  response: {
+    200: Type.Object({ data: Delivery }, { description: 'The delivery, due again now' }),
+    ...errorResponses(404, 409),
+  },
 };
