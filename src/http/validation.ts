@@ -135,7 +135,10 @@ export function explain(errors: Violation[]): Explained | undefined {
   for (;;) {
     const first = list[0];
     if (!first) return undefined;
-    const union = list.find((u) => u.keyword === 'anyOf' && first.schemaPath.startsWith(`${u.schemaPath}/`));
+    // The outermost union around the first error: the inner ones are explained within its branch.
+    const union = list
+      .filter((u) => u.keyword === 'anyOf' && first.schemaPath.startsWith(`${u.schemaPath}/`))
+      .sort((a, b) => a.schemaPath.length - b.schemaPath.length)[0];
     if (!union) return { v: first };
     const members = list.filter((e) => e !== union && e.schemaPath.startsWith(`${union.schemaPath}/`));
     const atUnion = members.filter((e) => e.instancePath === union.instancePath);
@@ -205,8 +208,8 @@ export function validationErrorBody(
   let message = `${isBody ? (param ?? 'body') : param ? `${context} ${param}` : context} ${describe(explained)}`;
   // A body of none of the accepted shapes: say which shapes it may have.
   if (isBody && forms && explained.v.instancePath === '' && !Array.isArray(body)) {
-    if (forms.isSingleItem?.(body))
-      message = `body must be ${forms.forms}; this is a single item: send it as [ … ] or {"${forms.arrayParam}": [ … ]}`;
+    const wrap = `[ … ] or {"${forms.arrayParam}": [ … ]}`;
+    if (forms.isSingleItem?.(body)) message = `body must be ${forms.forms}; this is a single item: send it as ${wrap}`;
     else message = `body must be ${forms.forms}${explained.types ? '' : `; ${message}`}`;
   }
   return errorBody(named?.reason ?? 'invalid_request', message, param);
