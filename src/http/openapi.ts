@@ -175,7 +175,8 @@ function completeDocument(doc: Json, rateLimited: Set<string>, aliases: Map<stri
         else if (!response.description || response.description === 'Default Response')
           response.description = op.summary ?? 'Success';
         const headers: Json = { ...response.headers };
-        if (MUTATING.has(method) && Number(status) < 500)
+        // Replayed: what the handler answered; refusals before it (credentials, rate limit, 5xx) never are.
+        if (MUTATING.has(method) && Number(status) < 500 && status !== '401' && status !== '429')
           headers['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
         if (limited) Object.assign(headers, RATE_LIMIT_HEADERS);
         if (status === '429') headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
