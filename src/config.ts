@@ -38,6 +38,8 @@ export interface Config {
   eventMaxAgeDays: number;
   /** BILLING_USAGE_RETENTION_DAYS: how long hourly usage rollups are kept (and may be asked for). */
   usageRetentionDays: number;
+  /** BILLING_IDEMPOTENCY_LEASE_MS: how long an Idempotency-Key claim outlives a crashed request. */
+  idempotencyLeaseMs: number;
 }
 
 export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
@@ -49,6 +51,8 @@ export const WEBHOOK_LOG_RETENTION_DAYS_DEFAULT = 30;
 /** Ten years: a longer retention is no retention. */
 const RETENTION_DAYS_MAX = 3650;
 export const DB_CONNECT_TIMEOUT_MS_DEFAULT = 30_000;
+/** An Idempotency-Key claim lapses this long after its request last renewed it (every third of it). */
+export const IDEMPOTENCY_LEASE_MS_DEFAULT = 30_000;
 /** Ten minutes: an orchestrator restarts a process that waits longer. */
 const DB_CONNECT_TIMEOUT_MS_MAX = 600_000;
 
@@ -103,6 +107,7 @@ const ENV_SCHEMA = Type.Object({
     description: 'open or closed',
   }),
   BILLING_DB_CONNECT_TIMEOUT_MS: integer(0, DB_CONNECT_TIMEOUT_MS_MAX, DB_CONNECT_TIMEOUT_MS_DEFAULT),
+  BILLING_IDEMPOTENCY_LEASE_MS: integer(1_000, 3_600_000, IDEMPOTENCY_LEASE_MS_DEFAULT),
 });
 type Env = Static<typeof ENV_SCHEMA>;
 type EnvName = keyof Env;
@@ -192,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookLogRetentionDays: e.BILLING_WEBHOOK_LOG_RETENTION_DAYS,
     signup: e.BILLING_SIGNUP,
     dbConnectTimeoutMs: e.BILLING_DB_CONNECT_TIMEOUT_MS,
+    idempotencyLeaseMs: e.BILLING_IDEMPOTENCY_LEASE_MS,
   };
 }
 

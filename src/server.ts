@@ -91,6 +91,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     apiKeyCacheMs: config.apiKeyCacheMs,
     signupOpen: config.signup === 'open',
     logLevel: config.logLevel,
+    idempotencyLeaseMs: config.idempotencyLeaseMs,
     ...(opts.passwordAttemptsPerMinute !== undefined
       ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute }
       : {}),

@@ -56,6 +56,8 @@ export interface AppOptions {
   signupOpen?: boolean;
   logLevel?: string;
   version?: string;
+  /** BILLING_IDEMPOTENCY_LEASE_MS (default IDEMPOTENCY_LEASE_MS). */
+  idempotencyLeaseMs?: number;
 }
 
 export type App = FastifyInstance;
@@ -196,7 +198,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     if (request.body === undefined && request.routeOptions.config.optionalBody) request.body = {};
   });
   app.addHook('preHandler', userAuthHook(deps));
-  registerIdempotency(app, deps);
+  registerIdempotency(app, deps, opts.idempotencyLeaseMs ? { leaseMs: opts.idempotencyLeaseMs } : {});
 
   const ctx: RouteContext = {
     deps,

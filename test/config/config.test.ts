@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       webhookLogRetentionDays: 30,
       signup: 'open',
       dbConnectTimeoutMs: 30_000,
+      idempotencyLeaseMs: 30_000,
       eventMaxAgeDays: 35,
       usageRetentionDays: 400,
     });

@@ -9,6 +9,8 @@ const toIdempotency = (r: SqlRow): IdempotencyRow => ({
   statusCode: numOrNull(r.status_code),
   responseBody: strOrNull(r.response_body),
   createdAtMs: num(r.created_at),
+  owner: strOrNull(r.owner),
+  leaseExpiresAtMs: numOrNull(r.lease_expires_at),
 });
 
 export function idempotencySql<Base extends SqlBase>(base: Base) {
@@ -18,28 +20,42 @@ export function idempotencySql<Base extends SqlBase>(base: Base) {
       return r && toIdempotency(r);
     }
 
-    async claimIdempotency(row: IdempotencyRow) {
+    // One statement: a new claim, or the take-over of a lapsed claim of the same request. An
+    // answered key, a live claim and another request's key are left alone (0 rows).
+    async claimIdempotency(row: IdempotencyRow, nowWallMs: number) {
       return (
         (await this.db.run(
-          'INSERT INTO idempotency_keys (scope, key, request_hash, status_code, response_body, created_at) ' +
-            'VALUES (?, ?, ?, NULL, NULL, ?) ON CONFLICT (scope, key) DO NOTHING',
-          [row.scope, row.key, row.requestHash, row.createdAtMs],
+          'INSERT INTO idempotency_keys ' +
+            '(scope, key, request_hash, status_code, response_body, created_at, owner, lease_expires_at) ' +
+            'VALUES (?, ?, ?, NULL, NULL, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE ' +
+            'SET owner = excluded.owner, lease_expires_at = excluded.lease_expires_at ' +
+            'WHERE idempotency_keys.status_code IS NULL AND idempotency_keys.request_hash = excluded.request_hash ' +
+            'AND (idempotency_keys.lease_expires_at IS NULL OR idempotency_keys.lease_expires_at <= ?)',
+          [row.scope, row.key, row.requestHash, row.createdAtMs, row.owner, row.leaseExpiresAtMs, nowWallMs],
         )) > 0
       );
     }
-    async completeIdempotency(scope: string, key: string, statusCode: number, responseBody: string) {
-      await this.db.run('UPDATE idempotency_keys SET status_code = ?, response_body = ? WHERE scope = ? AND key = ?', [
-        statusCode,
-        responseBody,
-        scope,
-        key,
-      ]);
+    async renewIdempotency(scope: string, key: string, owner: string, leaseExpiresAtMs: number) {
+      return (
+        (await this.db.run(
+          'UPDATE idempotency_keys SET lease_expires_at = ? ' +
+            'WHERE scope = ? AND key = ? AND owner = ? AND status_code IS NULL',
+          [leaseExpiresAtMs, scope, key, owner],
+        )) > 0
+      );
     }
-    async releaseIdempotency(scope: string, key: string) {
-      await this.db.run('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status_code IS NULL', [
-        scope,
-        key,
-      ]);
+    async completeIdempotency(scope: string, key: string, owner: string, statusCode: number, responseBody: string) {
+      await this.db.run(
+        'UPDATE idempotency_keys SET status_code = ?, response_body = ?, lease_expires_at = NULL ' +
+          'WHERE scope = ? AND key = ? AND owner = ? AND status_code IS NULL',
+        [statusCode, responseBody, scope, key, owner],
+      );
+    }
+    async releaseIdempotency(scope: string, key: string, owner: string) {
+      await this.db.run(
+        'DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND owner = ? AND status_code IS NULL',
+        [scope, key, owner],
+      );
     }
     async deleteIdempotencyBefore(createdBeforeMs: number) {
       return this.db.run('DELETE FROM idempotency_keys WHERE created_at < ?', [createdBeforeMs]);
