@@ -40,6 +40,10 @@ export interface Config {
   usageRetentionDays: number;
   /** BILLING_IDEMPOTENCY_LEASE_MS: how long an Idempotency-Key claim outlives a crashed request. */
   idempotencyLeaseMs: number;
+  /** BILLING_RATE_LIMIT_REQUESTS_PER_SECOND: per company and process; 0: off. */
+  rateLimitRequestsPerSecond: number;
+  /** BILLING_RATE_LIMIT_EVENTS_PER_SECOND: ingested events per company and process; 0: off. */
+  rateLimitEventsPerSecond: number;
 }
 
 export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
@@ -53,6 +57,13 @@ const RETENTION_DAYS_MAX = 3650;
 export const DB_CONNECT_TIMEOUT_MS_DEFAULT = 30_000;
 /** An Idempotency-Key claim lapses this long after its request last renewed it (every third of it). */
 export const IDEMPOTENCY_LEASE_MS_DEFAULT = 30_000;
+/**
+ * Per-company limits, generous: above what one company can get from one process on the reference
+ * machine (docs/PERFORMANCE.md), so a single tenant never meets them; an operator serving many
+ * companies from one server sets them to a share of its capacity.
+ */
+export const RATE_LIMIT_REQUESTS_PER_SECOND_DEFAULT = 25_000;
+export const RATE_LIMIT_EVENTS_PER_SECOND_DEFAULT = 250_000;
 /** Ten minutes: an orchestrator restarts a process that waits longer. */
 const DB_CONNECT_TIMEOUT_MS_MAX = 600_000;
 
@@ -108,6 +119,8 @@ const ENV_SCHEMA = Type.Object({
   }),
   BILLING_DB_CONNECT_TIMEOUT_MS: integer(0, DB_CONNECT_TIMEOUT_MS_MAX, DB_CONNECT_TIMEOUT_MS_DEFAULT),
   BILLING_IDEMPOTENCY_LEASE_MS: integer(1_000, 3_600_000, IDEMPOTENCY_LEASE_MS_DEFAULT),
+  BILLING_RATE_LIMIT_REQUESTS_PER_SECOND: integer(0, 10_000_000, RATE_LIMIT_REQUESTS_PER_SECOND_DEFAULT),
+  BILLING_RATE_LIMIT_EVENTS_PER_SECOND: integer(0, 100_000_000, RATE_LIMIT_EVENTS_PER_SECOND_DEFAULT),
 });
 type Env = Static<typeof ENV_SCHEMA>;
 type EnvName = keyof Env;
@@ -198,6 +211,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signup: e.BILLING_SIGNUP,
     dbConnectTimeoutMs: e.BILLING_DB_CONNECT_TIMEOUT_MS,
     idempotencyLeaseMs: e.BILLING_IDEMPOTENCY_LEASE_MS,
+    rateLimitRequestsPerSecond: e.BILLING_RATE_LIMIT_REQUESTS_PER_SECOND,
+    rateLimitEventsPerSecond: e.BILLING_RATE_LIMIT_EVENTS_PER_SECOND,
   };
 }
 

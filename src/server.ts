@@ -92,6 +92,10 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     signupOpen: config.signup === 'open',
     logLevel: config.logLevel,
     idempotencyLeaseMs: config.idempotencyLeaseMs,
+    rateLimits: {
+      requestsPerSecond: config.rateLimitRequestsPerSecond,
+      eventsPerSecond: config.rateLimitEventsPerSecond,
+    },
     ...(opts.passwordAttemptsPerMinute !== undefined
       ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute }
       : {}),

@@ -16,6 +16,7 @@ import type { TestClock } from '../lib/clock.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { errorBody } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
+import { COMPANY_RATE_LIMITED, type CompanyRateLimits, registerCompanyRateLimits } from './rate-limit.js';
 import { compilers, validationErrorBody } from './validation.js';
 import type { RouteContext } from './route-context.js';
 import { ErrorResponse } from './schemas/common.js';
@@ -58,6 +59,8 @@ export interface AppOptions {
   version?: string;
   /** BILLING_IDEMPOTENCY_LEASE_MS (default IDEMPOTENCY_LEASE_MS). */
   idempotencyLeaseMs?: number;
+  /** Per-company request and event limits (default: none). */
+  rateLimits?: CompanyRateLimits;
 }
 
 export type App = FastifyInstance;
@@ -137,7 +140,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       out = errorBody('unsupported_media_type', 'send the body as application/json');
     } else if (err.statusCode === 429) {
-      out = errorBody('rate_limited', 'too many attempts; retry later');
+      out = errorBody(
+        'rate_limited',
+        err.code === COMPANY_RATE_LIMITED ? err.message : 'too many attempts; retry later',
+      );
     } else if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
       // Fastify's own client errors: malformed JSON, bad content length, prototype poisoning…
       out = errorBody(
@@ -194,6 +200,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       throw new OutcomeError(failure('nul_character_not_allowed', 'the URL may not contain the NUL character (%00)'));
   });
   app.addHook('onRequest', companyAuthHook(keys));
+  if (opts.rateLimits) registerCompanyRateLimits(app, opts.rateLimits);
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.routeOptions.config.optionalBody) request.body = {};
   });

@@ -38,6 +38,8 @@ describe('loadConfig', () => {
       signup: 'open',
       dbConnectTimeoutMs: 30_000,
       idempotencyLeaseMs: 30_000,
+      rateLimitRequestsPerSecond: 25_000,
+      rateLimitEventsPerSecond: 250_000,
       eventMaxAgeDays: 35,
       usageRetentionDays: 400,
     });
