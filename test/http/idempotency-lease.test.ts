@@ -78,7 +78,7 @@ for (const dialect of HTTP_DIALECTS) {
     });
 
     if (dialect === 'postgres') {
-      test('a slow live request keeps renewing its claim past the lease: a duplicate is 409, applied once', async () => {
+      test('a slow live request renews its claim past the lease: a duplicate is 409, applied once', async () => {
         const co = await signUpCompany(h);
         const acc = await createAccountWithBalance(h, co, 'tokens', 100);
         const url = `/v1/accounts/${acc}/balance/tokens/adjustments`;
