@@ -7,6 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { parseSecretKeys } from './lib/secret-box.js';
 
 export type SignupMode = 'open' | 'closed';
 
@@ -44,6 +45,10 @@ export interface Config {
   rateLimitRequestsPerSecond: number;
   /** BILLING_RATE_LIMIT_EVENTS_PER_SECOND: ingested events per company and process; 0: off. */
   rateLimitEventsPerSecond: number;
+  /** BILLING_SECRET_KEY as given (checked here, read by secret-keys.ts); null when unset. */
+  secretKey: string | null;
+  /** NODE_ENV (`production` makes BILLING_SECRET_KEY required on PostgreSQL). */
+  nodeEnv: string;
 }
 
 export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
@@ -121,6 +126,8 @@ const ENV_SCHEMA = Type.Object({
   BILLING_IDEMPOTENCY_LEASE_MS: integer(1_000, 3_600_000, IDEMPOTENCY_LEASE_MS_DEFAULT),
   BILLING_RATE_LIMIT_REQUESTS_PER_SECOND: integer(0, 10_000_000, RATE_LIMIT_REQUESTS_PER_SECOND_DEFAULT),
   BILLING_RATE_LIMIT_EVENTS_PER_SECOND: integer(0, 100_000_000, RATE_LIMIT_EVENTS_PER_SECOND_DEFAULT),
+  BILLING_SECRET_KEY: Type.String({ default: '', description: 'id:base64 keys of 32 bytes, separated by commas' }),
+  NODE_ENV: Type.String({ default: '', description: 'a word such as production' }),
 });
 type Env = Static<typeof ENV_SCHEMA>;
 type EnvName = keyof Env;
@@ -144,6 +151,7 @@ export function redactUrl(url: string): string {
 }
 
 function shown(name: string, raw: string): string {
+  if (name === 'BILLING_SECRET_KEY') return '(not shown)';
   return JSON.stringify(name === 'DATABASE_URL' ? redactUrl(raw) : raw);
 }
 
@@ -190,6 +198,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`${name} must be ${props[name]?.description ?? 'valid'}, got ${shown(name, String(env[name]))}`);
   }
   if (!reported.has('DATABASE_URL')) problems.push(...databaseUrlProblems(String(input.DATABASE_URL)));
+  if (input.BILLING_SECRET_KEY !== '') {
+    try {
+      parseSecretKeys(String(input.BILLING_SECRET_KEY));
+    } catch (err) {
+      problems.push(`BILLING_SECRET_KEY ${(err as Error).message}`);
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   const e = input as Env;
   return {
@@ -213,6 +228,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyLeaseMs: e.BILLING_IDEMPOTENCY_LEASE_MS,
     rateLimitRequestsPerSecond: e.BILLING_RATE_LIMIT_REQUESTS_PER_SECOND,
     rateLimitEventsPerSecond: e.BILLING_RATE_LIMIT_EVENTS_PER_SECOND,
+    secretKey: e.BILLING_SECRET_KEY === '' ? null : e.BILLING_SECRET_KEY,
+    nodeEnv: e.NODE_ENV,
   };
 }
 

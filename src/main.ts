@@ -39,6 +39,10 @@ let server: Awaited<ReturnType<typeof startServer>>;
 try {
   server = await startServer(config, { store });
 } catch (err) {
+  if (err instanceof ConfigError) {
+    await store.close();
+    exitWith(['billing engine: configuration error', ...err.problems.map((p) => `  ${p}`)]);
+  }
   const problem = LISTEN_ERRORS[(err as { code?: string }).code ?? ''];
   if (!problem) throw err;
   await store.close();

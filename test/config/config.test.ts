@@ -40,6 +40,8 @@ describe('loadConfig', () => {
       idempotencyLeaseMs: 30_000,
       rateLimitRequestsPerSecond: 25_000,
       rateLimitEventsPerSecond: 250_000,
+      secretKey: null,
+      nodeEnv: '',
       eventMaxAgeDays: 35,
       usageRetentionDays: 400,
     });
