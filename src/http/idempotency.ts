@@ -17,6 +17,7 @@ import { OutcomeError, failure } from '../domain/outcome.js';
 import { canonicalJson, sha256Hex } from '../lib/canonical.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { Deps } from '../operations/deps.js';
+import { idempotencyAnswerContext } from '../operations/secrets.js';
 export { IDEMPOTENCY_RETENTION_MS } from '../operations/deps.js';
 
 export const IDEMPOTENCY_KEY_LENGTH_MAX = 255;
@@ -25,6 +26,11 @@ export const IDEMPOTENCY_LEASE_MS = 30_000;
 /** A handler still running after this long stops renewing (its claim then lapses like a dead one's). */
 const RENEW_FOR_AT_MOST_MS = 15 * 60_000;
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/**
+ * Routes whose answer shows a secret (a webhook's signing secret, a company's API key): their stored
+ * answer, replayed for the key's retention, is sealed at rest like the secrets themselves.
+ */
+const SECRET_ANSWERS = new Set(['/v1/webhooks', '/v1/companies', '/v1/companies/:company_id/api_keys']);
 
 interface IdempotencyClaim {
   scope: string;
@@ -141,7 +147,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
       .code(existing.statusCode)
       .header('idempotent-replayed', 'true')
       .type('application/json; charset=utf-8')
-      .send(existing.responseBody);
+      .send(deps.secrets.open(existing.responseBody, idempotencyAnswerContext(scope, key)));
   });
 
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -157,7 +163,13 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
           : Buffer.isBuffer(payload)
             ? payload.toString('utf8')
             : JSON.stringify(payload ?? null);
-      await deps.store.write((tx) => tx.completeIdempotency(idem.scope, idem.key, idem.owner, reply.statusCode, body));
+      const stored =
+        request.method === 'POST' && SECRET_ANSWERS.has(request.routeOptions.url ?? '')
+          ? deps.secrets.seal(body, idempotencyAnswerContext(idem.scope, idem.key))
+          : body;
+      await deps.store.write((tx) =>
+        tx.completeIdempotency(idem.scope, idem.key, idem.owner, reply.statusCode, stored),
+      );
     }
     return payload;
   });

@@ -1,6 +1,7 @@
 /**
  * The two secrets the engine stores, sealed at rest with deps.secrets (lib/secret-box.ts): a
- * company's payment-processor key and a webhook subscription's signing secret. Each is sealed
+ * company's payment-processor key and a webhook subscription's signing secret (and the stored
+ * Idempotency-Key answers that show a secret: a new webhook, a new API key). Each is sealed
  * under a context naming its row, written sealed, and opened only where it is used (a charge, a
  * delivery). `resealSecrets` seals what is still plaintext (at every start: rows from before
  * encryption) or re-seals everything not under the current key (`billing secrets rotate`).
@@ -12,6 +13,8 @@ import type { Deps } from './deps.js';
 
 export const processorKeyContext = (companyId: string): string => `processor_api_key:${companyId}`;
 export const webhookSecretContext = (webhookId: string): string => `webhook_secret:${webhookId}`;
+/** An Idempotency-Key's stored answer that carries a secret (a new webhook's, a new API key's). */
+export const idempotencyAnswerContext = (scope: string, key: string): string => `idempotency:${scope}\n${key}`;
 
 /** A company row's processor key, opened (null when it has none). */
 export function openProcessorApiKey(
@@ -31,6 +34,8 @@ export function processorFor(
 
 interface SecretKind {
   name: string;
+  /** Rotation only: never stored in plaintext, and too many rows to scan at every start. */
+  rotationOnly?: boolean;
   context(id: string): string;
   list(tx: ReadTx, afterId: string | null, limit: number): Promise<StoredSecret[]>;
   replace(tx: Tx, id: string, from: string, to: string): Promise<boolean>;
@@ -48,6 +53,13 @@ const KINDS: SecretKind[] = [
     context: webhookSecretContext,
     list: (tx, after, limit) => tx.listWebhookSecrets(after, limit),
     replace: (tx, id, from, to) => tx.replaceWebhookSecret(id, from, to),
+  },
+  {
+    name: 'Idempotency-Key answers holding a secret',
+    rotationOnly: true,
+    context: (id) => `idempotency:${id}`, // id is `scope\nkey`: idempotencyAnswerContext(scope, key)
+    list: (tx, after, limit) => tx.listSealedIdempotencyAnswers(after, limit),
+    replace: (tx, id, from, to) => tx.replaceIdempotencyAnswer(id, from, to),
   },
 ];
 
@@ -70,6 +82,7 @@ export async function resealSecrets(deps: Pick<Deps, 'store' | 'secrets'>, mode:
   const report: ResealReport = { kinds: [] };
   const known = new Set(deps.secrets.keyIds);
   for (const kind of KINDS) {
+    if (kind.rotationOnly && mode !== 'all') continue;
     let after: string | null = null;
     let rows = 0;
     let written = 0;

@@ -13,6 +13,12 @@ const toIdempotency = (r: SqlRow): IdempotencyRow => ({
   leaseExpiresAtMs: numOrNull(r.lease_expires_at),
 });
 
+/** A scope never holds a newline (company:…, user:…, anonymous:<hex>); a key may. */
+function splitId(id: string): [scope: string, key: string] {
+  const nl = id.indexOf('\n');
+  return [id.slice(0, nl), id.slice(nl + 1)];
+}
+
 export function idempotencySql<Base extends SqlBase>(base: Base) {
   abstract class IdempotencySql extends base implements IdempotencyTx {
     async findIdempotency(scope: string, key: string) {
@@ -55,6 +61,24 @@ export function idempotencySql<Base extends SqlBase>(base: Base) {
       await this.db.run(
         'DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND owner = ? AND status_code IS NULL',
         [scope, key, owner],
+      );
+    }
+    async listSealedIdempotencyAnswers(afterId: string | null, limit: number) {
+      const [scope, key] = afterId === null ? ['', ''] : splitId(afterId);
+      const rows = await this.db.all(
+        'SELECT scope, key, response_body FROM idempotency_keys ' +
+          "WHERE response_body LIKE 'sbx1.%' AND (scope > ? OR (scope = ? AND key > ?)) ORDER BY scope, key LIMIT ?",
+        [scope, scope, key, limit],
+      );
+      return rows.map((r) => ({ id: `${String(r.scope)}\n${String(r.key)}`, value: String(r.response_body) }));
+    }
+    async replaceIdempotencyAnswer(id: string, from: string, to: string) {
+      const [scope, key] = splitId(id);
+      return (
+        (await this.db.run(
+          'UPDATE idempotency_keys SET response_body = ? WHERE scope = ? AND key = ? AND response_body = ?',
+          [to, scope, key, from],
+        )) > 0
       );
     }
     async deleteIdempotencyBefore(createdBeforeMs: number) {

@@ -8,6 +8,8 @@
  * (its owner crashed) may be taken over by a request with the same key and the same content.
  */
 
+import type { StoredSecret } from '../common.js';
+
 export interface IdempotencyRow {
   scope: string;
   key: string;
@@ -24,6 +26,11 @@ export interface IdempotencyRow {
 
 export interface IdempotencyReadTx {
   findIdempotency(scope: string, key: string): Promise<IdempotencyRow | undefined>;
+  /**
+   * Answers stored sealed (those that carry a secret: operations/secrets.ts), by (scope, key) after
+   * `afterId`, `limit` at most; `id` is `scope` and `key` joined by a newline.
+   */
+  listSealedIdempotencyAnswers(afterId: string | null, limit: number): Promise<StoredSecret[]>;
 }
 
 export interface IdempotencyTx extends IdempotencyReadTx {
@@ -46,4 +53,6 @@ export interface IdempotencyTx extends IdempotencyReadTx {
   /** Drops `owner`'s unanswered claim (a 5xx: a retry runs again). */
   releaseIdempotency(scope: string, key: string, owner: string): Promise<void>;
   deleteIdempotencyBefore(createdBeforeMs: number): Promise<number>;
+  /** Replaces a stored answer if it is still `from`; `id` as listSealedIdempotencyAnswers gives it. */
+  replaceIdempotencyAnswer(id: string, from: string, to: string): Promise<boolean>;
 }
