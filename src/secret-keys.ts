@@ -13,7 +13,8 @@
  *   never NODE_ENV=production) may start with a process key, with a warning.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { ConfigError, type Config } from './config.js';
 import { SecretBox, keyIdOf, newSecretKeyText, parseSecretKeys, type SecretKey } from './lib/secret-box.js';
 
@@ -44,6 +45,7 @@ function readKeyFile(path: string, log: (line: string) => void): SecretKey[] {
 function createKeyFile(path: string, log: (line: string) => void): SecretKey[] {
   let fd: number;
   try {
+    mkdirSync(dirname(path), { recursive: true }); // the default ./data/ is made on first start
     fd = openSync(path, 'wx', 0o600);
   } catch (err) {
     if ((err as { code?: string }).code === 'EEXIST') return readKeyFile(path, log);
