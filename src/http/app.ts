@@ -175,7 +175,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         description:
           'Prepaid balances and real-time usage billing. Amounts are integers (USD in cents). ' +
           'Errors: {"error":{"type","code","message","param"?,"details"?}}. ' +
-          'Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header. ' +
+          'Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header; while its first request runs, ' +
+          'a repeat is 409 idempotency_key_in_use, and if that request died (a crash), a repeat after ' +
+          'BILLING_IDEMPOTENCY_LEASE_MS (30 s) runs it. ' +
+          'Each company has request and event rate limits: 429 rate_limited with Retry-After. ' +
           'Lists page with limit and starting_after and answer {data, has_more, next_cursor}, newest first.',
       },
       components: {
