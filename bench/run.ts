@@ -224,7 +224,13 @@ async function startServers(
   options: BenchOptions,
   logDir: string,
 ): Promise<ChildServer[]> {
-  const env = { DATABASE_URL: storage.databaseUrl, LOG_LEVEL: SERVER_LOG_LEVEL, ...options.serverEnv };
+  // One key of secrets at rest for the run, shared by its processes (PostgreSQL requires one).
+  const env = {
+    DATABASE_URL: storage.databaseUrl,
+    LOG_LEVEL: SERVER_LOG_LEVEL,
+    BILLING_SECRET_KEY: `bench:${randomBytes(32).toString('base64')}`,
+    ...options.serverEnv,
+  };
   const starts = await Promise.allSettled(
     Array.from({ length: processes }, (_, i) =>
       startTracked({

@@ -26,6 +26,9 @@ import {
   notificationPayload,
   openStore,
   processorFactory,
+  SecretBox,
+  newSecretKeyText,
+  parseSecretKeys,
   seedCompany,
   systemClock,
   type Deps,
@@ -173,6 +176,8 @@ try {
     ledger: new EngineLedger(balanceEffects()),
     webhooks: { allowPrivate: true },
     usage: { eventMaxAgeMs: EVENT_MAX_AGE_DAYS_DEFAULT * DAY_MS, retentionMs: USAGE_RETENTION_DAYS_DEFAULT * DAY_MS },
+    // The seeded secrets are plaintext rows (as from before encryption): opened as they are.
+    secrets: new SecretBox(parseSecretKeys(newSecretKeyText())),
   };
   // Several workers in one process stand in for the interval worker racing the test-clock advance, or more processes.
   const jobs = Array.from({ length: WORKERS }, () => deliveryJob(deps, { concurrency: CONCURRENCY }));

@@ -1,17 +1,25 @@
 /**
  * The operations' dependencies, composed once per process from the configuration: the store, the
  * clock, the payment processors, the ledger with the balance effects of a server (what follows a
- * balance change), and the webhook and usage settings. The server (server.ts) and the CLI use it.
+ * balance change), the webhook and usage settings, and the box of the secrets at rest (its keys
+ * from secret-keys.ts). The server (server.ts) and the CLI use it.
  */
 import type { Config } from './config.js';
 import type { Clock } from './lib/clock.js';
+import type { SecretBox } from './lib/secret-box.js';
 import { DAY_MS, type Deps } from './operations/deps.js';
 import { balanceEffects } from './operations/effects.js';
 import { Ledger } from './operations/ledger.js';
 import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
 
-export function composeDeps(config: Config, store: Store, clock: Clock, processors: ProcessorFactory): Deps {
+export function composeDeps(
+  config: Config,
+  store: Store,
+  clock: Clock,
+  processors: ProcessorFactory,
+  secrets: SecretBox,
+): Deps {
   return {
     store,
     clock,
@@ -20,5 +28,6 @@ export function composeDeps(config: Config, store: Store, clock: Clock, processo
     ledger: new Ledger(balanceEffects()),
     webhooks: { allowPrivate: config.webhookAllowPrivate },
     usage: { eventMaxAgeMs: config.eventMaxAgeDays * DAY_MS, retentionMs: config.usageRetentionDays * DAY_MS },
+    secrets,
   };
 }

@@ -7,6 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { parseSecretKeys } from './lib/secret-box.js';
 
 export type SignupMode = 'open' | 'closed';
 
@@ -40,6 +41,16 @@ export interface Config {
   usageRetentionDays: number;
   /** BILLING_PUBLIC_URL: where clients reach the API, the `servers` entry of /openapi.json (default `/`). */
   publicUrl: string;
+  /** BILLING_IDEMPOTENCY_LEASE_MS: how long an Idempotency-Key claim outlives a crashed request. */
+  idempotencyLeaseMs: number;
+  /** BILLING_RATE_LIMIT_REQUESTS_PER_SECOND: per company and process; 0: off. */
+  rateLimitRequestsPerSecond: number;
+  /** BILLING_RATE_LIMIT_EVENTS_PER_SECOND: ingested events per company and process; 0: off. */
+  rateLimitEventsPerSecond: number;
+  /** BILLING_SECRET_KEY as given (checked here, read by secret-keys.ts); null when unset. */
+  secretKey: string | null;
+  /** NODE_ENV (`production` makes BILLING_SECRET_KEY required on PostgreSQL). */
+  nodeEnv: string;
 }
 
 export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
@@ -51,6 +62,15 @@ export const WEBHOOK_LOG_RETENTION_DAYS_DEFAULT = 30;
 /** Ten years: a longer retention is no retention. */
 const RETENTION_DAYS_MAX = 3650;
 export const DB_CONNECT_TIMEOUT_MS_DEFAULT = 30_000;
+/** An Idempotency-Key claim lapses this long after its request last renewed it (every third of it). */
+export const IDEMPOTENCY_LEASE_MS_DEFAULT = 30_000;
+/**
+ * Per-company limits, generous: above what one company can get from one process on the reference
+ * machine (docs/PERFORMANCE.md), so a single tenant never meets them; an operator serving many
+ * companies from one server sets them to a share of its capacity.
+ */
+export const RATE_LIMIT_REQUESTS_PER_SECOND_DEFAULT = 25_000;
+export const RATE_LIMIT_EVENTS_PER_SECOND_DEFAULT = 250_000;
 /** Ten minutes: an orchestrator restarts a process that waits longer. */
 const DB_CONNECT_TIMEOUT_MS_MAX = 600_000;
 
@@ -110,6 +130,11 @@ const ENV_SCHEMA = Type.Object({
     default: '/',
     description: 'an http(s) URL (https://billing.example.com) or a path starting with /',
   }),
+  BILLING_IDEMPOTENCY_LEASE_MS: integer(1_000, 3_600_000, IDEMPOTENCY_LEASE_MS_DEFAULT),
+  BILLING_RATE_LIMIT_REQUESTS_PER_SECOND: integer(0, 10_000_000, RATE_LIMIT_REQUESTS_PER_SECOND_DEFAULT),
+  BILLING_RATE_LIMIT_EVENTS_PER_SECOND: integer(0, 100_000_000, RATE_LIMIT_EVENTS_PER_SECOND_DEFAULT),
+  BILLING_SECRET_KEY: Type.String({ default: '', description: 'id:base64 keys of 32 bytes, separated by commas' }),
+  NODE_ENV: Type.String({ default: '', description: 'a word such as production' }),
 });
 type Env = Static<typeof ENV_SCHEMA>;
 type EnvName = keyof Env;
@@ -133,6 +158,7 @@ export function redactUrl(url: string): string {
 }
 
 function shown(name: string, raw: string): string {
+  if (name === 'BILLING_SECRET_KEY') return '(not shown)';
   return JSON.stringify(name === 'DATABASE_URL' ? redactUrl(raw) : raw);
 }
 
@@ -179,6 +205,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`${name} must be ${props[name]?.description ?? 'valid'}, got ${shown(name, String(env[name]))}`);
   }
   if (!reported.has('DATABASE_URL')) problems.push(...databaseUrlProblems(String(input.DATABASE_URL)));
+  if (input.BILLING_SECRET_KEY !== '') {
+    try {
+      parseSecretKeys(String(input.BILLING_SECRET_KEY));
+    } catch (err) {
+      problems.push(`BILLING_SECRET_KEY ${(err as Error).message}`);
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   const e = input as Env;
   return {
@@ -200,6 +233,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signup: e.BILLING_SIGNUP,
     dbConnectTimeoutMs: e.BILLING_DB_CONNECT_TIMEOUT_MS,
     publicUrl: e.BILLING_PUBLIC_URL,
+    idempotencyLeaseMs: e.BILLING_IDEMPOTENCY_LEASE_MS,
+    rateLimitRequestsPerSecond: e.BILLING_RATE_LIMIT_REQUESTS_PER_SECOND,
+    rateLimitEventsPerSecond: e.BILLING_RATE_LIMIT_EVENTS_PER_SECOND,
+    secretKey: e.BILLING_SECRET_KEY === '' ? null : e.BILLING_SECRET_KEY,
+    nodeEnv: e.NODE_ENV,
   };
 }
 

@@ -5,6 +5,8 @@
  */
 import { ConfigError, loadConfig } from './config.js';
 import { DbConnectError, connectStore } from './db-connect.js';
+import type { SecretBox } from './lib/secret-box.js';
+import { secretBoxFor } from './secret-keys.js';
 import { startServer } from './server.js';
 
 /** Errors of the listening socket that are the operator's to fix (port taken, no permission). */
@@ -27,6 +29,16 @@ try {
   exitWith(['billing engine: configuration error', ...err.problems.map((p) => `  ${p}`)]);
 }
 
+// The keys of secrets at rest, before the database is touched: a missing key on PostgreSQL is a
+// configuration error, and a SQLite file database gets its key file on first start.
+let secrets: SecretBox;
+try {
+  secrets = secretBoxFor(config, { log: (line) => console.error(`billing engine: ${line}`) });
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  exitWith(['billing engine: configuration error', ...err.problems.map((p) => `  ${p}`)]);
+}
+
 let store: Awaited<ReturnType<typeof connectStore>>;
 try {
   store = await connectStore(config, { log: (line) => console.error(`billing engine: ${line}`) });
@@ -37,8 +49,12 @@ try {
 
 let server: Awaited<ReturnType<typeof startServer>>;
 try {
-  server = await startServer(config, { store });
+  server = await startServer(config, { store, secrets });
 } catch (err) {
+  if (err instanceof ConfigError) {
+    await store.close();
+    exitWith(['billing engine: configuration error', ...err.problems.map((p) => `  ${p}`)]);
+  }
   const problem = LISTEN_ERRORS[(err as { code?: string }).code ?? ''];
   if (!problem) throw err;
   await store.close();

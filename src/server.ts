@@ -3,7 +3,10 @@
  * and the benchmark start the same server in-process or as a child.
  */
 import type { AddressInfo } from 'node:net';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
+import { SecretBoxError, type SecretBox } from './lib/secret-box.js';
+import { describeReseal, resealSecrets } from './operations/secrets.js';
+import { secretBoxFor } from './secret-keys.js';
 import { buildApp, registeredRoutes, type App } from './http/app.js';
 import { JobRunner, coreJobs } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
@@ -36,6 +39,10 @@ export interface ServerOptions {
   /** Payment processors (tests point Stripe at a local fake); default: sandbox and the real Stripe API. */
   processors?: ProcessorFactory;
   passwordAttemptsPerMinute?: number;
+  /** The box of the secrets at rest; default: from BILLING_SECRET_KEY or the key file (secret-keys.ts). */
+  secrets?: SecretBox;
+  /** Where start-up lines go (a generated key file); default: standard error. */
+  log?: (line: string) => void;
 }
 
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
@@ -47,7 +54,20 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     }));
   const testClock = config.testClock ? new TestClock() : null;
   const clock: Clock = testClock ?? systemClock;
-  const deps = composeDeps(config, store, clock, opts.processors ?? processorFactory());
+  const log = opts.log ?? ((line: string) => console.error(`billing engine: ${line}`));
+  let deps: ReturnType<typeof composeDeps>;
+  try {
+    const secrets = opts.secrets ?? secretBoxFor(config, { log });
+    deps = composeDeps(config, store, clock, opts.processors ?? processorFactory(), secrets);
+    // Rows from before encryption are sealed now; a sealed row whose key is not configured stops the start.
+    const sealed = await resealSecrets(deps, 'plaintext');
+    const written = sealed.kinds.reduce((n, k) => n + k.written, 0);
+    if (written > 0) log(`sealed ${written} secrets stored in plaintext before (${describeReseal(sealed)})`);
+  } catch (err) {
+    if (!opts.store) await store.close();
+    if (err instanceof SecretBoxError) throw new ConfigError([err.message]);
+    throw err;
+  }
 
   // SQLite has one writer: groups written on its own thread (a file database), two in flight so
   // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,
@@ -91,6 +111,12 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     apiKeyCacheMs: config.apiKeyCacheMs,
     signupOpen: config.signup === 'open',
     logLevel: config.logLevel,
+    idempotencyLeaseMs: config.idempotencyLeaseMs,
+    publicUrl: config.publicUrl,
+    rateLimits: {
+      requestsPerSecond: config.rateLimitRequestsPerSecond,
+      eventsPerSecond: config.rateLimitEventsPerSecond,
+    },
     ...(opts.passwordAttemptsPerMinute !== undefined
       ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute }
       : {}),

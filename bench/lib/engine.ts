@@ -58,6 +58,7 @@ export {
 export { deliveryJob } from '../../src/jobs/webhooks.js';
 export type { Deps } from '../../src/operations/deps.js';
 export { processorFactory } from '../../src/processors/index.js';
+export { SecretBox, newSecretKeyText, parseSecretKeys } from '../../src/lib/secret-box.js';
 export { closeDeliveryAgents } from '../../src/webhooks/deliver.js';
 export { notificationPayload } from '../../src/webhooks/notifications.js';
 export { generateWebhookSecret } from '../../src/webhooks/signing.js';

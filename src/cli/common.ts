@@ -11,6 +11,7 @@ import type { Deps } from '../operations/deps.js';
 import type { ProcessorFactory } from '../processors/types.js';
 import type { Store } from '../store/types.js';
 import { composeDeps } from '../compose.js';
+import { secretBoxFor } from '../secret-keys.js';
 
 export interface Io {
   /** The process environment (DATABASE_URL and the server's other settings, BILLING_USER_PASSWORD). */
@@ -116,7 +117,9 @@ export async function withStore<T>(io: Io, fn: (opened: Opened) => Promise<T>): 
   const config = loadConfig(io.env);
   const store = await connectStore(config, { log: (line) => io.err(`billing: ${line}`) });
   try {
-    return await fn({ config, store, deps: composeDeps(config, store, systemClock, noPayments) });
+    // A command that never touches a secret runs without the key on PostgreSQL; one that does says it is needed.
+    const secrets = secretBoxFor(config, { log: (line) => io.err(`billing: ${line}`), optional: true });
+    return await fn({ config, store, deps: composeDeps(config, store, systemClock, noPayments, secrets) });
   } finally {
     await store.close();
   }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config.js';
 import { DbConnectError } from '../db-connect.js';
 import { OutcomeError } from '../domain/outcome.js';
+import { SecretBoxError } from '../lib/secret-box.js';
 import { type Io, CliError, EXIT_ERROR, EXIT_OK, EXIT_USAGE, UsageError } from './common.js';
 import {
   AUDIT_USAGE,
@@ -14,6 +15,7 @@ import {
   COMPANY_USAGE,
   KEY_USAGE,
   MIGRATE_USAGE,
+  SECRETS_USAGE,
   SERVE_USAGE,
   USER_USAGE,
 } from './usage.js';
@@ -29,12 +31,13 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   key: async () => (await import('./key.js')).keyCommand,
   audit: async () => (await import('./audit.js')).auditCommand,
   backup: async () => (await import('./backup.js')).backupCommand,
+  secrets: async () => (await import('./secrets.js')).secretsCommand,
 };
 
 export const USAGE = `Usage: billing <command> [options]
 
 Commands:
-${[SERVE_USAGE, MIGRATE_USAGE, USER_USAGE, COMPANY_USAGE, KEY_USAGE, AUDIT_USAGE, BACKUP_USAGE]
+${[SERVE_USAGE, MIGRATE_USAGE, USER_USAGE, COMPANY_USAGE, KEY_USAGE, AUDIT_USAGE, BACKUP_USAGE, SECRETS_USAGE]
   .flatMap((u) => u.split('\n'))
   .map((u) => `  ${u}`)
   .join('\n')}
@@ -78,7 +81,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       for (const problem of err.problems) io.err(`  ${problem}`);
       return EXIT_ERROR;
     }
-    if (err instanceof DbConnectError || err instanceof CliError) {
+    if (err instanceof DbConnectError || err instanceof CliError || err instanceof SecretBoxError) {
       io.err(`billing: ${err.message}`);
       return EXIT_ERROR;
     }

@@ -11,3 +11,4 @@ export const KEY_USAGE = [
 ].join('\n');
 export const AUDIT_USAGE = 'billing audit [--json]';
 export const BACKUP_USAGE = 'billing backup FILE';
+export const SECRETS_USAGE = ['billing secrets rotate [--json]', 'billing secrets new-key'].join('\n');

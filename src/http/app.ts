@@ -18,6 +18,7 @@ import { errorBody } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
 import { rewriteAlias } from './aliases.js';
 import { swaggerOptions } from './openapi.js';
+import { COMPANY_RATE_LIMITED, type CompanyRateLimits, registerCompanyRateLimits } from './rate-limit.js';
 import { compilers, validationErrorBody } from './validation.js';
 import type { RouteContext } from './route-context.js';
 import { ErrorResponse } from './schemas/common.js';
@@ -60,6 +61,10 @@ export interface AppOptions {
   version?: string;
   /** BILLING_PUBLIC_URL: the `servers` entry of the OpenAPI document (default `/`). */
   publicUrl?: string;
+  /** BILLING_IDEMPOTENCY_LEASE_MS (default IDEMPOTENCY_LEASE_MS). */
+  idempotencyLeaseMs?: number;
+  /** Per-company request and event limits (default: none). */
+  rateLimits?: CompanyRateLimits;
 }
 
 export type App = FastifyInstance;
@@ -142,7 +147,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       out = errorBody('unsupported_media_type', 'send the body as application/json');
     } else if (err.statusCode === 429) {
-      out = errorBody('rate_limited', 'too many attempts; retry later');
+      out = errorBody(
+        'rate_limited',
+        err.code === COMPANY_RATE_LIMITED ? err.message : 'too many attempts; retry later',
+      );
     } else if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
       // Fastify's own client errors: malformed JSON, bad content length, prototype poisoning…
       out = errorBody(
@@ -177,11 +185,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       throw new OutcomeError(failure('nul_character_not_allowed', 'the URL may not contain the NUL character (%00)'));
   });
   app.addHook('onRequest', companyAuthHook(keys));
+  if (opts.rateLimits) registerCompanyRateLimits(app, opts.rateLimits);
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.routeOptions.config.optionalBody) request.body = {};
   });
   app.addHook('preHandler', userAuthHook(deps));
-  registerIdempotency(app, deps);
+  registerIdempotency(app, deps, opts.idempotencyLeaseMs ? { leaseMs: opts.idempotencyLeaseMs } : {});
 
   const ctx: RouteContext = {
     deps,

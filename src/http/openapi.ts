@@ -99,7 +99,10 @@ export function swaggerOptions(opts: OpenapiOptions): FastifyDynamicSwaggerOptio
         description:
           'Prepaid balances and real-time usage billing. Amounts are integers (USD in cents). ' +
           'Errors: {"error":{"type","code","message","param"?,"details"?}}. ' +
-          'Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header. ' +
+          'Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header; while its first request runs, ' +
+          'a repeat is 409 idempotency_key_in_use, and if that request died (a crash), a repeat after ' +
+          'BILLING_IDEMPOTENCY_LEASE_MS (30 s) runs it. ' +
+          'Each company has request and event rate limits: 429 rate_limited with Retry-After. ' +
           'Lists page with limit and starting_after and answer {data, has_more, next_cursor}, newest first. ' +
           'Some operations answer at older spellings too, listed in their `x-aliases`; use the documented path.',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },

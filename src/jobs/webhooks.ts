@@ -110,7 +110,7 @@ export function deliveryJob(deps: Deps, opts: WebhookJobOptions = {}): Job {
             disable: null,
           };
         }
-        return sendClaimedDelivery(d, deps.clock, deps.webhooks, { manual: false });
+        return sendClaimedDelivery(d, deps, { manual: false });
       };
 
       const worker = async (): Promise<void> => {

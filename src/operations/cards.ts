@@ -10,6 +10,7 @@ import { fail } from '../domain/outcome.js';
 import type { ProcessorError } from '../processors/types.js';
 import type { CardRow } from '../store/types.js';
 import { collectChargesAwaitingCard } from './charges.js';
+import { processorFor } from './secrets.js';
 import type { Deps } from './deps.js';
 import { lockBalanceMap } from './ledger.js';
 
@@ -39,7 +40,7 @@ export async function attachCard(deps: Deps, companyId: string, accountId: strin
     company: await tx.findCompany(companyId),
   }));
   if (!account || !company) fail('not_found', `no such account: ${accountId}`, 'account_id');
-  const processor = deps.processors(company);
+  const processor = processorFor(deps, company);
   let customerId = account.processorId;
   if (customerId === null) {
     const created = await processor.createCustomer({

@@ -16,6 +16,7 @@ import { usdCents } from '../domain/money.js';
 import { backoffDelayMs } from '../lib/backoff.js';
 import { newId } from '../lib/ids.js';
 import type { BalanceRow, ChargeReason, ChargeRow, ChargeStatus, Page, PageResult, Tx } from '../store/types.js';
+import { processorFor } from './secrets.js';
 import type { Deps } from './deps.js';
 import { lockBalanceMap, type Posting } from './ledger.js';
 import { notifyBalance } from './notifications.js';
@@ -137,7 +138,7 @@ export async function attemptCharge(deps: Deps, charge: ChargeRow): Promise<Char
   if (!ctx.company || !ctx.account) throw new Error(`charge ${charge.chargeId}: its account is gone`);
   if (!ctx.card || ctx.account.processorId === null)
     return { kind: 'declined', code: 'no_card_on_file', message: 'the account has no card attached' };
-  const result = await deps.processors(ctx.company).charge({
+  const result = await processorFor(deps, ctx.company).charge({
     customerId: ctx.account.processorId,
     paymentMethodId: ctx.card.paymentMethodId,
     usdCents: usdCents(charge.usdCents),

@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.js';
+import type { SecretBox } from '../lib/secret-box.js';
 import type { ProcessorFactory } from '../processors/types.js';
 import type { Store } from '../store/types.js';
 import type { Ledger } from './ledger.js';
@@ -7,7 +8,7 @@ import type { WebhookSettings } from './webhook-delivery.js';
 /**
  * What every operation may use, built once in the composition root (server.ts): the store
  * interface, the injected clock, the payment processors, the ledger with the server's balance
- * effects, and the webhook and usage settings.
+ * effects, the webhook and usage settings, and the box of the secrets at rest.
  */
 export interface Deps {
   store: Store;
@@ -16,6 +17,8 @@ export interface Deps {
   ledger: Ledger;
   webhooks: WebhookSettings;
   usage: UsageSettings;
+  /** Seals and opens the secrets stored at rest (operations/secrets.ts), with the configured keys. */
+  secrets: SecretBox;
 }
 
 /** How old usage may be: when an event may have happened, and how long hourly rollups are kept. */

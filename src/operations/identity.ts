@@ -9,6 +9,7 @@ import { sha256Hex } from '../lib/canonical.js';
 import { newId, newSecret } from '../lib/ids.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../lib/password.js';
 import type { ApiKeyRow, CompanyRow, UserRow } from '../store/types.js';
+import { processorKeyContext } from './secrets.js';
 import type { Deps } from './deps.js';
 
 export const PASSWORD_LENGTH_MIN = 8;
@@ -107,12 +108,17 @@ export async function createCompany(
     fail('processor_api_key_not_used', 'the sandbox processor takes no processor_api_key', 'processor_api_key');
   return deps.store.write(async (tx) => {
     const now = deps.clock.now();
+    const companyId = newId('c');
     const company: CompanyRow = {
-      companyId: newId('c'),
+      companyId,
       name: input.name.trim(),
       ownerUserId: owner.id,
       processor,
-      processorApiKey: input.processor_api_key ?? null,
+      // Sealed at rest (operations/secrets.ts); opened only to make a processor for a charge.
+      processorApiKey:
+        input.processor_api_key === undefined
+          ? null
+          : deps.secrets.seal(input.processor_api_key, processorKeyContext(companyId)),
       createdAtMs: now,
     };
     await tx.insertCompany(company);

@@ -5,6 +5,8 @@
  * caller writes the returned update (in a batch, for the worker).
  */
 import type { Clock } from '../lib/clock.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import { webhookSecretContext } from './secrets.js';
 import type { ClaimedWebhookDelivery, WebhookAttemptRow, WebhookDeliveryUpdate } from '../store/types.js';
 import { deliverOnce, type DeliveryResult } from '../webhooks/deliver.js';
 import { DELIVERY_TIMEOUT_MS, nextAttemptAt } from '../webhooks/notifications.js';
@@ -35,10 +37,10 @@ const clean = (s: string): string => s.replaceAll('\u0000', '\uFFFD');
 
 export async function sendClaimedDelivery(
   d: ClaimedWebhookDelivery,
-  clock: Clock,
-  settings: WebhookSettings,
+  deps: { clock: Clock; webhooks: WebhookSettings; secrets: SecretBox },
   opts: SendOptions,
 ): Promise<WebhookDeliveryUpdate> {
+  const { clock, webhooks: settings } = deps;
   const base = { callbackId: d.callbackId, claimToken: d.claimToken, deliveredAtMs: d.deliveredAtMs, disable: null };
   if (d.subscriptionState === 'deleted' || (d.subscriptionState === 'disabled' && !opts.manual)) {
     // Nothing is sent; the notification is closed with the reason.
@@ -54,7 +56,7 @@ export async function sendClaimedDelivery(
   try {
     // Unix seconds of the attempt from the WALL clock, even under the test clock (receivers check it).
     const headers = webhookHeaders({
-      secret: d.secret,
+      secret: deps.secrets.open(d.secret, webhookSecretContext(d.webhookId)),
       msgId: d.callbackId,
       timestampSeconds: Math.floor(Date.now() / 1000),
       body: d.payload,

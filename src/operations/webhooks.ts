@@ -15,6 +15,7 @@ import type {
 import { checkWebhookUrl } from '../webhooks/url-policy.js';
 import { WEBHOOKS_PER_COMPANY_MAX, isWebhookType } from '../webhooks/notifications.js';
 import { generateWebhookSecret } from '../webhooks/signing.js';
+import { webhookSecretContext } from './secrets.js';
 import type { Deps } from './deps.js';
 import { DELIVERY_LEASE_MS, sendClaimedDelivery, type WebhookSettings } from './webhook-delivery.js';
 
@@ -66,19 +67,22 @@ export async function createWebhook(
         webhook_id: same.webhookId,
       });
     }
+    const webhookId = newId('wh');
+    const secret = generateWebhookSecret();
     const row: WebhookSubscriptionRow = {
-      webhookId: newId('wh'),
+      webhookId,
       companyId,
       type: input.type,
       url: input.url,
       threshold: input.threshold ?? null,
-      secret: generateWebhookSecret(),
+      secret,
       createdAtMs: deps.clock.now(),
       deletedAtMs: null,
       disabledAtMs: null,
       disabledReason: null,
     };
-    await tx.insertWebhookSubscription(row);
+    // Stored sealed; the answer (the only time the secret is shown) has it in the clear.
+    await tx.insertWebhookSubscription({ ...row, secret: deps.secrets.seal(secret, webhookSecretContext(webhookId)) });
     return row;
   });
 }
@@ -137,7 +141,7 @@ export async function retryDelivery(deps: Deps, companyId: string, callbackId: s
   if (claimed === 'busy')
     fail('delivery_in_progress', 'this notification is being sent right now; try again in a moment', 'callback_id');
   try {
-    const update = await sendClaimedDelivery(claimed, deps.clock, deps.webhooks, { manual: true });
+    const update = await sendClaimedDelivery(claimed, deps, { manual: true });
     await deps.store.write((tx) => tx.recordWebhookDeliveries([update]));
   } catch (err) {
     // Never leave the lease behind: release it unchanged so the worker carries on.

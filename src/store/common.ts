@@ -17,3 +17,12 @@ export interface AuditViolation {
   denomination: string;
   problem: string;
 }
+
+/**
+ * A secret as stored (sealed by the operations' SecretBox, or plaintext in a row from before
+ * encryption) and the id of the row holding it: what the start and `billing secrets rotate` re-seal.
+ */
+export interface StoredSecret {
+  id: string;
+  value: string;
+}

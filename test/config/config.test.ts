@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../src/config.js';
+import { TEST_SECRET_KEY } from '../support/stores.js';
 import { SERVER_ENTRY, STACK_LINE, billing, runNode } from '../cli/support.js';
 
 function problemsOf(env: NodeJS.ProcessEnv): string[] {
@@ -37,6 +38,11 @@ describe('loadConfig', () => {
       webhookLogRetentionDays: 30,
       signup: 'open',
       dbConnectTimeoutMs: 30_000,
+      idempotencyLeaseMs: 30_000,
+      rateLimitRequestsPerSecond: 25_000,
+      rateLimitEventsPerSecond: 250_000,
+      secretKey: null,
+      nodeEnv: '',
       eventMaxAgeDays: 35,
       usageRetentionDays: 400,
       publicUrl: '/',
@@ -159,6 +165,7 @@ describe('a bad environment at start', { concurrency: true }, () => {
       DATABASE_URL: 'postgres://billing:s3cret@127.0.0.1:1/billing',
       BILLING_DB_CONNECT_TIMEOUT_MS: '800',
       PORT: '0',
+      BILLING_SECRET_KEY: TEST_SECRET_KEY, // PostgreSQL requires one (checked before connecting)
     });
     assert.equal(r.code, 1);
     const lines = r.stderr.trimEnd().split('\n');

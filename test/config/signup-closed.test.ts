@@ -9,8 +9,10 @@ import { systemClock } from '../../src/lib/clock.js';
 import { createCompany, signUp } from '../../src/operations/identity.js';
 import { processorFactory } from '../../src/processors/index.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { testSecretBox } from '../support/stores.js';
 
-const composeDepsFor = (h: Harness) => composeDeps(loadConfig({}), h.store, systemClock, processorFactory());
+const composeDepsFor = (h: Harness) =>
+  composeDeps(loadConfig({}), h.store, systemClock, processorFactory(), testSecretBox());
 
 test('BILLING_SIGNUP=closed: sign-up and company registration answer 403 forbidden', async (t) => {
   const h = await startHarness('sqlite', { BILLING_SIGNUP: 'closed' });

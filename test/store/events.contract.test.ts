@@ -15,6 +15,7 @@ import {
   seedBalance,
   seedCompanyAndAccount,
   type TestStore,
+  testSecretBox,
 } from '../support/stores.js';
 import { T0, balanceState, eventRow, ledger, request, sortStrings, txRow } from './contract-support.js';
 
@@ -609,6 +610,7 @@ for (const dialect of DIALECTS) {
           ledger,
           webhooks: { allowPrivate: false },
           usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
+          secrets: testSecretBox(),
         };
         const out = await store.write((tx) =>
           ingestGroup(ledger.begin(tx, T0), [

@@ -19,6 +19,7 @@ import {
   seedBalance,
   seedCompanyAndAccount,
   type TestStore,
+  testSecretBox,
 } from '../support/stores.js';
 import { T0, balanceState, ledger, request } from './contract-support.js';
 
@@ -361,6 +362,7 @@ for (const dialect of DIALECTS) {
             ledger,
             webhooks: { allowPrivate: false },
             usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
+            secrets: testSecretBox(),
           },
           dialect === 'postgres' ? 4 : 1,
         );

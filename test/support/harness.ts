@@ -14,7 +14,7 @@ import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/types.js';
 import type { ProcessorFactory } from '../../src/processors/types.js';
-import { DATABASE_URL, type Dialect } from './stores.js';
+import { DATABASE_URL, TEST_SECRET_KEY, type Dialect } from './stores.js';
 
 // The dialects are defined once, in stores.ts; the HTTP and scenario tests know them by this name.
 export { DIALECTS as HTTP_DIALECTS, type Dialect } from './stores.js';
@@ -85,6 +85,7 @@ export async function startHarness(
       BILLING_WORKERS: '0',
       BILLING_WEBHOOK_ALLOW_PRIVATE: '1',
       LOG_LEVEL: 'fatal',
+      BILLING_SECRET_KEY: TEST_SECRET_KEY,
       ...env,
     }),
     databaseUrl: dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,

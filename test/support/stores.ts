@@ -13,6 +13,7 @@ import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { NewBalanceRow, Store } from '../../src/store/types.js';
 import { newId } from '../../src/lib/ids.js';
+import { SecretBox, parseSecretKeys } from '../../src/lib/secret-box.js';
 
 const ALL_DIALECTS = ['sqlite', 'postgres'] as const;
 export type Dialect = (typeof ALL_DIALECTS)[number];
@@ -40,6 +41,11 @@ export const POSTGRES_ONLY_SKIP: false | string = DIALECTS.includes('postgres')
   : 'needs PostgreSQL, which TEST_DIALECTS leaves out';
 
 export const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The BILLING_SECRET_KEY of test servers (fixed: a server restarted on the same database opens what it sealed). */
+export const TEST_SECRET_KEY = `test:${Buffer.alloc(32, 7).toString('base64')}`;
+/** A SecretBox with TEST_SECRET_KEY, for tests that build Deps themselves. */
+export const testSecretBox = (): SecretBox => new SecretBox(parseSecretKeys(TEST_SECRET_KEY));
 
 export interface TestStore {
   store: Store;

@@ -18,6 +18,7 @@ import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/types.js';
 import { PG_URL, type Dialect, type Harness } from './harness.js';
+import { TEST_SECRET_KEY } from './stores.js';
 
 export interface Received {
   id: string;
@@ -185,6 +186,7 @@ export async function serverOn(store: Store, env: Record<string, string> = {}): 
       BILLING_WORKERS: '0',
       BILLING_WEBHOOK_ALLOW_PRIVATE: '1',
       LOG_LEVEL: 'fatal',
+      BILLING_SECRET_KEY: TEST_SECRET_KEY,
       ...env,
     }),
     databaseUrl: store.dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,

@@ -14,6 +14,7 @@ import {
   startReceiver,
   verifySignature,
 } from '../support/webhooks.js';
+import { testSecretBox } from '../support/stores.js';
 
 const NOTIFICATIONS = 40;
 
@@ -83,7 +84,11 @@ for (const dialect of DIALECTS) {
           assert.equal(claimed.length, 25);
           const sentBeforeCrash = claimed.slice(0, 10);
           for (const d of sentBeforeCrash)
-            await sendClaimedDelivery(d, a.server.clock, { allowPrivate: true }, { manual: false });
+            await sendClaimedDelivery(
+              d,
+              { clock: a.server.clock, webhooks: { allowPrivate: true }, secrets: testSecretBox() },
+              { manual: false },
+            );
           await a.close(); // the outcomes are never written
 
           const b = await serverOn(await db.open());

@@ -93,6 +93,22 @@ export function identitySql<Base extends SqlBase>(base: Base) {
         [row.keyId, row.companyId, row.digest, row.prefix, row.createdAtMs, row.revokedAtMs],
       );
     }
+    async listProcessorApiKeys(afterId: string | null, limit: number) {
+      const rows = await this.db.all(
+        'SELECT company_id, processor_api_key FROM companies ' +
+          'WHERE processor_api_key IS NOT NULL AND company_id > ? ORDER BY company_id LIMIT ?',
+        [afterId ?? '', limit],
+      );
+      return rows.map((r) => ({ id: String(r.company_id), value: String(r.processor_api_key) }));
+    }
+    async replaceProcessorApiKey(companyId: string, from: string, to: string) {
+      return (
+        (await this.db.run(
+          'UPDATE companies SET processor_api_key = ? WHERE company_id = ? AND processor_api_key = ?',
+          [to, companyId, from],
+        )) > 0
+      );
+    }
     async revokeApiKey(companyId: string, keyId: string, atMs: number) {
       return (
         (await this.db.run(

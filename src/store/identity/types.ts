@@ -1,4 +1,5 @@
 /** Identity and keys: users, companies and their members, API keys (who may call the API). */
+import type { StoredSecret } from '../common.js';
 
 export interface UserRow {
   id: number;
@@ -15,6 +16,7 @@ export interface CompanyRow {
   name: string;
   ownerUserId: number;
   processor: 'sandbox' | 'stripe';
+  /** The processor's key as stored: sealed by the operations (operations/secrets.ts), never plaintext. */
   processorApiKey: string | null;
   createdAtMs: number;
 }
@@ -37,6 +39,8 @@ export interface IdentityReadTx {
   isCompanyMember(companyId: string, userId: number): Promise<boolean>;
   findApiKeyByDigest(digest: string): Promise<ApiKeyRow | undefined>;
   listApiKeys(companyId: string): Promise<ApiKeyRow[]>;
+  /** Companies' stored processor keys (where set), by company id after `afterId`, `limit` at most. */
+  listProcessorApiKeys(afterId: string | null, limit: number): Promise<StoredSecret[]>;
 }
 
 export interface IdentityTx extends IdentityReadTx {
@@ -47,4 +51,6 @@ export interface IdentityTx extends IdentityReadTx {
   insertApiKey(row: ApiKeyRow): Promise<void>;
   /** Returns false when no such active key of the company exists. */
   revokeApiKey(companyId: string, keyId: string, atMs: number): Promise<boolean>;
+  /** Replaces a stored processor key if it is still `from` (another process may have re-sealed it). */
+  replaceProcessorApiKey(companyId: string, from: string, to: string): Promise<boolean>;
 }

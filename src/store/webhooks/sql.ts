@@ -139,6 +139,22 @@ export function webhooksSql<Base extends SqlBase>(base: Base) {
         toWebhookAttempt,
       );
     }
+    async listWebhookSecrets(afterId: string | null, limit: number) {
+      const rows = await this.db.all(
+        'SELECT webhook_id, secret FROM webhook_subscriptions WHERE webhook_id > ? ORDER BY webhook_id LIMIT ?',
+        [afterId ?? '', limit],
+      );
+      return rows.map((r) => ({ id: String(r.webhook_id), value: String(r.secret) }));
+    }
+    async replaceWebhookSecret(webhookId: string, from: string, to: string) {
+      return (
+        (await this.db.run('UPDATE webhook_subscriptions SET secret = ? WHERE webhook_id = ? AND secret = ?', [
+          to,
+          webhookId,
+          from,
+        ])) > 0
+      );
+    }
     async insertWebhookSubscription(w: WebhookSubscriptionRow) {
       await this.db.run(
         'INSERT INTO webhook_subscriptions (webhook_id, company_id, type, url, threshold, secret, created_at, ' +

@@ -2,7 +2,7 @@
  * Webhooks: a company's subscriptions, the deliveries (one notification to one subscription),
  * their attempts, the leases senders claim them under, and their retention.
  */
-import type { Page, PageResult } from '../common.js';
+import type { Page, PageResult, StoredSecret } from '../common.js';
 
 export type WebhookType = 'balance_change' | 'negative_balance' | 'auto_refill' | 'threshold';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -99,10 +99,15 @@ export interface WebhooksReadTx {
   listWebhookDeliveries(webhookId: string, page: Page): Promise<PageResult<WebhookDeliveryRow> | undefined>;
   /** Attempts of these deliveries, oldest first. */
   listWebhookAttempts(callbackIds: string[]): Promise<WebhookAttemptRow[]>;
+  /** Every subscription's stored secret (deleted ones too), by webhook id after `afterId`, `limit` at most. */
+  listWebhookSecrets(afterId: string | null, limit: number): Promise<StoredSecret[]>;
 }
 
 export interface WebhooksTx extends WebhooksReadTx {
+  /** `secret` is stored as given: the operations seal it first (operations/secrets.ts). */
   insertWebhookSubscription(row: WebhookSubscriptionRow): Promise<void>;
+  /** Replaces a stored secret if it is still `from` (another process may have re-sealed it). */
+  replaceWebhookSecret(webhookId: string, from: string, to: string): Promise<boolean>;
   /** Soft delete; returns false when the company has no such (undeleted) subscription. */
   deleteWebhookSubscription(companyId: string, webhookId: string, atMs: number): Promise<boolean>;
   /** Inserts deliveries; a `callbackId` that already exists is skipped (idempotent fan-out). */

@@ -1,0 +1,138 @@
+/**
+ * Per-company rate limits, so that one company's flood cannot take the server from the others:
+ * requests per second (every route a company authenticates to with its API key) and events per
+ * second (the two ingest routes, counted by the events a request carries). Over either, the answer
+ * is 429 `rate_limited` with `Retry-After` (whole seconds), before the request's Idempotency-Key is
+ * claimed or anything is applied. `0` turns a limit off. The limits are per process: N processes
+ * behind a balancer let a company through N times as much.
+ *
+ * Requests are counted by @fastify/rate-limit (its in-memory store, a fixed one-second window keyed
+ * by company), through `createRateLimit`, which answers without throwing and without marking the
+ * request, so the password limit of the identity routes still runs. Events are a token bucket of
+ * our own: the library counts one per request and cannot weigh a request by its events.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { systemClock, type Clock } from '../lib/clock.js';
+
+export interface CompanyRateLimits {
+  /** BILLING_RATE_LIMIT_REQUESTS_PER_SECOND; 0: off. */
+  requestsPerSecond: number;
+  /** BILLING_RATE_LIMIT_EVENTS_PER_SECOND; 0: off. */
+  eventsPerSecond: number;
+  /** The clock of the event buckets (the wall clock; tests may pass another). */
+  clock?: Clock;
+}
+
+/** Companies tracked at once (least recently seen forgotten first); far more than one process serves. */
+const COMPANIES_TRACKED = 100_000;
+const EVENT_ROUTES = new Set(['/v1/accounts/:account_id/events', '/v1/events']);
+
+function companyOf(request: FastifyRequest): string | undefined {
+  const p = request.principal;
+  return p?.kind === 'company' ? p.companyId : undefined;
+}
+
+/** The error code by which the error handler tells this 429 (its message is for the client) from others. */
+export const COMPANY_RATE_LIMITED = 'BILLING_COMPANY_RATE_LIMITED';
+
+function rateLimited(reply: FastifyReply, retryAfterSeconds: number, what: string): Error {
+  reply.header('retry-after', String(retryAfterSeconds));
+  return Object.assign(new Error(`this company is over its limit of ${what}; retry after ${retryAfterSeconds} s`), {
+    statusCode: 429,
+    code: COMPANY_RATE_LIMITED,
+  });
+}
+
+/**
+ * A token bucket per company: `ratePerSecond` tokens a second, holding at most one second's worth.
+ * A request takes as many tokens as it carries events; it passes when the bucket holds them (or,
+ * for a request larger than the bucket, when the bucket is full) and may leave it in debt.
+ */
+export class EventBuckets {
+  readonly #rate: number;
+  readonly #clock: Clock;
+  readonly #buckets = new Map<string, { tokens: number; atMs: number }>();
+
+  constructor(ratePerSecond: number, clock: Clock = systemClock) {
+    this.#rate = ratePerSecond;
+    this.#clock = clock;
+  }
+
+  /** Takes `n` tokens of the company's bucket; returns 0, or the seconds to wait when it may not. */
+  take(companyId: string, n: number): number {
+    const now = this.#clock.now();
+    let b = this.#buckets.get(companyId);
+    if (b === undefined) {
+      if (this.#buckets.size >= COMPANIES_TRACKED) this.#buckets.delete(this.#buckets.keys().next().value!);
+      b = { tokens: this.#rate, atMs: now };
+    } else {
+      this.#buckets.delete(companyId); // re-inserted below: Map order is least recently seen first
+      b.tokens = Math.min(this.#rate, b.tokens + ((now - b.atMs) * this.#rate) / 1000);
+      b.atMs = now;
+    }
+    this.#buckets.set(companyId, b);
+    const needed = Math.min(n, this.#rate);
+    if (b.tokens < needed) return Math.max(1, Math.ceil((needed - b.tokens) / this.#rate));
+    b.tokens -= n;
+    return 0;
+  }
+}
+
+const retryAfterHeader = {
+  'retry-after': { type: 'integer', minimum: 1, description: 'Seconds to wait before sending again' },
+};
+
+/** The 429 every route a company calls may answer, as the OpenAPI document shows it. */
+function tooManyRequests(eventRoute: boolean) {
+  return {
+    $ref: 'Error',
+    description:
+      'rate_limited: this company sent more than its requests per second (BILLING_RATE_LIMIT_REQUESTS_PER_SECOND)' +
+      (eventRoute ? ' or its events per second (BILLING_RATE_LIMIT_EVENTS_PER_SECOND)' : '') +
+      ', counted per process; nothing was applied, and the Idempotency-Key is not used. ' +
+      'Retry after Retry-After seconds.',
+    headers: retryAfterHeader,
+  };
+}
+
+/**
+ * Registers the request limit (after company authentication) and the event limit (after validation),
+ * and documents their 429 on every route a company may call. Call before the routes are registered.
+ */
+export function registerCompanyRateLimits(app: FastifyInstance, limits: CompanyRateLimits): void {
+  app.addHook('onRoute', (route) => {
+    const auth = (route.config as { auth?: string } | undefined)?.auth;
+    const response = (route.schema as { response?: Record<string, unknown> } | undefined)?.response;
+    if ((auth === 'company' || auth === 'either') && response) {
+      const eventRoute = route.method === 'POST' && EVENT_ROUTES.has(route.url);
+      response[429] = tooManyRequests(eventRoute);
+    }
+  });
+  if (limits.requestsPerSecond > 0) {
+    const limiter = app.createRateLimit({
+      max: limits.requestsPerSecond,
+      timeWindow: 1000,
+      keyGenerator: (request) => companyOf(request) ?? '',
+      allowList: (request) => request.principal?.kind !== 'company',
+    });
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.principal?.kind !== 'company') return;
+      const r = await limiter(request);
+      if (!r.isAllowed && r.isExceeded) {
+        throw rateLimited(reply, Math.max(1, r.ttlInSeconds), `${limits.requestsPerSecond} requests per second`);
+      }
+    });
+  }
+  if (limits.eventsPerSecond > 0) {
+    const buckets = new EventBuckets(limits.eventsPerSecond, limits.clock);
+    app.addHook('preHandler', async (request, reply) => {
+      if (request.method !== 'POST' || !EVENT_ROUTES.has(request.routeOptions.url ?? '')) return;
+      const companyId = companyOf(request);
+      if (companyId === undefined) return;
+      const body = request.body as unknown[] | { events?: unknown[] } | undefined;
+      const n = Array.isArray(body) ? body.length : Array.isArray(body?.events) ? body.events.length : 1;
+      const wait = buckets.take(companyId, n);
+      if (wait > 0) throw rateLimited(reply, wait, `${limits.eventsPerSecond} events per second`);
+    });
+  }
+}
