@@ -38,6 +38,20 @@ export interface Config {
   eventMaxAgeDays: number;
   /** BILLING_USAGE_RETENTION_DAYS: how long hourly usage rollups are kept (and may be asked for). */
   usageRetentionDays: number;
+  /** BILLING_SHUTDOWN_TIMEOUT_MS: how long SIGTERM/SIGINT may drain before the process exits anyway. */
+  shutdownTimeoutMs: number;
+  /** BILLING_HTTP_CONNECTION_TIMEOUT_MS: a connection silent this long is closed (0: never). */
+  httpConnectionTimeoutMs: number;
+  /** BILLING_HTTP_HEADERS_TIMEOUT_MS: how long a client may take to send a request's headers. */
+  httpHeadersTimeoutMs: number;
+  /** BILLING_HTTP_REQUEST_TIMEOUT_MS: how long a client may take to send a whole request. */
+  httpRequestTimeoutMs: number;
+  /** BILLING_HTTP_KEEP_ALIVE_TIMEOUT_MS: how long an idle keep-alive connection stays open. */
+  httpKeepAliveTimeoutMs: number;
+  /** BILLING_HTTP_MAX_CONNECTIONS: open connections at most; idle ones are closed first near the cap. */
+  httpMaxConnections: number;
+  /** BILLING_METRICS_TOKEN: when set, /metrics wants `Authorization: Bearer <token>`. */
+  metricsToken: string | null;
 }
 
 export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
@@ -51,6 +65,17 @@ const RETENTION_DAYS_MAX = 3650;
 export const DB_CONNECT_TIMEOUT_MS_DEFAULT = 30_000;
 /** Ten minutes: an orchestrator restarts a process that waits longer. */
 const DB_CONNECT_TIMEOUT_MS_MAX = 600_000;
+export const SHUTDOWN_TIMEOUT_MS_DEFAULT = 10_000;
+/** Node's own default for a request's headers is 60 s; a client that has not sent them in 20 s is not coming. */
+export const HTTP_HEADERS_TIMEOUT_MS_DEFAULT = 20_000;
+export const HTTP_REQUEST_TIMEOUT_MS_DEFAULT = 60_000;
+/** Fastify's default: longer than the 60 s idle timeout of common load balancers, so that they close first. */
+export const HTTP_KEEP_ALIVE_TIMEOUT_MS_DEFAULT = 72_000;
+/** Above the keep-alive timeout, so that an idle keep-alive connection ends by that one. */
+export const HTTP_CONNECTION_TIMEOUT_MS_DEFAULT = 120_000;
+/** Well below common file-descriptor limits (ulimit -n), well above what a fleet of clients keeps open. */
+export const HTTP_MAX_CONNECTIONS_DEFAULT = 10_000;
+const HOUR_MS = 3_600_000;
 
 export const DEFAULT_SQLITE_URL = 'sqlite:./data/billing.sqlite';
 /** The default SQLite file's directory is created on first start; any other must exist. */
@@ -103,6 +128,17 @@ const ENV_SCHEMA = Type.Object({
     description: 'open or closed',
   }),
   BILLING_DB_CONNECT_TIMEOUT_MS: integer(0, DB_CONNECT_TIMEOUT_MS_MAX, DB_CONNECT_TIMEOUT_MS_DEFAULT),
+  BILLING_SHUTDOWN_TIMEOUT_MS: integer(0, DB_CONNECT_TIMEOUT_MS_MAX, SHUTDOWN_TIMEOUT_MS_DEFAULT),
+  BILLING_HTTP_CONNECTION_TIMEOUT_MS: integer(0, HOUR_MS, HTTP_CONNECTION_TIMEOUT_MS_DEFAULT),
+  BILLING_HTTP_HEADERS_TIMEOUT_MS: integer(100, HOUR_MS, HTTP_HEADERS_TIMEOUT_MS_DEFAULT),
+  BILLING_HTTP_REQUEST_TIMEOUT_MS: integer(100, HOUR_MS, HTTP_REQUEST_TIMEOUT_MS_DEFAULT),
+  BILLING_HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(100, HOUR_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS_DEFAULT),
+  BILLING_HTTP_MAX_CONNECTIONS: integer(1, 1_000_000, HTTP_MAX_CONNECTIONS_DEFAULT),
+  BILLING_METRICS_TOKEN: Type.String({
+    pattern: '^$|^[\\x21-\\x7e]{16,256}$',
+    default: '',
+    description: 'empty, or 16 to 256 printable characters without spaces',
+  }),
 });
 type Env = Static<typeof ENV_SCHEMA>;
 type EnvName = keyof Env;
@@ -126,6 +162,7 @@ export function redactUrl(url: string): string {
 }
 
 function shown(name: string, raw: string): string {
+  if (name === 'BILLING_METRICS_TOKEN') return `a value of ${raw.length} characters`;
   return JSON.stringify(name === 'DATABASE_URL' ? redactUrl(raw) : raw);
 }
 
@@ -172,6 +209,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`${name} must be ${props[name]?.description ?? 'valid'}, got ${shown(name, String(env[name]))}`);
   }
   if (!reported.has('DATABASE_URL')) problems.push(...databaseUrlProblems(String(input.DATABASE_URL)));
+  const headersMs = input.BILLING_HTTP_HEADERS_TIMEOUT_MS;
+  const requestMs = input.BILLING_HTTP_REQUEST_TIMEOUT_MS;
+  if (typeof headersMs === 'number' && typeof requestMs === 'number' && headersMs > requestMs)
+    problems.push(
+      `BILLING_HTTP_HEADERS_TIMEOUT_MS (${headersMs}) must not exceed BILLING_HTTP_REQUEST_TIMEOUT_MS (${requestMs})`,
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   const e = input as Env;
   return {
@@ -192,6 +235,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookLogRetentionDays: e.BILLING_WEBHOOK_LOG_RETENTION_DAYS,
     signup: e.BILLING_SIGNUP,
     dbConnectTimeoutMs: e.BILLING_DB_CONNECT_TIMEOUT_MS,
+    shutdownTimeoutMs: e.BILLING_SHUTDOWN_TIMEOUT_MS,
+    httpConnectionTimeoutMs: e.BILLING_HTTP_CONNECTION_TIMEOUT_MS,
+    httpHeadersTimeoutMs: e.BILLING_HTTP_HEADERS_TIMEOUT_MS,
+    httpRequestTimeoutMs: e.BILLING_HTTP_REQUEST_TIMEOUT_MS,
+    httpKeepAliveTimeoutMs: e.BILLING_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    httpMaxConnections: e.BILLING_HTTP_MAX_CONNECTIONS,
+    metricsToken: e.BILLING_METRICS_TOKEN === '' ? null : e.BILLING_METRICS_TOKEN,
   };
 }
 

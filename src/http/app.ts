@@ -16,6 +16,9 @@ import type { TestClock } from '../lib/clock.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { errorBody } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
+import { clientErrorHandler, onSendConnection, requestIdOf } from './connection.js';
+import { registerMetrics, type Metrics } from './metrics.js';
+import type { Readiness } from './readiness.js';
 import { compilers, validationErrorBody } from './validation.js';
 import type { RouteContext } from './route-context.js';
 import { ErrorResponse } from './schemas/common.js';
@@ -56,6 +59,13 @@ export interface AppOptions {
   signupOpen?: boolean;
   logLevel?: string;
   version?: string;
+  /** Prometheus metrics (GET /metrics), made by the composition root; `metricsToken` guards them. */
+  metrics?: Metrics;
+  metricsToken?: string | null;
+  /** What GET /readyz answers (default: always ready). */
+  readiness?: Readiness;
+  /** The HTTP server's timeouts (config.ts: BILLING_HTTP_*); Node's and Fastify's defaults otherwise. */
+  timeouts?: { connectionMs: number; headersMs: number; requestMs: number; keepAliveMs: number };
 }
 
 export type App = FastifyInstance;
@@ -82,7 +92,25 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     logger: { level: opts.logLevel ?? 'warn' },
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
-    return503OnClosing: true,
+    // While closing, requests already on an open connection are still answered (with Connection:
+    // close) rather than refused with a body outside our envelope; new connections are not accepted.
+    return503OnClosing: false,
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+    requestIdLogLabel: 'request_id',
+    clientErrorHandler,
+    ...(opts.timeouts
+      ? {
+          connectionTimeout: opts.timeouts.connectionMs,
+          keepAliveTimeout: opts.timeouts.keepAliveMs,
+          requestTimeout: opts.timeouts.requestMs,
+          http: {
+            headersTimeout: opts.timeouts.headersMs,
+            // How often Node looks for connections past their headers/request timeout (its default: 30 s).
+            connectionsCheckingInterval: Math.min(1_000, opts.timeouts.headersMs),
+          },
+        }
+      : {}),
     ajv: { customOptions: { coerceTypes: false } },
     // Errors raised before routing (bad URL encoding, over-long path parameters) get our body too.
     frameworkErrors: (err, _request, reply) => {
@@ -183,6 +211,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   await app.register(rateLimit, { global: false });
+  app.addHook('onSend', onSendConnection);
+  if (opts.metrics) registerMetrics(app, opts.metrics, opts.metricsToken ?? null);
 
   const deps = opts.deps;
   const keys = new ApiKeyCache(deps, opts.apiKeyCacheMs);
@@ -209,6 +239,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       timeWindow: 60_000,
     },
     signupOpen: opts.signupOpen ?? true,
+    ...(opts.readiness ? { readiness: opts.readiness } : {}),
   };
   // Registration order is the order of the paths in the OpenAPI document.
   await app.register(async (scope) => {

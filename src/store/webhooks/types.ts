@@ -2,6 +2,7 @@
  * Webhooks: a company's subscriptions, the deliveries (one notification to one subscription),
  * their attempts, the leases senders claim them under, and their retention.
  */
+import type { Backlog } from '../outbox/types.js';
 import type { Page, PageResult } from '../common.js';
 
 export type WebhookType = 'balance_change' | 'negative_balance' | 'auto_refill' | 'threshold';
@@ -99,6 +100,8 @@ export interface WebhooksReadTx {
   listWebhookDeliveries(webhookId: string, page: Page): Promise<PageResult<WebhookDeliveryRow> | undefined>;
   /** Attempts of these deliveries, oldest first. */
   listWebhookAttempts(callbackIds: string[]): Promise<WebhookAttemptRow[]>;
+  /** Pending deliveries (for /metrics): how many, and the earliest attempt time among those due at `nowMs`. */
+  webhookDeliveryBacklog(nowMs: number): Promise<Backlog>;
 }
 
 export interface WebhooksTx extends WebhooksReadTx {
