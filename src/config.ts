@@ -71,8 +71,8 @@ export const HTTP_HEADERS_TIMEOUT_MS_DEFAULT = 20_000;
 export const HTTP_REQUEST_TIMEOUT_MS_DEFAULT = 60_000;
 /** Fastify's default: longer than the 60 s idle timeout of common load balancers, so that they close first. */
 export const HTTP_KEEP_ALIVE_TIMEOUT_MS_DEFAULT = 72_000;
-/** Above the keep-alive timeout, so that an idle keep-alive connection ends by that one. */
-export const HTTP_CONNECTION_TIMEOUT_MS_DEFAULT = 120_000;
+/** A socket silent this long is closed (a keep-alive connection between requests: the keep-alive timeout). */
+export const HTTP_CONNECTION_TIMEOUT_MS_DEFAULT = 60_000;
 /** Well below common file-descriptor limits (ulimit -n), well above what a fleet of clients keeps open. */
 export const HTTP_MAX_CONNECTIONS_DEFAULT = 10_000;
 const HOUR_MS = 3_600_000;
