@@ -7,8 +7,13 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Backlog } from '../store/outbox/types.js';
 import { errorBody } from './errors.js';
+
+/** A queue's backlog (the store's outboxBacklog / webhookDeliveryBacklog). */
+export interface Backlog {
+  pending: number;
+  oldestDueAtMs: number | null;
+}
 
 /** The queues whose backlog is read at scrape time. */
 export type BacklogSource = (nowMs: number) => Promise<{ outbox: Backlog; webhook_deliveries: Backlog }>;

@@ -88,7 +88,8 @@ describe('framing errors answer in the error envelope', () => {
     ],
     [
       'both Content-Length and Transfer-Encoding',
-      'POST /v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+      'POST /v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n' +
+        'Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
       400,
     ],
     ['a bad method', 'G(T /healthz HTTP/1.1\r\nHost: x\r\n\r\n', 400],
@@ -140,7 +141,8 @@ describe('errors answered before a large body is read close the connection', () 
   test('401: bad credentials on a 200 MB upload', async () => {
     const { response, written } = await upload(
       h.url,
-      `POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${Buffer.from('c_x:sk_bad').toString('base64')}\r\n` +
+      'POST /v1/events HTTP/1.1\r\nHost: x\r\n' +
+        `Authorization: Basic ${Buffer.from('c_x:sk_bad').toString('base64')}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${TOTAL}\r\n\r\n`,
     );
     const r = envelope(response);
