@@ -39,6 +39,13 @@ describe('loadConfig', () => {
       dbConnectTimeoutMs: 30_000,
       eventMaxAgeDays: 35,
       usageRetentionDays: 400,
+      shutdownTimeoutMs: 10_000,
+      httpConnectionTimeoutMs: 60_000,
+      httpHeadersTimeoutMs: 20_000,
+      httpRequestTimeoutMs: 60_000,
+      httpKeepAliveTimeoutMs: 72_000,
+      httpMaxConnections: 10_000,
+      metricsToken: null,
     });
     assert.ok(CONFIG_VARIABLES.includes('BILLING_SIGNUP'));
   });
