@@ -51,6 +51,20 @@ export interface Config {
   secretKey: string | null;
   /** NODE_ENV (`production` makes BILLING_SECRET_KEY required on PostgreSQL). */
   nodeEnv: string;
+  /** BILLING_SHUTDOWN_TIMEOUT_MS: how long SIGTERM/SIGINT may drain before the process exits anyway. */
+  shutdownTimeoutMs: number;
+  /** BILLING_HTTP_CONNECTION_TIMEOUT_MS: a connection silent this long is closed (0: never). */
+  httpConnectionTimeoutMs: number;
+  /** BILLING_HTTP_HEADERS_TIMEOUT_MS: how long a client may take to send a request's headers. */
+  httpHeadersTimeoutMs: number;
+  /** BILLING_HTTP_REQUEST_TIMEOUT_MS: how long a client may take to send a whole request. */
+  httpRequestTimeoutMs: number;
+  /** BILLING_HTTP_KEEP_ALIVE_TIMEOUT_MS: how long an idle keep-alive connection stays open. */
+  httpKeepAliveTimeoutMs: number;
+  /** BILLING_HTTP_MAX_CONNECTIONS: open connections at most; idle ones are closed first near the cap. */
+  httpMaxConnections: number;
+  /** BILLING_METRICS_TOKEN: when set, /metrics wants `Authorization: Bearer <token>`. */
+  metricsToken: string | null;
 }
 
 export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
@@ -73,6 +87,17 @@ export const RATE_LIMIT_REQUESTS_PER_SECOND_DEFAULT = 25_000;
 export const RATE_LIMIT_EVENTS_PER_SECOND_DEFAULT = 250_000;
 /** Ten minutes: an orchestrator restarts a process that waits longer. */
 const DB_CONNECT_TIMEOUT_MS_MAX = 600_000;
+export const SHUTDOWN_TIMEOUT_MS_DEFAULT = 10_000;
+/** Node's own default for a request's headers is 60 s; a client that has not sent them in 20 s is not coming. */
+export const HTTP_HEADERS_TIMEOUT_MS_DEFAULT = 20_000;
+export const HTTP_REQUEST_TIMEOUT_MS_DEFAULT = 60_000;
+/** Fastify's default: longer than the 60 s idle timeout of common load balancers, so that they close first. */
+export const HTTP_KEEP_ALIVE_TIMEOUT_MS_DEFAULT = 72_000;
+/** A socket silent this long is closed (a keep-alive connection between requests: the keep-alive timeout). */
+export const HTTP_CONNECTION_TIMEOUT_MS_DEFAULT = 60_000;
+/** Well below common file-descriptor limits (ulimit -n), well above what a fleet of clients keeps open. */
+export const HTTP_MAX_CONNECTIONS_DEFAULT = 10_000;
+const HOUR_MS = 3_600_000;
 
 export const DEFAULT_SQLITE_URL = 'sqlite:./data/billing.sqlite';
 /** The default SQLite file's directory is created on first start; any other must exist. */
@@ -135,6 +160,17 @@ const ENV_SCHEMA = Type.Object({
   BILLING_RATE_LIMIT_EVENTS_PER_SECOND: integer(0, 100_000_000, RATE_LIMIT_EVENTS_PER_SECOND_DEFAULT),
   BILLING_SECRET_KEY: Type.String({ default: '', description: 'id:base64 keys of 32 bytes, separated by commas' }),
   NODE_ENV: Type.String({ default: '', description: 'a word such as production' }),
+  BILLING_SHUTDOWN_TIMEOUT_MS: integer(0, DB_CONNECT_TIMEOUT_MS_MAX, SHUTDOWN_TIMEOUT_MS_DEFAULT),
+  BILLING_HTTP_CONNECTION_TIMEOUT_MS: integer(0, HOUR_MS, HTTP_CONNECTION_TIMEOUT_MS_DEFAULT),
+  BILLING_HTTP_HEADERS_TIMEOUT_MS: integer(100, HOUR_MS, HTTP_HEADERS_TIMEOUT_MS_DEFAULT),
+  BILLING_HTTP_REQUEST_TIMEOUT_MS: integer(100, HOUR_MS, HTTP_REQUEST_TIMEOUT_MS_DEFAULT),
+  BILLING_HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(100, HOUR_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS_DEFAULT),
+  BILLING_HTTP_MAX_CONNECTIONS: integer(1, 1_000_000, HTTP_MAX_CONNECTIONS_DEFAULT),
+  BILLING_METRICS_TOKEN: Type.String({
+    pattern: '^$|^[\\x21-\\x7e]{16,256}$',
+    default: '',
+    description: 'empty, or 16 to 256 printable characters without spaces',
+  }),
 });
 type Env = Static<typeof ENV_SCHEMA>;
 type EnvName = keyof Env;
@@ -159,6 +195,7 @@ export function redactUrl(url: string): string {
 
 function shown(name: string, raw: string): string {
   if (name === 'BILLING_SECRET_KEY') return '(not shown)';
+  if (name === 'BILLING_METRICS_TOKEN') return `a value of ${raw.length} characters`;
   return JSON.stringify(name === 'DATABASE_URL' ? redactUrl(raw) : raw);
 }
 
@@ -212,6 +249,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(`BILLING_SECRET_KEY ${(err as Error).message}`);
     }
   }
+  const headersMs = input.BILLING_HTTP_HEADERS_TIMEOUT_MS;
+  const requestMs = input.BILLING_HTTP_REQUEST_TIMEOUT_MS;
+  if (typeof headersMs === 'number' && typeof requestMs === 'number' && headersMs > requestMs)
+    problems.push(
+      `BILLING_HTTP_HEADERS_TIMEOUT_MS (${headersMs}) must not exceed BILLING_HTTP_REQUEST_TIMEOUT_MS (${requestMs})`,
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   const e = input as Env;
   return {
@@ -238,6 +281,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitEventsPerSecond: e.BILLING_RATE_LIMIT_EVENTS_PER_SECOND,
     secretKey: e.BILLING_SECRET_KEY === '' ? null : e.BILLING_SECRET_KEY,
     nodeEnv: e.NODE_ENV,
+    shutdownTimeoutMs: e.BILLING_SHUTDOWN_TIMEOUT_MS,
+    httpConnectionTimeoutMs: e.BILLING_HTTP_CONNECTION_TIMEOUT_MS,
+    httpHeadersTimeoutMs: e.BILLING_HTTP_HEADERS_TIMEOUT_MS,
+    httpRequestTimeoutMs: e.BILLING_HTTP_REQUEST_TIMEOUT_MS,
+    httpKeepAliveTimeoutMs: e.BILLING_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    httpMaxConnections: e.BILLING_HTTP_MAX_CONNECTIONS,
+    metricsToken: e.BILLING_METRICS_TOKEN === '' ? null : e.BILLING_METRICS_TOKEN,
   };
 }
 

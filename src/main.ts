@@ -1,5 +1,6 @@
 /**
- * `npm start` (and `billing serve`): serve the API, its docs and the workers until SIGINT/SIGTERM.
+ * `node dist/main.js` (production; `npm start` execs it, and `billing serve`): serve the API, its docs
+ * and the workers until SIGINT/SIGTERM, then drain within BILLING_SHUTDOWN_TIMEOUT_MS.
  * A bad environment or an unreachable database ends the process with plain lines (exit 1), never a
  * stack trace; a bug still shows its stack.
  */
@@ -64,16 +65,31 @@ console.log(
   `billing engine listening on ${server.url} (${server.store.dialect}${config.testClock ? ', test clock' : ''})`,
 );
 
+// SIGTERM/SIGINT: drain (see Server.close), then exit 0; a drain that outlasts
+// BILLING_SHUTDOWN_TIMEOUT_MS is cut short (exit 1): nothing half-applied is left, since every
+// request is one transaction, and the claims of interrupted workers lapse.
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (closing) return;
     closing = true;
+    const startedMs = Date.now();
+    console.error(`billing engine: ${signal} received; draining (at most ${config.shutdownTimeoutMs} ms)`);
+    setTimeout(() => {
+      console.error(
+        `billing engine: shutdown did not finish within BILLING_SHUTDOWN_TIMEOUT_MS (${config.shutdownTimeoutMs} ms);` +
+          ' exiting anyway',
+      );
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
     server
       .close()
       .then(() => store.close())
       .then(
-        () => process.exit(0),
+        () => {
+          console.error(`billing engine: stopped cleanly in ${Date.now() - startedMs} ms`);
+          process.exit(0);
+        },
         (err: unknown) => {
           console.error(err);
           process.exit(1);

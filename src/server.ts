@@ -12,7 +12,19 @@ import { JobRunner, coreJobs } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import { composeDeps } from './compose.js';
-import { IngestBatcher, SettleBatcher, settleGroup, type SettleRequest } from './operations/events.js';
+import {
+  IngestBatcher,
+  SettleBatcher,
+  ingestGroup,
+  settleGroup,
+  type IngestResult,
+  type SettleRequest,
+} from './operations/events.js';
+import type { Outcome } from './domain/outcome.js';
+import { ConnectionGuard } from './http/connections.js';
+import { Metrics } from './http/metrics.js';
+import { Readiness } from './http/readiness.js';
+import { PostgresStore } from './store/postgres.js';
 import { openStore } from './store/open.js';
 import { processorFactory } from './processors/index.js';
 import type { ProcessorFactory } from './processors/types.js';
@@ -30,6 +42,12 @@ export interface Server {
   store: Store;
   clock: Clock;
   jobs: JobRunner;
+  metrics: Metrics;
+  /**
+   * Graceful stop: not ready, no new connections, requests in flight answered (with Connection:
+   * close), idle connections closed at once, workers finish the batch they claimed, the group
+   * commits drain, then the writer thread and the store close. main.ts bounds it in time.
+   */
   close(): Promise<void>;
 }
 
@@ -76,26 +94,55 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     store instanceof SqliteStore && store.filename !== ':memory:' ? await SqliteIngestWorker.start(store) : undefined;
   const groupsInFlight =
     store.dialect === 'sqlite' ? (ingestThread ? 2 : 1) : Math.max(1, Math.floor(config.pgPoolSize / 2));
+  let app: App | undefined;
+  const metrics = new Metrics(
+    (nowMs) =>
+      store.read(async (tx) => ({
+        outbox: await tx.outboxBacklog(nowMs),
+        webhook_deliveries: await tx.webhookDeliveryBacklog(nowMs),
+      })),
+    () => clock.now(),
+    (err) => app?.log.warn({ err }, 'metrics: the queue backlog could not be read'),
+  );
+  const countIngested = (outcomes: Outcome<IngestResult>[]) => {
+    let n = 0;
+    for (const o of outcomes) if (o.ok) n += o.value.eventIds.length;
+    metrics.eventsIngested.inc(n);
+  };
   const ingest = new IngestBatcher(
     deps,
     groupsInFlight,
-    ingestThread && ((nowMs, requests) => ingestThread.ingest(nowMs, requests)),
+    metrics.timeGroups(
+      'ingest',
+      (r) => r.events.length,
+      ingestThread
+        ? (nowMs, requests) => ingestThread.ingest(nowMs, requests)
+        : (nowMs, requests) => store.write((tx) => ingestGroup(deps.ledger.begin(tx, nowMs), requests)),
+      countIngested,
+    ),
   );
   // Settles are group-committed the same way: on SQLite's writer thread, or on PostgreSQL several
   // groups at once, each locking its events and then their balances in sorted order.
   const settles = new SettleBatcher(
     deps,
     groupsInFlight,
-    ingestThread
-      ? (nowMs, requests) => ingestThread.settle(nowMs, requests)
-      : (nowMs, requests) => store.write((tx) => settleGroup(deps.ledger.begin(tx, nowMs), requests)),
+    metrics.timeGroups(
+      'settle',
+      () => 1,
+      ingestThread
+        ? (nowMs, requests) => ingestThread.settle(nowMs, requests)
+        : (nowMs, requests) => store.write((tx) => settleGroup(deps.ledger.begin(tx, nowMs), requests)),
+    ),
   );
-  let app: App | undefined;
+  // SQLite is a local file: reachable while the process runs. PostgreSQL: one `SELECT 1`.
+  const readiness = new Readiness(
+    store instanceof PostgresStore ? () => store.pool.query('SELECT 1').then(() => undefined) : async () => {},
+  );
   const jobs = new JobRunner(
     deps,
     [
       ...coreJobs(deps),
-      ...moneyJobs(deps),
+      ...moneyJobs(deps, (reason, outcome) => metrics.charges.inc({ reason, outcome })),
       ...webhookJobs(deps),
       ...retentionJobs(deps, {
         outboxRetentionDays: config.outboxRetentionDays,
@@ -117,11 +164,21 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       requestsPerSecond: config.rateLimitRequestsPerSecond,
       eventsPerSecond: config.rateLimitEventsPerSecond,
     },
+    metrics,
+    metricsToken: config.metricsToken,
+    readiness,
+    timeouts: {
+      connectionMs: config.httpConnectionTimeoutMs,
+      headersMs: config.httpHeadersTimeoutMs,
+      requestMs: config.httpRequestTimeoutMs,
+      keepAliveMs: config.httpKeepAliveTimeoutMs,
+    },
     ...(opts.passwordAttemptsPerMinute !== undefined
       ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute }
       : {}),
     ...(testClock ? { testClock: { clock: testClock, runDue: (nowMs: number) => jobs.runDue(nowMs) } } : {}),
   });
+  const connections = new ConnectionGuard(app.server, config.httpMaxConnections);
   await app.ready();
   await app.listen({ host: config.host, port: config.port });
   if (config.workers) jobs.start(config.workerIntervalMs);
@@ -134,10 +191,14 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     store,
     clock,
     jobs,
+    metrics,
     url: `http://${host}:${address.port}`,
     async close() {
-      await jobs.stop();
-      await server.close();
+      readiness.closing();
+      connections.drain();
+      // server.close() stops accepting and resolves once every connection has ended.
+      await Promise.all([jobs.stop(), server.close()]);
+      await Promise.all([ingest.drained(), settles.drained()]);
       await ingestThread?.close();
       if (!opts.store) await store.close();
     },

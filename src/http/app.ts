@@ -7,7 +7,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import { ApiKeyCache } from '../operations/identity.js';
@@ -19,6 +19,9 @@ import { registerIdempotency } from './idempotency.js';
 import { rewriteAlias } from './aliases.js';
 import { swaggerOptions } from './openapi.js';
 import { COMPANY_RATE_LIMITED, type CompanyRateLimits, registerCompanyRateLimits } from './rate-limit.js';
+import { clientErrorHandler, onSendConnection, requestIdOf } from './connection.js';
+import { registerMetrics, type Metrics } from './metrics.js';
+import type { Readiness } from './readiness.js';
 import { compilers, validationErrorBody } from './validation.js';
 import type { RouteContext } from './route-context.js';
 import { ErrorResponse } from './schemas/common.js';
@@ -65,6 +68,13 @@ export interface AppOptions {
   idempotencyLeaseMs?: number;
   /** Per-company request and event limits (default: none). */
   rateLimits?: CompanyRateLimits;
+  /** Prometheus metrics (GET /metrics), made by the composition root; `metricsToken` guards them. */
+  metrics?: Metrics;
+  metricsToken?: string | null;
+  /** What GET /readyz answers (default: always ready). */
+  readiness?: Readiness;
+  /** The HTTP server's timeouts (config.ts: BILLING_HTTP_*); Node's and Fastify's defaults otherwise. */
+  timeouts?: { connectionMs: number; headersMs: number; requestMs: number; keepAliveMs: number };
 }
 
 export type App = FastifyInstance;
@@ -94,6 +104,25 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     return503OnClosing: true,
     // The older spellings of some paths answer as their canonical route (aliases.ts).
     rewriteUrl: (req) => rewriteAlias(req.method, req.url),
+    // While closing, requests already on an open connection are still answered (with Connection:
+    // close) rather than refused with a body outside our envelope; new connections are not accepted.
+    return503OnClosing: false,
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    clientErrorHandler,
+    ...(opts.timeouts
+      ? {
+          connectionTimeout: opts.timeouts.connectionMs,
+          keepAliveTimeout: opts.timeouts.keepAliveMs,
+          requestTimeout: opts.timeouts.requestMs,
+          http: {
+            headersTimeout: opts.timeouts.headersMs,
+            // How often Node looks for connections past their headers/request timeout (its default: 30 s).
+            connectionsCheckingInterval: Math.min(1_000, opts.timeouts.headersMs),
+          },
+        }
+      : {}),
     ajv: { customOptions: { coerceTypes: false } },
     // Errors raised before routing (bad URL encoding, over-long path parameters) get our body too.
     frameworkErrors: (err, _request, reply) => {
@@ -176,6 +205,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   await app.register(swagger, swaggerOptions({ version: opts.version ?? '0.1', publicUrl: opts.publicUrl }));
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   await app.register(rateLimit, { global: false });
+  app.addHook('onSend', onSendConnection);
+  if (opts.metrics) registerMetrics(app, opts.metrics, opts.metricsToken ?? null);
 
   const deps = opts.deps;
   const keys = new ApiKeyCache(deps, opts.apiKeyCacheMs);
@@ -203,6 +234,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       timeWindow: 60_000,
     },
     signupOpen: opts.signupOpen ?? true,
+    ...(opts.readiness ? { readiness: opts.readiness } : {}),
   };
   // Registration order is the order of the paths in the OpenAPI document.
   await app.register(async (scope) => {

@@ -34,6 +34,9 @@ export type EdgeCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
+  | 'headers_too_large'
+  | 'request_timeout'
+  | 'not_ready'
   | 'internal';
 
 /** Every code an error body can carry (its `code`). */
@@ -60,6 +63,9 @@ const REGISTRY = {
   idempotency_key_reused_with_different_request: CONFLICT,
   idempotency_key_in_use: CONFLICT,
   payload_too_large: { status: 413, type: 'payload_too_large' },
+  headers_too_large: { status: 431, type: 'invalid_request' },
+  request_timeout: { status: 408, type: 'invalid_request' },
+  not_ready: { status: 503, type: 'service_unavailable' },
   unsupported_media_type: { status: 415, type: 'unsupported_media_type' },
   rate_limited: { status: 429, type: 'rate_limited' },
   internal: { status: 500, type: 'internal' },

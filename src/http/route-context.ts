@@ -6,6 +6,7 @@ import { fail } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import type { ApiKeyCache } from '../operations/identity.js';
 import type { IngestBatcher, SettleWriter } from '../operations/events.js';
+import type { Readiness } from './readiness.js';
 
 export interface RouteContext {
   deps: Deps;
@@ -15,6 +16,8 @@ export interface RouteContext {
   passwordRateLimit: { max: number; timeWindow: number };
   /** False with BILLING_SIGNUP=closed: users and companies are created by an operator (the CLI). */
   signupOpen: boolean;
+  /** What GET /readyz answers; absent: always ready. */
+  readiness?: Readiness;
 }
 
 /** BILLING_SIGNUP=closed: open sign-up and company registration are refused (403 forbidden). */

@@ -29,7 +29,10 @@ function scheduleJob(deps: Deps, name: string, claimAndRun: (tx: Tx, nowMs: numb
   };
 }
 
-export function moneyJobs(deps: Deps): Job[] {
+/** Told each charge the worker carried out: its reason (refill, plan…) and status (or `retry`). */
+export type ChargeObserver = (reason: string, outcome: string) => void;
+
+export function moneyJobs(deps: Deps, onCharge?: ChargeObserver): Job[] {
   return [
     scheduleJob(deps, 'monthly-refills', async (tx, nowMs) => {
       const due = await tx.claimDueMonthlyRefill(nowMs);
@@ -47,6 +50,10 @@ export function moneyJobs(deps: Deps): Job[] {
       CHARGE_TOPIC_PREFIX,
       async (row) => {
         const settled = await carryOutCharge(deps, String(row.payload.charge_id), row.attempts);
+        onCharge?.(
+          row.topic.slice(CHARGE_TOPIC_PREFIX.length),
+          settled.retryAtMs !== undefined ? 'retry' : settled.status,
+        );
         return settled.retryAtMs !== undefined
           ? { done: false, retryAtMs: settled.retryAtMs, error: settled.failureMessage ?? 'processor unavailable' }
           : { done: true };

@@ -33,6 +33,7 @@ const ROUNDS_MAX = 100_000;
 export class JobRunner {
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
+  #stopping = false;
 
   constructor(
     private readonly deps: Deps,
@@ -44,7 +45,11 @@ export class JobRunner {
   async runDue(nowMs: number): Promise<void> {
     for (let round = 0; round < ROUNDS_MAX; round++) {
       let did = 0;
-      for (const job of this.jobs) did += await job.runOnce(nowMs);
+      for (const job of this.jobs) {
+        // Shutting down: the batch a job has claimed is finished, no new one is started.
+        if (this.#stopping) return;
+        did += await job.runOnce(nowMs);
+      }
       if (did === 0) return;
     }
     throw new Error('jobs kept reporting work; giving up this round');
@@ -63,7 +68,9 @@ export class JobRunner {
     this.#timer.unref();
   }
 
+  /** Stops polling and waits for the round in progress to finish its current job's batch. */
   async stop(): Promise<void> {
+    this.#stopping = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
     await this.#running;

@@ -63,6 +63,11 @@ export class GroupCommit<Req, Res> {
     private readonly maxSize: number,
   ) {}
 
+  /** Resolves once nothing is queued or being written (shutdown waits for it). */
+  async drained(): Promise<void> {
+    while (this.#running > 0 || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+  }
+
   submit(req: Req): Promise<Res> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ req, resolve, reject });

@@ -46,6 +46,13 @@ describe('loadConfig', () => {
       eventMaxAgeDays: 35,
       usageRetentionDays: 400,
       publicUrl: '/',
+      shutdownTimeoutMs: 10_000,
+      httpConnectionTimeoutMs: 60_000,
+      httpHeadersTimeoutMs: 20_000,
+      httpRequestTimeoutMs: 60_000,
+      httpKeepAliveTimeoutMs: 72_000,
+      httpMaxConnections: 10_000,
+      metricsToken: null,
     });
     assert.ok(CONFIG_VARIABLES.includes('BILLING_SIGNUP'));
   });

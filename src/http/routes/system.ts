@@ -1,12 +1,14 @@
 /**
- * System routes: liveness for load balancers, and this server's OpenAPI document. Both answer 400
- * only to a malformed URL (a NUL character), as every route does.
+ * System routes: liveness and readiness for orchestrators, and this server's OpenAPI document.
+ * They answer 400 only to a malformed URL (a NUL character), as every route does.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { errorBody } from '../errors.js';
+import { READINESS_CACHE_MS, READINESS_TIMEOUT_MS } from '../readiness.js';
 import type { RouteContext } from '../route-context.js';
 
-export function systemRoutes(app: FastifyInstance, _ctx: RouteContext): void {
+export function systemRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get(
     '/healthz',
     {
@@ -21,6 +23,28 @@ export function systemRoutes(app: FastifyInstance, _ctx: RouteContext): void {
       },
     },
     async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Readiness: 200 while this server can serve requests, 503 otherwise',
+        description:
+          'The port opens once the database is migrated, so a server that answers has its schema. ' +
+          `503 \`not_ready\` while the database does not answer \`SELECT 1\` within ${READINESS_TIMEOUT_MS} ms ` +
+          `(checked at most once per ${READINESS_CACHE_MS} ms), and from SIGTERM on (the server is draining). ` +
+          'Liveness is /healthz: it does not depend on the database.',
+        response: { 200: Type.Object({ status: Type.Literal('ready') }), 503: Type.Ref('Error') },
+      },
+    },
+    async (_request, reply) => {
+      const state = ctx.readiness ? await ctx.readiness.check() : { ready: true as const };
+      if (state.ready) return { status: 'ready' as const };
+      const out = errorBody('not_ready', state.reason);
+      return reply.code(503).send(out.body);
+    },
   );
 
   app.get(

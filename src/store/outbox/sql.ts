@@ -1,5 +1,5 @@
 /** The outbox (jobs): row mappers and the SQL both databases share (mixed into SqlTx, sql-base.ts). */
-import { num, type SqlBase, type SqlRow } from '../sql-core.js';
+import { num, numOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
 import type { ClaimedOutboxRow, OutboxRow, OutboxTx } from './types.js';
 
 const toClaimedOutbox = (r: SqlRow): ClaimedOutboxRow => ({
@@ -28,6 +28,16 @@ export function outboxSql<Base extends SqlBase>(base: Base) {
         runAtMs: num(r.run_at),
         createdAtMs: num(r.created_at),
       }));
+    }
+
+    async outboxBacklog(nowMs: number) {
+      // Both figures come from the partial index outbox_due (run_at WHERE done_at IS NULL).
+      const [count] = await this.db.all('SELECT count(*) AS n FROM outbox WHERE done_at IS NULL', []);
+      const [due] = await this.db.all(
+        'SELECT min(run_at) AS oldest FROM outbox WHERE done_at IS NULL AND run_at <= ?',
+        [nowMs],
+      );
+      return { pending: num(count?.n ?? 0), oldestDueAtMs: numOrNull(due?.oldest) };
     }
 
     async insertOutbox(rows: OutboxRow[]) {

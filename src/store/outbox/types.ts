@@ -23,6 +23,16 @@ export interface ClaimedOutboxRow extends OutboxRow {
 export interface OutboxReadTx {
   /** Outbox rows of a company whose topic starts with `topicPrefix`, oldest first (done or not). */
   listOutboxOfCompany(companyId: string, topicPrefix: string): Promise<OutboxRow[]>;
+  /** Unfinished rows (for /metrics): how many, and the earliest `run_at` among those due at `nowMs`. */
+  outboxBacklog(nowMs: number): Promise<Backlog>;
+}
+
+/** A queue's backlog, read at scrape time through the queue's partial index. */
+export interface Backlog {
+  /** Items not finished (due now or scheduled later). */
+  pending: number;
+  /** The `run_at` of the longest-waiting item that is due, or null when none is due. */
+  oldestDueAtMs: number | null;
 }
 
 export interface OutboxTx extends OutboxReadTx {

@@ -155,6 +155,16 @@ export function webhooksSql<Base extends SqlBase>(base: Base) {
         ])) > 0
       );
     }
+    async webhookDeliveryBacklog(nowMs: number) {
+      // Both figures come from the partial index webhook_deliveries_due (WHERE status = 'pending').
+      const [count] = await this.db.all("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'", []);
+      const [due] = await this.db.all(
+        'SELECT min(next_attempt_at) AS oldest FROM webhook_deliveries ' +
+          "WHERE status = 'pending' AND next_attempt_at <= ?",
+        [nowMs],
+      );
+      return { pending: num(count?.n ?? 0), oldestDueAtMs: numOrNull(due?.oldest) };
+    }
     async insertWebhookSubscription(w: WebhookSubscriptionRow) {
       await this.db.run(
         'INSERT INTO webhook_subscriptions (webhook_id, company_id, type, url, threshold, secret, created_at, ' +

@@ -3,6 +3,7 @@
  * their attempts, the leases senders claim them under, and their retention.
  */
 import type { Page, PageResult, StoredSecret } from '../common.js';
+import type { Backlog } from '../outbox/types.js';
 
 export type WebhookType = 'balance_change' | 'negative_balance' | 'auto_refill' | 'threshold';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -101,6 +102,8 @@ export interface WebhooksReadTx {
   listWebhookAttempts(callbackIds: string[]): Promise<WebhookAttemptRow[]>;
   /** Every subscription's stored secret (deleted ones too), by webhook id after `afterId`, `limit` at most. */
   listWebhookSecrets(afterId: string | null, limit: number): Promise<StoredSecret[]>;
+  /** Pending deliveries (for /metrics): how many, and the earliest attempt time among those due at `nowMs`. */
+  webhookDeliveryBacklog(nowMs: number): Promise<Backlog>;
 }
 
 export interface WebhooksTx extends WebhooksReadTx {
