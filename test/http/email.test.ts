@@ -99,7 +99,7 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(late.body.error.param, 'token');
     });
 
-    test('password reset: 202 for any email, a link only to a user; it sets the password once and logs out', async () => {
+    test('password reset: 202 for any email, a link only to a user; it sets the password once, logs out', async () => {
       const u = await signUp();
       await smtp.next(u.email);
       const session = await logIn(u.email, PASSWORD);

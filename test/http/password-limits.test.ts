@@ -28,7 +28,7 @@ for (const dialect of HTTP_DIALECTS) {
       await h.close();
     });
 
-    test("bad sign-ups from one address do not lock out another address's sign-up; that address is limited", async () => {
+    test("bad sign-ups from one address do not lock out another address's sign-up; that one is limited", async () => {
       const statuses: number[] = [];
       for (let i = 0; i < 30; i++) {
         const r = await h.request('POST', '/v1/users', {
@@ -87,7 +87,7 @@ for (const dialect of HTTP_DIALECTS) {
       }
     });
 
-    test('failures count per email (any address) and per address (any email); 429 even for the right password', async () => {
+    test('failures count per email and per address; at the limit 429 even for the right password', async () => {
       const victim = await signUpCompany(h);
       const bystander = await signUpCompany(h);
       for (let i = 0; i < ATTEMPTS; i++) {

@@ -53,7 +53,7 @@ for (const dialect of HTTP_DIALECTS) {
       },
     });
 
-    test('log in: 201 with the user, a CSRF token, the end of the session and an HttpOnly SameSite=Lax cookie', async () => {
+    test('log in: 201 with the user, a CSRF token, the end of the session; HttpOnly SameSite=Lax cookie', async () => {
       const { reply, csrf } = await logIn(co);
       assert.equal(reply.body.data.user.id, co.userId);
       assert.equal(reply.body.data.user.email, co.email);
