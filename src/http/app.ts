@@ -58,7 +58,7 @@ export interface AppOptions {
   testClock?: { clock: TestClock; runDue: (nowMs: number) => Promise<void> };
   /** Failed password attempts per email and per client address per minute (default 30). */
   passwordAttemptsPerMinute?: number;
-  /** Sign-ups per client address per minute; 0 or left out: none (the server passes BILLING_SIGNUP_LIMIT_PER_MINUTE). */
+  /** Sign-ups per client address per minute; 0 or left out: none (server: BILLING_SIGNUP_LIMIT_PER_MINUTE). */
   signupLimitPerMinute?: number;
   /**
    * Fastify's `trustProxy` (BILLING_TRUST_PROXY): whose X-Forwarded-For/-Proto to believe; true, a hop
