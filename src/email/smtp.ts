@@ -1,28 +1,27 @@
-/** SMTP delivery through nodemailer (SMTP_URL, SMTP_FROM): one pooled transport per process. */
-import { createTransport, type Transporter } from 'nodemailer';
+/**
+ * SMTP delivery through nodemailer (SMTP_URL, SMTP_FROM): one transport per process, made on the
+ * first message (a process that sends no email never loads nodemailer).
+ */
+import type { Transporter } from 'nodemailer';
 import type { EmailMessage, EmailSender } from './types.js';
 
 export class SmtpEmailSender implements EmailSender {
-  readonly #transport: Transporter;
-  readonly #from: string;
+  #transport: Promise<Transporter> | undefined;
 
   /** `url`: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://host:465. */
-  constructor(url: string, from: string) {
-    this.#transport = createTransport(url);
-    this.#from = from;
-  }
+  constructor(
+    private readonly url: string,
+    private readonly from: string,
+  ) {}
 
   async send(msg: EmailMessage): Promise<void> {
-    await this.#transport.sendMail({
-      from: this.#from,
+    this.#transport ??= import('nodemailer').then((m) => m.createTransport(this.url));
+    await (await this.#transport).sendMail({
+      from: this.from,
       to: msg.to,
       subject: msg.subject,
       text: msg.text,
       ...(msg.html !== undefined ? { html: msg.html } : {}),
     });
-  }
-
-  close(): void {
-    this.#transport.close();
   }
 }
