@@ -433,5 +433,8 @@ MIGRATIONS.push({
   id: 9,
   name: 'sessions',
   sqlite: both(SESSIONS, 'sqlite'),
-  postgres: both(SESSIONS, 'postgres'),
+  // Every text column compares as bytes on PostgreSQL too (collation "C", as since migration 6).
+  postgres: `${both(SESSIONS, 'postgres')}
+ALTER TABLE sessions ALTER COLUMN id_hash TYPE text COLLATE "C", ALTER COLUMN csrf_token TYPE text COLLATE "C";
+ALTER TABLE user_tokens ALTER COLUMN token_hash TYPE text COLLATE "C", ALTER COLUMN purpose TYPE text COLLATE "C";`,
 });
