@@ -76,7 +76,10 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   let deps: ReturnType<typeof composeDeps>;
   try {
     const secrets = opts.secrets ?? secretBoxFor(config, { log });
-    deps = composeDeps(config, store, clock, opts.processors ?? processorFactory(), secrets);
+    // Without SMTP_URL, emails are written to the app log (warn) instead of being sent.
+    deps = composeDeps(config, store, clock, opts.processors ?? processorFactory(), secrets, (fields, msg) =>
+      app?.log.warn(fields, msg),
+    );
     // Rows from before encryption are sealed now; a sealed row whose key is not configured stops the start.
     const sealed = await resealSecrets(deps, 'plaintext');
     const written = sealed.kinds.reduce((n, k) => n + k.written, 0);
@@ -157,9 +160,11 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     settle: (req: SettleRequest) => settles.submit(req),
     apiKeyCacheMs: config.apiKeyCacheMs,
     signupOpen: config.signup === 'open',
+    signupLimitPerMinute: config.signupLimitPerMinute,
+    trustProxy: config.trustProxy,
     logLevel: config.logLevel,
     idempotencyLeaseMs: config.idempotencyLeaseMs,
-    publicUrl: config.publicUrl,
+    publicUrl: config.publicUrlSet ? config.publicUrl : '/',
     rateLimits: {
       requestsPerSecond: config.rateLimitRequestsPerSecond,
       eventsPerSecond: config.rateLimitEventsPerSecond,

@@ -41,6 +41,10 @@ interface IdempotencyClaim {
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: the route ignores Idempotency-Key (its answer carries a secret or a cookie a replay cannot give). */
+    idempotency?: false;
+  }
   interface FastifyRequest {
     idempotency?: IdempotencyClaim;
   }
@@ -78,7 +82,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = request.headers['idempotency-key'];
-    if (raw === undefined || !MUTATING.has(request.method)) return;
+    if (raw === undefined || !MUTATING.has(request.method) || request.routeOptions.config.idempotency === false) return;
     const key = Array.isArray(raw) ? raw[0]! : raw;
     if (key.length === 0 || key.length > IDEMPOTENCY_KEY_LENGTH_MAX) {
       throw new OutcomeError(

@@ -113,6 +113,15 @@ export function swaggerOptions(opts: OpenapiOptions): FastifyDynamicSwaggerOptio
         securitySchemes: {
           companyKey: { type: 'http', scheme: 'basic', description: 'company_id:api_key' },
           userPassword: { type: 'http', scheme: 'basic', description: 'email:password of a user' },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'billing_session',
+            description:
+              'A console session (POST /v1/sessions), when no Authorization header is sent. It acts as its user; on ' +
+              'company routes as the company named by the Billing-Company header. POST, PUT, PATCH and DELETE ' +
+              "must send the session's csrf_token in X-CSRF-Token (else 403).",
+          },
         },
       },
     },

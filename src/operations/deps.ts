@@ -1,3 +1,4 @@
+import type { EmailSender } from '../email/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { ProcessorFactory } from '../processors/types.js';
@@ -8,7 +9,8 @@ import type { WebhookSettings } from './webhook-delivery.js';
 /**
  * What every operation may use, built once in the composition root (server.ts): the store
  * interface, the injected clock, the payment processors, the ledger with the server's balance
- * effects, the webhook and usage settings, and the box of the secrets at rest.
+ * effects, the webhook and usage settings, the identity settings (sessions, the email sender), and
+ * the box of the secrets at rest.
  */
 export interface Deps {
   store: Store;
@@ -19,6 +21,16 @@ export interface Deps {
   usage: UsageSettings;
   /** Seals and opens the secrets stored at rest (operations/secrets.ts), with the configured keys. */
   secrets: SecretBox;
+  identity: IdentitySettings;
+}
+
+/** Console sessions and the emails that verify an address or reset a password. */
+export interface IdentitySettings {
+  /** BILLING_PUBLIC_URL (or http://HOST:PORT), without a trailing slash: the base of emailed links. */
+  publicUrl: string;
+  /** BILLING_SESSION_IDLE_MINUTES: a session ends this long after its last request. */
+  sessionIdleMs: number;
+  email: EmailSender;
 }
 
 /** How old usage may be: when an event may have happened, and how long hourly rollups are kept. */

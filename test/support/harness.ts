@@ -86,6 +86,8 @@ export async function startHarness(
       BILLING_WEBHOOK_ALLOW_PRIVATE: '1',
       LOG_LEVEL: 'fatal',
       BILLING_SECRET_KEY: TEST_SECRET_KEY,
+      // Test files sign up many users from one address; the limit's own tests set it.
+      BILLING_SIGNUP_LIMIT_PER_MINUTE: '0',
       ...env,
     }),
     databaseUrl: dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,

@@ -187,6 +187,7 @@ export async function serverOn(store: Store, env: Record<string, string> = {}): 
       BILLING_WEBHOOK_ALLOW_PRIVATE: '1',
       LOG_LEVEL: 'fatal',
       BILLING_SECRET_KEY: TEST_SECRET_KEY,
+      BILLING_SIGNUP_LIMIT_PER_MINUTE: '0',
       ...env,
     }),
     databaseUrl: store.dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,

@@ -1,6 +1,7 @@
 /** Companies and their API keys: registration by a user, and creating, listing and revoking keys. */
 import { Type } from '@sinclair/typebox';
 import { CompanyParams, Text, errorResponses, userAuth, userOrCompanyAuth } from './common.js';
+import { CompanySummary } from './sessions.js';
 
 export const createCompanySchema = {
   operationId: 'createCompany',
@@ -87,4 +88,13 @@ export const revokeApiKeySchema = {
     ),
     ...errorResponses(404, 429),
   },
+};
+
+export const listCompaniesSchema = {
+  operationId: 'listCompanies',
+  tags: ['companies'],
+  summary: 'The companies the user owns (user credentials or session)',
+  description: 'Oldest first; all of them (a user owns few companies).',
+  security: userAuth,
+  response: { 200: Type.Object({ data: Type.Array(CompanySummary) }), ...errorResponses(429) },
 };
