@@ -14,6 +14,7 @@ import { ApiKeyCache } from '../operations/identity.js';
 import { settleInTx, type IngestBatcher, type SettleWriter } from '../operations/events.js';
 import type { TestClock } from '../lib/clock.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
+import { registerConsole } from './console.js';
 import { errorBody } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
 import { compilers, validationErrorBody } from './validation.js';
@@ -229,5 +230,6 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     chargeRoutes(scope, ctx);
     webhookRoutes(scope, ctx);
   });
+  await registerConsole(app);
   return app;
 }
