@@ -48,6 +48,7 @@ export async function registerConsole(app: FastifyInstance, root = CONSOLE_DIST)
         index: false,
         decorateReply: false,
         schemaHide: true,
+        preCompressed: true,
       });
     }
     scope.get('/*', { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
