@@ -8,6 +8,7 @@
  * process (so it does not share this event loop), answers 200 at once and counts requests by
  * webhook-id, so the report also says whether each arrived exactly once. Reports, asserts nothing.
  */
+import { DevelopmentEmailSender } from '../src/email/index.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -173,6 +174,7 @@ try {
     ledger: new EngineLedger(balanceEffects()),
     webhooks: { allowPrivate: true },
     usage: { eventMaxAgeMs: EVENT_MAX_AGE_DAYS_DEFAULT * DAY_MS, retentionMs: USAGE_RETENTION_DAYS_DEFAULT * DAY_MS },
+    identity: { publicUrl: 'http://127.0.0.1', sessionIdleMs: 3_600_000, email: new DevelopmentEmailSender(() => {}) },
   };
   // Several workers in one process stand in for the interval worker racing the test-clock advance, or more processes.
   const jobs = Array.from({ length: WORKERS }, () => deliveryJob(deps, { concurrency: CONCURRENCY }));

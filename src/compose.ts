@@ -1,9 +1,10 @@
 /**
  * The operations' dependencies, composed once per process from the configuration: the store, the
  * clock, the payment processors, the ledger with the balance effects of a server (what follows a
- * balance change), and the webhook and usage settings. The server (server.ts) and the CLI use it.
+ * balance change), the webhook, usage and identity settings (the email sender). The server (server.ts) and the CLI use it.
  */
 import type { Config } from './config.js';
+import { type EmailLog, emailSender } from './email/index.js';
 import type { Clock } from './lib/clock.js';
 import { DAY_MS, type Deps } from './operations/deps.js';
 import { balanceEffects } from './operations/effects.js';
@@ -11,7 +12,17 @@ import { Ledger } from './operations/ledger.js';
 import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
 
-export function composeDeps(config: Config, store: Store, clock: Clock, processors: ProcessorFactory): Deps {
+/**
+ * `emailLog`: where the development email sender (no SMTP_URL) writes the links it would have sent;
+ * the server passes its logger, the CLI (which sends no email) need not.
+ */
+export function composeDeps(
+  config: Config,
+  store: Store,
+  clock: Clock,
+  processors: ProcessorFactory,
+  emailLog: EmailLog = () => {},
+): Deps {
   return {
     store,
     clock,
@@ -20,5 +31,10 @@ export function composeDeps(config: Config, store: Store, clock: Clock, processo
     ledger: new Ledger(balanceEffects()),
     webhooks: { allowPrivate: config.webhookAllowPrivate },
     usage: { eventMaxAgeMs: config.eventMaxAgeDays * DAY_MS, retentionMs: config.usageRetentionDays * DAY_MS },
+    identity: {
+      publicUrl: config.publicUrl,
+      sessionIdleMs: config.sessionIdleMinutes * 60_000,
+      email: emailSender(config, emailLog),
+    },
   };
 }

@@ -4,6 +4,7 @@
  * plain words (`ConfigError`), so that an operator fixes them all in one go.
  */
 import { existsSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -38,7 +39,21 @@ export interface Config {
   eventMaxAgeDays: number;
   /** BILLING_USAGE_RETENTION_DAYS: how long hourly usage rollups are kept (and may be asked for). */
   usageRetentionDays: number;
+  /** BILLING_PUBLIC_URL, else http://HOST:PORT: the base of the links sent by email; https makes cookies Secure. */
+  publicUrl: string;
+  /** BILLING_SESSION_IDLE_MINUTES: a console session ends after this long without a request. */
+  sessionIdleMinutes: number;
+  /** BILLING_SIGNUP_LIMIT_PER_MINUTE: sign-ups per client address per minute (0: no limit). */
+  signupLimitPerMinute: number;
+  /** BILLING_TRUST_PROXY, as Fastify's `trustProxy`: whose X-Forwarded-For/-Proto to believe. */
+  trustProxy: TrustProxy;
+  /** SMTP_URL: where email goes; null: the development sender logs the links instead. */
+  smtpUrl: string | null;
+  smtpFrom: string;
 }
+
+/** false: no proxy; true: every proxy; a number: that many hops; a string: addresses and CIDRs, comma-separated. */
+export type TrustProxy = boolean | number | string;
 
 export const OUTBOX_RETENTION_DAYS_DEFAULT = 7;
 /** The contract's default: events may carry a timestamp up to 35 days old. */
@@ -51,6 +66,10 @@ const RETENTION_DAYS_MAX = 3650;
 export const DB_CONNECT_TIMEOUT_MS_DEFAULT = 30_000;
 /** Ten minutes: an orchestrator restarts a process that waits longer. */
 const DB_CONNECT_TIMEOUT_MS_MAX = 600_000;
+
+export const SESSION_IDLE_MINUTES_DEFAULT = 720;
+export const SIGNUP_LIMIT_PER_MINUTE_DEFAULT = 20;
+export const SMTP_FROM_DEFAULT = 'Billing <no-reply@localhost>';
 
 export const DEFAULT_SQLITE_URL = 'sqlite:./data/billing.sqlite';
 /** The default SQLite file's directory is created on first start; any other must exist. */
@@ -103,6 +122,19 @@ const ENV_SCHEMA = Type.Object({
     description: 'open or closed',
   }),
   BILLING_DB_CONNECT_TIMEOUT_MS: integer(0, DB_CONNECT_TIMEOUT_MS_MAX, DB_CONNECT_TIMEOUT_MS_DEFAULT),
+  BILLING_PUBLIC_URL: Type.String({
+    pattern: '^(https?://[^\\s/?#]+(/[^\\s?#]*)?)?$',
+    default: '',
+    description: 'an http:// or https:// URL without query or fragment',
+  }),
+  BILLING_SESSION_IDLE_MINUTES: integer(1, 43_200, SESSION_IDLE_MINUTES_DEFAULT),
+  BILLING_SIGNUP_LIMIT_PER_MINUTE: integer(0, 1_000_000, SIGNUP_LIMIT_PER_MINUTE_DEFAULT),
+  BILLING_TRUST_PROXY: Type.String({
+    default: 'false',
+    description: 'true, false, a hop count, or a comma-separated list of IP addresses or CIDR ranges',
+  }),
+  SMTP_URL: Type.String({ pattern: '^(smtps?://.+)?$', default: '', description: 'smtp://… or smtps://…' }),
+  SMTP_FROM: Type.String({ minLength: 1, default: SMTP_FROM_DEFAULT, description: 'an email address' }),
 });
 type Env = Static<typeof ENV_SCHEMA>;
 type EnvName = keyof Env;
@@ -126,7 +158,29 @@ export function redactUrl(url: string): string {
 }
 
 function shown(name: string, raw: string): string {
-  return JSON.stringify(name === 'DATABASE_URL' ? redactUrl(raw) : raw);
+  return JSON.stringify(name === 'DATABASE_URL' || name === 'SMTP_URL' ? redactUrl(raw) : raw);
+}
+
+/** proxy-addr's names for address ranges, accepted in BILLING_TRUST_PROXY's list. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** BILLING_TRUST_PROXY to Fastify's `trustProxy`; null when it is none of the accepted forms. */
+export function parseTrustProxy(raw: string): TrustProxy | null {
+  const v = raw.trim();
+  if (v === 'true') return true;
+  if (v === 'false' || v === '') return false;
+  if (/^\d{1,3}$/.test(v)) return Number(v);
+  const entries = v.split(',').map((e) => e.trim());
+  const valid = entries.every((e) => {
+    if (PROXY_RANGE_NAMES.has(e)) return true;
+    const [address = '', bits, ...rest] = e.split('/');
+    const family = isIP(address);
+    if (family === 0 || rest.length > 0) return false;
+    if (bits === undefined) return true;
+    if (/^\d{1,3}$/.test(bits)) return Number(bits) <= (family === 4 ? 32 : 128);
+    return family === 4 && isIP(bits) === 4; // a netmask
+  });
+  return valid ? entries.join(',') : null;
 }
 
 /** Checks of DATABASE_URL that a pattern cannot make: a URL that parses, an existing directory. */
@@ -172,6 +226,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`${name} must be ${props[name]?.description ?? 'valid'}, got ${shown(name, String(env[name]))}`);
   }
   if (!reported.has('DATABASE_URL')) problems.push(...databaseUrlProblems(String(input.DATABASE_URL)));
+  const trustProxy = parseTrustProxy(String(input.BILLING_TRUST_PROXY));
+  if (trustProxy === null && !reported.has('BILLING_TRUST_PROXY'))
+    problems.push(
+      `BILLING_TRUST_PROXY must be ${props.BILLING_TRUST_PROXY.description}, got ${shown('', String(env.BILLING_TRUST_PROXY))}`,
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   const e = input as Env;
   return {
@@ -192,6 +251,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookLogRetentionDays: e.BILLING_WEBHOOK_LOG_RETENTION_DAYS,
     signup: e.BILLING_SIGNUP,
     dbConnectTimeoutMs: e.BILLING_DB_CONNECT_TIMEOUT_MS,
+    publicUrl: (e.BILLING_PUBLIC_URL || `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`).replace(
+      /\/+$/,
+      '',
+    ),
+    sessionIdleMinutes: e.BILLING_SESSION_IDLE_MINUTES,
+    signupLimitPerMinute: e.BILLING_SIGNUP_LIMIT_PER_MINUTE,
+    trustProxy: trustProxy ?? false,
+    smtpUrl: e.SMTP_URL === '' ? null : e.SMTP_URL,
+    smtpFrom: e.SMTP_FROM,
   };
 }
 

@@ -47,7 +47,10 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     }));
   const testClock = config.testClock ? new TestClock() : null;
   const clock: Clock = testClock ?? systemClock;
-  const deps = composeDeps(config, store, clock, opts.processors ?? processorFactory());
+  // Without SMTP_URL, emails are written to the app log (warn) instead of being sent.
+  const deps = composeDeps(config, store, clock, opts.processors ?? processorFactory(), (fields, msg) =>
+    app?.log.warn(fields, msg),
+  );
 
   // SQLite has one writer: groups written on its own thread (a file database), two in flight so
   // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,
@@ -90,6 +93,8 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     settle: (req: SettleRequest) => settles.submit(req),
     apiKeyCacheMs: config.apiKeyCacheMs,
     signupOpen: config.signup === 'open',
+    signupLimitPerMinute: config.signupLimitPerMinute,
+    trustProxy: config.trustProxy,
     logLevel: config.logLevel,
     ...(opts.passwordAttemptsPerMinute !== undefined
       ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute }

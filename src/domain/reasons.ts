@@ -7,6 +7,8 @@
 export const REASONS = [
   // --- the request as a whole (credentials, idempotency, lists, what does not exist)
   'authentication_required',
+  'csrf_token_invalid',
+  'too_many_attempts',
   'nul_character_not_allowed',
   'invalid_idempotency_key',
   'idempotency_key_in_use',
@@ -17,6 +19,7 @@ export const REASONS = [
   'signup_closed',
   'email_already_registered',
   'password_too_short',
+  'token_invalid_or_expired',
   'processor_api_key_required',
   'processor_api_key_not_used',
   // --- accounts, balances, prices

@@ -3,6 +3,7 @@
  * bodies, unknown fields refused), one error registry, Basic auth, idempotency, the OpenAPI
  * 3.1 document at /openapi.json and an interactive reference at /docs.
  */
+import cookie from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -13,6 +14,8 @@ import type { Deps } from '../operations/deps.js';
 import { ApiKeyCache } from '../operations/identity.js';
 import { settleInTx, type IngestBatcher, type SettleWriter } from '../operations/events.js';
 import type { TestClock } from '../lib/clock.js';
+import { SIGNUP_LIMIT_PER_MINUTE_DEFAULT, type TrustProxy } from '../config.js';
+import { AttemptLimiter } from './attempts.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { registerConsole } from './console.js';
 import { errorBody } from './errors.js';
@@ -23,6 +26,7 @@ import { ErrorResponse } from './schemas/common.js';
 import { SHARED_SCHEMAS } from './schemas/resources.js';
 import { UsageGroup } from './schemas/usage.js';
 import { usageRoutes } from './routes/usage.js';
+import { sessionRoutes } from './routes/sessions.js';
 import { accountRoutes } from './routes/accounts.js';
 import { autoRefillRoutes } from './routes/auto-refill.js';
 import { balanceRoutes } from './routes/balances.js';
@@ -36,13 +40,15 @@ import { priceRoutes } from './routes/prices.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
 import { transactionRoutes } from './routes/transactions.js';
-import { userRoutes } from './routes/users.js';
+import { emailRoutes, userRoutes } from './routes/users.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 /** Largest request body: 1,000 events with room for their metadata. */
 export const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
-/** Password checks (scrypt) allowed per client address per minute. */
+/** Failed password checks allowed per email and per client address per minute. */
 export const PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT = 30;
+/** Password-reset emails asked for per address per hour. */
+export const PASSWORD_RESETS_PER_EMAIL_PER_HOUR = 5;
 
 export interface AppOptions {
   deps: Deps;
@@ -52,7 +58,12 @@ export interface AppOptions {
   apiKeyCacheMs: number;
   /** Present only with BILLING_TEST_CLOCK=1. */
   testClock?: { clock: TestClock; runDue: (nowMs: number) => Promise<void> };
+  /** Failed password attempts per email and per client address per minute (default 30). */
   passwordAttemptsPerMinute?: number;
+  /** BILLING_SIGNUP_LIMIT_PER_MINUTE: sign-ups per client address per minute; 0: no limit (default 20). */
+  signupLimitPerMinute?: number;
+  /** BILLING_TRUST_PROXY: Fastify's `trustProxy` (which X-Forwarded-For/-Proto to believe); default false. */
+  trustProxy?: TrustProxy;
   /** BILLING_SIGNUP=closed: POST /v1/users and POST /v1/companies answer 403 (default: open). */
   signupOpen?: boolean;
   logLevel?: string;
@@ -84,6 +95,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     return503OnClosing: true,
+    // A hop count is accepted at run time (proxy-addr), though Fastify's type leaves it out.
+    trustProxy: (opts.trustProxy ?? false) as boolean | string,
     ajv: { customOptions: { coerceTypes: false } },
     // Errors raised before routing (bad URL encoding, over-long path parameters) get our body too.
     frameworkErrors: (err, _request, reply) => {
@@ -151,7 +164,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       request.log.error({ err }, 'unhandled error');
       out = errorBody('internal', 'internal error');
     }
-    if (out.status === 401) reply.header('www-authenticate', 'Basic realm="billing"');
+    // A browser answered with a Basic challenge would prompt for a password: not on session requests.
+    if (out.status === 401 && !request.viaSession) reply.header('www-authenticate', 'Basic realm="billing"');
     return reply.code(out.status).type('application/json; charset=utf-8').send(out.body);
   });
   app.setNotFoundHandler((request, reply) => {
@@ -175,6 +189,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         securitySchemes: {
           companyKey: { type: 'http', scheme: 'basic', description: 'company_id:api_key' },
           userPassword: { type: 'http', scheme: 'basic', description: 'email:password of a user' },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'billing_session',
+            description:
+              'A console session (POST /v1/sessions), when no Authorization header is sent. It acts as its user; on ' +
+              'company routes as the company named by the Billing-Company header. POST, PUT, PATCH and DELETE ' +
+              "must send the session's csrf_token in X-CSRF-Token (else 403).",
+          },
         },
       },
     },
@@ -184,37 +207,47 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   await app.register(rateLimit, { global: false });
+  await app.register(cookie);
 
   const deps = opts.deps;
   const keys = new ApiKeyCache(deps, opts.apiKeyCacheMs);
+  const attempts = new AttemptLimiter(opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT, 60_000);
   app.decorateRequest('principal', null);
+  app.decorateRequest('session', null);
+  app.decorateRequest('viaSession', false);
   app.addHook('onRequest', async (request) => {
     if (NUL_IN_URL.test(request.url))
       throw new OutcomeError(failure('nul_character_not_allowed', 'the URL may not contain the NUL character (%00)'));
   });
-  app.addHook('onRequest', companyAuthHook(keys));
+  app.addHook('onRequest', companyAuthHook(keys, deps));
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.routeOptions.config.optionalBody) request.body = {};
   });
-  app.addHook('preHandler', userAuthHook(deps));
+  app.addHook('preHandler', userAuthHook(deps, attempts));
   registerIdempotency(app, deps);
 
+  const signupLimit = opts.signupLimitPerMinute ?? SIGNUP_LIMIT_PER_MINUTE_DEFAULT;
   const ctx: RouteContext = {
     deps,
     keys,
     ingest: opts.ingest,
     settle:
       opts.settle ?? ((req) => deps.store.write((tx) => settleInTx(deps.ledger.begin(tx, deps.clock.now()), req))),
-    passwordRateLimit: {
+    attempts,
+    signupRateLimit: signupLimit === 0 ? false : { max: signupLimit, timeWindow: 60_000 },
+    perAddressRateLimit: {
       max: opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT,
       timeWindow: 60_000,
     },
+    passwordResetsPerEmail: new AttemptLimiter(PASSWORD_RESETS_PER_EMAIL_PER_HOUR, 3_600_000),
     signupOpen: opts.signupOpen ?? true,
   };
   // Registration order is the order of the paths in the OpenAPI document.
   await app.register(async (scope) => {
     systemRoutes(scope, ctx);
     userRoutes(scope, ctx);
+    emailRoutes(scope, ctx);
+    sessionRoutes(scope, ctx);
     companyRoutes(scope, ctx);
     accountRoutes(scope, ctx);
     balanceRoutes(scope, ctx);

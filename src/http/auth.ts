@@ -1,16 +1,28 @@
 /**
- * HTTP Basic authentication. Two kinds of credentials: a company's `company_id:api_key`
- * (every /v1 resource; a fast digest check, done before the body is even parsed) and a
- * user's `email:password` (sign-up flows; scrypt, done after the route's rate limit).
+ * Authentication. Three kinds of credentials:
+ * - a company's `company_id:api_key` (HTTP Basic; every /v1 resource; a fast digest check, done
+ *   before the body is even parsed);
+ * - a user's `email:password` (HTTP Basic; user routes; scrypt, done in preHandler, refused before
+ *   scrypt runs when the email or the client address has too many recent failures);
+ * - a console session: the `billing_session` cookie, only when no Authorization header is sent. On
+ *   user routes it acts as its user; on company routes as the company named by `Billing-Company`,
+ *   which the user must own. A state-changing request must carry the session's `X-CSRF-Token`.
  */
+import { timingSafeEqual } from 'node:crypto';
+import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
-import type { UserRow } from '../store/types.js';
-import { authenticateUser, type ApiKeyCache } from '../operations/identity.js';
+import type { SessionRow, UserRow } from '../store/types.js';
+import { authenticateUser, companyForUser, normalizeEmail, type ApiKeyCache } from '../operations/identity.js';
 import type { Deps } from '../operations/deps.js';
+import { resolveSession } from '../operations/sessions.js';
+import type { AttemptLimiter } from './attempts.js';
 
-/** none: public; company: company key only; user: user password only; either: both accepted. */
-export type AuthMode = 'none' | 'company' | 'user' | 'either';
+/**
+ * none: public; company: company key (or a session with Billing-Company); user: user password (or a
+ * session); either: both; session: the session cookie only (the session's own routes).
+ */
+export type AuthMode = 'none' | 'company' | 'user' | 'either' | 'session';
 
 export type Principal = { kind: 'company'; companyId: string } | { kind: 'user'; user: UserRow };
 
@@ -22,12 +34,20 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal | null;
+    /** The console session the request was authenticated by (null: none). */
+    session: SessionRow | null;
+    /** The request relied on the session cookie (its 401s carry no Basic challenge: no browser prompt). */
+    viaSession: boolean;
   }
 }
 
+export const SESSION_COOKIE = 'billing_session';
+export const COMPANY_HEADER = 'billing-company';
+export const CSRF_HEADER = 'x-csrf-token';
 const COMPANY_ID_PREFIX = 'c_';
 /** Longest credential we bother to decode; longer headers are refused outright. */
 const CREDENTIALS_LENGTH_MAX = 1024;
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function parseBasic(header: string | undefined): { username: string; password: string } | null {
   if (!header || header.length > CREDENTIALS_LENGTH_MAX) return null;
@@ -43,12 +63,63 @@ export function unauthorized(message = 'valid HTTP Basic credentials are require
   return new OutcomeError(failure('authentication_required', message));
 }
 
-/** onRequest: company credentials, where the route takes them. */
-export function companyAuthHook(keys: ApiKeyCache) {
+const noSession = () => unauthorized('no live session: log in with POST /v1/sessions');
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The session cookie: the user, or the company of `Billing-Company`; CSRF checked on state changes. */
+async function sessionAuth(deps: Deps, request: FastifyRequest, mode: AuthMode, cookie: string): Promise<void> {
+  request.viaSession = true;
+  const found = await resolveSession(deps, cookie);
+  if (!found) throw noSession();
+  if (MUTATING.has(request.method) && !sameSecret(header(request, CSRF_HEADER) ?? '', found.session.csrfToken)) {
+    throw new OutcomeError(
+      failure(
+        'csrf_token_invalid',
+        "a request authenticated by the session cookie must send the session's csrf_token in X-CSRF-Token",
+        'X-CSRF-Token',
+      ),
+    );
+  }
+  request.session = found.session;
+  if (mode !== 'company') {
+    request.principal = { kind: 'user', user: found.user };
+    return;
+  }
+  const companyId = header(request, COMPANY_HEADER);
+  if (companyId === undefined || companyId === '')
+    throw unauthorized('with a session, a company route needs the Billing-Company header naming one of your companies');
+  if (!companyId.startsWith(COMPANY_ID_PREFIX) || !(await companyForUser(deps, companyId, found.user.id)))
+    throw new OutcomeError(failure('not_found', 'no such company', 'Billing-Company'));
+  request.principal = { kind: 'company', companyId };
+}
+
+/** onRequest: company credentials or the session cookie, where the route takes them. */
+export function companyAuthHook(keys: ApiKeyCache, deps: Deps) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     request.principal = null;
+    request.session = null;
+    request.viaSession = false;
     const mode = request.routeOptions.config.auth ?? 'none';
-    if (mode === 'none' || mode === 'user') return;
+    if (mode === 'none') return;
+    if (request.headers.authorization === undefined) {
+      const cookie = request.cookies[SESSION_COOKIE];
+      if (cookie !== undefined && cookie !== '') return sessionAuth(deps, request, mode, cookie);
+    }
+    if (mode === 'session') {
+      request.viaSession = true;
+      throw noSession();
+    }
+    if (mode === 'user') return;
     const creds = parseBasic(request.headers.authorization);
     if (creds === null) {
       if (mode === 'company') throw unauthorized();
@@ -64,15 +135,42 @@ export function companyAuthHook(keys: ApiKeyCache) {
   };
 }
 
-/** preHandler: user credentials, after the route's rate limit has had its say. */
-export function userAuthHook(deps: Deps) {
-  return async (request: FastifyRequest): Promise<void> => {
+/**
+ * A user's password, under the failed-attempt limit: refused (429 with Retry-After, before scrypt)
+ * while the email or the client address is at its limit; a failure counts against both.
+ */
+export async function checkPassword(
+  deps: Deps,
+  attempts: AttemptLimiter,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  email: string,
+  password: string,
+): Promise<UserRow> {
+  const keys = [`ip:${request.ip}`, `email:${normalizeEmail(email)}`];
+  const waitMs = attempts.retryAfterMs(keys);
+  if (waitMs > 0) {
+    reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
+    throw new OutcomeError(
+      failure('too_many_attempts', 'too many failed password attempts; retry after the Retry-After seconds'),
+    );
+  }
+  const user = await authenticateUser(deps, email, password);
+  if (!user) {
+    attempts.record(keys);
+    throw unauthorized();
+  }
+  return user;
+}
+
+/** preHandler: user credentials, where the route takes them and no other credential was accepted. */
+export function userAuthHook(deps: Deps, attempts: AttemptLimiter) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const mode = request.routeOptions.config.auth ?? 'none';
     if ((mode !== 'user' && mode !== 'either') || request.principal !== null) return;
     const creds = parseBasic(request.headers.authorization);
     if (creds === null) throw unauthorized();
-    const user = await authenticateUser(deps, creds.username, creds.password);
-    if (!user) throw unauthorized();
+    const user = await checkPassword(deps, attempts, request, reply, creds.username, creds.password);
     request.principal = { kind: 'user', user };
   };
 }
@@ -87,4 +185,10 @@ export function requireCompanyOfPath(request: FastifyRequest, pathCompanyId: str
   const companyId = requireCompany(request);
   if (pathCompanyId !== companyId) throw new OutcomeError(failure('not_found', 'no such company', 'company_id'));
   return companyId;
+}
+
+/** The user the request acts as (user credentials or a session). */
+export function requireUser(request: FastifyRequest): UserRow {
+  if (request.principal?.kind !== 'user') throw unauthorized();
+  return request.principal.user;
 }

@@ -52,6 +52,8 @@ const REGISTRY = {
   invalid_idempotency_key: INVALID,
   unknown_cursor: INVALID,
   authentication_required: { status: 401, type: 'authentication_required' },
+  csrf_token_invalid: FORBIDDEN,
+  too_many_attempts: { status: 429, type: 'rate_limited' },
   not_found: { status: 404, type: 'not_found' },
   route_not_found: { status: 404, type: 'not_found' },
   idempotency_key_reused_with_different_request: CONFLICT,
@@ -64,6 +66,7 @@ const REGISTRY = {
   signup_closed: FORBIDDEN,
   email_already_registered: CONFLICT,
   password_too_short: INVALID,
+  token_invalid_or_expired: INVALID,
   processor_api_key_required: INVALID,
   processor_api_key_not_used: INVALID,
   // --- accounts, balances, prices

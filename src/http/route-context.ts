@@ -6,13 +6,21 @@ import { fail } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import type { ApiKeyCache } from '../operations/identity.js';
 import type { IngestBatcher, SettleWriter } from '../operations/events.js';
+import type { AttemptLimiter } from './attempts.js';
 
 export interface RouteContext {
   deps: Deps;
   keys: ApiKeyCache;
   ingest: IngestBatcher;
   settle: SettleWriter;
-  passwordRateLimit: { max: number; timeWindow: number };
+  /** Failed password attempts, per email and per client address (auth.ts checkPassword). */
+  attempts: AttemptLimiter;
+  /** @fastify/rate-limit of sign-ups per client address (false: BILLING_SIGNUP_LIMIT_PER_MINUTE=0). */
+  signupRateLimit: { max: number; timeWindow: number } | false;
+  /** @fastify/rate-limit per client address of the routes that send email without credentials. */
+  perAddressRateLimit: { max: number; timeWindow: number };
+  /** Password-reset emails per address (the email's), however many client addresses ask. */
+  passwordResetsPerEmail: AttemptLimiter;
   /** False with BILLING_SIGNUP=closed: users and companies are created by an operator (the CLI). */
   signupOpen: boolean;
 }

@@ -1,3 +1,4 @@
+import type { EmailSender } from '../email/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { ProcessorFactory } from '../processors/types.js';
 import type { Store } from '../store/types.js';
@@ -7,7 +8,7 @@ import type { WebhookSettings } from './webhook-delivery.js';
 /**
  * What every operation may use, built once in the composition root (server.ts): the store
  * interface, the injected clock, the payment processors, the ledger with the server's balance
- * effects, and the webhook and usage settings.
+ * effects, the webhook and usage settings, and the identity settings (sessions, the email sender).
  */
 export interface Deps {
   store: Store;
@@ -16,6 +17,16 @@ export interface Deps {
   ledger: Ledger;
   webhooks: WebhookSettings;
   usage: UsageSettings;
+  identity: IdentitySettings;
+}
+
+/** Console sessions and the emails that verify an address or reset a password. */
+export interface IdentitySettings {
+  /** BILLING_PUBLIC_URL (or http://HOST:PORT), without a trailing slash: the base of emailed links. */
+  publicUrl: string;
+  /** BILLING_SESSION_IDLE_MINUTES: a session ends this long after its last request. */
+  sessionIdleMs: number;
+  email: EmailSender;
 }
 
 /** How old usage may be: when an event may have happened, and how long hourly rollups are kept. */

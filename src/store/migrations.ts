@@ -403,3 +403,35 @@ ALTER TABLE usage_hours ALTER COLUMN account_id TYPE text COLLATE "C", ALTER COL
 ALTER TABLE usage_company_hours ALTER COLUMN company_id TYPE text COLLATE "C",
   ALTER COLUMN denomination TYPE text COLLATE "C", ALTER COLUMN type TYPE text COLLATE "C";`,
 });
+
+// 9. Console sessions and one-time email tokens (SESSION-API.md). A session is known only by the
+// SHA-256 of its random id (`id_hash`); it ends at `expires_at` (the absolute limit), after the idle
+// time past `last_seen_at` (the server's setting, applied when it is read), or when revoked. A
+// user token (email verification, password reset) is likewise stored only hashed, has a purpose,
+// an expiry, and is used at most once (`used_at`).
+const SESSIONS = `
+CREATE TABLE sessions (
+  id_hash TEXT PRIMARY KEY,
+  user_id BIGINT NOT NULL REFERENCES users(id),
+  csrf_token TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  last_seen_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  revoked_at BIGINT
+);
+CREATE INDEX sessions_user ON sessions (user_id);
+CREATE TABLE user_tokens (
+  token_hash TEXT PRIMARY KEY,
+  user_id BIGINT NOT NULL REFERENCES users(id),
+  purpose TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  used_at BIGINT
+);
+CREATE INDEX user_tokens_user ON user_tokens (user_id);`;
+MIGRATIONS.push({
+  id: 9,
+  name: 'sessions',
+  sqlite: both(SESSIONS, 'sqlite'),
+  postgres: both(SESSIONS, 'postgres'),
+});

@@ -16,12 +16,15 @@ import { idempotencySql } from './idempotency/sql.js';
 import { identitySql } from './identity/sql.js';
 import { outboxSql } from './outbox/sql.js';
 import { plansSql } from './plans/sql.js';
+import { sessionsSql } from './sessions/sql.js';
 import { SqlCore } from './sql-core.js';
 import type { Tx } from './types.js';
 import { webhooksSql } from './webhooks/sql.js';
 
 export abstract class SqlTx
-  extends outboxSql(webhooksSql(plansSql(eventsSql(chargesSql(accountsSql(idempotencySql(identitySql(SqlCore))))))))
+  extends sessionsSql(
+    outboxSql(webhooksSql(plansSql(eventsSql(chargesSql(accountsSql(idempotencySql(identitySql(SqlCore)))))))),
+  )
   implements Tx {}
 
 // What this module exported before the split (bench/lib/growth-explain.ts imports SqlTx and the types).

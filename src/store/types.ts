@@ -21,6 +21,7 @@
  *   plans/        plans, account plans, plan balances
  *   webhooks/     subscriptions, deliveries, attempts, claims, retention
  *   outbox/       the outbox (jobs): insert, claims, retention
+ *   sessions/     console sessions, one-time email tokens (verification, password reset)
  *   common.ts     pages and audit findings, shared by several aggregates
  *
  *   sql-core.ts   SqlCore: the executor, row value conversions, keyset paging, the dialect hooks
@@ -40,6 +41,7 @@ import type { IdempotencyReadTx, IdempotencyTx } from './idempotency/types.js';
 import type { IdentityReadTx, IdentityTx } from './identity/types.js';
 import type { OutboxReadTx, OutboxTx } from './outbox/types.js';
 import type { PlansReadTx, PlansTx } from './plans/types.js';
+import type { SessionsReadTx, SessionsTx } from './sessions/types.js';
 import type { WebhooksReadTx, WebhooksTx } from './webhooks/types.js';
 
 export type * from './accounts/types.js';
@@ -50,6 +52,7 @@ export type * from './idempotency/types.js';
 export type * from './identity/types.js';
 export type * from './outbox/types.js';
 export type * from './plans/types.js';
+export type * from './sessions/types.js';
 export type * from './webhooks/types.js';
 
 export interface ReadTx
@@ -60,7 +63,8 @@ export interface ReadTx
     ChargesReadTx,
     PlansReadTx,
     WebhooksReadTx,
-    OutboxReadTx {}
+    OutboxReadTx,
+    SessionsReadTx {}
 
 export interface Tx
   extends ReadTx,
@@ -71,7 +75,8 @@ export interface Tx
     ChargesTx,
     PlansTx,
     WebhooksTx,
-    OutboxTx {}
+    OutboxTx,
+    SessionsTx {}
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';

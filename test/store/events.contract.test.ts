@@ -1,5 +1,6 @@
 // Guarantees: on SQLite and PostgreSQL, prices, events, holds and ledger transactions round-trip exactly;
 // writeLedger posts events, deltas and ledger rows all or nothing; the audit finds every broken invariant.
+import { DevelopmentEmailSender } from '../../src/email/index.js';
 import { processorFactory } from '../../src/processors/index.js';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -609,6 +610,11 @@ for (const dialect of DIALECTS) {
           ledger,
           webhooks: { allowPrivate: false },
           usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
+          identity: {
+            publicUrl: 'http://127.0.0.1',
+            sessionIdleMs: 3_600_000,
+            email: new DevelopmentEmailSender(() => {}),
+          },
         };
         const out = await store.write((tx) =>
           ingestGroup(ledger.begin(tx, T0), [

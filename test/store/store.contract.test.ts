@@ -1,5 +1,6 @@
 // Guarantees: SQLite and PostgreSQL honour one Store contract — all-or-nothing writes, reads of committed
 // data only, writes that see each other, and an exact ledger under concurrent writers and ingest groups.
+import { DevelopmentEmailSender } from '../../src/email/index.js';
 import { processorFactory } from '../../src/processors/index.js';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -361,6 +362,11 @@ for (const dialect of DIALECTS) {
             ledger,
             webhooks: { allowPrivate: false },
             usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
+            identity: {
+              publicUrl: 'http://127.0.0.1',
+              sessionIdleMs: 3_600_000,
+              email: new DevelopmentEmailSender(() => {}),
+            },
           },
           dialect === 'postgres' ? 4 : 1,
         );

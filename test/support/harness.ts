@@ -85,6 +85,8 @@ export async function startHarness(
       BILLING_WORKERS: '0',
       BILLING_WEBHOOK_ALLOW_PRIVATE: '1',
       LOG_LEVEL: 'fatal',
+      // Test files sign up many users from one address; the limit's own tests set it.
+      BILLING_SIGNUP_LIMIT_PER_MINUTE: '0',
       ...env,
     }),
     databaseUrl: dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,

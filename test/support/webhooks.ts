@@ -185,6 +185,7 @@ export async function serverOn(store: Store, env: Record<string, string> = {}): 
       BILLING_WORKERS: '0',
       BILLING_WEBHOOK_ALLOW_PRIVATE: '1',
       LOG_LEVEL: 'fatal',
+      BILLING_SIGNUP_LIMIT_PER_MINUTE: '0',
       ...env,
     }),
     databaseUrl: store.dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,

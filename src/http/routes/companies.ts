@@ -4,12 +4,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fail } from '../../domain/outcome.js';
 import type { Deps } from '../../operations/deps.js';
 import { companyForUser, createApiKey, createCompany, listApiKeys, revokeApiKey } from '../../operations/identity.js';
-import { unauthorized } from '../auth.js';
+import { listOwnedCompanies } from '../../operations/sessions.js';
+import { requireUser, unauthorized } from '../auth.js';
+import { presentCompanySummary } from './sessions.js';
 import { presentApiKey } from '../present.js';
 import { type RouteContext, refuseSignUp } from '../route-context.js';
 import {
   createApiKeySchema,
   createCompanySchema,
+  listCompaniesSchema,
   listApiKeysSchema,
   revokeApiKeySchema,
 } from '../schemas/companies.js';
@@ -23,13 +26,11 @@ async function companyAccess(deps: Deps, request: FastifyRequest, companyId: str
   fail('not_found', 'no such company', 'company_id');
 }
 
-export function companyRoutes(
-  scope: FastifyInstance,
-  { deps, keys, passwordRateLimit, signupOpen }: RouteContext,
-): void {
+export function companyRoutes(scope: FastifyInstance, { deps, keys, signupOpen }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const passwordRoute = { auth: 'user' as const, rateLimit: passwordRateLimit };
-  const userOrCompany = { auth: 'either' as const, rateLimit: passwordRateLimit };
+  // A password is checked under the failed-attempt limit (auth.ts); company keys are never throttled by it.
+  const passwordRoute = { auth: 'user' as const };
+  const userOrCompany = { auth: 'either' as const };
   const keysPath = '/v1/companies/:company_id/api_keys';
 
   app.post('/v1/companies', { config: passwordRoute, schema: createCompanySchema }, async (request) => {
@@ -40,6 +41,10 @@ export function companyRoutes(
       data: { company_id: company.companyId, name: company.name, processor: company.processor, api_key: apiKey },
     };
   });
+
+  app.get('/v1/companies', { config: passwordRoute, schema: listCompaniesSchema }, async (request) => ({
+    data: (await listOwnedCompanies(deps, requireUser(request).id)).map(presentCompanySummary),
+  }));
 
   app.post(keysPath, { config: userOrCompany, schema: createApiKeySchema }, async (request) => {
     await companyAccess(deps, request, request.params.company_id);

@@ -96,6 +96,7 @@ export const CompanyParams = Type.Object({ company_id: Type.String({ maxLength: 
 export const DataBalance = Type.Object({ data: Type.Ref('Balance') });
 
 type Security = { [scheme: string]: string[] }[];
-export const companyAuth: Security = [{ companyKey: [] }];
-export const userOrCompanyAuth: Security = [{ userPassword: [] }, { companyKey: [] }];
-export const userAuth: Security = [{ userPassword: [] }];
+/** A session acts as a company with the Billing-Company header, as its user on user routes. */
+export const companyAuth: Security = [{ companyKey: [] }, { sessionCookie: [] }];
+export const userOrCompanyAuth: Security = [{ userPassword: [] }, { companyKey: [] }, { sessionCookie: [] }];
+export const userAuth: Security = [{ userPassword: [] }, { sessionCookie: [] }];

@@ -1,6 +1,7 @@
 /** Companies and their API keys: registration by a user, and creating, listing and revoking keys. */
 import { Type } from '@sinclair/typebox';
 import { CompanyParams, Text, errorResponses, userAuth, userOrCompanyAuth } from './common.js';
+import { CompanySummary } from './sessions.js';
 
 export const createCompanySchema = {
   tags: ['companies'],
@@ -68,4 +69,13 @@ export const revokeApiKeySchema = {
     200: Type.Object({ data: Type.Object({ key_id: Type.String(), revoked: Type.Boolean() }) }),
     ...errorResponses(404, 429),
   },
+};
+
+export const listCompaniesSchema = {
+  operationId: 'listCompanies',
+  tags: ['companies'],
+  summary: 'The companies the user owns (user credentials or session)',
+  description: 'Oldest first; all of them (a user owns few companies).',
+  security: userAuth,
+  response: { 200: Type.Object({ data: Type.Array(CompanySummary) }), ...errorResponses(429) },
 };

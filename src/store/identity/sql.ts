@@ -60,6 +60,16 @@ export function identitySql<Base extends SqlBase>(base: Base) {
       ).map(toApiKey);
     }
 
+    async listOwnedCompanies(userId: number) {
+      return (
+        await this.db.all(
+          'SELECT c.* FROM companies c JOIN company_members m ON m.company_id = c.company_id ' +
+            "WHERE m.user_id = ? AND m.role = 'owner' ORDER BY c.created_at, c.company_id",
+          [userId],
+        )
+      ).map(toCompany);
+    }
+
     async insertUser(row: Omit<UserRow, 'id'>) {
       const r = await this.one(
         'INSERT INTO users (name, email, password_hash, date_of_birth, email_verified, created_at) ' +
@@ -72,6 +82,12 @@ export function identitySql<Base extends SqlBase>(base: Base) {
       if (changes.name !== undefined) await this.db.run('UPDATE users SET name = ? WHERE id = ?', [changes.name, id]);
       if (changes.email !== undefined)
         await this.db.run('UPDATE users SET email = ? WHERE id = ?', [changes.email, id]);
+    }
+    async setEmailVerified(id: number) {
+      await this.db.run('UPDATE users SET email_verified = ? WHERE id = ?', [this.bool(true), id]);
+    }
+    async setPasswordHash(id: number, passwordHash: string) {
+      await this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', [passwordHash, id]);
     }
     async insertCompany(row: CompanyRow) {
       await this.db.run(

@@ -37,11 +37,15 @@ export interface IdentityReadTx {
   isCompanyMember(companyId: string, userId: number): Promise<boolean>;
   findApiKeyByDigest(digest: string): Promise<ApiKeyRow | undefined>;
   listApiKeys(companyId: string): Promise<ApiKeyRow[]>;
+  /** The companies the user owns, oldest first. */
+  listOwnedCompanies(userId: number): Promise<CompanyRow[]>;
 }
 
 export interface IdentityTx extends IdentityReadTx {
   insertUser(row: Omit<UserRow, 'id'>): Promise<UserRow>;
   updateUser(id: number, changes: { name?: string; email?: string }): Promise<void>;
+  setEmailVerified(id: number): Promise<void>;
+  setPasswordHash(id: number, passwordHash: string): Promise<void>;
   insertCompany(row: CompanyRow): Promise<void>;
   addCompanyMember(companyId: string, userId: number, role: string): Promise<void>;
   insertApiKey(row: ApiKeyRow): Promise<void>;
