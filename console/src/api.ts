@@ -5,7 +5,7 @@
  * company in `Billing-Company`.
  */
 import createClient from 'openapi-fetch';
-import type { components, paths } from './api/schema';
+import type { components, operations, paths } from './api/schema';
 
 export type Schemas = components['schemas'];
 export type Account = Schemas['Account'];
@@ -109,31 +109,6 @@ export async function ok<T>(
   throw toApiError(r.response.status, r.error as ErrorBody);
 }
 
-/** A /v1 call outside the generated types (routes added after the types were last generated). */
-export async function raw<T>(method: string, path: string, body?: unknown, opts: { quiet401?: boolean } = {}) {
-  const headers = new Headers({ accept: 'application/json' });
-  if (body !== undefined) headers.set('content-type', 'application/json');
-  withHeaders(headers, method);
-  return ok<T>(
-    fetch(path, {
-      method,
-      headers,
-      credentials: 'same-origin',
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    }).then(async (response) => {
-      const text = await response.text();
-      let parsed: unknown;
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return response.ok ? { data: parsed as T, response } : { error: parsed, response };
-    }),
-    opts,
-  );
-}
-
 /** Every page of a list (bounded), for charts and CSV. */
 export async function allPages<T>(
   page: (cursor: string | undefined) => Promise<{ data: T[]; has_more: boolean; next_cursor: string | null }>,
@@ -150,30 +125,20 @@ export async function allPages<T>(
   return out;
 }
 
-// --- sessions and email (SESSION-API.md)
+// --- sessions and email (log in, log out, verification and password reset links)
 
-export interface CompanySummary {
-  company_id: string;
-  name: string;
-  processor: string;
-  created_at: string;
-}
-export interface Session {
-  user: User;
-  csrf_token: string;
-  expires_at: string;
-  companies: CompanySummary[];
-}
+export type Session = operations['getCurrentSession']['responses'][200]['content']['application/json']['data'];
+export type CompanySummary = Session['companies'][number];
 
 export const sessions = {
-  current: () => raw<{ data: Session }>('GET', '/v1/sessions/current', undefined, { quiet401: true }),
+  current: () => ok(api.GET('/v1/sessions/current'), { quiet401: true }),
   create: (email: string, password: string) =>
-    raw<{ data: Omit<Session, 'companies'> }>('POST', '/v1/sessions', { email, password }, { quiet401: true }),
-  revoke: () => raw<{ data: { revoked: boolean } }>('DELETE', '/v1/sessions/current'),
-  verifyEmail: (token: string) => raw<{ data: User }>('POST', '/v1/email_verifications', { token }),
+    ok(api.POST('/v1/sessions', { body: { email, password } }), { quiet401: true }),
+  revoke: () => ok(api.DELETE('/v1/sessions/current')),
+  verifyEmail: (token: string) => ok(api.POST('/v1/email_verifications', { body: { token } })),
   resendVerification: (userId: number) =>
-    raw<{ data: { sent: boolean } }>('POST', `/v1/users/${userId}/email_verifications`, {}),
-  requestReset: (email: string) => raw<{ data: { sent: boolean } }>('POST', '/v1/password_resets', { email }),
+    ok(api.POST('/v1/users/{user_id}/email_verifications', { params: { path: { user_id: String(userId) } } })),
+  requestReset: (email: string) => ok(api.POST('/v1/password_resets', { body: { email } })),
   completeReset: (token: string, password: string) =>
-    raw<{ data: User }>('POST', '/v1/password_resets/complete', { token, password }),
+    ok(api.POST('/v1/password_resets/complete', { body: { token, password } })),
 };

@@ -140,7 +140,7 @@ const NAV = [
 
 function Header({ session, path }: { session: Session | null; path: string }) {
   const m = COMPANY_PATH.exec(path);
-  const companyId = m?.[1];
+  const companyId = session?.companies.some((c) => c.company_id === m?.[1]) ? m?.[1] : undefined;
   const section = (m?.[2] ?? 'accounts').split('/')[0];
   const [error, setError] = useState<string | null>(null);
   const logOut = async () => {

@@ -4,8 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
@@ -64,8 +63,8 @@ export async function ensureConsoleBuilt(): Promise<void> {
   }
 }
 
+/** Chromium with a fresh profile: playwright gives every launch its own new --user-data-dir (and removes it). */
 export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
-  const profile = mkdtempSync(join(tmpdir(), 'console-chromium-'));
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -77,14 +76,12 @@ export async function launchBrowser(): Promise<{ browser: Browser; close(): Prom
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
-      `--user-data-dir=${profile}`,
     ],
   });
   return {
     browser,
     async close() {
       await browser.close();
-      rmSync(profile, { recursive: true, force: true });
     },
   };
 }

@@ -34,7 +34,7 @@ export interface paths {
   "/v1/users": {
     /**
      * Sign up (no credentials needed)
-     * @description The password is stored only as a salted scrypt hash. firstName is the first word of name, lastName the rest. A duplicate email is 409.
+     * @description The password is stored only as a salted scrypt hash. firstName is the first word of name, lastName the rest. A duplicate email is 409. Sends a verification link (valid 7 days) to the address. Sign-ups are limited per client address (BILLING_SIGNUP_LIMIT_PER_MINUTE; 429 with Retry-After).
      */
     post: {
       requestBody: {
@@ -184,7 +184,59 @@ export interface paths {
       };
     };
   };
+  "/v1/users/{user_id}/email_verifications": {
+    /**
+     * Send the email verification link again (user credentials or session)
+     * @description A new link, valid 7 days; earlier links stay valid until they expire. An address already verified gets nothing: {sent: false}. Another user: 404.
+     */
+    post: operations["resendEmailVerification"];
+  };
+  "/v1/email_verifications": {
+    /**
+     * Verify an email address with the emailed token (no credentials needed)
+     * @description Sets emailVerified. An unknown, expired or already used token is 400 naming token.
+     */
+    post: operations["verifyEmail"];
+  };
+  "/v1/password_resets": {
+    /**
+     * Email a password-reset link (no credentials needed)
+     * @description Answers 202 whether or not a user has this email (nothing tells which); when one does, it gets a link valid 1 hour. Limited per client address and per email (429 with Retry-After).
+     */
+    post: operations["requestPasswordReset"];
+  };
+  "/v1/password_resets/complete": {
+    /**
+     * Set a new password with the emailed token (no credentials needed)
+     * @description The token works once, within 1 hour; otherwise 400 naming token. A password under 8 characters is 400 naming password (the token stays usable). Ends all the user's sessions and marks the email verified.
+     */
+    post: operations["completePasswordReset"];
+  };
+  "/v1/sessions": {
+    /**
+     * Log in (no credentials needed): a session cookie
+     * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request with it and no Authorization header acts as the user; on company routes as the company named by the Billing-Company header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the session's csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client address (429 with Retry-After, the password then not even checked).
+     */
+    post: operations["createSession"];
+  };
+  "/v1/sessions/current": {
+    /**
+     * The current session (session cookie)
+     * @description The user, the CSRF token, when the session ends, and the companies the user owns. No live session: 401.
+     */
+    get: operations["getCurrentSession"];
+    /**
+     * Log out (session cookie and X-CSRF-Token)
+     * @description Revokes the session on the server (its cookie no longer works anywhere) and clears the cookie.
+     */
+    delete: operations["deleteCurrentSession"];
+  };
   "/v1/companies": {
+    /**
+     * The companies the user owns (user credentials or session)
+     * @description Oldest first; all of them (a user owns few companies).
+     */
+    get: operations["listCompanies"];
     /**
      * Register a company (user credentials)
      * @description The new company is owned by the calling user. The api_key is shown only here; it is stored only as a SHA-256 digest.
@@ -2661,4 +2713,333 @@ export type $defs = Record<string, never>;
 
 export type external = Record<string, never>;
 
-export type operations = Record<string, never>;
+export interface operations {
+
+  /**
+   * Send the email verification link again (user credentials or session)
+   * @description A new link, valid 7 days; earlier links stay valid until they expire. An address already verified gets nothing: {sent: false}. Another user: 404.
+   */
+  resendEmailVerification: {
+    parameters: {
+      path: {
+        user_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      202: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description false only when there was nothing to send */
+              sent: boolean;
+            };
+          };
+        };
+      };
+      /** @description Default Response */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Verify an email address with the emailed token (no credentials needed)
+   * @description Sets emailVerified. An unknown, expired or already used token is 400 naming token.
+   */
+  verifyEmail: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The token of the emailed link */
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["User"];
+          };
+        };
+      };
+      /** @description Default Response */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Email a password-reset link (no credentials needed)
+   * @description Answers 202 whether or not a user has this email (nothing tells which); when one does, it gets a link valid 1 hour. Limited per client address and per email (429 with Retry-After).
+   */
+  requestPasswordReset: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description E-mail address */
+          email: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      202: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description false only when there was nothing to send */
+              sent: boolean;
+            };
+          };
+        };
+      };
+      /** @description Default Response */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Set a new password with the emailed token (no credentials needed)
+   * @description The token works once, within 1 hour; otherwise 400 naming token. A password under 8 characters is 400 naming password (the token stays usable). Ends all the user's sessions and marks the email verified.
+   */
+  completePasswordReset: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The token of the emailed link */
+          token: string;
+          password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["User"];
+          };
+        };
+      };
+      /** @description Default Response */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Log in (no credentials needed): a session cookie
+   * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request with it and no Authorization header acts as the user; on company routes as the company named by the Billing-Company header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the session's csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client address (429 with Retry-After, the password then not even checked).
+   */
+  createSession: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description E-mail address */
+          email: string;
+          password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          "application/json": {
+            data: {
+              user: components["schemas"]["User"];
+              /** @description Send as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session */
+              csrf_token: string;
+              /**
+               * Format: date-time
+               * @description When the session ends without further requests (idle limit, at most 30 days after log-in)
+               */
+              expires_at: string;
+            };
+          };
+        };
+      };
+      /** @description Default Response */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * The current session (session cookie)
+   * @description The user, the CSRF token, when the session ends, and the companies the user owns. No live session: 401.
+   */
+  getCurrentSession: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              user: components["schemas"]["User"];
+              /** @description Send as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session */
+              csrf_token: string;
+              /**
+               * Format: date-time
+               * @description When the session ends without further requests (idle limit, at most 30 days after log-in)
+               */
+              expires_at: string;
+              companies: {
+                  company_id: string;
+                  name: string;
+                  processor: string;
+                  /**
+                   * Format: date-time
+                   * @description ISO-8601 UTC
+                   */
+                  created_at: string;
+                }[];
+            };
+          };
+        };
+      };
+      /** @description Default Response */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Log out (session cookie and X-CSRF-Token)
+   * @description Revokes the session on the server (its cookie no longer works anywhere) and clears the cookie.
+   */
+  deleteCurrentSession: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @enum {boolean} */
+              revoked: true;
+            };
+          };
+        };
+      };
+      /** @description Default Response */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * The companies the user owns (user credentials or session)
+   * @description Oldest first; all of them (a user owns few companies).
+   */
+  listCompanies: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                company_id: string;
+                name: string;
+                processor: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC
+                 */
+                created_at: string;
+              }[];
+          };
+        };
+      };
+      /** @description Default Response */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Default Response */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+}

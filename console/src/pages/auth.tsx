@@ -1,6 +1,6 @@
 /** Sign up, log in, verify the email address, forgot and reset the password. */
 import { useEffect, useState } from 'preact/hooks';
-import { api, ok, sessions, setCsrfToken } from '../api';
+import { type ApiError, api, ok, sessions, setCsrfToken } from '../api';
 import { useSession } from '../app';
 import { navigate } from '../hooks';
 import { Alert, Field, Notice, Submit, formValues, useAction } from '../ui';
@@ -59,7 +59,7 @@ export function SignupPage() {
   return (
     <section class="card">
       <h1 tabIndex={-1}>Create your account</h1>
-      <form onSubmit={submit}>
+      <form onSubmit={submit} noValidate>
         <Field label="Full name" name="name" autoComplete="name" required error={fieldError(error, 'name')} />
         <Field
           label="Email"
@@ -104,12 +104,10 @@ export function VerifyPage({ token }: { token: string }) {
         setState('done');
         void refresh();
       },
-      (err: Error) => {
+      (err: ApiError) => {
         setState('failed');
-        setMessage(
-          `${err.message.includes('token') ? 'This verification link is invalid, expired or already used.' : err.message} ` +
-            'Log in and ask for a new link.',
-        );
+        const what = err.param === 'token' ? 'This verification link is invalid, expired or already used.' : err.message;
+        setMessage(`${what} Log in and ask for a new link.`);
       },
     );
   }, [token, refresh]);
@@ -181,7 +179,7 @@ export function ResetPage({ token }: { token: string }) {
           Your password is changed, and every session was logged out. <a href="/login">Log in</a>
         </Notice>
       ) : (
-        <form onSubmit={submit}>
+        <form onSubmit={submit} noValidate>
           <Field
             label="New password"
             name="password"
