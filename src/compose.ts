@@ -1,7 +1,8 @@
 /**
  * The operations' dependencies, composed once per process from the configuration: the store, the
  * clock, the payment processors, the ledger with the balance effects of a server (what follows a
- * balance change), the webhook, usage and identity settings (the email sender). The server (server.ts) and the CLI use it.
+ * balance change), the webhook, usage and identity settings (the email sender). The server
+ * (server.ts) and the CLI use it.
  */
 import type { Config } from './config.js';
 import { type EmailLog, emailSender } from './email/index.js';

@@ -229,7 +229,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const trustProxy = parseTrustProxy(String(input.BILLING_TRUST_PROXY));
   if (trustProxy === null && !reported.has('BILLING_TRUST_PROXY'))
     problems.push(
-      `BILLING_TRUST_PROXY must be ${props.BILLING_TRUST_PROXY.description}, got ${shown('', String(env.BILLING_TRUST_PROXY))}`,
+      `BILLING_TRUST_PROXY must be ${props.BILLING_TRUST_PROXY.description}, ` +
+        `got ${shown('', String(env.BILLING_TRUST_PROXY))}`,
     );
   if (problems.length > 0) throw new ConfigError(problems);
   const e = input as Env;

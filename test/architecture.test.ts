@@ -32,10 +32,13 @@ const ALLOWED: Record<string, (target: string) => boolean> = {
   store: (t) => layerOf(t) === 'store' || layerOf(t) === 'lib',
   processors: (t) => ['processors', 'lib'].includes(layerOf(t)) || t === 'domain/money.ts',
   webhooks: (t) => ['webhooks', 'lib', 'domain'].includes(layerOf(t)) || t === 'store/types.ts',
+  // The email sender: its interface and its two implementations (nodemailer SMTP, the log).
+  email: (t) => ['email', 'lib'].includes(layerOf(t)),
   operations: (t) =>
     ['operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
     t === 'store/types.ts' ||
-    t === 'processors/types.ts',
+    t === 'processors/types.ts' ||
+    t === 'email/types.ts',
   jobs: (t) =>
     ['jobs', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
     t === 'store/types.ts' ||

@@ -1,5 +1,4 @@
 /** The email sender the configuration asks for: SMTP when SMTP_URL is set, else the development sender. */
-import type { Config } from '../config.js';
 import { DevelopmentEmailSender } from './development.js';
 import { SmtpEmailSender } from './smtp.js';
 import type { EmailLog, EmailSender } from './types.js';
@@ -8,7 +7,8 @@ export type { EmailLog, EmailMessage, EmailSender } from './types.js';
 export { DevelopmentEmailSender } from './development.js';
 export { SmtpEmailSender } from './smtp.js';
 
-export function emailSender(config: Pick<Config, 'smtpUrl' | 'smtpFrom'>, log: EmailLog): EmailSender {
+/** `smtpUrl` null: the development sender, writing to `log`. */
+export function emailSender(config: { smtpUrl: string | null; smtpFrom: string }, log: EmailLog): EmailSender {
   return config.smtpUrl !== null
     ? new SmtpEmailSender(config.smtpUrl, config.smtpFrom)
     : new DevelopmentEmailSender(log);

@@ -14,7 +14,6 @@ import type { Deps } from '../operations/deps.js';
 import { ApiKeyCache } from '../operations/identity.js';
 import { settleInTx, type IngestBatcher, type SettleWriter } from '../operations/events.js';
 import type { TestClock } from '../lib/clock.js';
-import { SIGNUP_LIMIT_PER_MINUTE_DEFAULT, type TrustProxy } from '../config.js';
 import { AttemptLimiter } from './attempts.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { registerConsole } from './console.js';
@@ -60,10 +59,13 @@ export interface AppOptions {
   testClock?: { clock: TestClock; runDue: (nowMs: number) => Promise<void> };
   /** Failed password attempts per email and per client address per minute (default 30). */
   passwordAttemptsPerMinute?: number;
-  /** BILLING_SIGNUP_LIMIT_PER_MINUTE: sign-ups per client address per minute; 0: no limit (default 20). */
+  /** Sign-ups per client address per minute; 0 or left out: none (server: BILLING_SIGNUP_LIMIT_PER_MINUTE). */
   signupLimitPerMinute?: number;
-  /** BILLING_TRUST_PROXY: Fastify's `trustProxy` (which X-Forwarded-For/-Proto to believe); default false. */
-  trustProxy?: TrustProxy;
+  /**
+   * Fastify's `trustProxy` (BILLING_TRUST_PROXY): whose X-Forwarded-For/-Proto to believe; true, a hop
+   * count, or addresses and CIDRs comma-separated. Default false: the peer's address is the client's.
+   */
+  trustProxy?: boolean | number | string;
   /** BILLING_SIGNUP=closed: POST /v1/users and POST /v1/companies answer 403 (default: open). */
   signupOpen?: boolean;
   logLevel?: string;
@@ -226,7 +228,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.addHook('preHandler', userAuthHook(deps, attempts));
   registerIdempotency(app, deps);
 
-  const signupLimit = opts.signupLimitPerMinute ?? SIGNUP_LIMIT_PER_MINUTE_DEFAULT;
+  const signupLimit = opts.signupLimitPerMinute ?? 0;
   const ctx: RouteContext = {
     deps,
     keys,

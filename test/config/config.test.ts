@@ -39,6 +39,12 @@ describe('loadConfig', () => {
       dbConnectTimeoutMs: 30_000,
       eventMaxAgeDays: 35,
       usageRetentionDays: 400,
+      publicUrl: 'http://127.0.0.1:8080',
+      sessionIdleMinutes: 720,
+      signupLimitPerMinute: 20,
+      trustProxy: false,
+      smtpUrl: null,
+      smtpFrom: 'Billing <no-reply@localhost>',
     });
     assert.ok(CONFIG_VARIABLES.includes('BILLING_SIGNUP'));
   });

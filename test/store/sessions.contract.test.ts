@@ -103,7 +103,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await store.write((tx) => tx.useUserToken('unknown', 'reset_password', T0)), undefined);
     });
 
-    test('listOwnedCompanies lists the companies the user owns, oldest first; setEmailVerified, setPasswordHash', async () => {
+    test("listOwnedCompanies: the user's own companies, oldest first; setEmailVerified, setPasswordHash", async () => {
       const u = await newUser();
       const other = await newUser();
       const ids = [newId('c'), newId('c'), newId('c')];

@@ -1,57 +1,74 @@
-/** A real SMTP receiver on loopback (smtp-server): the messages the server sends, as text. */
+/**
+ * A real SMTP server on loopback (smtp-server) that keeps every message it receives, parsed
+ * (mailparser): the tests point SMTP_URL at it and follow the links the server emails.
+ */
 import type { AddressInfo } from 'node:net';
+import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
-export interface Mail {
-  to: string[];
-  raw: string;
-  /** The raw message with quoted-printable soft breaks and escapes undone (links read whole). */
+export interface ReceivedMail {
+  to: string;
+  from: string;
+  subject: string;
   text: string;
 }
 
-export interface MailReceiver {
+export interface SmtpReceiver {
   url: string;
-  mails: Mail[];
-  /** Waits for a message to `to` whose text matches `pattern`; returns the match. */
-  waitFor(to: string, pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  messages: ReceivedMail[];
+  /** The first message (in arrival order) to `to` not yet taken, waiting for it to arrive; it is taken. */
+  next(to: string): Promise<ReceivedMail>;
   close(): Promise<void>;
 }
 
-const decodeQuotedPrintable = (s: string) =>
-  s.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+const WAIT_MS = 10_000;
 
-export async function startMailReceiver(): Promise<MailReceiver> {
-  const mails: Mail[] = [];
+export async function startSmtpReceiver(): Promise<SmtpReceiver> {
+  const messages: ReceivedMail[] = [];
+  const taken = new Set<ReceivedMail>();
+  const waiters: (() => void)[] = [];
   const server = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    disabledCommands: ['AUTH', 'STARTTLS'],
     logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw, text: decodeQuotedPrintable(raw) });
-        callback();
-      });
+    onData(stream, _session, callback) {
+      simpleParser(stream)
+        .then((mail) => {
+          const to = Array.isArray(mail.to) ? mail.to.map((a) => a.text).join(', ') : (mail.to?.text ?? '');
+          messages.push({ to, from: mail.from?.text ?? '', subject: mail.subject ?? '', text: mail.text ?? '' });
+          for (const w of waiters.splice(0)) w();
+          callback();
+        })
+        .catch(callback);
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
+  const port = (server.server.address() as AddressInfo).port;
   return {
     url: `smtp://127.0.0.1:${port}`,
-    mails,
-    async waitFor(to, pattern, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
+    messages,
+    async next(to: string) {
+      const deadline = Date.now() + WAIT_MS;
       for (;;) {
-        for (const m of mails) {
-          const found = m.to.includes(to) ? m.text.match(pattern) : null;
-          if (found) return found;
+        const found = messages.find((m) => !taken.has(m) && m.to.includes(to));
+        if (found) {
+          taken.add(found);
+          return found;
         }
-        if (Date.now() > deadline) throw new Error(`no mail to ${to} matching ${pattern} (${mails.length} received)`);
-        await new Promise((r) => setTimeout(r, 50));
+        if (Date.now() > deadline) throw new Error(`no email to ${to} arrived`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 200);
+        });
       }
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** The token of the emailed link to `path` (/verify-email, /reset-password). */
+export function linkToken(mail: ReceivedMail, path: string): string {
+  const m = new RegExp(`https?://[^\\s]+${path}\\?token=([A-Za-z0-9_-]+)`).exec(mail.text);
+  if (!m) throw new Error(`no ${path} link in: ${mail.text}`);
+  return m[1]!;
 }

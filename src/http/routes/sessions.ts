@@ -43,6 +43,7 @@ export function sessionRoutes(scope: FastifyInstance, { deps, attempts }: RouteC
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/v1/sessions', { config: { auth: 'none' }, schema: createSessionSchema }, async (request, reply) => {
+    request.viaSession = true; // a wrong password is 401 without a Basic challenge (no browser prompt)
     const user = await checkPassword(deps, attempts, request, reply, request.body.email, request.body.password);
     const { id, session } = await createSession(deps, user);
     reply.setCookie(SESSION_COOKIE, id, {
