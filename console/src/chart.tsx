@@ -44,7 +44,10 @@ export function Chart(props: {
       height: props.height ?? 220,
       legend: { show: props.series.length > 1 },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true } },
+      scales: {
+        // A single instant (or a few seconds) still gets a readable minute-wide axis.
+        x: { time: true, range: (_u, min, max) => (max - min < 60 ? [min - 30, max + 30] : [min, max]) },
+      },
       axes: [{}, { size: 60 }],
       series: [
         {},

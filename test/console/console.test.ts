@@ -309,10 +309,7 @@ for (const dialect of HTTP_DIALECTS) {
       await p.getByLabel('Email').fill(email);
       await p.getByLabel('Password').fill('not the password');
       await p.getByRole('button', { name: 'Log in' }).click();
-      await seeText(p, '[role=alert]', 'The email or the password is wrong').catch(async (e) => {
-        await p.screenshot({ path: 'test-results/stranger.png' });
-        throw e;
-      });
+      await seeText(p, '[role=alert]', 'The email or the password is wrong');
       await stranger.close();
     });
 

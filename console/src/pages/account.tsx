@@ -679,7 +679,7 @@ function AutoRefill({ account, onChange }: ActionProps) {
         name="threshold"
         type="number"
         step={1}
-        value={b.refill_threshold ?? ''}
+        defaultValue={String(b.refill_threshold ?? '')}
         hint="Leave empty to switch threshold refills off."
         error={field('threshold')}
       />
@@ -690,7 +690,7 @@ function AutoRefill({ account, onChange }: ActionProps) {
         min={1}
         step={1}
         required
-        value={b.refill_amount ?? ''}
+        defaultValue={String(b.refill_amount ?? '')}
         error={field('amount')}
       />
       <Field
@@ -700,11 +700,11 @@ function AutoRefill({ account, onChange }: ActionProps) {
         min={0}
         step={1}
         required
-        value={b.refill_usd_amount ?? ''}
+        defaultValue={String(b.refill_usd_amount ?? '')}
         error={field('usd_charge')}
       />
       <div class="check">
-        <input id="refill-monthly" type="checkbox" name="refill_monthly" checked={b.refill_monthly} />
+        <input id="refill-monthly" type="checkbox" name="refill_monthly" defaultChecked={b.refill_monthly} />
         <label for="refill-monthly">Also refill every month (switching it on refills now)</label>
       </div>
       {error && !['threshold', 'amount', 'usd_charge'].includes(error.param ?? '') && <Alert error={error} />}
