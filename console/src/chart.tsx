@@ -5,6 +5,13 @@ import 'uplot/dist/uPlot.min.css';
 
 const COLORS = ['#1d4ed8', '#b45309', '#047857', '#9d174d', '#6d28d9', '#0e7490', '#4d7c0f', '#be123c'];
 
+/** A single instant (or a few seconds) still gets a readable minute-wide time axis. */
+function widen(u: uPlot, x: number[]): void {
+  const min = x[0];
+  const max = x[x.length - 1];
+  if (min !== undefined && max !== undefined && max - min < 60) u.setScale('x', { min: min - 30, max: max + 30 });
+}
+
 export interface Series {
   label: string;
   values: (number | null)[];
@@ -33,6 +40,7 @@ export function Chart(props: {
     const data = [props.x, ...props.series.map((s) => s.values)] as uPlot.AlignedData;
     if (plot.current && shapeRef.current === shape) {
       plot.current.setData(data);
+      widen(plot.current, props.x);
       return;
     }
     plot.current?.destroy();
@@ -44,10 +52,7 @@ export function Chart(props: {
       height: props.height ?? 220,
       legend: { show: props.series.length > 1 },
       cursor: { drag: { x: false, y: false } },
-      scales: {
-        // A single instant (or a few seconds) still gets a readable minute-wide axis.
-        x: { time: true, range: (_u, min, max) => (max - min < 60 ? [min - 30, max + 30] : [min, max]) },
-      },
+      scales: { x: { time: true } },
       axes: [{}, { size: 60 }],
       series: [
         {},
@@ -62,6 +67,7 @@ export function Chart(props: {
       ],
     };
     plot.current = new uPlot(opts, data, el);
+    widen(plot.current, props.x);
   });
 
   useEffect(() => {

@@ -119,7 +119,7 @@ for (const dialect of HTTP_DIALECTS) {
       await heading(page, 'Accounts');
       await seeText(page, 'pre.code', `/v1/companies/${companyId}/accounts`);
       assert.equal(await page.locator('[data-secret]').count(), 0, 'the key is gone for good');
-      pages.push(['accounts-empty', `/c/${companyId}/accounts`]);
+      pages.push(['accounts', `/c/${companyId}/accounts`]);
     });
 
     test('API keys: create (shown once), list, revoke with confirmation', async () => {
@@ -313,7 +313,9 @@ for (const dialect of HTTP_DIALECTS) {
       await stranger.close();
     });
 
-    test('every page passes axe-core at desktop and phone width; screenshots of each', async () => {
+    // The pages are the same on either database: checked once, with the first dialect's server.
+    const checkPages = dialect === HTTP_DIALECTS[0] ? test : null;
+    checkPages?.('every page passes axe-core, fits a phone, and has screenshots at both widths', async () => {
       const all: [string, string][] = [
         ...pages,
         ['login', '/login'],
@@ -331,7 +333,7 @@ for (const dialect of HTTP_DIALECTS) {
           await p.setViewportSize(viewport);
           await p.goto(h.url + path);
           await p.locator('main h1').first().waitFor(WAIT);
-          await p.waitForLoadState('networkidle').catch(() => undefined);
+          await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'), undefined, WAIT);
           if (name === 'account') await p.locator('[data-points]').first().waitFor(WAIT);
           if (viewport === DESKTOP) await assertAccessible(p, name);
           else {

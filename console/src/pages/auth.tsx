@@ -106,7 +106,8 @@ export function VerifyPage({ token }: { token: string }) {
       },
       (err: ApiError) => {
         setState('failed');
-        const what = err.param === 'token' ? 'This verification link is invalid, expired or already used.' : err.message;
+        const what =
+          err.param === 'token' ? 'This verification link is invalid, expired or already used.' : err.message;
         setMessage(`${what} Log in and ask for a new link.`);
       },
     );
