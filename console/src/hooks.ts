@@ -16,7 +16,11 @@ export interface Polled<T> {
  * Loads `fn` at once and again every POLL_MS while the tab is visible (a hidden tab asks nothing and
  * catches up the moment it is shown). A request never overlaps the previous one. `key` restarts it.
  */
-export function usePoll<T>(fn: (previous: T | undefined) => Promise<T>, key: unknown[], live = true): Polled<T> {
+export function usePoll<T>(
+  fn: (previous: T | undefined, partial: (data: T) => void) => Promise<T>,
+  key: unknown[],
+  live = true,
+): Polled<T> {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<ApiError | null>(null);
   const [loading, setLoading] = useState(true);
@@ -31,7 +35,14 @@ export function usePoll<T>(fn: (previous: T | undefined) => Promise<T>, key: unk
     const gen = generation.current;
     const p = (async () => {
       try {
-        const next = await fnRef.current(dataRef.current);
+        // A long first load can show what it has so far (`partial`) before it is complete.
+        const partial = (d: T) => {
+          if (gen !== generation.current) return;
+          dataRef.current = d;
+          setData(d);
+          setLoading(false);
+        };
+        const next = await fnRef.current(dataRef.current, partial);
         if (gen !== generation.current) return;
         dataRef.current = next;
         setData(next);

@@ -326,14 +326,17 @@ for (const dialect of HTTP_DIALECTS) {
       ];
       const loggedOut = new Set(['login', 'signup', 'forgot-password', 'reset-password']);
       const anonymous = await browser.newContext({ viewport: DESKTOP });
+      const tabs = { in: await context.newPage(), out: await anonymous.newPage() };
       for (const viewport of [DESKTOP, PHONE]) {
+        for (const p of Object.values(tabs)) await p.setViewportSize(viewport);
         for (const [name, path] of all) {
-          const ctx = loggedOut.has(name) ? anonymous : context;
-          const p = await ctx.newPage();
-          await p.setViewportSize(viewport);
+          const p = loggedOut.has(name) ? tabs.out : tabs.in;
           await p.goto(h.url + path);
           await p.locator('main h1').first().waitFor(WAIT);
-          await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'), undefined, WAIT);
+          await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'), undefined, {
+            ...WAIT,
+            polling: 100,
+          });
           if (name === 'account') await p.locator('[data-points]').first().waitFor(WAIT);
           if (viewport === DESKTOP) await assertAccessible(p, name);
           else {
@@ -341,9 +344,9 @@ for (const dialect of HTTP_DIALECTS) {
             assert.ok(overflow <= 1, `${name} fits the phone width (overflow ${overflow}px)`);
           }
           await screenshot(p, name);
-          await p.close();
         }
       }
+      await tabs.in.close();
       await anonymous.close();
     });
 

@@ -24,7 +24,11 @@ import { Alert, Empty, Field, Loading, Notice, Select, Submit, formValues, useAc
 const TX_MAX_PAGES = 20;
 const TX_SHOWN = 50;
 
-async function loadTransactions(accountId: string, prev: Transaction[] | undefined): Promise<Transaction[]> {
+async function loadTransactions(
+  accountId: string,
+  prev: Transaction[] | undefined,
+  partial: (txs: Transaction[]) => void,
+): Promise<Transaction[]> {
   const page = (cursor?: string) =>
     ok(
       api.GET('/v1/accounts/{account_id}/transactions', {
@@ -34,7 +38,19 @@ async function loadTransactions(accountId: string, prev: Transaction[] | undefin
         },
       }),
     );
-  if (!prev) return allPages(page, TX_MAX_PAGES);
+  if (!prev) {
+    // The newest page shows at once; older pages follow into the chart as they arrive.
+    const all: Transaction[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < TX_MAX_PAGES; i++) {
+      const p = await page(cursor);
+      all.push(...p.data);
+      if (!p.has_more || !p.next_cursor) break;
+      partial([...all]);
+      cursor = p.next_cursor;
+    }
+    return all;
+  }
   // Live: only the newest page, merged in front of what is already here.
   const first = await page();
   const known = new Set(prev.slice(0, 200).map((t) => t.transaction_id));
@@ -54,7 +70,11 @@ export function AccountPage({ companyId, accountId }: { companyId: string; accou
     async () => (await ok(api.GET('/v1/accounts/{account_id}', { params: { path } }))).data,
     [accountId],
   );
-  const txs = usePoll((prev: Transaction[] | undefined) => loadTransactions(accountId, prev), [accountId]);
+  const txs = usePoll(
+    (prev: Transaction[] | undefined, partial: (t: Transaction[]) => void) =>
+      loadTransactions(accountId, prev, partial),
+    [accountId],
+  );
 
   if (account.error?.status === 404)
     return (
