@@ -106,9 +106,13 @@ export function AccountsPage({ companyId }: { companyId: string }) {
             <thead>
               <tr>
                 <th scope="col">Account</th>
-                <th scope="col">Email</th>
+                <th scope="col" class="wide-only">
+                  Email
+                </th>
                 <th scope="col">Balances (available)</th>
-                <th scope="col">Created</th>
+                <th scope="col" class="wide-only">
+                  Created
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -120,7 +124,7 @@ export function AccountsPage({ companyId }: { companyId: string }) {
                     </a>
                     <div class="muted small">{a.account_id}</div>
                   </td>
-                  <td>{a.email ?? '—'}</td>
+                  <td class="wide-only">{a.email ?? '—'}</td>
                   <td>
                     {a.balances.length === 0
                       ? '—'
@@ -130,7 +134,7 @@ export function AccountsPage({ companyId }: { companyId: string }) {
                           </span>
                         ))}
                   </td>
-                  <td>{when(a.created_at)}</td>
+                  <td class="wide-only">{when(a.created_at)}</td>
                 </tr>
               ))}
             </tbody>
