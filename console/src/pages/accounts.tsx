@@ -26,7 +26,10 @@ async function listAccounts(q: string, cursor: string | undefined): Promise<Page
   const query = { limit: PAGE, ...(cursor ? { starting_after: cursor } : {}) };
   if (q && serverSearch) {
     try {
-      return await ok(api.GET('/v1/accounts', { params: { query: { ...query, q } as typeof query } }));
+      const found = await ok(api.GET('/v1/accounts', { params: { query: { ...query, q } as typeof query } }));
+      // A server that ignores `q` answers the unfiltered list: search here instead.
+      if (found.data.every((a) => matches(a, q))) return found;
+      serverSearch = false;
     } catch (err) {
       // A server without `q` refuses it (400 naming q): search the list here instead.
       if (!(err instanceof ApiError && err.status === 400 && (err.param === 'q' || err.message.includes('q'))))
