@@ -1,7 +1,7 @@
 /**
  * buildApp(): the HTTP surface. Fastify with strict JSON Schema validation (no coercion of
- * bodies, unknown fields refused), one error registry, Basic auth, idempotency, the OpenAPI
- * 3.1 document at /openapi.json and an interactive reference at /docs.
+ * bodies, unknown fields refused), one error registry, Basic auth and console sessions (auth.ts),
+ * idempotency, the OpenAPI 3.1 document at /openapi.json and an interactive reference at /docs.
  */
 import cookie from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';

@@ -13,7 +13,7 @@ import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
 import type { SessionRow, UserRow } from '../store/types.js';
-import { authenticateUser, companyForUser, normalizeEmail, type ApiKeyCache } from '../operations/identity.js';
+import { authenticateUser, normalizeEmail, type ApiKeyCache } from '../operations/identity.js';
 import type { Deps } from '../operations/deps.js';
 import { resolveSession } from '../operations/sessions.js';
 import type { AttemptLimiter } from './attempts.js';
@@ -79,7 +79,9 @@ function sameSecret(a: string, b: string): boolean {
 /** The session cookie: the user, or the company of `Billing-Company`; CSRF checked on state changes. */
 async function sessionAuth(deps: Deps, request: FastifyRequest, mode: AuthMode, cookie: string): Promise<void> {
   request.viaSession = true;
-  const found = await resolveSession(deps, cookie);
+  const companyId = mode === 'company' ? header(request, COMPANY_HEADER) : undefined;
+  const asked = companyId?.startsWith(COMPANY_ID_PREFIX) ? companyId : undefined;
+  const found = await resolveSession(deps, cookie, asked);
   if (!found) throw noSession();
   if (MUTATING.has(request.method) && !sameSecret(header(request, CSRF_HEADER) ?? '', found.session.csrfToken)) {
     throw new OutcomeError(
@@ -95,11 +97,9 @@ async function sessionAuth(deps: Deps, request: FastifyRequest, mode: AuthMode, 
     request.principal = { kind: 'user', user: found.user };
     return;
   }
-  const companyId = header(request, COMPANY_HEADER);
   if (companyId === undefined || companyId === '')
     throw unauthorized('with a session, a company route needs the Billing-Company header naming one of your companies');
-  if (!companyId.startsWith(COMPANY_ID_PREFIX) || !(await companyForUser(deps, companyId, found.user.id)))
-    throw new OutcomeError(failure('not_found', 'no such company', 'Billing-Company'));
+  if (!found.member) throw new OutcomeError(failure('not_found', 'no such company', 'Billing-Company'));
   request.principal = { kind: 'company', companyId };
 }
 
@@ -170,6 +170,8 @@ export function userAuthHook(deps: Deps, attempts: AttemptLimiter) {
     if ((mode !== 'user' && mode !== 'either') || request.principal !== null) return;
     const creds = parseBasic(request.headers.authorization);
     if (creds === null) throw unauthorized();
+    // A company's key on a route that takes only a user's password: wrong, but no password guess.
+    if (!creds.username.includes('@')) throw unauthorized("this route takes a user's email:password");
     const user = await checkPassword(deps, attempts, request, reply, creds.username, creds.password);
     request.principal = { kind: 'user', user };
   };

@@ -14,6 +14,10 @@ export const IDEMPOTENCY_KEY_LENGTH_MAX = 255;
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: the route ignores Idempotency-Key (its answer carries a secret or a cookie a replay cannot give). */
+    idempotency?: false;
+  }
   interface FastifyRequest {
     idempotency?: { scope: string; key: string; replayed: boolean };
   }
@@ -31,7 +35,7 @@ function scopeOf(request: FastifyRequest, requestHash: string): string {
 export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = request.headers['idempotency-key'];
-    if (raw === undefined || !MUTATING.has(request.method)) return;
+    if (raw === undefined || !MUTATING.has(request.method) || request.routeOptions.config.idempotency === false) return;
     const key = Array.isArray(raw) ? raw[0]! : raw;
     if (key.length === 0 || key.length > IDEMPOTENCY_KEY_LENGTH_MAX) {
       throw new OutcomeError(

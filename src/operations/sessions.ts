@@ -47,20 +47,25 @@ export async function createSession(deps: Deps, user: UserRow): Promise<{ id: st
   return { id, session };
 }
 
+export interface LiveSession {
+  session: SessionRow;
+  user: UserRow;
+  /** Whether the user belongs to the company asked about (false when none was). */
+  member: boolean;
+}
+
 /**
- * The live session with this id and its user; undefined when unknown, revoked or expired. Marks it
- * seen, at most once a minute.
+ * The live session with this id and its user, and whether the user belongs to `companyId` (one
+ * read); undefined when unknown, revoked or expired. Marks it seen, at most once a minute.
  */
-export async function resolveSession(
-  deps: Deps,
-  id: string,
-): Promise<{ session: SessionRow; user: UserRow } | undefined> {
+export async function resolveSession(deps: Deps, id: string, companyId?: string): Promise<LiveSession | undefined> {
   if (!SECRET_PATTERN.test(id)) return undefined;
   const idHash = sha256Hex(id);
-  const found = await deps.store.read(async (tx) => {
+  const found = await deps.store.read(async (tx): Promise<LiveSession | undefined> => {
     const session = await tx.findSession(idHash);
     const user = session && (await tx.findUserById(session.userId));
-    return session && user && { session, user };
+    if (!session || !user) return undefined;
+    return { session, user, member: companyId !== undefined && (await tx.isCompanyMember(companyId, user.id)) };
   });
   if (!found) return undefined;
   const now = deps.clock.now();
@@ -70,9 +75,9 @@ export async function resolveSession(
       // Revoked meanwhile (or touched by a concurrent request): read it again.
       const again = await deps.store.read((tx) => tx.findSession(idHash));
       if (!again || again.revokedAtMs !== null) return undefined;
-      return { session: again, user: found.user };
+      return { ...found, session: again };
     }
-    return { session: { ...found.session, lastSeenAtMs: now }, user: found.user };
+    return { ...found, session: { ...found.session, lastSeenAtMs: now } };
   }
   return found;
 }

@@ -76,6 +76,29 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(bOwner.status, 200, bOwner.text);
     });
 
+    test('a company key on a user-only route is 401 and is no password guess', async () => {
+      const co = await signUpCompany(h);
+      for (let i = 0; i < ATTEMPTS + 5; i++) {
+        const r = await h.request('GET', '/v1/companies', { auth: co.auth, headers: from('203.0.113.5') });
+        assertError(r, 401, 'authentication_required');
+      }
+      const owner = await h.request('GET', '/v1/companies', {
+        auth: [co.email, co.password],
+        headers: from('203.0.113.5'),
+      });
+      assert.equal(owner.status, 200, owner.text);
+    });
+
+    test('X-Forwarded-Proto https from the trusted proxy makes the session cookie Secure', async () => {
+      const co = await signUpCompany(h);
+      const body = { email: co.email, password: co.password };
+      const tls = await h.request('POST', '/v1/sessions', { body, headers: { 'x-forwarded-proto': 'https' } });
+      assert.equal(tls.status, 201, tls.text);
+      assert.match(tls.headers.getSetCookie()[0]!, /; Secure/i);
+      const plain = await h.request('POST', '/v1/sessions', { body });
+      assert.doesNotMatch(plain.headers.getSetCookie()[0]!, /; Secure/i);
+    });
+
     test('successful password requests never count', async () => {
       const co = await signUpCompany(h);
       for (let i = 0; i < ATTEMPTS + 10; i++) {
@@ -137,7 +160,17 @@ for (const dialect of HTTP_DIALECTS) {
       await h.close();
     });
 
-    test('is ignored: failures claimed from other addresses all count against the real one', async () => {
+    test('X-Forwarded-Proto is ignored: the session cookie is not Secure over plain http', async () => {
+      const co = await signUpCompany(h);
+      const r = await h.request('POST', '/v1/sessions', {
+        body: { email: co.email, password: co.password },
+        headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '198.51.100.11' },
+      });
+      assert.equal(r.status, 201, r.text);
+      assert.doesNotMatch(r.headers.getSetCookie()[0]!, /; Secure/i);
+    });
+
+    test('X-Forwarded-For is ignored: failures from claimed addresses count against the real one', async () => {
       const co = await signUpCompany(h);
       for (let i = 0; i < ATTEMPTS; i++) {
         await h.request('POST', '/v1/sessions', {

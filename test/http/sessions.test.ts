@@ -81,6 +81,17 @@ for (const dialect of HTTP_DIALECTS) {
       );
     });
 
+    test('log in ignores Idempotency-Key: each log-in is a new session with its cookie', async () => {
+      const body = { email: co.email, password: co.password };
+      const headers = { 'idempotency-key': 'login-1' };
+      const first = await h.request('POST', '/v1/sessions', { body, headers });
+      const second = await h.request('POST', '/v1/sessions', { body, headers });
+      assert.equal(second.status, 201, second.text);
+      assert.equal(second.headers.get('idempotent-replayed'), null);
+      assert.notEqual(sessionCookie(first), sessionCookie(second));
+      assert.notEqual(first.body.data.csrf_token, second.body.data.csrf_token);
+    });
+
     test('wrong password or unknown email: 401 without a Basic challenge; no cookie', async () => {
       for (const body of [
         { email: co.email, password: 'wrong password' },

@@ -42,16 +42,21 @@ function currentSession(request: FastifyRequest): SessionRow {
 export function sessionRoutes(scope: FastifyInstance, { deps, attempts }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.post('/v1/sessions', { config: { auth: 'none' }, schema: createSessionSchema }, async (request, reply) => {
-    request.viaSession = true; // a wrong password is 401 without a Basic challenge (no browser prompt)
-    const user = await checkPassword(deps, attempts, request, reply, request.body.email, request.body.password);
-    const { id, session } = await createSession(deps, user);
-    reply.setCookie(SESSION_COOKIE, id, {
-      ...cookieOptions(deps, request),
-      maxAge: Math.floor(SESSION_ABSOLUTE_MS / 1000),
-    });
-    return reply.code(201).send({ data: { user: presentUser(user, 'signUpDate'), ...sessionData(deps, session) } });
-  });
+  // No Idempotency-Key: a replayed answer could not set the cookie, and would keep the CSRF token.
+  app.post(
+    '/v1/sessions',
+    { config: { auth: 'none', idempotency: false }, schema: createSessionSchema },
+    async (request, reply) => {
+      request.viaSession = true; // a wrong password is 401 without a Basic challenge (no browser prompt)
+      const user = await checkPassword(deps, attempts, request, reply, request.body.email, request.body.password);
+      const { id, session } = await createSession(deps, user);
+      reply.setCookie(SESSION_COOKIE, id, {
+        ...cookieOptions(deps, request),
+        maxAge: Math.floor(SESSION_ABSOLUTE_MS / 1000),
+      });
+      return reply.code(201).send({ data: { user: presentUser(user, 'signUpDate'), ...sessionData(deps, session) } });
+    },
+  );
 
   app.get('/v1/sessions/current', { config: { auth: 'session' }, schema: getSessionSchema }, async (request) => {
     const session = currentSession(request);

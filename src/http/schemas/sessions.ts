@@ -31,7 +31,8 @@ export const createSessionSchema = {
     'csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after ' +
     'BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the ' +
     'password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client ' +
-    'address (429 with Retry-After, the password then not even checked).',
+    'address (429 with Retry-After, the password then not even checked). Idempotency-Key is ignored here: ' +
+    'each log-in is a new session.',
   body: Type.Object(
     { email: Email, password: Type.String({ minLength: 1, maxLength: 1024 }) },
     { additionalProperties: false },
