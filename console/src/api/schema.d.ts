@@ -215,7 +215,7 @@ export interface paths {
   "/v1/sessions": {
     /**
      * Log in (no credentials needed): a session cookie
-     * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request with it and no Authorization header acts as the user; on company routes as the company named by the Billing-Company header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the session's csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client address (429 with Retry-After, the password then not even checked).
+     * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request with it and no Authorization header acts as the user; on company routes as the company named by the Billing-Company header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the session's csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client address (429 with Retry-After, the password then not even checked). Idempotency-Key is ignored here: each log-in is a new session.
      */
     post: operations["createSession"];
   };
@@ -2877,7 +2877,7 @@ export interface operations {
   };
   /**
    * Log in (no credentials needed): a session cookie
-   * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request with it and no Authorization header acts as the user; on company routes as the company named by the Billing-Company header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the session's csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client address (429 with Retry-After, the password then not even checked).
+   * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request with it and no Authorization header acts as the user; on company routes as the company named by the Billing-Company header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the session's csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client address (429 with Retry-After, the password then not even checked). Idempotency-Key is ignored here: each log-in is a new session.
    */
   createSession: {
     requestBody: {
