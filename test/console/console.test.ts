@@ -141,7 +141,7 @@ for (const dialect of HTTP_DIALECTS) {
       pages.push(['keys', `/c/${companyId}/keys`]);
     });
 
-    test('an account, its events and a refill made through the API show on the open pages without a reload', async () => {
+    test('account, events and a refill made through the API show on the open pages, no reload', async () => {
       await page.getByRole('link', { name: 'Accounts' }).click();
       await heading(page, 'Accounts');
       await page.evaluate(() => {
@@ -350,7 +350,7 @@ for (const dialect of HTTP_DIALECTS) {
       await anonymous.close();
     });
 
-    test('forged state change without the CSRF token changes nothing; after log-out the cookie no longer works', async () => {
+    test('a forged change without the CSRF token changes nothing; after log-out the cookie is dead', async () => {
       const cookie = (await context.cookies()).find((c) => c.name === 'billing_session');
       assert.ok(cookie, 'the session cookie is set');
       assert.equal(cookie.httpOnly, true);
