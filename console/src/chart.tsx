@@ -5,11 +5,17 @@ import 'uplot/dist/uPlot.min.css';
 
 const COLORS = ['#1d4ed8', '#b45309', '#047857', '#9d174d', '#6d28d9', '#0e7490', '#4d7c0f', '#be123c'];
 
-/** A single instant (or a few seconds) still gets a readable minute-wide time axis. */
-function widen(u: uPlot, x: number[]): void {
+/**
+ * Bars get half a step of room at both ends (the first and last bar are drawn whole); a single instant
+ * (or a few seconds) still gets a readable minute-wide time axis.
+ */
+function widen(u: uPlot, x: number[], kind: 'step' | 'bars'): void {
   const min = x[0];
   const max = x[x.length - 1];
-  if (min !== undefined && max !== undefined && max - min < 60) u.setScale('x', { min: min - 30, max: max + 30 });
+  if (min === undefined || max === undefined) return;
+  const step = x.length > 1 ? (x[1]! - min) / 2 : 30;
+  if (kind === 'bars') u.setScale('x', { min: min - step, max: max + step });
+  else if (max - min < 60) u.setScale('x', { min: min - 30, max: max + 30 });
 }
 
 export interface Series {
@@ -40,7 +46,7 @@ export function Chart(props: {
     const data = [props.x, ...props.series.map((s) => s.values)] as uPlot.AlignedData;
     if (plot.current && shapeRef.current === shape) {
       plot.current.setData(data);
-      widen(plot.current, props.x);
+      widen(plot.current, props.x, props.kind);
       return;
     }
     plot.current?.destroy();
@@ -67,7 +73,7 @@ export function Chart(props: {
       ],
     };
     plot.current = new uPlot(opts, data, el);
-    widen(plot.current, props.x);
+    widen(plot.current, props.x, props.kind);
   });
 
   useEffect(() => {

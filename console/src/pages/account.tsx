@@ -207,7 +207,7 @@ export function usageChartData(groups: UsageGroup[], from: string, days: number)
   const start = Date.parse(from);
   const x = Array.from({ length: days }, (_, i) => (start + i * DAY) / 1000);
   const types = [...new Set(groups.map((g) => `${g.type ?? '?'} (${g.denomination ?? '?'})`))].sort();
-  const series = types.map((label) => ({ label, values: x.map(() => 0 as number | null) }));
+  const series = types.map((label) => ({ label, values: x.map(() => null as number | null) }));
   for (const g of groups) {
     const i = Math.round((Date.parse(g.window_start) - start) / DAY);
     const s = series[types.indexOf(`${g.type ?? '?'} (${g.denomination ?? '?'})`)];
