@@ -6,7 +6,7 @@
 # Run:   docker run -p 8080:8080 -v billing-data:/data billing-engine
 # CLI:   docker run --rm -v billing-data:/data billing-engine billing audit
 
-# --- build: every dependency, then tsc to dist/
+# --- build: every dependency, then tsc to dist/ and the web console (Vite) to console/dist/
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -15,6 +15,7 @@ COPY tools/openapi-client/package.json ./tools/openapi-client/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY console ./console
 RUN npm run build
 
 # --- production dependencies only (better-sqlite3 is native: built here, on the runtime's base image)
@@ -37,6 +38,7 @@ ENV NODE_ENV=production \
   DATABASE_URL=sqlite:/data/billing.sqlite
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/console/dist ./console/dist
 COPY package.json LICENSE ./
 RUN chmod +x dist/cli/main.js \
   && ln -s /app/dist/cli/main.js /usr/local/bin/billing \

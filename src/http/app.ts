@@ -16,6 +16,7 @@ import { settleInTx, type IngestBatcher, type SettleWriter } from '../operations
 import type { TestClock } from '../lib/clock.js';
 import { AttemptLimiter } from './attempts.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
+import { registerConsole } from './console.js';
 import { errorBody } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
 import { rewriteAlias } from './aliases.js';
@@ -281,5 +282,6 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     chargeRoutes(scope, ctx);
     webhookRoutes(scope, ctx);
   });
+  await registerConsole(app);
   return app;
 }

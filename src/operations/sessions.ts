@@ -1,5 +1,5 @@
 /**
- * Console sessions and the one-time links sent by email (SESSION-API.md). A session id and a
+ * Console sessions and the one-time links sent by email. A session id and a
  * token are 32 random bytes (base64url) shown once; only their SHA-256 is stored. Times come from
  * the injected clock, so the test clock moves sessions and links towards their expiry.
  */

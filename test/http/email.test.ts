@@ -1,4 +1,4 @@
-// Guarantees (SESSION-API.md), on SQLite and PostgreSQL, with a real SMTP server on loopback: sign-up emails a
+// Guarantees, on SQLite and PostgreSQL, with a real SMTP server on loopback: sign-up emails a
 // verification link under BILLING_PUBLIC_URL; following it sets emailVerified, once; a password reset link sets
 // a new password once, within the hour, and ends every session; an unknown email gets 202 and no message;
 // expired, reused and unknown tokens are 400 naming `token`, a weak password 400 naming `password`.

@@ -10,6 +10,7 @@ import {
   startHarness,
   type Harness,
 } from '../support/harness.js';
+import { isConsoleRoute } from '../../src/http/console.js';
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`idempotency (${dialect})`, () => {
@@ -158,11 +159,11 @@ describe('OpenAPI document and reference', () => {
   });
 });
 
-/** Every route the server registered, outside the docs UI's own static routes, as "METHOD /path/{param}". */
+/** Every route the server registered, outside the docs UI's and the console's own routes, as "METHOD /path/{param}". */
 function routesOf(h: Harness): string[] {
   const out: string[] = [];
   for (const r of (h.server as unknown as { routes: { method: string; url: string }[] }).routes) {
-    if (r.url.startsWith('/docs') || r.method === 'HEAD') continue;
+    if (r.url.startsWith('/docs') || isConsoleRoute(r.url) || r.method === 'HEAD') continue;
     out.push(`${r.method} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
   }
   return out;

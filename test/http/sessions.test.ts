@@ -1,4 +1,4 @@
-// Guarantees (SESSION-API.md), on SQLite and PostgreSQL: a log-in sets an HttpOnly SameSite=Lax cookie; the
+// Guarantees, on SQLite and PostgreSQL: a log-in sets an HttpOnly SameSite=Lax cookie; the
 // cookie acts as the user on user routes and, with Billing-Company, as a company the user owns (another's is
 // 404, none is 401); a state change without the session's X-CSRF-Token is 403 and changes nothing; a logged-out
 // or idle-expired session is 401 everywhere; an Authorization header is never cookie-authenticated.

@@ -1,0 +1,381 @@
+// Guarantee: a person can run their billing from the console in a real browser (Debian's Chromium):
+// sign up, verify the email through the link that arrives by SMTP, register a company and get keys; then what
+// the company's code does through the API (accounts, events, refills, webhook deliveries) shows on the open
+// pages without a reload; the pages pass axe-core (no serious or critical violation) at desktop and phone
+// width; a forged state change without the CSRF token changes nothing; after log-out the cookie is dead.
+import assert from 'node:assert/strict';
+import { after, before, describe, test as nodeTest } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import {
+  DESKTOP,
+  PHONE,
+  assertAccessible,
+  ensureConsoleBuilt,
+  launchBrowser,
+  newContext,
+  screenshot,
+} from '../support/console.js';
+import { HTTP_DIALECTS, type Harness, signUpCompany, startHarness } from '../support/harness.js';
+import { type SmtpReceiver, linkToken, startSmtpReceiver } from '../support/smtp.js';
+import { type Receiver, runJobs, startReceiver } from '../support/webhooks.js';
+
+/** Long enough for a slow shared machine; the live updates themselves are measured by bench/console.ts. */
+const WAIT = { timeout: 15_000 };
+
+async function seeText(page: Page, selector: string, text: string | RegExp): Promise<void> {
+  await page.locator(selector, { hasText: text }).first().waitFor(WAIT);
+}
+
+async function heading(page: Page, text: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name: text }).waitFor(WAIT);
+}
+
+for (const dialect of HTTP_DIALECTS) {
+  describe(`console in the browser (${dialect})`, () => {
+    // The steps build on each other: after a failure the rest fail at once instead of timing out one by one.
+    let broken = '';
+    const test = (name: string, fn: () => Promise<void>) =>
+      nodeTest(name, async () => {
+        if (broken) throw new Error(`not run: an earlier step failed (${broken})`);
+        try {
+          await fn();
+        } catch (err) {
+          broken = name;
+          await page?.screenshot({ path: `test-results/failure-${dialect}.png`, fullPage: true }).catch(() => {});
+          throw err;
+        }
+      });
+    let h: Harness;
+    let mail: SmtpReceiver;
+    let hooks: Receiver;
+    let close: () => Promise<void>;
+    let browser: Browser;
+    let context: BrowserContext;
+    let page: Page;
+    const email = `founder-${dialect}-${Date.now()}@example.com`;
+    const password = 'correct horse battery';
+    let companyId = '';
+    let apiKey = '';
+    let auth: [string, string];
+    let accountId = '';
+    /** Every page for the accessibility and screenshot pass: [name, path]. */
+    const pages: [string, string][] = [];
+
+    before(async () => {
+      await ensureConsoleBuilt();
+      mail = await startSmtpReceiver();
+      hooks = await startReceiver({ respond: (_r, n) => (n === 0 ? 200 : 200) });
+      h = await startHarness(dialect, { SMTP_URL: mail.url });
+      ({ browser, close } = await launchBrowser());
+      context = await newContext(browser);
+      context.setDefaultTimeout(WAIT.timeout);
+      page = await context.newPage();
+    });
+    after(async () => {
+      await close?.();
+      await h?.close();
+      await mail?.close();
+      await hooks?.close();
+    });
+
+    test('sign up, verify the email by the link sent over SMTP, register a company, get its first key', async () => {
+      await page.goto(`${h.url}/`);
+      await heading(page, 'Log in');
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await heading(page, 'Create your account');
+      await page.getByLabel('Full name').fill('Grace Hopper');
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill('short');
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await seeText(page, '.field-error', /8/); // weak password: said next to the field
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await heading(page, 'Register a company');
+      await seeText(page, '.banner', 'Verify your email address');
+
+      const link = `/verify-email?token=${linkToken(await mail.next(email), '/verify-email')}`;
+      await page.goto(h.url + link);
+      await seeText(page, '[role=status]', 'Your email address is verified');
+      const reused = await context.newPage();
+      await reused.goto(h.url + link);
+      await seeText(reused, '[role=alert]', /invalid, expired or already used/);
+      await reused.close();
+
+      await page.goto(`${h.url}/companies/new`);
+      await heading(page, 'Register a company');
+      assert.equal(await page.locator('.banner').count(), 0, 'no verification banner once verified');
+      await page.getByLabel('Company name').fill('Analytical Engines');
+      await page.getByRole('button', { name: 'Register company' }).click();
+      await heading(page, /is registered/);
+      apiKey = (await page.locator('[data-secret]').textContent()) ?? '';
+      companyId = (await page.locator('main p code').first().textContent()) ?? '';
+      assert.match(companyId, /^c_/);
+      assert.ok(apiKey.length > 20, 'the first key is shown');
+      await seeText(page, '.warning', 'shown only once');
+      assert.equal(await page.getByRole('button', { name: 'Copy' }).count(), 1);
+      auth = [companyId, apiKey];
+      assert.equal((await h.request('GET', '/v1/accounts', { auth })).status, 200, 'the shown key works');
+      await page.getByRole('button', { name: 'I have saved it' }).click();
+      await heading(page, 'Accounts');
+      await seeText(page, 'pre.code', `/v1/companies/${companyId}/accounts`);
+      assert.equal(await page.locator('[data-secret]').count(), 0, 'the key is gone for good');
+      pages.push(['accounts', `/c/${companyId}/accounts`]);
+    });
+
+    test('API keys: create (shown once), list, revoke with confirmation', async () => {
+      await page.getByRole('link', { name: 'API keys' }).click();
+      await heading(page, 'API keys');
+      await page.getByRole('button', { name: 'Create an API key' }).click();
+      const second = (await page.locator('[data-secret]').textContent()) ?? '';
+      assert.notEqual(second, apiKey);
+      assert.equal((await h.request('GET', '/v1/accounts', { auth: [companyId, second] })).status, 200);
+      await page.getByRole('button', { name: 'I have saved it' }).click();
+      await page.locator('table tbody tr').nth(1).waitFor(WAIT);
+      const prefix = second.slice(0, 6);
+      const row = page.locator('tbody tr', { hasText: prefix }).first();
+      await row.getByRole('button', { name: 'Revoke' }).click();
+      await row.getByRole('button', { name: 'Yes, revoke' }).click();
+      await seeText(page, 'tbody tr', 'Revoked');
+      assert.equal((await h.request('GET', '/v1/accounts', { auth: [companyId, second] })).status, 401);
+      assert.equal((await h.request('GET', '/v1/accounts', { auth })).status, 200, 'the first key still works');
+      pages.push(['keys', `/c/${companyId}/keys`]);
+    });
+
+    test('account, events and a refill made through the API show on the open pages, no reload', async () => {
+      await page.getByRole('link', { name: 'Accounts' }).click();
+      await heading(page, 'Accounts');
+      await page.evaluate(() => {
+        (window as any).__sameDocument = true;
+      });
+      const acc = await h.request('POST', `/v1/companies/${companyId}/accounts`, {
+        auth,
+        body: { name: 'Ada Lovelace', email: 'ada@example.com', metadata: { plan: 'gold-tier' } },
+      });
+      accountId = acc.body.data.account_id;
+      assert.equal(
+        (await h.request('POST', `/v1/accounts/${accountId}/balance/tokens`, { auth, body: { amount: 1000 } })).status,
+        200,
+      );
+      assert.equal(
+        (await h.request('PUT', '/v1/prices/api_call', { auth, body: { denomination: 'tokens', unit_amount: '1' } }))
+          .status,
+        200,
+      );
+      await seeText(page, 'tbody tr', 'Ada Lovelace');
+      await seeText(page, '[data-balance=tokens]', '1,000 tokens');
+
+      // Search: by a metadata value, then by something that matches nothing.
+      await page.getByLabel('Search accounts').fill('gold-tier');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await seeText(page, 'tbody tr', 'Ada Lovelace');
+      await page.getByLabel('Search accounts').fill('nobody-matches-this');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await seeText(page, '.empty', 'No account matches');
+      await page.getByRole('button', { name: 'Clear' }).click();
+      await page.getByRole('link', { name: 'Ada Lovelace' }).click();
+      await heading(page, 'Ada Lovelace');
+      await seeText(page, '[data-denomination=tokens] [data-field=available]', '1,000');
+
+      const events = Array.from({ length: 5 }, () => ({ type: 'api_call', quantity: 10 }));
+      assert.equal((await h.request('POST', `/v1/accounts/${accountId}/events`, { auth, body: events })).status, 200);
+      await seeText(page, '[data-denomination=tokens] [data-field=available]', '950');
+      await page.locator('[data-points="6"]').waitFor(WAIT); // the grant and five usage transactions
+      await seeText(page, '[data-table=account-usage] tbody tr', 'api_call');
+      await seeText(page, '[data-table=account-usage] tbody tr', '50 tokens');
+      assert.equal(await page.locator('[data-table=transactions] tbody tr').count(), 6);
+      await seeText(page, '[data-table=events] tbody tr', 'api_call');
+
+      // A pending event holds its cost and shows among the holds.
+      const held = [{ type: 'api_call', quantity: 7, state: 'pending', id: 'held-1' }];
+      assert.equal((await h.request('POST', `/v1/accounts/${accountId}/events`, { auth, body: held })).status, 200);
+      await seeText(page, '.holds li', 'held-1');
+      await seeText(page, '[data-denomination=tokens] [data-field=pending]', '7');
+      await page.getByLabel('State').selectOption('pending');
+      await seeText(page, '[data-table=events] tbody tr', 'held-1');
+      assert.equal(await page.locator('[data-table=events] tbody tr').count(), 1, 'only pending events');
+
+      // Adjust with a reason, from the console.
+      await page.getByRole('tab', { name: 'Adjust' }).click();
+      await page.getByLabel('Amount').fill('-20');
+      await page.getByLabel('Reason').fill('goodwill reversal');
+      await page.getByRole('button', { name: 'Adjust balance' }).click();
+      await seeText(page, '[data-table=transactions] tbody tr', 'goodwill reversal');
+
+      // A card and auto-refill from the console; usage through the API then triggers a refill.
+      await page.getByRole('tab', { name: 'Card' }).click();
+      await page.getByRole('button', { name: 'Attach card' }).click();
+      await seeText(page, '[role=status]', 'Card attached');
+      await page.getByRole('tab', { name: 'Auto-refill' }).click();
+      await page.getByLabel('Refill when available drops below').fill('900');
+      await page.getByLabel('Units added per refill').fill('500');
+      await page.getByLabel('Charge per refill (USD cents)').fill('1500');
+      await page.getByRole('button', { name: 'Save auto-refill' }).click();
+      await seeText(page, '[data-denomination=tokens]', 'Refills 500 for $15.00 below 900');
+      const drop = [{ type: 'api_call', quantity: 40 }];
+      assert.equal((await h.request('POST', `/v1/accounts/${accountId}/events`, { auth, body: drop })).status, 200);
+      await runJobs(h, auth); // the refill's charge runs as background work
+      await seeText(page, '[data-table=transactions] tbody tr', 'refill');
+      await seeText(page, '[data-table=charges] tbody tr', 'succeeded');
+      await seeText(page, '[data-denomination=tokens] [data-field=amount]', '1,390');
+
+      // Mid-month increase: the dry-run figure first, then the charge.
+      await page.getByRole('tab', { name: 'Mid-month increase' }).click();
+      await page.getByLabel('New monthly refill (units)').fill('800');
+      await page.getByLabel('New monthly price (USD cents)').fill('2000');
+      await page.getByRole('button', { name: 'See the price' }).click();
+      const quote = (await page.locator('[data-quote]').textContent({ timeout: WAIT.timeout })) ?? '';
+      assert.match(quote, /^\$\d+\.\d\d$/);
+      const txBefore = await page.locator('[data-table=transactions] tbody tr').count();
+      await page.getByRole('button', { name: `Charge ${quote} and increase` }).click();
+      await seeText(page, '[role=status]', `charged ${quote}`);
+      await page.locator(`[data-table=transactions] tbody tr >> nth=${txBefore}`).waitFor(WAIT);
+      pages.push(['account', `/c/${companyId}/accounts/${accountId}`]);
+
+      assert.equal(await page.evaluate(() => (window as any).__sameDocument), true, 'no reload happened');
+    });
+
+    test('usage page: chart, table and CSV of the company usage', async () => {
+      await page.getByRole('link', { name: 'Usage' }).click();
+      await heading(page, 'Usage');
+      await seeText(page, '[data-table=usage] tbody tr', 'api_call');
+      assert.ok((await page.locator('.chart [data-points]').count()) >= 1);
+      const href = (await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href')) ?? '';
+      const csv = decodeURIComponent(href.split(',').slice(1).join(','));
+      assert.match(csv, /^day,type,denomination,events,quantity,cost\r\n/);
+      assert.match(csv, /,api_call,tokens,6,90,90\r\n/);
+      pages.push(['usage', `/c/${companyId}/usage`]);
+    });
+
+    test('plans and prices: validation next to the field, then create', async () => {
+      await page.getByRole('link', { name: 'Plans & prices' }).click();
+      await heading(page, 'Plans & prices');
+      await seeText(page, '[data-table=prices] tbody tr', 'api_call');
+      const plan = page.locator('form', { hasText: 'Included balances' });
+      await plan.getByLabel('Name', { exact: true }).fill('Starter');
+      await plan.getByLabel('Monthly fee (USD cents)').fill('ten dollars');
+      await plan.getByRole('button', { name: 'Create plan' }).click();
+      await seeText(page, '.field-error', 'A whole number of cents');
+      await seeText(page, '.field-error', 'Letters, digits');
+      await plan.getByLabel('Monthly fee (USD cents)').fill('1000');
+      await plan.getByLabel('Denomination', { exact: true }).fill('tokens');
+      await plan.getByLabel('Included units').fill('10000');
+      await plan.getByLabel('Overage (cents/unit)').fill('2');
+      await plan.getByRole('button', { name: 'Create plan' }).click();
+      await seeText(page, '[data-table=plans] tbody tr', 'Starter');
+      await page.getByLabel('Event type').fill('export');
+      await page.locator('form', { hasText: 'Set a price' }).getByLabel('Denomination').fill('tokens');
+      await page.getByLabel('Unit amount').fill('not a number');
+      await page.getByRole('button', { name: 'Save price' }).click();
+      await seeText(page, '.field-error, [role=alert]', /unit_amount|decimal|number/i);
+      pages.push(['plans', `/c/${companyId}/plans`]);
+    });
+
+    test('webhooks: subscribe (secret once), see the delivery in the log, retry it, delete', async () => {
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await heading(page, 'Webhooks');
+      await page.getByLabel('URL').fill(hooks.url);
+      await page.getByRole('button', { name: 'Subscribe' }).click();
+      const secret = (await page.locator('[data-secret]').textContent({ timeout: WAIT.timeout })) ?? '';
+      assert.match(secret, /^whsec_/);
+      await page.getByRole('button', { name: 'I have saved it' }).click();
+      assert.equal(await page.locator('[data-secret]').count(), 0);
+      const adj = { amount: 5, reason: 'webhook test' };
+      const r = await h.request('POST', `/v1/accounts/${accountId}/balance/tokens/adjustments`, { auth, body: adj });
+      assert.equal(r.status, 200);
+      await runJobs(h, auth);
+      await seeText(page, '[data-table=deliveries] tbody tr', 'delivered');
+      await page.locator('[data-attempts="1"]').first().waitFor(WAIT);
+      await page.getByRole('button', { name: 'Retry now' }).first().click();
+      await page.locator('[data-attempts="2"]').first().waitFor(WAIT);
+      await seeText(page, '[data-attempts="2"] li', '(retry)');
+      assert.ok(hooks.requests.length >= 2, 'the receiver got the delivery and the retry');
+      pages.push(['webhooks', `/c/${companyId}/webhooks`]);
+    });
+
+    test('another company’s account in the URL is not found; a wrong password says so', async () => {
+      const other = await signUpCompany(h, 'Other Co');
+      const theirs = await h.request('POST', `/v1/companies/${other.companyId}/accounts`, {
+        auth: other.auth,
+        body: { name: 'Not yours' },
+      });
+      await page.goto(`${h.url}/c/${companyId}/accounts/${theirs.body.data.account_id}`);
+      await heading(page, 'Account not found');
+      await page.goto(`${h.url}/c/${other.companyId}/accounts`);
+      await heading(page, 'Company not found');
+
+      const stranger = await browser.newContext({ viewport: DESKTOP });
+      const p = await stranger.newPage();
+      await p.goto(`${h.url}/login`);
+      await p.getByLabel('Email').fill(email);
+      await p.getByLabel('Password').fill('not the password');
+      await p.getByRole('button', { name: 'Log in' }).click();
+      await seeText(p, '[role=alert]', 'The email or the password is wrong');
+      await stranger.close();
+    });
+
+    // The pages are the same on either database: checked once, with the first dialect's server.
+    const checkPages = dialect === HTTP_DIALECTS[0] ? test : null;
+    checkPages?.('every page passes axe-core, fits a phone, and has screenshots at both widths', async () => {
+      const all: [string, string][] = [
+        ...pages,
+        ['login', '/login'],
+        ['signup', '/signup'],
+        ['forgot-password', '/forgot-password'],
+        ['reset-password', '/reset-password?token=x'],
+        ['new-company', '/companies/new'],
+      ];
+      const loggedOut = new Set(['login', 'signup', 'forgot-password', 'reset-password']);
+      const anonymous = await browser.newContext({ viewport: DESKTOP });
+      const tabs = { in: await context.newPage(), out: await anonymous.newPage() };
+      for (const viewport of [DESKTOP, PHONE]) {
+        for (const p of Object.values(tabs)) await p.setViewportSize(viewport);
+        for (const [name, path] of all) {
+          const p = loggedOut.has(name) ? tabs.out : tabs.in;
+          await p.goto(h.url + path);
+          await p.locator('main h1').first().waitFor(WAIT);
+          await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'), undefined, {
+            ...WAIT,
+            polling: 100,
+          });
+          if (name === 'account') await p.locator('[data-points]').first().waitFor(WAIT);
+          if (viewport === DESKTOP) await assertAccessible(p, name);
+          else {
+            const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+            assert.ok(overflow <= 1, `${name} fits the phone width (overflow ${overflow}px)`);
+          }
+          await screenshot(p, name);
+        }
+      }
+      await tabs.in.close();
+      await anonymous.close();
+    });
+
+    test('a forged change without the CSRF token changes nothing; after log-out the cookie is dead', async () => {
+      const cookie = (await context.cookies()).find((c) => c.name === 'billing_session');
+      assert.ok(cookie, 'the session cookie is set');
+      assert.equal(cookie.httpOnly, true);
+      const headers = { cookie: `billing_session=${cookie.value}`, 'billing-company': companyId };
+      const before = await h.request('GET', `/v1/accounts/${accountId}/balance/tokens`, { headers });
+      assert.equal(before.status, 200);
+      const forged = await h.request('POST', `/v1/accounts/${accountId}/balance/tokens/adjustments`, {
+        headers,
+        body: { amount: 1000 },
+      });
+      assert.equal(forged.status, 403);
+      const same = await h.request('GET', `/v1/accounts/${accountId}/balance/tokens`, { headers });
+      assert.equal(same.body.data.amount, before.body.data.amount, 'nothing changed');
+
+      const p = await context.newPage();
+      await p.goto(`${h.url}/c/${companyId}/accounts`);
+      await heading(p, 'Accounts');
+      await p.getByRole('button', { name: 'Log out' }).click();
+      await heading(p, 'Log in');
+      const after = await h.request('GET', '/v1/sessions/current', { headers });
+      assert.equal(after.status, 401);
+      assert.equal((await h.request('GET', `/v1/accounts/${accountId}`, { headers })).status, 401);
+      await p.goto(`${h.url}/c/${companyId}/accounts`);
+      await heading(p, 'Log in');
+      await h.audit();
+    });
+  });
+}

@@ -1,0 +1,117 @@
+/**
+ * What the console's tests share: a built console (built once, under a lock, when console/ changed since
+ * the last build), Debian's Chromium driven by playwright-core, an axe-core check and screenshots.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+
+const CONSOLE = resolve('console');
+const DIST_INDEX = join(CONSOLE, 'dist', 'index.html');
+const LOCK = join(CONSOLE, '.build-lock');
+export const SCREENSHOTS = resolve('test-results', 'screenshots');
+export const CHROMIUM = '/usr/bin/chromium';
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const name of readdirSync(dir)) {
+    if (name === 'dist' || name === 'node_modules' || name.startsWith('.')) continue;
+    const p = join(dir, name);
+    const s = statSync(p);
+    newest = Math.max(newest, s.isDirectory() ? newestSource(p) : s.mtimeMs);
+  }
+  return newest;
+}
+
+function builtAt(): number {
+  try {
+    return statSync(DIST_INDEX).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/** Builds console/dist unless it is newer than every console source (one builder at a time across processes). */
+export async function ensureConsoleBuilt(): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch {
+      // A lock older than 3 minutes was left by a killed build.
+      if (Date.now() - statSync(LOCK, { throwIfNoEntry: false })!.mtimeMs > 180_000)
+        rmSync(LOCK, { force: true, recursive: true });
+      if (Date.now() > deadline) throw new Error('timed out waiting for another console build');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    if (builtAt() > newestSource(CONSOLE)) return;
+    await promisify(execFile)(
+      process.execPath,
+      [resolve('node_modules/vite/bin/vite.js'), 'build', 'console', '--logLevel', 'warn'],
+      {
+        timeout: 170_000,
+      },
+    );
+  } finally {
+    rmSync(LOCK, { force: true, recursive: true });
+  }
+}
+
+/** Chromium with a fresh profile: playwright gives every launch its own new --user-data-dir (and removes it). */
+export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  return {
+    browser,
+    async close() {
+      await browser.close();
+    },
+  };
+}
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+export async function newContext(browser: Browser, viewport = DESKTOP): Promise<BrowserContext> {
+  return browser.newContext({ viewport, locale: 'en-US', timezoneId: 'UTC' });
+}
+
+let axeSource: string | undefined;
+
+/** axe-core in the page: no serious or critical violation (the message lists them). */
+export async function assertAccessible(page: Page, name: string): Promise<void> {
+  axeSource ??= readFileSync(resolve('node_modules/axe-core/axe.min.js'), 'utf8');
+  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as any).axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v: any) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join('; ')})`);
+  });
+  assert.deepEqual(violations, [], `accessibility of ${name}`);
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const { width, height } = page.viewportSize()!;
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}x${height}.png`), fullPage: true });
+}
