@@ -88,6 +88,7 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** p50/p90/p99/max of a list of milliseconds, rounded to 0.1 ms. */
 export function percentiles(ms: number[]): { n: number; p50: number; p90: number; p99: number; max: number } {
   const s = [...ms].sort((a, b) => a - b);
-  const at = (q: number) => (s.length === 0 ? 0 : Math.round(s[Math.min(s.length - 1, Math.floor(q * s.length))]! * 10) / 10);
+  const at = (q: number) =>
+    s.length === 0 ? 0 : Math.round(s[Math.min(s.length - 1, Math.floor(q * s.length))]! * 10) / 10;
   return { n: s.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: at(1) };
 }

@@ -43,7 +43,11 @@ export async function account(url: string, co: Company, denomination = 'tokens',
 }
 
 export async function balanceOf(url: string, co: Company, accountId: string, denomination = 'tokens') {
-  const b = await send(url, { method: 'GET', path: `/v1/accounts/${accountId}/balance/${denomination}`, auth: co.auth });
+  const b = await send(url, {
+    method: 'GET',
+    path: `/v1/accounts/${accountId}/balance/${denomination}`,
+    auth: co.auth,
+  });
   assert.equal(b.status, 200, b.text);
   return b.json.data as { amount: number; pending: number; available: number };
 }
