@@ -14,7 +14,7 @@ export interface Company {
 
 export async function signUp(url: string, name = 'Acme'): Promise<Company> {
   const email = `rel-${randomBytes(5).toString('hex')}@example.com`;
-  const password = 'correct horse battery';
+  const password = `correct horse ${randomBytes(4).toString('hex')}`;
   const u = await send(url, { method: 'POST', path: '/v1/users', body: { name: 'Ada', email, password } });
   assert.equal(u.status, 200, u.text);
   const c = await send(url, { method: 'POST', path: '/v1/companies', auth: [email, password], body: { name } });
