@@ -92,3 +92,52 @@ export function percentiles(ms: number[]): { n: number; p50: number; p90: number
     s.length === 0 ? 0 : Math.round(s[Math.min(s.length - 1, Math.floor(q * s.length))]! * 10) / 10;
   return { n: s.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: at(1) };
 }
+
+/**
+ * Writes `bytes` on a fresh TCP connection and collects what comes back until the server closes it or
+ * `waitMs` pass; `status` is parsed from the first response line (0: no answer).
+ */
+export async function rawExchange(
+  port: number,
+  bytes: Buffer | string,
+  waitMs = 3_000,
+): Promise<{ status: number; head: string; body: string; closed: boolean }> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let closed = false;
+    const finish = () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      const head = split < 0 ? text : text.slice(0, split);
+      let body = split < 0 ? '' : text.slice(split + 4);
+      if (/transfer-encoding:\s*chunked/i.test(head)) body = dechunk(body);
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+      socket.destroy();
+      resolve({ status: m ? Number(m[1]) : 0, head, body, closed });
+    };
+    const timer = setTimeout(finish, waitMs);
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed = true;
+      finish();
+    });
+    socket.on('connect', () => socket.write(bytes));
+  });
+}
+
+function dechunk(body: string): string {
+  let out = '';
+  let rest = body;
+  for (;;) {
+    const nl = rest.indexOf('\r\n');
+    if (nl < 0) return out;
+    const len = Number.parseInt(rest.slice(0, nl), 16);
+    if (!Number.isFinite(len) || len === 0) return out;
+    out += rest.slice(nl + 2, nl + 2 + len);
+    rest = rest.slice(nl + 2 + len + 2);
+  }
+}
