@@ -37,7 +37,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
   const db: TestDatabase = await freshDatabase(dialect);
   const servers: ChildServer[] = [];
   try {
-    const env = dialect === 'postgres' ? { BILLING_PG_POOL_SIZE: '8' } : {};
+    const env: Record<string, string> = dialect === 'postgres' ? { BILLING_PG_POOL_SIZE: '8' } : {};
     for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) servers.push(await startChildServer(db.url, env));
     const co = await signUp(servers[0]!.url);
     const accountId = await account(servers[0]!.url, co, 'tokens', INITIAL);

@@ -244,7 +244,8 @@ for (const dialect of CLI_DIALECTS) {
             assert.equal(
               new Set(bodies.values()).size,
               1,
-              `${route.method} ${route.path}: one body for every failure: ${JSON.stringify(Object.fromEntries(bodies))}`,
+              `${route.method} ${route.path}: one body for every failure: ` +
+                JSON.stringify(Object.fromEntries(bodies)),
             );
           }
         };

@@ -22,7 +22,8 @@ const DRAIN_MS = size(180_000, 400_000);
 
 for (const dialect of CLI_DIALECTS) {
   describe(`webhooks through outages and crashes (${dialect})`, () => {
-    test(`receiver down and back, server killed ${KILLS} times ${MID_DELIVERY ? 'mid-delivery' : 'between deliveries'} ` +
+    test(`receiver down and back, server killed ${KILLS} times ` +
+      `${MID_DELIVERY ? 'mid-delivery' : 'between deliveries'} ` +
       'and restarted once gracefully: ' +
       'every notification delivered, one id and one body per notification', { timeout: 600_000 }, async (t) => {
       const s = seed(dialect === 'sqlite' ? 16_601 : 16_602);
@@ -78,7 +79,8 @@ for (const dialect of CLI_DIALECTS) {
             break;
         }
         const rows = await db.sql(
-          'SELECT callback_id, status, attempts, next_attempt_at, claimed_until, last_error FROM webhook_deliveries WHERE webhook_id = ?',
+          'SELECT callback_id, status, attempts, next_attempt_at, claimed_until, last_error ' +
+            'FROM webhook_deliveries WHERE webhook_id = ?',
           [webhookId],
         );
         assert.equal(rows.length, NOTIFICATIONS, 'one notification per balance change');
