@@ -43,7 +43,7 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
-const START_TIMEOUT_MS = 60_000;
+const START_TIMEOUT_MS = 180_000;
 
 /**
  * Starts `src/main.ts` on `databaseUrl` with the test defaults (test clock, private webhook URLs allowed,
