@@ -72,7 +72,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
         const retry = await sendRetried(
           tg,
           { method: 'POST', path: op.path, auth: co.auth, body: op.body, headers: { 'idempotency-key': op.key } },
-          { inUseBudgetMs: 3_000 },
+          { inUseBudgetMs: 3_000, deadlineMs: 400_000 },
         );
         finals.set(op, retry);
       }),

@@ -168,7 +168,7 @@ export function startLoad(
       op.result = await sendRetried(
         t,
         { method: 'POST', path: op.path, auth: o.auth, body: op.body, headers: { 'idempotency-key': op.key } },
-        { random: o.random.next, inUseBudgetMs: 2_000 },
+        { random: o.random.next, inUseBudgetMs: 2_000, deadlineMs: 400_000 },
       );
     }
   };
