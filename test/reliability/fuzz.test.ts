@@ -139,7 +139,7 @@ function generate(ctx: Context, seedValue: number, count: number): Case[] {
       case 'unknown-field':
         value =
           value !== null && typeof value === 'object' && !Array.isArray(value)
-            ? { ...(value as object), ['zz' + random.int(100)]: 1, __proto__x: { polluted: true } }
+            ? { ...(value as object), [`zz${random.int(100)}`]: 1, __proto__x: { polluted: true } }
             : value;
         break;
       case 'drop':
@@ -426,8 +426,7 @@ for (const dialect of CLI_DIALECTS) {
         'negative Content-Length': `${head('Content-Length: -5\r\n\r\n')}{"amount":1}`,
         'two Content-Lengths': `${head('Content-Length: 12\r\nContent-Length: 13\r\n\r\n')}{"amount":1}`,
         'bad chunk size': `${head('Transfer-Encoding: chunked\r\n\r\n')}zz\r\n{"amount":1}\r\n0\r\n\r\n`,
-        'Content-Length and Transfer-Encoding':
-          `${head('Content-Length: 12\r\nTransfer-Encoding: chunked\r\n\r\n')}` + 'c\r\n{"amount":1}\r\n0\r\n\r\n',
+        'Content-Length and Transfer-Encoding': `${head(BOTH_LENGTHS)}${CHUNKED_BODY}`,
         'unknown Transfer-Encoding': `${head('Transfer-Encoding: gzip, chunked, foo\r\n\r\n')}0\r\n\r\n`,
         'bad method': `FOO ${path} HTTP/1.1\r\nHost: x\r\n\r\n`,
         'bad HTTP version': `GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n`,
