@@ -421,6 +421,8 @@ for (const dialect of CLI_DIALECTS) {
       const path = `/v1/accounts/${ctx.ids.account_id}/balance/tokens/adjustments`;
       const head = (extra: string) =>
         `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\n${extra}`;
+      const BOTH_LENGTHS = 'Content-Length: 12\r\nTransfer-Encoding: chunked\r\n\r\n';
+      const CHUNKED_BODY = 'c\r\n{"amount":1}\r\n0\r\n\r\n';
       const frames: Record<string, string> = {
         'Content-Length: abc': `${head('Content-Length: abc\r\n\r\n')}{"amount":1}`,
         'negative Content-Length': `${head('Content-Length: -5\r\n\r\n')}{"amount":1}`,
