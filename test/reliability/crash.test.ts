@@ -153,7 +153,7 @@ for (const dialect of CLI_DIALECTS) {
     let out: Outcome | undefined;
 
     test('nothing acknowledged is lost, nothing is applied twice, the ledger audit is clean, no 5xx', {
-      timeout: FULL ? 1_800_000 : 240_000,
+      timeout: FULL ? 3_600_000 : 900_000,
     }, async (t) => {
       const o = await crashRun(dialect, t);
       out = o;
