@@ -7,7 +7,15 @@ import { type TestContext, describe, test } from 'node:test';
 import { CLI_DIALECTS, type TestDatabase, freshDatabase } from '../cli/support.js';
 import { FULL, report, rng, seed, size } from './support/config.js';
 import { judge } from './support/judge.js';
-import { type Attempted, type LoadOp, closeTargets, sendRetried, startLoad, targets } from './support/load.js';
+import {
+  type Attempted,
+  type Load,
+  type LoadOp,
+  closeTargets,
+  sendRetried,
+  startLoad,
+  targets,
+} from './support/load.js';
 import { type ChildServer, startChildServer } from './support/server.js';
 import { account, balanceOf, signUp } from './support/setup.js';
 import { sleep } from './support/http.js';
@@ -36,6 +44,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
   const random = rng(s);
   const db: TestDatabase = await freshDatabase(dialect);
   const servers: ChildServer[] = [];
+  let load: Load | undefined;
   try {
     const env: Record<string, string> = dialect === 'postgres' ? { BILLING_PG_POOL_SIZE: '8' } : {};
     for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) servers.push(await startChildServer(db.url, env));
@@ -43,7 +52,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
     const accountId = await account(servers[0]!.url, co, 'tokens', INITIAL);
     const tg = targets(servers);
     const started = Date.now();
-    const load = startLoad(tg, {
+    load = startLoad(tg, {
       auth: co.auth,
       accountId,
       run: `crash-${dialect}`,
@@ -142,6 +151,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
     });
     return out;
   } finally {
+    load?.abort();
     for (const s of servers) await s.kill9();
     await db.drop();
   }

@@ -141,11 +141,15 @@ for (const dialect of CLI_DIALECTS) {
           if (s === 429) await sleep(Number(r.answer!.headers['retry-after'] ?? 1) * 1000);
         }
       });
-      await sleep(500);
-      const during = await probe(FLOOD_MS);
-      flooding = false;
-      await Promise.all(flood);
-      closeTargets(tg);
+      let during: Awaited<ReturnType<typeof probe>>;
+      try {
+        await sleep(500);
+        during = await probe(FLOOD_MS);
+      } finally {
+        flooding = false;
+        await Promise.all(flood);
+        closeTargets(tg);
+      }
       report(t, `flood-${dialect}`, {
         flood_ms: FLOOD_MS,
         flood_concurrency: FLOOD_CONCURRENCY,

@@ -47,7 +47,7 @@ export function closeTargets(t: Targets): void {
 export async function sendRetried(
   t: Targets,
   s: Send,
-  opts: { deadlineMs?: number; inUseBudgetMs?: number; random?: () => number } = {},
+  opts: { deadlineMs?: number; inUseBudgetMs?: number; random?: () => number; aborted?: () => boolean } = {},
 ): Promise<Attempted> {
   const deadline = Date.now() + (opts.deadlineMs ?? 120_000);
   const random = opts.random ?? Math.random;
@@ -62,7 +62,7 @@ export async function sendRetried(
   };
   let inUseSince: number | undefined;
   let wait = 20;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !opts.aborted?.()) {
     const server = t.servers[Math.floor(random() * t.servers.length)]!;
     r.attempts++;
     let a: Answer;
@@ -112,6 +112,8 @@ export interface Load {
   ops: LoadOp[];
   /** Stops issuing new requests and waits for every request in flight to get its answer. */
   finish(): Promise<LoadOp[]>;
+  /** Stops at once: requests in flight give up (for a run that failed). */
+  abort(): void;
   /** Events sent per second so far (requests started × events per request / elapsed). */
   rate(): number;
 }
@@ -137,6 +139,7 @@ export function startLoad(
   const intervalMs = (o.eventsPerRequest * 1000) / o.eventsPerSecond;
   let next = 0;
   let stopped = false;
+  let aborted = false;
   const makeOp = (i: number): LoadOp => {
     const key = `${o.run}-k${i}`;
     const withIds = o.random.int(4) !== 0;
@@ -168,7 +171,7 @@ export function startLoad(
       op.result = await sendRetried(
         t,
         { method: 'POST', path: op.path, auth: o.auth, body: op.body, headers: { 'idempotency-key': op.key } },
-        { random: o.random.next, inUseBudgetMs: 2_000, deadlineMs: 400_000 },
+        { random: o.random.next, inUseBudgetMs: 2_000, deadlineMs: 400_000, aborted: () => aborted },
       );
     }
   };
@@ -179,6 +182,10 @@ export function startLoad(
       stopped = true;
       await Promise.all(workers);
       return ops;
+    },
+    abort() {
+      stopped = true;
+      aborted = true;
     },
     rate: () => (ops.length * o.eventsPerRequest * 1000) / Math.max(1, Date.now() - started),
   };
