@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CLI_DIALECTS, freshDatabase } from '../cli/support.js';
 import { report, rng, seed, size } from './support/config.js';
-import { type Answer, send, sleep } from './support/http.js';
+import { type Answer, sleep } from './support/http.js';
 import { judge } from './support/judge.js';
 import { closeTargets, isKeyInUse, sendRetried, targets } from './support/load.js';
 import { startChildServer } from './support/server.js';
