@@ -194,7 +194,7 @@ for (const dialect of CLI_DIALECTS) {
         return { sockets, stop: () => timers.forEach(clearInterval) };
       };
 
-      test(`${IDLE_SOCKETS} idle and ${SLOW_SOCKETS} slow sockets: /healthz and another company's reads answer`, async (t) => {
+      test(`${IDLE_SOCKETS} idle and ${SLOW_SOCKETS} slow sockets: /healthz and others' reads answer`, async (t) => {
         const idle = await openIdle(IDLE_SOCKETS);
         const slow = slowloris(SLOW_SOCKETS);
         try {
