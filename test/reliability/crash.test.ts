@@ -61,14 +61,21 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
       concurrency: 24,
       random,
     });
-    for (let k = 0; k < KILLS; k++) {
+    // Each kill comes after the server has served load for a while: a restart counts from its first answer.
+    const serving = async () => {
+      const before = load!.acked();
+      const limit = Date.now() + 180_000;
+      while (load!.acked() === before && Date.now() < limit) await sleep(50);
       await sleep(BETWEEN_KILLS_MS);
+    };
+    for (let k = 0; k < KILLS; k++) {
+      await serving();
       const victim = servers[random.int(servers.length)]!;
       await victim.kill9();
       await sleep(50 + random.int(250));
       await victim.restart();
     }
-    await sleep(BETWEEN_KILLS_MS);
+    await serving();
     const rate = load.rate();
     const ops = await load.finish();
     const loadMs = Date.now() - started;

@@ -112,6 +112,8 @@ export interface Load {
   ops: LoadOp[];
   /** Stops issuing new requests and waits for every request in flight to get its answer. */
   finish(): Promise<LoadOp[]>;
+  /** Requests answered 200 so far. */
+  acked(): number;
   /** Stops at once: requests in flight give up (for a run that failed). */
   abort(): void;
   /** Events sent per second so far (requests started × events per request / elapsed). */
@@ -140,6 +142,7 @@ export function startLoad(
   let next = 0;
   let stopped = false;
   let aborted = false;
+  let acked = 0;
   const makeOp = (i: number): LoadOp => {
     const key = `${o.run}-k${i}`;
     const withIds = o.random.int(4) !== 0;
@@ -173,6 +176,7 @@ export function startLoad(
         { method: 'POST', path: op.path, auth: o.auth, body: op.body, headers: { 'idempotency-key': op.key } },
         { random: o.random.next, inUseBudgetMs: 2_000, deadlineMs: 400_000, aborted: () => aborted },
       );
+      if (op.result.answer?.status === 200) acked++;
     }
   };
   const workers = Array.from({ length: o.concurrency }, worker);
@@ -183,6 +187,7 @@ export function startLoad(
       await Promise.all(workers);
       return ops;
     },
+    acked: () => acked,
     abort() {
       stopped = true;
       aborted = true;
