@@ -1,0 +1,193 @@
+// Guarantee: `kill -9` of a server under load loses nothing that was acknowledged and applies nothing twice, on
+// SQLite (one server, killed and restarted on the same file) and on PostgreSQL (two servers on one database, a
+// random one killed each time); the ledger audit stays clean, and after the restart a retry of every request the
+// crash interrupted gets its answer (no Idempotency-Key left claimed by a dead process).
+import assert from 'node:assert/strict';
+import { type TestContext, describe, test } from 'node:test';
+import { CLI_DIALECTS, type TestDatabase, freshDatabase } from '../cli/support.js';
+import { FULL, report, rng, seed, size } from './support/config.js';
+import { judge } from './support/judge.js';
+import {
+  type Attempted,
+  type Load,
+  type LoadOp,
+  closeTargets,
+  sendRetried,
+  startLoad,
+  targets,
+} from './support/load.js';
+import { type ChildServer, startChildServer } from './support/server.js';
+import { account, balanceOf, signUp } from './support/setup.js';
+import { sleep } from './support/http.js';
+
+const KILLS = size(3, 20);
+const EVENTS_PER_SECOND = 1500;
+const EVENTS_PER_REQUEST = 10;
+/** Load between two kills. */
+const BETWEEN_KILLS_MS = size(1200, 3000);
+const INITIAL = 1_000_000_000_000;
+
+interface Outcome {
+  lost: string[];
+  duplicated: string[];
+  unexpected: string[];
+  wrongIds: string[];
+  stuck: string[];
+  problems: string[];
+  fiveXx: number;
+  balance: { expected: number; actual: number };
+}
+
+async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise<Outcome> {
+  const s = seed(dialect === 'sqlite' ? 16_001 : 16_002);
+  t.diagnostic(`seed ${s} (RELIABILITY_SEED=${s} replays the same kill schedule and requests)`);
+  const random = rng(s);
+  const db: TestDatabase = await freshDatabase(dialect);
+  const servers: ChildServer[] = [];
+  let load: Load | undefined;
+  try {
+    const env: Record<string, string> = dialect === 'postgres' ? { BILLING_PG_POOL_SIZE: '8' } : {};
+    for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) servers.push(await startChildServer(db.url, env));
+    const co = await signUp(servers[0]!.url);
+    const accountId = await account(servers[0]!.url, co, 'tokens', INITIAL);
+    const tg = targets(servers);
+    const started = Date.now();
+    load = startLoad(tg, {
+      auth: co.auth,
+      accountId,
+      run: `crash-${dialect}`,
+      eventsPerSecond: EVENTS_PER_SECOND,
+      eventsPerRequest: EVENTS_PER_REQUEST,
+      concurrency: 24,
+      random,
+    });
+    // Each kill comes after the server has served load for a while: a restart counts from its first answer.
+    const serving = async () => {
+      const before = load!.acked();
+      const limit = Date.now() + 180_000;
+      while (load!.acked() === before && Date.now() < limit) await sleep(50);
+      await sleep(BETWEEN_KILLS_MS);
+    };
+    for (let k = 0; k < KILLS; k++) {
+      await serving();
+      const victim = servers[random.int(servers.length)]!;
+      await victim.kill9();
+      await sleep(50 + random.int(250));
+      await victim.restart();
+    }
+    await serving();
+    const rate = load.rate();
+    const ops = await load.finish();
+    const loadMs = Date.now() - started;
+
+    // After the last restart: a retry of every request that was interrupted (or still stuck) must get its answer.
+    const finals = new Map<LoadOp, Attempted>();
+    const interruptedOps = ops.filter((op) => op.result!.interrupted || op.result!.stuck || op.result!.answer === null);
+    await Promise.all(
+      interruptedOps.map(async (op) => {
+        const retry = await sendRetried(
+          tg,
+          { method: 'POST', path: op.path, auth: co.auth, body: op.body, headers: { 'idempotency-key': op.key } },
+          { inUseBudgetMs: 3_000, deadlineMs: 400_000 },
+        );
+        finals.set(op, retry);
+      }),
+    );
+    closeTargets(tg);
+
+    const rows = await db.sql('SELECT event_id, cost_amount, state, metadata FROM events WHERE account_id = ?', [
+      accountId,
+    ]);
+    const byOp = new Map<string, Set<string>>();
+    let applied = 0;
+    for (const r of rows) {
+      const key = JSON.parse(String(r.metadata)).op as string;
+      byOp.set(key, (byOp.get(key) ?? new Set()).add(String(r.event_id)));
+      if (r.state === 'complete') applied += Number(r.cost_amount);
+    }
+    const out: Outcome = {
+      lost: [],
+      duplicated: [],
+      unexpected: [],
+      wrongIds: [],
+      stuck: [],
+      problems: await judge(db),
+      fiveXx: 0,
+      balance: { expected: INITIAL - applied, actual: (await balanceOf(servers[0]!.url, co, accountId)).amount },
+    };
+    let interrupted = 0;
+    let attempts = 0;
+    for (const op of ops) {
+      const first = op.result!;
+      const last = finals.get(op) ?? first;
+      attempts += first.attempts + (finals.has(op) ? last.attempts : 0);
+      out.fiveXx += first.fiveXx + (finals.has(op) ? last.fiveXx : 0);
+      if (first.interrupted) interrupted++;
+      const inDb = byOp.get(op.key) ?? new Set<string>();
+      if (inDb.size > EVENTS_PER_REQUEST) out.duplicated.push(`${op.key}: ${inDb.size} events`);
+      if (last.stuck) {
+        out.stuck.push(op.key);
+        continue;
+      }
+      const a = last.answer;
+      if (a === null || a.status !== 200) {
+        out.unexpected.push(`${op.key}: ${a?.status} ${a?.text.slice(0, 200)}`);
+        continue;
+      }
+      const ids: string[] = a.json.event_ids;
+      if (inDb.size !== EVENTS_PER_REQUEST || !ids.every((id) => inDb.has(id)))
+        out.lost.push(`${op.key}: acknowledged ${ids.length}, ${inDb.size} in the database`);
+      if (op.clientIds.length > 0 && JSON.stringify(ids) !== JSON.stringify(op.clientIds))
+        out.wrongIds.push(`${op.key}: ${JSON.stringify(ids)}`);
+    }
+    report(t, `crash-${dialect}`, {
+      seed: s,
+      servers: servers.length,
+      kills: KILLS,
+      requests: ops.length,
+      attempts,
+      events: ops.length * EVENTS_PER_REQUEST,
+      offered_events_per_s: Math.round(rate),
+      load_ms: loadMs,
+      interrupted,
+      lost: out.lost.length,
+      duplicated: out.duplicated.length,
+      five_xx: out.fiveXx,
+      stuck_keys: out.stuck.length,
+      audit_problems: out.problems.length,
+    });
+    return out;
+  } finally {
+    load?.abort();
+    for (const s of servers) await s.kill9();
+    await db.drop();
+  }
+}
+
+for (const dialect of CLI_DIALECTS) {
+  const shape = dialect === 'sqlite' ? 'one server' : 'two servers, a random one killed';
+  describe(`crash under load: kill -9 ${KILLS} times at ~${EVENTS_PER_SECOND} events/s (${dialect}, ${shape})`, () => {
+    let out: Outcome | undefined;
+
+    test('nothing acknowledged is lost, nothing is applied twice, the ledger audit is clean, no 5xx', {
+      timeout: FULL ? 3_600_000 : 900_000,
+    }, async (t) => {
+      const o = await crashRun(dialect, t);
+      out = o;
+      assert.deepEqual(o.lost, [], 'acknowledged and lost');
+      assert.deepEqual(o.duplicated, [], 'applied twice');
+      assert.deepEqual(o.wrongIds, [], 'a replay answered other event ids');
+      assert.deepEqual(o.unexpected, [], 'answered with an error');
+      assert.deepEqual(o.problems, [], 'ledger audit');
+      assert.equal(o.balance.actual, o.balance.expected, 'balance = initial − Σ cost of the events applied');
+      assert.equal(o.fiveXx, 0, '5xx answers');
+    });
+
+    test('no key stuck: after the restart, a retry of every interrupted Idempotency-Key gets its answer', {
+      todo: 'defect 2 of issue 16, fixed on another branch',
+    }, () => {
+      assert.ok(out, 'the run above completed');
+      assert.deepEqual(out.stuck, [], 'keys still answered 409 idempotency_key_in_use after the restart');
+    });
+  });
+}

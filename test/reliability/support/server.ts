@@ -1,0 +1,117 @@
+/**
+ * Servers as child processes (`node --import tsx src/main.ts`, as production runs `node dist/main.js`), each on
+ * a fixed port so that it can be killed with SIGKILL and started again on the same port and the same database.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
+import { SERVER_ENTRY } from '../../cli/support.js';
+
+/** A port free now (the kernel's choice), kept by the server across restarts. */
+export async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+export interface ChildServer {
+  url: string;
+  port: number;
+  /** How many times this server was started (1 after start()). */
+  starts: number;
+  pid(): number | undefined;
+  running(): boolean;
+  /** SIGKILL, and wait until the process is gone. */
+  kill9(): Promise<void>;
+  /** SIGTERM (graceful), and wait until the process is gone. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and database; resolves once it listens. */
+  restart(): Promise<void>;
+  /** What the process wrote to stderr (all starts). */
+  stderr(): string;
+}
+
+/** Only what a server needs: the tests' own environment must not leak into it. */
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
+    const v = process.env[name];
+    if (v !== undefined) env[name] = v;
+  }
+  return env;
+}
+
+const START_TIMEOUT_MS = 180_000;
+
+/**
+ * Starts `src/main.ts` on `databaseUrl` with the test defaults (test clock, private webhook URLs allowed,
+ * quiet log, background workers off unless `env` turns them on).
+ */
+export async function startChildServer(databaseUrl: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  let stderr = '';
+  const fullEnv = {
+    ...baseEnv(),
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    BILLING_TEST_CLOCK: '1',
+    BILLING_WORKERS: '0',
+    BILLING_WEBHOOK_ALLOW_PRIVATE: '1',
+    BILLING_API_KEY_CACHE_MS: '0',
+    LOG_LEVEL: 'fatal',
+    ...env,
+  };
+  async function launch(): Promise<void> {
+    const c = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
+      env: fullEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = c;
+    c.stderr!.on('data', (d) => {
+      stderr += d;
+    });
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => {
+        c.kill('SIGKILL');
+        reject(new Error(`server did not start in ${START_TIMEOUT_MS} ms: ${stderr}`));
+      }, START_TIMEOUT_MS);
+      c.stdout!.on('data', (d) => {
+        out += d;
+        if (/listening on http/.test(out)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      c.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited (${code ?? signal}) before listening: ${stderr}`));
+      });
+    });
+    server.starts++;
+  }
+  async function end(signal: NodeJS.Signals): Promise<void> {
+    const c = child;
+    if (c === undefined || c.exitCode !== null || c.signalCode !== null) return;
+    const gone = once(c, 'exit');
+    c.kill(signal);
+    await gone;
+  }
+  const server: ChildServer = {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    starts: 0,
+    pid: () => child?.pid,
+    running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
+    kill9: () => end('SIGKILL'),
+    stop: () => end('SIGTERM'),
+    restart: launch,
+    stderr: () => stderr,
+  };
+  await launch();
+  return server;
+}
