@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { type OpenAPI3 } from 'openapi-typescript';
 import { composeDeps } from '../src/compose.js';
+import { secretBoxFor } from '../src/secret-keys.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
@@ -24,7 +25,8 @@ export async function buildOpenApiDocument(): Promise<OpenAPI3> {
   const config = { ...loadConfig({ LOG_LEVEL: 'silent', BILLING_WORKERS: '0' }), databaseUrl: 'sqlite::memory:' };
   const store = new SqliteStore(':memory:');
   try {
-    const deps = composeDeps(config, store, systemClock, processorFactory());
+    const secrets = secretBoxFor(config, { log: () => {} });
+    const deps = composeDeps(config, store, systemClock, processorFactory(), secrets);
     const app = await buildApp({ deps, ingest: new IngestBatcher(deps, 1), apiKeyCacheMs: 0, logLevel: 'silent' });
     try {
       await app.ready();

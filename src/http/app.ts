@@ -115,7 +115,6 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     logger: { level: opts.logLevel ?? 'warn' },
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
-    return503OnClosing: true,
     // The older spellings of some paths answer as their canonical route (aliases.ts).
     rewriteUrl: (req) => rewriteAlias(req.method, req.url),
     // While closing, requests already on an open connection are still answered (with Connection:

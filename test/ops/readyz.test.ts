@@ -13,7 +13,7 @@ import { PostgresStore } from '../../src/store/postgres.js';
 import { PG_URL } from '../support/harness.js';
 
 /** Forwards 127.0.0.1:<port> to PostgreSQL; `stop` refuses new connections and cuts the open ones. */
-class Proxy {
+class DbProxy {
   #server: Server | undefined;
   readonly #sockets = new Set<Socket>();
   port = 0;
@@ -54,7 +54,7 @@ async function waitForStatus(url: string, status: number): Promise<Response> {
 }
 
 test('/readyz follows the database through a proxy that goes away and comes back (postgres)', async () => {
-  const proxy = new Proxy();
+  const proxy = new DbProxy();
   await proxy.start();
   const url = new URL(PG_URL);
   url.host = `127.0.0.1:${proxy.port}`;

@@ -413,9 +413,7 @@ for (const dialect of CLI_DIALECTS) {
       assert.deepEqual(failures, []);
     });
 
-    test('broken framing and oversized headers over raw sockets: a 4xx in the envelope, nothing changed', {
-      todo: 'defect 5 of issue 16, fixed on another branch',
-    }, async () => {
+    test('broken framing and oversized headers over raw sockets: a 4xx in the envelope, nothing changed', async () => {
       const port = ctx.server.port;
       const auth = basicOf(ctx.a.companyId, ctx.a.apiKey);
       const path = `/v1/accounts/${ctx.ids.account_id}/balance/tokens/adjustments`;

@@ -262,7 +262,6 @@ for (const dialect of CLI_DIALECTS) {
         // Routes that take a password or an API key: API-key failures must never meet the password limit.
         await t.test(
           'API-key failures on a route that also takes passwords: 401 alike, never the password limit',
-          { todo: 'defect 4 of issue 16, fixed on another branch' },
           async () => {
             await check([{ method: 'GET', path: `/v1/companies/${a.companyId}/api_keys` }], keyVariants, REPEAT);
           },

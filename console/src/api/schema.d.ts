@@ -2,15 +2,28 @@
 export interface paths {
   "/healthz": {
     /** Liveness: 200 as soon as the server accepts requests */
+    get: operations["getHealth"];
+  };
+  "/readyz": {
+    /**
+     * Readiness: 200 while this server can serve requests, 503 otherwise
+     * @description The port opens once the database is migrated, so a server that answers has its schema. 503 `not_ready` while the database does not answer `SELECT 1` within 1000 ms (checked at most once per 1000 ms), and from SIGTERM on (the server is draining). Liveness is /healthz: it does not depend on the database.
+     */
     get: {
       responses: {
-        /** @description Default Response */
+        /** @description Readiness: 200 while this server can serve requests, 503 otherwise */
         200: {
           content: {
             "application/json": {
               /** @enum {string} */
-              status: "ok";
+              status: "ready";
             };
+          };
+        };
+        /** @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later. */
+        503: {
+          content: {
+            "application/json": components["schemas"]["Error"];
           };
         };
       };
@@ -18,171 +31,23 @@ export interface paths {
   };
   "/openapi.json": {
     /** This OpenAPI 3.1 document */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              [key: string]: unknown;
-            };
-          };
-        };
-      };
-    };
+    get: operations["getOpenApiDocument"];
   };
   "/v1/users": {
     /**
      * Sign up (no credentials needed)
      * @description The password is stored only as a salted scrypt hash. firstName is the first word of name, lastName the rest. A duplicate email is 409. Sends a verification link (valid 7 days) to the address. Sign-ups are limited per client address (BILLING_SIGNUP_LIMIT_PER_MINUTE; 429 with Retry-After).
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Full name */
-            name: string;
-            /** @description E-mail address */
-            email: string;
-            password: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": components["schemas"]["User"];
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        403: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        429: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["createUser"];
   };
   "/v1/users/{user_id}": {
     /**
      * Get a user
      * @description With the user's own credentials or those of a company the user belongs to; anyone else gets 404.
      */
-    get: {
-      parameters: {
-        path: {
-          user_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": components["schemas"]["User"];
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        429: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["getUser"];
     /** Update a user */
-    patch: {
-      parameters: {
-        path: {
-          user_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            name?: string;
-            /** @description E-mail address */
-            email?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["User"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        429: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    patch: operations["updateUser"];
   };
   "/v1/users/{user_id}/email_verifications": {
     /**
@@ -241,2293 +106,207 @@ export interface paths {
      * Register a company (user credentials)
      * @description The new company is owned by the calling user. The api_key is shown only here; it is stored only as a SHA-256 digest.
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Company name */
-            name: string;
-            /** @default sandbox */
-            processor?: "sandbox" | "stripe";
-            /** @description Required for stripe: a restricted key with write access to customers, payment intents and payment methods */
-            processor_api_key?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: {
-                company_id: string;
-                name: string;
-                processor: string;
-                api_key: string;
-              };
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        403: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        429: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["createCompany"];
   };
   "/v1/companies/{company_id}/api_keys": {
     /** List API keys (without secrets) */
-    get: {
-      parameters: {
-        path: {
-          company_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["ApiKey"][];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        429: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["listApiKeys"];
     /**
      * Create an API key
      * @description The key is shown only in this response.
      */
-    post: {
-      parameters: {
-        path: {
-          company_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: {
-                key_id: string;
-                api_key: string;
-              };
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        429: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["createApiKey"];
   };
   "/v1/companies/{company_id}/api_keys/{key_id}": {
     /**
      * Revoke an API key at once
      * @description Other server processes stop accepting it within BILLING_API_KEY_CACHE_MS.
      */
-    delete: {
-      parameters: {
-        path: {
-          company_id: string;
-          key_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: {
-                key_id: string;
-                revoked: boolean;
-              };
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        429: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    delete: operations["revokeApiKey"];
   };
   "/v1/companies/{company_id}/accounts": {
     /**
      * Create an account (the trailing slash is optional)
      * @description Without `processor_id`, the customer at the company's processor is created when the first card is attached (POST /v1/accounts/{account_id}/card), never inside this request's transaction. With `plan_id`: one balance per plan entry holding its included amount, and the plan's charge_amount recorded as owed (requires_payment_method) until a card is attached; unknown plan: 400.
      */
-    post: {
-      parameters: {
-        path: {
-          company_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Name of the end user */
-            name?: string;
-            /** @description E-mail address */
-            email?: string;
-            /** @description Any JSON object chosen by the company */
-            metadata?: {
-              [key: string]: unknown;
-            };
-            /** @description Existing customer at the payment processor */
-            processor_id?: string;
-            plan_id?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Account"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["createAccount"];
   };
   "/v1/accounts": {
-    /** List accounts, newest first */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Account"][];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    /**
+     * List or search accounts, newest first
+     * @description With `q`: only the accounts whose name or email contains it (case-insensitive for ASCII letters), whose account_id starts with it (case-sensitive), or whose metadata has a top-level string value equal to it (exactly). Paged like the list (a cursor is any account of the company). Cost: the search walks the company's accounts newest first until a page of matches is found, so a page of a common match reads about a page of rows and a query matching nothing reads every account of the company once: for an account id you know whole, GET /v1/accounts/{account_id} is one index lookup.
+     */
+    get: operations["listAccounts"];
   };
   "/v1/accounts/{account_id}": {
     /** Get an account with its balances */
-    get: {
-      parameters: {
-        path: {
-          account_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Account"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["getAccount"];
     /**
      * Edit name, email, metadata or processor_id
      * @description Fields left out keep their values; metadata is replaced whole. A different `processor_id` detaches the card on file (a payment method of the previous customer cannot pay for the new one): charges due meanwhile wait for a card, as for an account that never had one, until POST /v1/accounts/{account_id}/card attaches one of the new customer.
      */
-    put: {
-      parameters: {
-        path: {
-          account_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Name of the end user */
-            name?: string;
-            /** @description E-mail address */
-            email?: string;
-            /** @description Any JSON object chosen by the company */
-            metadata?: {
-              [key: string]: unknown;
-            };
-            /** @description Existing customer at the payment processor */
-            processor_id?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Account"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    put: operations["updateAccount"];
   };
   "/v1/accounts/{account_id}/balance/{denomination}": {
     /**
      * Get a balance
      * @description Holds older than one hour never show, even before the sweeper has cancelled them.
      */
-    get: {
-      parameters: {
-        path: {
-          account_id: string;
-          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-          denomination: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Balance"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["getBalance"];
     /**
      * Create a balance
      * @description Optional initial grant `amount` (recorded as a `grant` transaction). Already exists: 409.
      */
-    post: {
-      parameters: {
-        path: {
-          account_id: string;
-          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-          denomination: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Initial grant, ≥ 0 */
-            amount?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Balance"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["createBalance"];
   };
   "/v1/accounts/{account_id}/balance/{denomination}/adjustments": {
     /** Manual credit (positive) or debit (negative) */
-    post: {
-      parameters: {
-        path: {
-          account_id: string;
-          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-          denomination: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Signed, non-zero */
-            amount: number;
-            /** @description Why; kept on the transaction */
-            reason?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Balance"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["createBalanceAdjustment"];
   };
   "/v1/accounts/{account_id}/transactions": {
     /**
      * List transactions, newest first
      * @description Every change of a balance amount is one transaction; amount = the sum of its transactions.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-          denomination?: string;
-        };
-        path: {
-          account_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Transaction"][];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["listTransactions"];
   };
   "/v1/prices/{type}": {
     /**
      * Set the price of an event type
      * @description cost = quantity × unit_amount, computed exactly and rounded up to a whole unit.
      */
-    put: {
-      parameters: {
-        path: {
-          /** @description Event type */
-          type: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-            denomination: string;
-            /** @description Decimal string (exact) or number ≥ 0 */
-            unit_amount: string | number;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Price"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    put: operations["setPrice"];
   };
   "/v1/prices": {
     /** List prices, by type */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Price"][];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["listPrices"];
   };
   "/v1/accounts/{account_id}/events": {
     /**
      * List an account's events
      * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired are cancelled before the list is read.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-          /** @description Only events of this type */
-          type?: string;
-          /** @description Only events in this state */
-          state?: "pending" | "complete" | "cancelled";
-          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-          denomination?: string;
-          /** @description RFC 3339 date-time: only events whose timestamp is at or after it */
-          from?: string;
-          /** @description RFC 3339 date-time: only events whose timestamp is before it */
-          to?: string;
-        };
-        path: {
-          account_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Event"][];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["listAccountEvents"];
     /**
      * Record usage events (an array, or {events})
      * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with identical content is accepted again without a second deduction; with different content it is 409. Missing price or balance: 400 naming the event index.
      */
-    post: {
-      parameters: {
-        query?: {
-          /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
-          gate_on_balance?: boolean;
-        };
-        path: {
-          account_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": (({
-              /** @description Kind of event, chosen by the company */
-              type: string;
-              /** @description Client-chosen event id, unique per company */
-              id?: string;
-              /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
-              quantity?: number;
-              /** @description The cost to charge, stated by the caller */
-              cost_override?: {
-                /** @description Whole units ≥ 0 */
-                amount: number;
-                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-                denomination: string;
-              };
-              /** @description Flat spelling of cost_override.amount */
-              cost_override_amount?: number;
-              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-              cost_override_denomination?: string;
-              /** @description Any JSON object chosen by the company */
-              metadata?: {
-                [key: string]: unknown;
-              };
-              /** @description Default complete; completed = complete */
-              state?: "pending" | "complete" | "completed" | "cancelled";
-              /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
-              gate_on_balance?: boolean;
-              /** @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5 minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id replayed with another timestamp is different content (409). */
-              timestamp?: string;
-            })[]) | ({
-            events: ({
-                /** @description Kind of event, chosen by the company */
-                type: string;
-                /** @description Client-chosen event id, unique per company */
-                id?: string;
-                /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
-                quantity?: number;
-                /** @description The cost to charge, stated by the caller */
-                cost_override?: {
-                  /** @description Whole units ≥ 0 */
-                  amount: number;
-                  /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-                  denomination: string;
-                };
-                /** @description Flat spelling of cost_override.amount */
-                cost_override_amount?: number;
-                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-                cost_override_denomination?: string;
-                /** @description Any JSON object chosen by the company */
-                metadata?: {
-                  [key: string]: unknown;
-                };
-                /** @description Default complete; completed = complete */
-                state?: "pending" | "complete" | "completed" | "cancelled";
-                /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
-                gate_on_balance?: boolean;
-                /** @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5 minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id replayed with another timestamp is different content (409). */
-                timestamp?: string;
-              })[];
-            /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
-            gate_on_balance?: boolean;
-          });
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              events_submitted: number;
-              /** @description In request order: the client id where given, else ev_… */
-              event_ids: string[];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        402: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        413: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        415: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["createAccountEvents"];
   };
   "/v1/events": {
     /**
      * List the company's events
      * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired are cancelled before the list is read.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-          /** @description Only events of this type */
-          type?: string;
-          /** @description Only events in this state */
-          state?: "pending" | "complete" | "cancelled";
-          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-          denomination?: string;
-          /** @description RFC 3339 date-time: only events whose timestamp is at or after it */
-          from?: string;
-          /** @description RFC 3339 date-time: only events whose timestamp is before it */
-          to?: string;
-          /** @description Only this account's events */
-          account_id?: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Event"][];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["listEvents"];
     /**
      * Record usage events, account in the body
      * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with identical content is accepted again without a second deduction; with different content it is 409. Missing price or balance: 400 naming the event index.
      */
-    post: {
-      parameters: {
-        query?: {
-          /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
-          gate_on_balance?: boolean;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            account_id: string;
-            events: ({
-                /** @description Kind of event, chosen by the company */
-                type: string;
-                /** @description Client-chosen event id, unique per company */
-                id?: string;
-                /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
-                quantity?: number;
-                /** @description The cost to charge, stated by the caller */
-                cost_override?: {
-                  /** @description Whole units ≥ 0 */
-                  amount: number;
-                  /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-                  denomination: string;
-                };
-                /** @description Flat spelling of cost_override.amount */
-                cost_override_amount?: number;
-                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-                cost_override_denomination?: string;
-                /** @description Any JSON object chosen by the company */
-                metadata?: {
-                  [key: string]: unknown;
-                };
-                /** @description Default complete; completed = complete */
-                state?: "pending" | "complete" | "completed" | "cancelled";
-                /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
-                gate_on_balance?: boolean;
-                /** @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5 minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id replayed with another timestamp is different content (409). */
-                timestamp?: string;
-              })[];
-            /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
-            gate_on_balance?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              events_submitted: number;
-              /** @description In request order: the client id where given, else ev_… */
-              event_ids: string[];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        402: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        413: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        415: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["createEvents"];
   };
   "/v1/events/{event_id}": {
     /** Get an event */
-    get: {
-      parameters: {
-        path: {
-          event_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Event"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["getEvent"];
     /**
      * Settle a pending event
      * @description complete (optionally at a final cost that replaces the held one) or cancelled. Settling an event that is not pending is 409, except repeating its current state (with no cost_override or the same final cost), which is a no-op; the same state with another final cost is 409 event_completed_at_another_cost.
      */
-    put: {
-      parameters: {
-        path: {
-          event_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            state: "complete" | "completed" | "cancelled";
-            /** @description The cost to charge, stated by the caller */
-            cost_override?: {
-              /** @description Whole units ≥ 0 */
-              amount: number;
-              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-              denomination: string;
-            };
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Event"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    put: operations["settleEvent"];
   };
   "/v1/usage": {
     /**
      * The company's usage by window
      * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit.
      */
-    get: {
-      parameters: {
-        query: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-          /** @description RFC 3339 date-time: the start of the period (inclusive), on a whole UTC hour */
-          from: string;
-          /** @description RFC 3339 date-time: the end of the period (exclusive), on a whole UTC hour, after from */
-          to: string;
-          /** @description hour | day | month | all (default day): UTC calendar periods cut to [from, to); all is one window */
-          window?: string;
-          /** @description Comma-separated subset of type, denomination, account_id (default type,denomination) */
-          group_by?: string;
-          /** @description Comma-separated event types */
-          type?: string;
-          /** @description Comma-separated denominations */
-          denomination?: string;
-          /** @description Only this account's usage */
-          account_id?: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["UsageGroup"][];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["getUsage"];
   };
   "/v1/accounts/{account_id}/usage": {
     /**
      * An account's usage by window
      * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit.
      */
-    get: {
-      parameters: {
-        query: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-          /** @description RFC 3339 date-time: the start of the period (inclusive), on a whole UTC hour */
-          from: string;
-          /** @description RFC 3339 date-time: the end of the period (exclusive), on a whole UTC hour, after from */
-          to: string;
-          /** @description hour | day | month | all (default day): UTC calendar periods cut to [from, to); all is one window */
-          window?: string;
-          /** @description Comma-separated subset of type, denomination, account_id (default type,denomination) */
-          group_by?: string;
-          /** @description Comma-separated event types */
-          type?: string;
-          /** @description Comma-separated denominations */
-          denomination?: string;
-        };
-        path: {
-          account_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["UsageGroup"][];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["getAccountUsage"];
   };
   "/v1/accounts/{account_id}/card": {
     /**
      * Attach a card (replaces the previous one)
      * @description When the account has no `processor_id`, the customer is created at the company's processor here, when the first card arrives (not at account creation: no processor call ever runs inside a database transaction), and its id becomes the account's `processor_id`. Sandbox tokens: tok_visa, tok_mastercard (attach and charge), tok_chargeCustomerFail (attaches, every charge declined), tok_chargeDeclined (declined here: 402 payment_failed); any other token is 400. 409 processor_customer_changed if PUT /v1/accounts/{account_id} changed `processor_id` while the card was being attached (nothing is saved; attach again). Attaching a card resets the decline streak and un-pauses auto-refill of every balance of the account, and charges that waited for a card (status requires_payment_method) are collected. A rejected card changes nothing.
      */
-    post: {
-      parameters: {
-        path: {
-          account_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Card token from the processor's card element */
-            token: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: {
-                brand: string;
-                last4: string;
-                exp_month: number;
-                exp_year: number;
-              };
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        402: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        503: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["attachCard"];
   };
   "/v1/accounts/{account_id}/balance/{denomination}/autorefill": {
     /**
      * Set auto-refill of a balance
      * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were saved: refills happen in the background once their charge succeeds.
      */
-    put: {
-      parameters: {
-        path: {
-          account_id: string;
-          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-          denomination: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-            denomination?: string;
-            /** @description Units added per refill */
-            amount?: number;
-            /** @description USD cents charged per refill */
-            usd_charge?: number;
-            /** @description Refill when a change leaves available below this; null switches it off */
-            threshold?: number | null;
-            /** @description Monthly refill on or off */
-            refill_monthly?: boolean;
-            /**
-             * @description "monthly" means refill_monthly: true
-             * @enum {string}
-             */
-            refill_period?: "monthly";
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Balance"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-  };
-  "/v1/accounts/{account_id}/balance/{denomination}/auto_refill": {
-    /**
-     * Set auto-refill of a balance
-     * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were saved: refills happen in the background once their charge succeeds.
-     */
-    put: {
-      parameters: {
-        path: {
-          account_id: string;
-          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-          denomination: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-            denomination?: string;
-            /** @description Units added per refill */
-            amount?: number;
-            /** @description USD cents charged per refill */
-            usd_charge?: number;
-            /** @description Refill when a change leaves available below this; null switches it off */
-            threshold?: number | null;
-            /** @description Monthly refill on or off */
-            refill_monthly?: boolean;
-            /**
-             * @description "monthly" means refill_monthly: true
-             * @enum {string}
-             */
-            refill_period?: "monthly";
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Balance"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    put: operations["setBalanceAutoRefill"];
   };
   "/v1/accounts/{account_id}/auto_refill": {
     /**
      * Set auto-refill of a balance (denomination in the body)
      * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were saved: refills happen in the background once their charge succeeds.
      */
-    put: {
-      parameters: {
-        path: {
-          account_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-            denomination: string;
-            /** @description Units added per refill */
-            amount?: number;
-            /** @description USD cents charged per refill */
-            usd_charge?: number;
-            /** @description Refill when a change leaves available below this; null switches it off */
-            threshold?: number | null;
-            /** @description Monthly refill on or off */
-            refill_monthly?: boolean;
-            /**
-             * @description "monthly" means refill_monthly: true
-             * @enum {string}
-             */
-            refill_period?: "monthly";
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: components["schemas"]["Balance"];
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    put: operations["setAccountAutoRefill"];
   };
   "/v1/accounts/{account_id}/modifymidmonth": {
     /**
      * Increase the monthly refill now, prorated
      * @description For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with PUT …/autorefill). remaining = the balance amount clamped to [0, refill_amount]; its value = remaining × refill_usd_amount / refill_amount, rounded half up to a cent; charged = max(0, usd_charge − value). `dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the charge id as the processor idempotency key; only when it succeeds is the change applied in one transaction: remaining removed and amount added (one `proration` transaction), the refill settings replaced, monthly refill on, the refill day today under the monthly day rule. A declined charge (or no card) is 402 payment_failed and changes nothing but the record of the failed charge. `amount` in the response is the balance amount after the change.
      */
-    post: {
-      parameters: {
-        path: {
-          account_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Must match the path when given */
-            account_id?: string;
-            /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-            denomination: string;
-            /** @description New refill amount: integer or numeric string */
-            amount: number | string;
-            /** @description New refill price, USD cents: integer or numeric string */
-            usd_charge: number | string;
-            dryrun?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: {
-                account_id: string;
-                isdryrun: boolean;
-                amount: number;
-                denomination: string;
-                refill_amount: number;
-                refill_day: number;
-                refill_usd_amount: number;
-                /** @description USD cents, as a string */
-                usd_amount_charged: string;
-              };
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        402: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        503: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["modifyMidMonth"];
   };
   "/v1/companies/{company_id}/plan": {
     /**
      * Create a plan
      * @description An account created with `plan_id` gets one balance per entry holding the included amount and is charged `charge_amount` at once (with no card yet the charge is recorded `requires_payment_method` and collected when a card is attached). Every month under the day rule: overage (a negative balance) is charged at overage_charge_amount per unit, then the balance is reset to the included amount (`period_reset`) or, with `rollover`, the included amount is added to what is left (kind `grant`; a negative balance counts as 0 since its overage was charged), and charge_amount is charged again; an `auto_refill` webhook per balance. A declined plan or overage charge waits for a new card.
      */
-    post: {
-      parameters: {
-        path: {
-          company_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            name: string;
-            /** @description USD cents per period */
-            charge_amount: number;
-            charge_denomination?: string | null;
-            /** @description "month" (default; "monthly" is accepted) */
-            billing_period?: "month" | "monthly" | null;
-            /** @description "postpay" (default) */
-            overage_charge_mode?: "postpay" | null;
-            /** @description Decimal 0–100: a threshold webhook when a plan balance first drops below this % of its included amount in a period */
-            threshold_alert_percentage?: string | number | null;
-            rollover?: boolean | null;
-            /** @description One entry per denomination */
-            balances: ({
-                /** @description Included units per period: an integer or a string of digits */
-                amount: string | number;
-                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-                denomination: string;
-                /** @description USD cents per unit of overage */
-                overage_charge_amount: number;
-                overage_charge_denomination?: string | null;
-              })[];
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: {
-                /** @description p_… */
-                plan_id: string;
-                name: string;
-                /** @description USD cents per period */
-                charge_amount: number;
-                /** @enum {string} */
-                charge_denomination: "usd";
-                /** @enum {string} */
-                billing_period: "month";
-                /** @enum {string} */
-                overage_charge_mode: "postpay";
-                threshold_alert_percentage: string | null;
-                rollover: boolean;
-                balances: {
-                    /** @description Included amount per period (numeric string) */
-                    amount: string;
-                    denomination: string;
-                    /** @description USD cents per unit beyond the included amount, charged postpay */
-                    overage_charge_amount: number;
-                    /** @enum {string} */
-                    overage_charge_denomination: "usd";
-                  }[];
-                /**
-                 * Format: date-time
-                 * @description ISO-8601 UTC
-                 */
-                created_at: string;
-              };
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["createPlan"];
   };
   "/v1/companies/{company_id}/plans": {
     /** List plans, newest first */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-        };
-        path: {
-          company_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: ({
-                  /** @description p_… */
-                  plan_id: string;
-                  name: string;
-                  /** @description USD cents per period */
-                  charge_amount: number;
-                  /** @enum {string} */
-                  charge_denomination: "usd";
-                  /** @enum {string} */
-                  billing_period: "month";
-                  /** @enum {string} */
-                  overage_charge_mode: "postpay";
-                  threshold_alert_percentage: string | null;
-                  rollover: boolean;
-                  balances: {
-                      /** @description Included amount per period (numeric string) */
-                      amount: string;
-                      denomination: string;
-                      /** @description USD cents per unit beyond the included amount, charged postpay */
-                      overage_charge_amount: number;
-                      /** @enum {string} */
-                      overage_charge_denomination: "usd";
-                    }[];
-                  /**
-                   * Format: date-time
-                   * @description ISO-8601 UTC
-                   */
-                  created_at: string;
-                })[];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    /**
-     * Create a plan
-     * @description An account created with `plan_id` gets one balance per entry holding the included amount and is charged `charge_amount` at once (with no card yet the charge is recorded `requires_payment_method` and collected when a card is attached). Every month under the day rule: overage (a negative balance) is charged at overage_charge_amount per unit, then the balance is reset to the included amount (`period_reset`) or, with `rollover`, the included amount is added to what is left (kind `grant`; a negative balance counts as 0 since its overage was charged), and charge_amount is charged again; an `auto_refill` webhook per balance. A declined plan or overage charge waits for a new card.
-     */
-    post: {
-      parameters: {
-        path: {
-          company_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            name: string;
-            /** @description USD cents per period */
-            charge_amount: number;
-            charge_denomination?: string | null;
-            /** @description "month" (default; "monthly" is accepted) */
-            billing_period?: "month" | "monthly" | null;
-            /** @description "postpay" (default) */
-            overage_charge_mode?: "postpay" | null;
-            /** @description Decimal 0–100: a threshold webhook when a plan balance first drops below this % of its included amount in a period */
-            threshold_alert_percentage?: string | number | null;
-            rollover?: boolean | null;
-            /** @description One entry per denomination */
-            balances: ({
-                /** @description Included units per period: an integer or a string of digits */
-                amount: string | number;
-                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-                denomination: string;
-                /** @description USD cents per unit of overage */
-                overage_charge_amount: number;
-                overage_charge_denomination?: string | null;
-              })[];
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: {
-                /** @description p_… */
-                plan_id: string;
-                name: string;
-                /** @description USD cents per period */
-                charge_amount: number;
-                /** @enum {string} */
-                charge_denomination: "usd";
-                /** @enum {string} */
-                billing_period: "month";
-                /** @enum {string} */
-                overage_charge_mode: "postpay";
-                threshold_alert_percentage: string | null;
-                rollover: boolean;
-                balances: {
-                    /** @description Included amount per period (numeric string) */
-                    amount: string;
-                    denomination: string;
-                    /** @description USD cents per unit beyond the included amount, charged postpay */
-                    overage_charge_amount: number;
-                    /** @enum {string} */
-                    overage_charge_denomination: "usd";
-                  }[];
-                /**
-                 * Format: date-time
-                 * @description ISO-8601 UTC
-                 */
-                created_at: string;
-              };
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["listPlans"];
   };
   "/v1/plans/{plan_id}": {
     /** Get a plan */
-    get: {
-      parameters: {
-        path: {
-          plan_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: {
-                /** @description p_… */
-                plan_id: string;
-                name: string;
-                /** @description USD cents per period */
-                charge_amount: number;
-                /** @enum {string} */
-                charge_denomination: "usd";
-                /** @enum {string} */
-                billing_period: "month";
-                /** @enum {string} */
-                overage_charge_mode: "postpay";
-                threshold_alert_percentage: string | null;
-                rollover: boolean;
-                balances: {
-                    /** @description Included amount per period (numeric string) */
-                    amount: string;
-                    denomination: string;
-                    /** @description USD cents per unit beyond the included amount, charged postpay */
-                    overage_charge_amount: number;
-                    /** @enum {string} */
-                    overage_charge_denomination: "usd";
-                  }[];
-                /**
-                 * Format: date-time
-                 * @description ISO-8601 UTC
-                 */
-                created_at: string;
-              };
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["getPlan"];
   };
   "/v1/accounts/{account_id}/charges": {
     /**
      * List the USD charges to the card, newest first
      * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the processor), succeeded, failed, requires_payment_method (owed, waiting for a card).
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-        };
-        path: {
-          account_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: ({
-                  /** @description ch_…; also the processor idempotency key */
-                  charge_id: string;
-                  /** @description USD cents */
-                  usd_amount: number;
-                  status: "pending" | "succeeded" | "failed" | "requires_payment_method";
-                  reason: "refill" | "plan" | "overage" | "proration";
-                  /** @description The balance a refill or proration is for; null for plan and overage charges */
-                  denomination: string | null;
-                  /** @description Why a charge failed or waits for a card, e.g. card_declined, no_card_on_file */
-                  failure_code: string | null;
-                  /**
-                   * Format: date-time
-                   * @description ISO-8601 UTC
-                   */
-                  created_at: string;
-                })[];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["listCharges"];
   };
   "/v1/webhooks": {
     /** List webhooks (without secrets), newest first */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: ({
-                  /** @description wh_… */
-                  webhook_id: string;
-                  /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
-                  type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
-                  url: string;
-                  threshold: number | null;
-                  /** Format: date-time */
-                  created_at: string;
-                  /** @description Set when the receiver answered 410 Gone: nothing more is sent to it */
-                  disabled_at: string | null;
-                  disabled_reason: string | null;
-                })[];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["listWebhooks"];
     /**
      * Subscribe a URL to one type of notification
      * @description Deliveries are POSTs signed as in Standard Webhooks (webhook-id = callback_id, the same on every retry; webhook-timestamp from the wall clock; webhook-signature v1 HMAC-SHA256 keyed with the secret). Success is a 2xx within 10 s; otherwise retried with exponential backoff and jitter for at least 24 hours. 410 Gone disables the subscription. Redirects are not followed. balance_change and negative_balance are coalesced: at most one of each per balance per request, carrying the balance after it. Payload: company_id, callback_id, account_id, type, account_balance (the balance amount), account_denomination, created_at, and for balance changes available and pending. URLs must be http(s) and, unless BILLING_WEBHOOK_ALLOW_PRIVATE=1, point at a public address (checked again at connect time). At most 50 webhooks per company. The same type, url and threshold as a live (not deleted, not disabled) subscription is 409 webhook_already_exists, naming it in details.webhook_id: a second one would deliver every notification twice.
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
-            type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
-            url: string;
-            /** @description Only for type threshold: absolute units of available balance */
-            threshold?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: {
-                webhook_id: string;
-                /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
-                type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
-                url: string;
-                threshold: number | null;
-                /** @description whsec_…: the Standard Webhooks signing secret, shown only here */
-                secret: string;
-                /** Format: date-time */
-                created_at: string;
-              };
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["createWebhook"];
   };
   "/v1/webhooks/{webhook_id}": {
     /**
      * Delete a webhook
      * @description Nothing more is sent to it, pending retries included.
      */
-    delete: {
-      parameters: {
-        path: {
-          webhook_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              webhooks_deleted: string;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    delete: operations["deleteWebhook"];
   };
   "/v1/webhooks/{webhook_id}/deliveries": {
     /**
      * Notifications of a webhook with every attempt, newest first
      * @description status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone, or the webhook was disabled). A delivered or failed notification stays in this log, with its attempts, for BILLING_WEBHOOK_LOG_RETENTION_DAYS days after it was created (30 unless the server sets it); then it is deleted and can no longer be retried. A pending one stays until it is finished.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size, 1–100 */
-          limit?: number;
-          /** @description Cursor: the next_cursor of the previous page */
-          starting_after?: string;
-        };
-        path: {
-          webhook_id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: ({
-                  /** @description cl_…: the webhook-id header of every attempt */
-                  callback_id: string;
-                  webhook_id: string;
-                  /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
-                  type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
-                  status: "pending" | "delivered" | "failed";
-                  /** @description The JSON body sent */
-                  payload: unknown;
-                  /** Format: date-time */
-                  created_at: string;
-                  next_attempt_at: string | null;
-                  delivered_at: string | null;
-                  last_error: string | null;
-                  attempts: ({
-                      /** Format: date-time */
-                      attempted_at: string;
-                      /** @description null when no HTTP response arrived */
-                      status_code: number | null;
-                      latency_ms: number;
-                      /** @description The first 1 KiB of the response body */
-                      response_snippet: string;
-                      /** @description timeout, connection_refused, address_refused, … (null when a response arrived) */
-                      error: string | null;
-                      success: boolean;
-                      /** @description Sent by the retry endpoint */
-                      manual: boolean;
-                    })[];
-                })[];
-              has_more: boolean;
-              /** @description Pass as starting_after to get the next page; null on the last page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["listWebhookDeliveries"];
   };
   "/v1/webhooks/deliveries/{callback_id}/retry": {
     /**
      * Send a notification again now
      * @description One attempt, now, with the same webhook-id and body; answers with the notification after it. A pending notification that fails keeps its retry schedule; a delivered or failed one keeps its status. 409 while a worker is sending it.
      */
-    post: {
-      parameters: {
-        path: {
-          callback_id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": Record<string, never>;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              data: {
-                /** @description cl_…: the webhook-id header of every attempt */
-                callback_id: string;
-                webhook_id: string;
-                /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
-                type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
-                status: "pending" | "delivered" | "failed";
-                /** @description The JSON body sent */
-                payload: unknown;
-                /** Format: date-time */
-                created_at: string;
-                next_attempt_at: string | null;
-                delivered_at: string | null;
-                last_error: string | null;
-                attempts: ({
-                    /** Format: date-time */
-                    attempted_at: string;
-                    /** @description null when no HTTP response arrived */
-                    status_code: number | null;
-                    latency_ms: number;
-                    /** @description The first 1 KiB of the response body */
-                    response_snippet: string;
-                    /** @description timeout, connection_refused, address_refused, … (null when a response arrived) */
-                    error: string | null;
-                    success: boolean;
-                    /** @description Sent by the retry endpoint */
-                    manual: boolean;
-                  })[];
-              };
-            };
-          };
-        };
-        /** @description Default Response */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Default Response */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    post: operations["retryWebhookDelivery"];
   };
 }
 
@@ -2535,15 +314,24 @@ export type webhooks = Record<string, never>;
 
 export interface components {
   schemas: {
-    /** Error */
+    /**
+     * Error
+     * @description The body of every error answer
+     */
     Error: {
       error: {
-        /** @description invalid_request | authentication_required | forbidden | insufficient_balance | payment_failed | not_found | conflict | payload_too_large | unsupported_media_type | rate_limited | internal | service_unavailable */
-        type: string;
+        /**
+         * @description The kind of error; the HTTP status follows from it
+         * @enum {string}
+         */
+        type: "invalid_request" | "authentication_required" | "forbidden" | "insufficient_balance" | "payment_failed" | "not_found" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "service_unavailable";
         /** @description Reason code that reads as a sentence, e.g. event_not_pending */
         code: string;
+        /** @description What went wrong, for a person */
         message: string;
+        /** @description The field at fault, spelt as in the body: `events[0].state`, `name` */
         param?: string;
+        /** @description Structured facts about the error, where the code has any */
         details?: unknown;
       };
     };
@@ -2703,9 +491,26 @@ export interface components {
     };
   };
   responses: never;
-  parameters: never;
+  parameters: {
+    /**
+     * @description Makes a retry safe: the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) instead of applying it again; with another request it is 409. Scoped to the company (or user), kept at least 24 hours. A request that ended in a 5xx may be retried with it.
+     * @example adj-2026-11-23-0001
+     */
+    IdempotencyKey?: string;
+  };
   requestBodies: never;
-  headers: never;
+  headers: {
+    /** @description Present (`true`) when this answer is the replay of an earlier request with the same Idempotency-Key */
+    IdempotentReplayed: "true";
+    /** @description Seconds to wait before retrying */
+    RetryAfter: number;
+    /** @description Requests allowed in the current window */
+    RateLimitLimit: number;
+    /** @description Requests left in the current window */
+    RateLimitRemaining: number;
+    /** @description Seconds until the window resets */
+    RateLimitReset: number;
+  };
   pathItems: never;
 }
 
@@ -2715,19 +520,276 @@ export type external = Record<string, never>;
 
 export interface operations {
 
+  /** Liveness: 200 as soon as the server accepts requests */
+  getHealth: {
+    responses: {
+      /** @description The server is up */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "ok";
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** This OpenAPI 3.1 document */
+  getOpenApiDocument: {
+    responses: {
+      /** @description The OpenAPI 3.1 document */
+      200: {
+        content: {
+          "application/json": {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /**
-   * Send the email verification link again (user credentials or session)
-   * @description A new link, valid 7 days; earlier links stay valid until they expire. An address already verified gets nothing: {sent: false}. Another user: 404.
+   * Sign up (no credentials needed)
+   * @description The password is stored only as a salted scrypt hash. firstName is the first word of name, lastName the rest. A duplicate email is 409. Sends a verification link (valid 7 days) to the address. Sign-ups are limited per client address (BILLING_SIGNUP_LIMIT_PER_MINUTE; 429 with Retry-After).
    */
-  resendEmailVerification: {
+  createUser: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Ada Lovelace",
+         *   "email": "ada@example.com",
+         *   "password": "correct horse battery"
+         * }
+         */
+        "application/json": {
+          /** @description Full name */
+          name: string;
+          /** @description E-mail address */
+          email: string;
+          password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The new user (createDate, no signUpDate) */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        };
+        content: {
+          "application/json": components["schemas"]["User"];
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not allowed on this server (`forbidden`), e.g. sign-up is closed. */
+      403: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Get a user
+   * @description With the user's own credentials or those of a company the user belongs to; anyone else gets 404.
+   */
+  getUser: {
     parameters: {
       path: {
         user_id: string;
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The user (signUpDate) */
+      200: {
+        content: {
+          "application/json": components["schemas"]["User"];
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Update a user */
+  updateUser: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        user_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          /** @description E-mail address */
+          email?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The user as it is now */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["User"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Send the email verification link again (user credentials or session)
+   * @description A new link, valid 7 days; earlier links stay valid until they expire. An address already verified gets nothing: {sent: false}. Another user: 404.
+   */
+  resendEmailVerification: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        user_id: string;
+      };
+    };
+    responses: {
+      /** @description Send the email verification link again (user credentials or session) */
       202: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": {
             data: {
@@ -2737,26 +799,35 @@ export interface operations {
           };
         };
       };
-      /** @description Default Response */
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
       400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description Credentials are missing or wrong (`authentication_required`). */
       401: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
       429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2768,6 +839,11 @@ export interface operations {
    * @description Sets emailVerified. An unknown, expired or already used token is 400 naming token.
    */
   verifyEmail: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+    };
     requestBody: {
       content: {
         "application/json": {
@@ -2777,22 +853,40 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Verify an email address with the emailed token (no credentials needed) */
       200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        };
         content: {
           "application/json": {
             data: components["schemas"]["User"];
           };
         };
       };
-      /** @description Default Response */
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
       400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
       429: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2804,6 +898,11 @@ export interface operations {
    * @description Answers 202 whether or not a user has this email (nothing tells which); when one does, it gets a link valid 1 hour. Limited per client address and per email (429 with Retry-After).
    */
   requestPasswordReset: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+    };
     requestBody: {
       content: {
         "application/json": {
@@ -2813,8 +912,14 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Email a password-reset link (no credentials needed) */
       202: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        };
         content: {
           "application/json": {
             data: {
@@ -2824,14 +929,26 @@ export interface operations {
           };
         };
       };
-      /** @description Default Response */
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
       400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
       429: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2843,6 +960,11 @@ export interface operations {
    * @description The token works once, within 1 hour; otherwise 400 naming token. A password under 8 characters is 400 naming password (the token stays usable). Ends all the user's sessions and marks the email verified.
    */
   completePasswordReset: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+    };
     requestBody: {
       content: {
         "application/json": {
@@ -2853,22 +975,40 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Set a new password with the emailed token (no credentials needed) */
       200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        };
         content: {
           "application/json": {
             data: components["schemas"]["User"];
           };
         };
       };
-      /** @description Default Response */
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
       400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
       429: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2880,6 +1020,11 @@ export interface operations {
    * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request with it and no Authorization header acts as the user; on company routes as the company named by the Billing-Company header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the session's csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client address (429 with Retry-After, the password then not even checked). Idempotency-Key is ignored here: each log-in is a new session.
    */
   createSession: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+    };
     requestBody: {
       content: {
         "application/json": {
@@ -2890,8 +1035,11 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Log in (no credentials needed): a session cookie */
       201: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": {
             data: {
@@ -2907,20 +1055,26 @@ export interface operations {
           };
         };
       };
-      /** @description Default Response */
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
       400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description Credentials are missing or wrong (`authentication_required`). */
       401: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
       429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2933,7 +1087,7 @@ export interface operations {
    */
   getCurrentSession: {
     responses: {
-      /** @description Default Response */
+      /** @description The current session (session cookie) */
       200: {
         content: {
           "application/json": {
@@ -2960,7 +1114,7 @@ export interface operations {
           };
         };
       };
-      /** @description Default Response */
+      /** @description Credentials are missing or wrong (`authentication_required`). */
       401: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -2973,9 +1127,17 @@ export interface operations {
    * @description Revokes the session on the server (its cookie no longer works anywhere) and clears the cookie.
    */
   deleteCurrentSession: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+    };
     responses: {
-      /** @description Default Response */
+      /** @description Log out (session cookie and X-CSRF-Token) */
       200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": {
             data: {
@@ -2985,14 +1147,17 @@ export interface operations {
           };
         };
       };
-      /** @description Default Response */
+      /** @description Credentials are missing or wrong (`authentication_required`). */
       401: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description Not allowed on this server (`forbidden`), e.g. sign-up is closed. */
       403: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3005,7 +1170,7 @@ export interface operations {
    */
   listCompanies: {
     responses: {
-      /** @description Default Response */
+      /** @description The companies the user owns (user credentials or session) */
       200: {
         content: {
           "application/json": {
@@ -3022,20 +1187,2502 @@ export interface operations {
           };
         };
       };
-      /** @description Default Response */
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description Credentials are missing or wrong (`authentication_required`). */
       401: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Default Response */
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
       429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Register a company (user credentials)
+   * @description The new company is owned by the calling user. The api_key is shown only here; it is stored only as a SHA-256 digest.
+   */
+  createCompany: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Acme"
+         * }
+         */
+        "application/json": {
+          /** @description Company name */
+          name: string;
+          /** @default sandbox */
+          processor?: "sandbox" | "stripe";
+          /** @description Required for stripe: a restricted key with write access to customers, payment intents and payment methods */
+          processor_api_key?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The new company and its first API key (shown this once) */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              company_id: string;
+              name: string;
+              processor: string;
+              api_key: string;
+            };
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not allowed on this server (`forbidden`), e.g. sign-up is closed. */
+      403: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** List API keys (without secrets) */
+  listApiKeys: {
+    parameters: {
+      path: {
+        company_id: string;
+      };
+    };
+    responses: {
+      /** @description Every key of the company, revoked too */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["ApiKey"][];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Create an API key
+   * @description The key is shown only in this response.
+   */
+  createApiKey: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        company_id: string;
+      };
+    };
+    responses: {
+      /** @description The new key: api_key is shown this once */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              key_id: string;
+              api_key: string;
+            };
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Revoke an API key at once
+   * @description Other server processes stop accepting it within BILLING_API_KEY_CACHE_MS.
+   */
+  revokeApiKey: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        company_id: string;
+        key_id: string;
+      };
+    };
+    responses: {
+      /** @description The key is revoked: it authenticates nothing from now on */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              key_id: string;
+              revoked: boolean;
+            };
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Create an account (the trailing slash is optional)
+   * @description Without `processor_id`, the customer at the company's processor is created when the first card is attached (POST /v1/accounts/{account_id}/card), never inside this request's transaction. With `plan_id`: one balance per plan entry holding its included amount, and the plan's charge_amount recorded as owed (requires_payment_method) until a card is attached; unknown plan: 400.
+   */
+  createAccount: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        company_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Ada Lovelace",
+         *   "email": "ada@example.com",
+         *   "metadata": {
+         *     "crm_id": "crm-42"
+         *   }
+         * }
+         */
+        "application/json": {
+          /** @description Name of the end user */
+          name?: string;
+          /** @description E-mail address */
+          email?: string;
+          /** @description Any JSON object chosen by the company */
+          metadata?: {
+            [key: string]: unknown;
+          };
+          /** @description Existing customer at the payment processor */
+          processor_id?: string;
+          plan_id?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The account, with its balances */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Account"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List or search accounts, newest first
+   * @description With `q`: only the accounts whose name or email contains it (case-insensitive for ASCII letters), whose account_id starts with it (case-sensitive), or whose metadata has a top-level string value equal to it (exactly). Paged like the list (a cursor is any account of the company). Cost: the search walks the company's accounts newest first until a page of matches is found, so a page of a common match reads about a page of rows and a query matching nothing reads every account of the company once: for an account id you know whole, GET /v1/accounts/{account_id} is one index lookup.
+   */
+  listAccounts: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        /**
+         * @description Search: name or email contains, account_id prefix, or a metadata value
+         * @example ada
+         */
+        q?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Account"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Get an account with its balances */
+  getAccount: {
+    parameters: {
+      path: {
+        account_id: string;
+      };
+    };
+    responses: {
+      /** @description The account, with its balances */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Account"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Edit name, email, metadata or processor_id
+   * @description Fields left out keep their values; metadata is replaced whole. A different `processor_id` detaches the card on file (a payment method of the previous customer cannot pay for the new one): charges due meanwhile wait for a card, as for an account that never had one, until POST /v1/accounts/{account_id}/card attaches one of the new customer.
+   */
+  updateAccount: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Ada King"
+         * }
+         */
+        "application/json": {
+          /** @description Name of the end user */
+          name?: string;
+          /** @description E-mail address */
+          email?: string;
+          /** @description Any JSON object chosen by the company */
+          metadata?: {
+            [key: string]: unknown;
+          };
+          /** @description Existing customer at the payment processor */
+          processor_id?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The account, with its balances */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Account"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Get a balance
+   * @description Holds older than one hour never show, even before the sweeper has cancelled them.
+   */
+  getBalance: {
+    parameters: {
+      path: {
+        account_id: string;
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination: string;
+      };
+    };
+    responses: {
+      /** @description The balance as it is now */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Balance"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Create a balance
+   * @description Optional initial grant `amount` (recorded as a `grant` transaction). Already exists: 409.
+   */
+  createBalance: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "amount": 1000
+         * }
+         */
+        "application/json": {
+          /** @description Initial grant, ≥ 0 */
+          amount?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The balance as it is now */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Balance"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Manual credit (positive) or debit (negative) */
+  createBalanceAdjustment: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "amount": -50,
+         *   "reason": "support credit reversed"
+         * }
+         */
+        "application/json": {
+          /** @description Signed, non-zero */
+          amount: number;
+          /** @description Why; kept on the transaction */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The balance as it is now */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Balance"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List transactions, newest first
+   * @description Every change of a balance amount is one transaction; amount = the sum of its transactions.
+   */
+  listTransactions: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination?: string;
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Transaction"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Set the price of an event type
+   * @description cost = quantity × unit_amount, computed exactly and rounded up to a whole unit.
+   */
+  setPrice: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        /** @description Event type */
+        type: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "denomination": "tokens",
+         *   "unit_amount": "0.25"
+         * }
+         */
+        "application/json": {
+          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+          denomination: string;
+          /** @description Decimal string (exact) or number ≥ 0 */
+          unit_amount: string | number;
+        };
+      };
+    };
+    responses: {
+      /** @description The price now in force */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Price"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** List prices, by type */
+  listPrices: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Price"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List an account's events
+   * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired are cancelled before the list is read.
+   */
+  listAccountEvents: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        /** @description Only events of this type */
+        type?: string;
+        /** @description Only events in this state */
+        state?: "pending" | "complete" | "cancelled";
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination?: string;
+        /** @description RFC 3339 date-time: only events whose timestamp is at or after it */
+        from?: string;
+        /** @description RFC 3339 date-time: only events whose timestamp is before it */
+        to?: string;
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Event"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Record usage events (an array, or {events})
+   * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with identical content is accepted again without a second deduction; with different content it is 409. Missing price or balance: 400 naming the event index.
+   */
+  createAccountEvents: {
+    parameters: {
+      query?: {
+        /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
+        gate_on_balance?: boolean;
+      };
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example [
+         *   {
+         *     "type": "api_call",
+         *     "quantity": 3
+         *   },
+         *   {
+         *     "id": "req-7f3a",
+         *     "type": "llm_tokens",
+         *     "cost_override": {
+         *       "amount": 25,
+         *       "denomination": "tokens"
+         *     },
+         *     "state": "pending"
+         *   }
+         * ]
+         */
+        "application/json": (({
+            /** @description Kind of event, chosen by the company */
+            type: string;
+            /** @description Client-chosen event id, unique per company */
+            id?: string;
+            /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
+            quantity?: number;
+            /** @description The cost to charge, stated by the caller */
+            cost_override?: {
+              /** @description Whole units ≥ 0 */
+              amount: number;
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              denomination: string;
+            };
+            /** @description Flat spelling of cost_override.amount */
+            cost_override_amount?: number;
+            /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+            cost_override_denomination?: string;
+            /** @description Any JSON object chosen by the company */
+            metadata?: {
+              [key: string]: unknown;
+            };
+            /** @description Default complete; completed = complete */
+            state?: "pending" | "complete" | "completed" | "cancelled";
+            /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
+            gate_on_balance?: boolean;
+            /** @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5 minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id replayed with another timestamp is different content (409). */
+            timestamp?: string;
+          })[]) | ({
+          events: ({
+              /** @description Kind of event, chosen by the company */
+              type: string;
+              /** @description Client-chosen event id, unique per company */
+              id?: string;
+              /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
+              quantity?: number;
+              /** @description The cost to charge, stated by the caller */
+              cost_override?: {
+                /** @description Whole units ≥ 0 */
+                amount: number;
+                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+                denomination: string;
+              };
+              /** @description Flat spelling of cost_override.amount */
+              cost_override_amount?: number;
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              cost_override_denomination?: string;
+              /** @description Any JSON object chosen by the company */
+              metadata?: {
+                [key: string]: unknown;
+              };
+              /** @description Default complete; completed = complete */
+              state?: "pending" | "complete" | "completed" | "cancelled";
+              /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
+              gate_on_balance?: boolean;
+              /** @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5 minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id replayed with another timestamp is different content (409). */
+              timestamp?: string;
+            })[];
+          /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
+          gate_on_balance?: boolean;
+        });
+      };
+    };
+    responses: {
+      /** @description The events were recorded (all of them), durably */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            events_submitted: number;
+            /** @description In request order: the client id where given, else ev_… */
+            event_ids: string[];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was declined). */
+      402: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than the server accepts (`payload_too_large`). */
+      413: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not application/json (`unsupported_media_type`). */
+      415: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List the company's events
+   * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired are cancelled before the list is read.
+   */
+  listEvents: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        /** @description Only events of this type */
+        type?: string;
+        /** @description Only events in this state */
+        state?: "pending" | "complete" | "cancelled";
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination?: string;
+        /** @description RFC 3339 date-time: only events whose timestamp is at or after it */
+        from?: string;
+        /** @description RFC 3339 date-time: only events whose timestamp is before it */
+        to?: string;
+        /** @description Only this account's events */
+        account_id?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Event"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Record usage events, account in the body
+   * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with identical content is accepted again without a second deduction; with different content it is 409. Missing price or balance: 400 naming the event index.
+   */
+  createEvents: {
+    parameters: {
+      query?: {
+        /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
+        gate_on_balance?: boolean;
+      };
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "account_id": "a_3kTQ9x0bM2",
+         *   "events": [
+         *     {
+         *       "type": "api_call",
+         *       "quantity": 3
+         *     }
+         *   ],
+         *   "gate_on_balance": true
+         * }
+         */
+        "application/json": {
+          account_id: string;
+          events: ({
+              /** @description Kind of event, chosen by the company */
+              type: string;
+              /** @description Client-chosen event id, unique per company */
+              id?: string;
+              /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
+              quantity?: number;
+              /** @description The cost to charge, stated by the caller */
+              cost_override?: {
+                /** @description Whole units ≥ 0 */
+                amount: number;
+                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+                denomination: string;
+              };
+              /** @description Flat spelling of cost_override.amount */
+              cost_override_amount?: number;
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              cost_override_denomination?: string;
+              /** @description Any JSON object chosen by the company */
+              metadata?: {
+                [key: string]: unknown;
+              };
+              /** @description Default complete; completed = complete */
+              state?: "pending" | "complete" | "completed" | "cancelled";
+              /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
+              gate_on_balance?: boolean;
+              /** @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5 minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id replayed with another timestamp is different content (409). */
+              timestamp?: string;
+            })[];
+          /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
+          gate_on_balance?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The events were recorded (all of them), durably */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            events_submitted: number;
+            /** @description In request order: the client id where given, else ev_… */
+            event_ids: string[];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was declined). */
+      402: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than the server accepts (`payload_too_large`). */
+      413: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not application/json (`unsupported_media_type`). */
+      415: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Get an event */
+  getEvent: {
+    parameters: {
+      path: {
+        event_id: string;
+      };
+    };
+    responses: {
+      /** @description The event */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Event"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Settle a pending event
+   * @description complete (optionally at a final cost that replaces the held one) or cancelled. Settling an event that is not pending is 409, except repeating its current state (with no cost_override or the same final cost), which is a no-op; the same state with another final cost is 409 event_completed_at_another_cost.
+   */
+  settleEvent: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        event_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "state": "complete",
+         *   "cost_override": {
+         *     "amount": 30,
+         *     "denomination": "tokens"
+         *   }
+         * }
+         */
+        "application/json": {
+          state: "complete" | "completed" | "cancelled";
+          /** @description The cost to charge, stated by the caller */
+          cost_override?: {
+            /** @description Whole units ≥ 0 */
+            amount: number;
+            /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+            denomination: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description The event, settled */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Event"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * The company's usage by window
+   * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit.
+   */
+  getUsage: {
+    parameters: {
+      query: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        /** @description RFC 3339 date-time: the start of the period (inclusive), on a whole UTC hour */
+        from: string;
+        /** @description RFC 3339 date-time: the end of the period (exclusive), on a whole UTC hour, after from */
+        to: string;
+        /** @description hour | day | month | all (default day): UTC calendar periods cut to [from, to); all is one window */
+        window?: string;
+        /** @description Comma-separated subset of type, denomination, account_id (default type,denomination) */
+        group_by?: string;
+        /** @description Comma-separated event types */
+        type?: string;
+        /** @description Comma-separated denominations */
+        denomination?: string;
+        /** @description Only this account's usage */
+        account_id?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["UsageGroup"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * An account's usage by window
+   * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit.
+   */
+  getAccountUsage: {
+    parameters: {
+      query: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        /** @description RFC 3339 date-time: the start of the period (inclusive), on a whole UTC hour */
+        from: string;
+        /** @description RFC 3339 date-time: the end of the period (exclusive), on a whole UTC hour, after from */
+        to: string;
+        /** @description hour | day | month | all (default day): UTC calendar periods cut to [from, to); all is one window */
+        window?: string;
+        /** @description Comma-separated subset of type, denomination, account_id (default type,denomination) */
+        group_by?: string;
+        /** @description Comma-separated event types */
+        type?: string;
+        /** @description Comma-separated denominations */
+        denomination?: string;
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["UsageGroup"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Attach a card (replaces the previous one)
+   * @description When the account has no `processor_id`, the customer is created at the company's processor here, when the first card arrives (not at account creation: no processor call ever runs inside a database transaction), and its id becomes the account's `processor_id`. Sandbox tokens: tok_visa, tok_mastercard (attach and charge), tok_chargeCustomerFail (attaches, every charge declined), tok_chargeDeclined (declined here: 402 payment_failed); any other token is 400. 409 processor_customer_changed if PUT /v1/accounts/{account_id} changed `processor_id` while the card was being attached (nothing is saved; attach again). Attaching a card resets the decline streak and un-pauses auto-refill of every balance of the account, and charges that waited for a card (status requires_payment_method) are collected. A rejected card changes nothing.
+   */
+  attachCard: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Card token from the processor's card element */
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The card on file now */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              brand: string;
+              last4: string;
+              exp_month: number;
+              exp_year: number;
+            };
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was declined). */
+      402: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Set auto-refill of a balance
+   * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were saved: refills happen in the background once their charge succeeds.
+   */
+  setBalanceAutoRefill: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "threshold": 100,
+         *   "amount": 1000,
+         *   "usd_charge": 1000
+         * }
+         */
+        "application/json": {
+          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+          denomination?: string;
+          /** @description Units added per refill */
+          amount?: number;
+          /** @description USD cents charged per refill */
+          usd_charge?: number;
+          /** @description Refill when a change leaves available below this; null switches it off */
+          threshold?: number | null;
+          /** @description Monthly refill on or off */
+          refill_monthly?: boolean;
+          /**
+           * @description "monthly" means refill_monthly: true
+           * @enum {string}
+           */
+          refill_period?: "monthly";
+        };
+      };
+    };
+    responses: {
+      /** @description The balance as it is now */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Balance"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Set auto-refill of a balance (denomination in the body)
+   * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were saved: refills happen in the background once their charge succeeds.
+   */
+  setAccountAutoRefill: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "denomination": "tokens",
+         *   "amount": 1000,
+         *   "usd_charge": 900,
+         *   "refill_period": "monthly"
+         * }
+         */
+        "application/json": {
+          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+          denomination: string;
+          /** @description Units added per refill */
+          amount?: number;
+          /** @description USD cents charged per refill */
+          usd_charge?: number;
+          /** @description Refill when a change leaves available below this; null switches it off */
+          threshold?: number | null;
+          /** @description Monthly refill on or off */
+          refill_monthly?: boolean;
+          /**
+           * @description "monthly" means refill_monthly: true
+           * @enum {string}
+           */
+          refill_period?: "monthly";
+        };
+      };
+    };
+    responses: {
+      /** @description The balance as it is now */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Balance"];
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Increase the monthly refill now, prorated
+   * @description For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with PUT …/autorefill). remaining = the balance amount clamped to [0, refill_amount]; its value = remaining × refill_usd_amount / refill_amount, rounded half up to a cent; charged = max(0, usd_charge − value). `dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the charge id as the processor idempotency key; only when it succeeds is the change applied in one transaction: remaining removed and amount added (one `proration` transaction), the refill settings replaced, monthly refill on, the refill day today under the monthly day rule. A declined charge (or no card) is 402 payment_failed and changes nothing but the record of the failed charge. `amount` in the response is the balance amount after the change.
+   */
+  modifyMidMonth: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Must match the path when given */
+          account_id?: string;
+          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+          denomination: string;
+          /** @description New refill amount: integer or numeric string */
+          amount: number | string;
+          /** @description New refill price, USD cents: integer or numeric string */
+          usd_charge: number | string;
+          dryrun?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The increase as made (or, with dryrun, as it would be made) */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              account_id: string;
+              isdryrun: boolean;
+              amount: number;
+              denomination: string;
+              refill_amount: number;
+              refill_day: number;
+              refill_usd_amount: number;
+              /** @description USD cents, as a string */
+              usd_amount_charged: string;
+            };
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was declined). */
+      402: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Create a plan
+   * @description An account created with `plan_id` gets one balance per entry holding the included amount and is charged `charge_amount` at once (with no card yet the charge is recorded `requires_payment_method` and collected when a card is attached). Every month under the day rule: overage (a negative balance) is charged at overage_charge_amount per unit, then the balance is reset to the included amount (`period_reset`) or, with `rollover`, the included amount is added to what is left (kind `grant`; a negative balance counts as 0 since its overage was charged), and charge_amount is charged again; an `auto_refill` webhook per balance. A declined plan or overage charge waits for a new card.
+   */
+  createPlan: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        company_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Pro",
+         *   "charge_amount": 4900,
+         *   "threshold_alert_percentage": 20,
+         *   "balances": [
+         *     {
+         *       "amount": 100000,
+         *       "denomination": "tokens",
+         *       "overage_charge_amount": 1
+         *     }
+         *   ]
+         * }
+         */
+        "application/json": {
+          name: string;
+          /** @description USD cents per period */
+          charge_amount: number;
+          charge_denomination?: string | null;
+          /** @description "month" (default; "monthly" is accepted) */
+          billing_period?: "month" | "monthly" | null;
+          /** @description "postpay" (default) */
+          overage_charge_mode?: "postpay" | null;
+          /** @description Decimal 0–100: a threshold webhook when a plan balance first drops below this % of its included amount in a period */
+          threshold_alert_percentage?: string | number | null;
+          rollover?: boolean | null;
+          /** @description One entry per denomination */
+          balances: ({
+              /** @description Included units per period: an integer or a string of digits */
+              amount: string | number;
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              denomination: string;
+              /** @description USD cents per unit of overage */
+              overage_charge_amount: number;
+              overage_charge_denomination?: string | null;
+            })[];
+        };
+      };
+    };
+    responses: {
+      /** @description The plan */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              /** @description p_… */
+              plan_id: string;
+              name: string;
+              /** @description USD cents per period */
+              charge_amount: number;
+              /** @enum {string} */
+              charge_denomination: "usd";
+              /** @enum {string} */
+              billing_period: "month";
+              /** @enum {string} */
+              overage_charge_mode: "postpay";
+              threshold_alert_percentage: string | null;
+              rollover: boolean;
+              balances: {
+                  /** @description Included amount per period (numeric string) */
+                  amount: string;
+                  denomination: string;
+                  /** @description USD cents per unit beyond the included amount, charged postpay */
+                  overage_charge_amount: number;
+                  /** @enum {string} */
+                  overage_charge_denomination: "usd";
+                }[];
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              created_at: string;
+            };
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** List plans, newest first */
+  listPlans: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+      };
+      path: {
+        company_id: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description p_… */
+                plan_id: string;
+                name: string;
+                /** @description USD cents per period */
+                charge_amount: number;
+                /** @enum {string} */
+                charge_denomination: "usd";
+                /** @enum {string} */
+                billing_period: "month";
+                /** @enum {string} */
+                overage_charge_mode: "postpay";
+                threshold_alert_percentage: string | null;
+                rollover: boolean;
+                balances: {
+                    /** @description Included amount per period (numeric string) */
+                    amount: string;
+                    denomination: string;
+                    /** @description USD cents per unit beyond the included amount, charged postpay */
+                    overage_charge_amount: number;
+                    /** @enum {string} */
+                    overage_charge_denomination: "usd";
+                  }[];
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC
+                 */
+                created_at: string;
+              })[];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Get a plan */
+  getPlan: {
+    parameters: {
+      path: {
+        plan_id: string;
+      };
+    };
+    responses: {
+      /** @description The plan */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description p_… */
+              plan_id: string;
+              name: string;
+              /** @description USD cents per period */
+              charge_amount: number;
+              /** @enum {string} */
+              charge_denomination: "usd";
+              /** @enum {string} */
+              billing_period: "month";
+              /** @enum {string} */
+              overage_charge_mode: "postpay";
+              threshold_alert_percentage: string | null;
+              rollover: boolean;
+              balances: {
+                  /** @description Included amount per period (numeric string) */
+                  amount: string;
+                  denomination: string;
+                  /** @description USD cents per unit beyond the included amount, charged postpay */
+                  overage_charge_amount: number;
+                  /** @enum {string} */
+                  overage_charge_denomination: "usd";
+                }[];
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              created_at: string;
+            };
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List the USD charges to the card, newest first
+   * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the processor), succeeded, failed, requires_payment_method (owed, waiting for a card).
+   */
+  listCharges: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description ch_…; also the processor idempotency key */
+                charge_id: string;
+                /** @description USD cents */
+                usd_amount: number;
+                status: "pending" | "succeeded" | "failed" | "requires_payment_method";
+                reason: "refill" | "plan" | "overage" | "proration";
+                /** @description The balance a refill or proration is for; null for plan and overage charges */
+                denomination: string | null;
+                /** @description Why a charge failed or waits for a card, e.g. card_declined, no_card_on_file */
+                failure_code: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC
+                 */
+                created_at: string;
+              })[];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** List webhooks (without secrets), newest first */
+  listWebhooks: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description wh_… */
+                webhook_id: string;
+                /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
+                type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
+                url: string;
+                threshold: number | null;
+                /** Format: date-time */
+                created_at: string;
+                /** @description Set when the receiver answered 410 Gone: nothing more is sent to it */
+                disabled_at: string | null;
+                disabled_reason: string | null;
+              })[];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Subscribe a URL to one type of notification
+   * @description Deliveries are POSTs signed as in Standard Webhooks (webhook-id = callback_id, the same on every retry; webhook-timestamp from the wall clock; webhook-signature v1 HMAC-SHA256 keyed with the secret). Success is a 2xx within 10 s; otherwise retried with exponential backoff and jitter for at least 24 hours. 410 Gone disables the subscription. Redirects are not followed. balance_change and negative_balance are coalesced: at most one of each per balance per request, carrying the balance after it. Payload: company_id, callback_id, account_id, type, account_balance (the balance amount), account_denomination, created_at, and for balance changes available and pending. URLs must be http(s) and, unless BILLING_WEBHOOK_ALLOW_PRIVATE=1, point at a public address (checked again at connect time). At most 50 webhooks per company. The same type, url and threshold as a live (not deleted, not disabled) subscription is 409 webhook_already_exists, naming it in details.webhook_id: a second one would deliver every notification twice.
+   */
+  createWebhook: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "type": "balance_change",
+         *   "url": "https://example.com/hooks/billing"
+         * }
+         */
+        "application/json": {
+          /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
+          type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
+          url: string;
+          /** @description Only for type threshold: absolute units of available balance */
+          threshold?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The subscription, with its signing secret (shown this once) */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              webhook_id: string;
+              /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
+              type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
+              url: string;
+              threshold: number | null;
+              /** @description whsec_…: the Standard Webhooks signing secret, shown only here */
+              secret: string;
+              /** Format: date-time */
+              created_at: string;
+            };
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a webhook
+   * @description Nothing more is sent to it, pending retries included.
+   */
+  deleteWebhook: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        webhook_id: string;
+      };
+    };
+    responses: {
+      /** @description The id of the deleted subscription */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            webhooks_deleted: string;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Notifications of a webhook with every attempt, newest first
+   * @description status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone, or the webhook was disabled). A delivered or failed notification stays in this log, with its attempts, for BILLING_WEBHOOK_LOG_RETENTION_DAYS days after it was created (30 unless the server sets it); then it is deleted and can no longer be retried. A pending one stays until it is finished.
+   */
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+      };
+      path: {
+        webhook_id: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description cl_…: the webhook-id header of every attempt */
+                callback_id: string;
+                webhook_id: string;
+                /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
+                type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
+                status: "pending" | "delivered" | "failed";
+                /** @description The JSON body sent */
+                payload: unknown;
+                /** Format: date-time */
+                created_at: string;
+                next_attempt_at: string | null;
+                delivered_at: string | null;
+                last_error: string | null;
+                attempts: ({
+                    /** Format: date-time */
+                    attempted_at: string;
+                    /** @description null when no HTTP response arrived */
+                    status_code: number | null;
+                    latency_ms: number;
+                    /** @description The first 1 KiB of the response body */
+                    response_snippet: string;
+                    /** @description timeout, connection_refused, address_refused, … (null when a response arrived) */
+                    error: string | null;
+                    success: boolean;
+                    /** @description Sent by the retry endpoint */
+                    manual: boolean;
+                  })[];
+              })[];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Send a notification again now
+   * @description One attempt, now, with the same webhook-id and body; answers with the notification after it. A pending notification that fails keeps its retry schedule; a delivered or failed one keeps its status. 409 while a worker is sending it.
+   */
+  retryWebhookDelivery: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        callback_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description The delivery, due again now */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              /** @description cl_…: the webhook-id header of every attempt */
+              callback_id: string;
+              webhook_id: string;
+              /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
+              type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
+              status: "pending" | "delivered" | "failed";
+              /** @description The JSON body sent */
+              payload: unknown;
+              /** Format: date-time */
+              created_at: string;
+              next_attempt_at: string | null;
+              delivered_at: string | null;
+              last_error: string | null;
+              attempts: ({
+                  /** Format: date-time */
+                  attempted_at: string;
+                  /** @description null when no HTTP response arrived */
+                  status_code: number | null;
+                  latency_ms: number;
+                  /** @description The first 1 KiB of the response body */
+                  response_snippet: string;
+                  /** @description timeout, connection_refused, address_refused, … (null when a response arrived) */
+                  error: string | null;
+                  success: boolean;
+                  /** @description Sent by the retry endpoint */
+                  manual: boolean;
+                })[];
+            };
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };

@@ -676,7 +676,7 @@ function AutoRefill({ account, onChange }: ActionProps) {
     void run(async () => {
       const threshold = int(v.threshold);
       await ok(
-        api.PUT('/v1/accounts/{account_id}/balance/{denomination}/auto_refill', {
+        api.PUT('/v1/accounts/{account_id}/balance/{denomination}/autorefill', {
           params: { path: { account_id: account.account_id, denomination } },
           body: {
             threshold: threshold === undefined ? null : threshold,

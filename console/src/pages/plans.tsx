@@ -128,7 +128,7 @@ function NewPlan({ companyId }: { companyId: string }) {
     }
     void run(async () => {
       const r = await ok(
-        api.POST('/v1/companies/{company_id}/plans', {
+        api.POST('/v1/companies/{company_id}/plan', {
           params: { path: { company_id: companyId } },
           body: {
             name: v.name ?? '',
