@@ -8,6 +8,13 @@ export const REASONS = [
   // --- the request as a whole (credentials, idempotency, lists, what does not exist)
   'authentication_required',
   'nul_character_not_allowed',
+  'json_key_appears_twice',
+  'json_nested_too_deeply',
+  'metadata_nested_too_deeply',
+  'metadata_has_too_many_entries',
+  'metadata_key_too_long',
+  'metadata_string_too_long',
+  'metadata_too_large',
   'invalid_idempotency_key',
   'idempotency_key_in_use',
   'idempotency_key_reused_with_different_request',
@@ -68,6 +75,7 @@ export const REASONS = [
   'usd_charge_must_be_a_non_negative_integer',
   'usd_charge_exceeds_maximum',
   'amount_must_exceed_current_refill_amount',
+  'monthly_refill_not_enabled',
   'resulting_balance_exceeds_maximum',
   // --- plans
   'name_is_required',
