@@ -86,9 +86,12 @@ export class SqliteIngestWorker {
     this.#ready.then(
       () => {
         worker.on('message', (reply: GroupReply) => this.#settle(reply));
-        worker.on('error', (err) => this.#failAll(err));
+        // A thread that dies with groups out may have committed them: they are not written again.
+        worker.on('error', (err) =>
+          this.#failAll(new CommitOutcomeUnknownError(`ingest writer thread failed: ${err.message}`, { cause: err })),
+        );
         worker.on('exit', (code) => {
-          this.#failAll(new Error(`ingest writer thread exited (code ${code})`));
+          this.#failAll(new CommitOutcomeUnknownError(`ingest writer thread exited (code ${code})`));
           // A crash must not take ingest down with it: a new thread takes the next group.
           if (!this.#closing) this.#spawn();
         });
