@@ -15,7 +15,7 @@ import { settleInTx, type IngestBatcher, type SettleWriter } from '../operations
 import type { TestClock } from '../lib/clock.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { errorBody } from './errors.js';
-import { bodyViolation } from './json-body.js';
+import { BODY_DEPTH_MAX, bodyViolation } from './json-body.js';
 import { registerIdempotency } from './idempotency.js';
 import { compilers, validationErrorBody } from './validation.js';
 import type { RouteContext } from './route-context.js';
@@ -155,7 +155,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         description:
           'Prepaid balances and real-time usage billing. Amounts are integers (USD in cents). ' +
           'Errors: {"error":{"type","code","message","param"?,"details"?}}. ' +
-          'A JSON body may be nested at most 32 levels and name each key once per object ' +
+          `A JSON body may be nested at most ${BODY_DEPTH_MAX} levels and name each key once per object ` +
           '(else 400 invalid_request: json_nested_too_deeply, json_key_appears_twice). ' +
           'Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header. ' +
           'Lists page with limit and starting_after and answer {data, has_more, next_cursor}, newest first.',

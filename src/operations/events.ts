@@ -18,8 +18,7 @@ import { fail, failure, type Failure, type Outcome } from '../domain/outcome.js'
 import type { Price } from '../domain/pricing.js';
 import { usageOf } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
-import { CommitOutcomeUnknownError } from '../store/common.js';
-import type { BalanceKey, EventRow } from '../store/types.js';
+import { CommitOutcomeUnknownError, type BalanceKey, type EventRow } from '../store/types.js';
 import type { Deps } from './deps.js';
 import { cancelHolds, expireHolds } from './holds.js';
 import { lockBalanceMap, type NetDelta, type Posting, type PostedEntry } from './ledger.js';

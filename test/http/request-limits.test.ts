@@ -235,7 +235,7 @@ for (const dialect of HTTP_DIALECTS) {
       );
     });
 
-    test('modifymidmonth on a balance without monthly refill is 400 saying how to enable it; nothing changes', async () => {
+    test('modifymidmonth without a monthly refill is 400 saying how to enable it; nothing changes', async () => {
       const a = await createAccountWithBalance(h, co, 'credits', 100);
       const r = await h.request('POST', `/v1/accounts/${a}/modifymidmonth`, {
         auth: co.auth,

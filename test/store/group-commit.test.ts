@@ -64,7 +64,7 @@ for (const dialect of DIALECTS) {
       await t.cleanup();
     });
 
-    test('a request the store cannot write fails alone; every other request of its busy group commits once', async () => {
+    test('a request the store cannot write fails alone; the rest of its busy group commits once', async () => {
       const busy = await seedCompanyAndAccount(store);
       await seedBalance(store, busy.companyId, busy.accountId, 'credits', 10_000);
       const bad = await seedCompanyAndAccount(store);

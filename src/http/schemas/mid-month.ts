@@ -8,7 +8,8 @@ export const modifyMidMonthSchema = {
   description:
     'For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with ' +
     'PUT …/autorefill), of a balance whose monthly refill is on: without one, 400 monthly_refill_not_enabled ' +
-    '(enable it with PUT …/autorefill {"refill_monthly": true, amount, usd_charge}). remaining = the balance amount clamped to [0, refill_amount]; its value = remaining × ' +
+    '(enable it with PUT …/autorefill {"refill_monthly": true, amount, usd_charge}). remaining = the balance ' +
+    'amount clamped to [0, refill_amount]; its value = remaining × ' +
     'refill_usd_amount / refill_amount, rounded half up to a cent; charged = max(0, usd_charge − value). ' +
     '`dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the charge id as the ' +
     'processor idempotency key; only when it succeeds is the change applied in one transaction: remaining ' +
