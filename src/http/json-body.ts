@@ -7,9 +7,10 @@
  * - No string or key holding U+0000: PostgreSQL text cannot hold it, and no field needs it.
  * - No key twice in one object (400 `json_key_appears_twice`, naming it): JSON.parse would keep
  *   the last one silently, and `{"amount":5,"amount":-3}` must not mean −3. jsonc-parser's
- *   visitor finds them; it recurses, which is why the depth is checked first.
+ *   scanner counts the keys written, its visitor names the one given twice; the visitor
+ *   recurses, which is why the depth is checked first.
  */
-import { visit, type JSONPath } from 'jsonc-parser';
+import { createScanner, visit, type JSONPath } from 'jsonc-parser';
 import { failure, type Failure } from '../domain/outcome.js';
 
 /** Deepest nesting of a request body (metadata has its own, smaller limit). */
@@ -41,7 +42,25 @@ export function bodyViolation(text: string, parsed: unknown): Failure | undefine
       stack.push({ value: (value as Record<string, unknown>)[k], depth: depth + 1 });
     }
   }
-  return keys > 1 ? duplicateKey(text) : undefined;
+  // JSON.parse keeps one property per key: the text has more keys than the value exactly when
+  // some key is given twice. Counting them (jsonc-parser's scanner) is about as cheap as the
+  // parse; only a body that has one is walked again to name it.
+  return keys > 1 && keysInText(text) > keys ? duplicateKey(text) : undefined;
+}
+
+/** jsonc-parser's `SyntaxKind` values (a const enum, which its typings do not let us import). */
+const SyntaxKind = { ColonToken: 6, StringLiteral: 10, EOF: 17 } as const;
+
+/** How many object keys the (valid JSON) text writes: strings followed by a colon. */
+function keysInText(text: string): number {
+  const scanner = createScanner(text, true);
+  let keys = 0;
+  let afterString = false;
+  for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+    if (token === SyntaxKind.ColonToken && afterString) keys++;
+    afterString = token === SyntaxKind.StringLiteral;
+  }
+  return keys;
 }
 
 function nul(): Failure {
