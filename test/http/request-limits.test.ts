@@ -191,6 +191,28 @@ for (const dialect of HTTP_DIALECTS) {
       assert.notEqual(ok.status, 500, ok.text);
     });
 
+    test("the plan body bounds its free-text numbers: 400 with the field's own code", async () => {
+      const plan = (over: Record<string, unknown>, balance: Record<string, unknown> = {}) => ({
+        name: 'Pro',
+        charge_amount: 0,
+        balances: [{ amount: 1000, denomination: 'tokens', overage_charge_amount: 1, ...balance }],
+        ...over,
+      });
+      const cases: [Record<string, unknown>, string, string][] = [
+        [
+          plan({ threshold_alert_percentage: `1${'0'.repeat(40_000)}` }),
+          'threshold_alert_percentage',
+          'threshold_alert_percentage_must_be_a_number_from_0_to_100',
+        ],
+        [plan({}, { amount: '9'.repeat(40_000) }), 'balances[0].amount', 'plan_balance_amount_exceeds_maximum'],
+      ];
+      for (const [body, param, code] of cases) {
+        const r = await h.request('POST', `/v1/companies/${co.companyId}/plan`, { auth: co.auth, body });
+        assertError(r, 400, 'invalid_request');
+        assert.deepEqual([r.body.error.param, r.body.error.code], [param, code], r.text);
+      }
+    });
+
     test('plan alerts go only to threshold subscriptions without a threshold, with available and pending', async () => {
       const c = await signUpCompany(h);
       const rx = 'http://127.0.0.1:9/hook';
