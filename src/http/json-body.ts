@@ -45,7 +45,7 @@ export function bodyViolation(text: string, parsed: unknown): Failure | undefine
   // JSON.parse keeps one property per key: the text has more keys than the value exactly when
   // some key is given twice. Counting them (jsonc-parser's scanner) is about as cheap as the
   // parse; only a body that has one is walked again to name it.
-  return keys > 1 && keysInText(text) > keys ? duplicateKey(text) : undefined;
+  return keys > 0 && keysInText(text) > keys ? duplicateKey(text) : undefined;
 }
 
 /** jsonc-parser's `SyntaxKind` values (a const enum, which its typings do not let us import). */

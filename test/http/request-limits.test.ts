@@ -162,7 +162,8 @@ for (const dialect of HTTP_DIALECTS) {
     test('a JSON key given twice is 400 naming it, anywhere in the body; nothing applied', async () => {
       const before = await tokens();
       const cases: [string, string, string][] = [
-        [`/v1/accounts/${acc}/balance/tokens/adjustments`, '{"amount":5,"amount":-3,"reason":"r"}', 'amount'],
+        [`/v1/accounts/${acc}/balance/tokens/adjustments`, '{"amount":5,"amount":-3}', 'amount'],
+        [`/v1/accounts/${acc}/balance/tokens/adjustments`, '{"amount":5,"reason":"r","amount":-3}', 'amount'],
         [
           `/v1/accounts/${acc}/events`,
           '[{"type":"x","cost_override":{"amount":1,"denomination":"tokens","amount":500}}]',
