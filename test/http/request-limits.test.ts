@@ -139,6 +139,27 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(health.status, 200);
     });
 
+    test("one company's hostile requests never fail another company's concurrent ones", async () => {
+      const other = await signUpCompany(h);
+      const otherAcc = await createAccountWithBalance(h, other, 'tokens', 1000);
+      const hostile = Array.from({ length: 40 }, (_, i) =>
+        h.request('POST', `/v1/accounts/${acc}/events`, {
+          auth: co.auth,
+          raw: `[{"type":"x","cost_override":{"amount":1,"denomination":"tokens"},"metadata":${deepText(2_000 + i)}}]`,
+        }),
+      );
+      const ordinary = Array.from({ length: 100 }, (_, i) =>
+        h.request('POST', `/v1/accounts/${otherAcc}/events`, {
+          auth: other.auth,
+          body: [{ type: 'x', id: `ok-${i}`, cost_override: { amount: 1, denomination: 'tokens' } }],
+        }),
+      );
+      const [bad, good] = await Promise.all([Promise.all(hostile), Promise.all(ordinary)]);
+      assert.deepEqual([...new Set(bad.map((r) => r.status))], [400]);
+      assert.deepEqual([...new Set(good.map((r) => r.status))], [200]);
+      assert.equal((await balance(h, other, otherAcc)).amount, 900, 'each ordinary event deducted once');
+    });
+
     test('account metadata beyond a limit is 400 on create and on PUT; the account keeps its metadata', async () => {
       const a = await createAccount(h, co, { name: 'M', metadata: { plan: 'gold' } });
       const tooLong = { note: 's'.repeat(METADATA_STRING_LENGTH_MAX + 1) };
