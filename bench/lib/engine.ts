@@ -36,6 +36,7 @@ export { normalizeEvent, type EventInput, type IngestRequest, type NormalizedEve
 export { systemClock } from '../../src/lib/clock.js';
 export { newId } from '../../src/lib/ids.js';
 export { ingestGroup } from '../../src/operations/events.js';
+export { bodyViolation } from '../../src/http/json-body.js';
 export { openStore } from '../../src/store/open.js';
 export type { EventRow, Store, TransactionRow, Tx, WebhookDeliveryRow } from '../../src/store/types.js';
 

@@ -1,3 +1,4 @@
+import { metadataViolation } from './metadata.js';
 import { canonicalJson, sha256Hex } from '../lib/canonical.js';
 import { balanceKey, companyScopedKey } from '../lib/keys.js';
 import { parseRfc3339 } from './time.js';
@@ -51,6 +52,10 @@ export interface NormalizedEvent {
 /** Folds the accepted spellings (flat cost_override_*, `completed`) into one shape. */
 export function normalizeEvent(input: EventInput, index: number, time: EventTimeLimits): Outcome<NormalizedEvent> {
   const param = `events[${index}]`;
+  if (input.metadata !== undefined) {
+    const refused = metadataViolation(input.metadata, `${param}.metadata`);
+    if (refused) return { ...refused, details: { index } };
+  }
   let timestampMs: number | null = null;
   if (input.timestamp !== undefined) {
     timestampMs = parseRfc3339(input.timestamp);

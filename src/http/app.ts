@@ -18,6 +18,7 @@ import { AttemptLimiter } from './attempts.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { registerConsole } from './console.js';
 import { errorBody } from './errors.js';
+import { bodyViolation } from './json-body.js';
 import { registerIdempotency } from './idempotency.js';
 import { rewriteAlias } from './aliases.js';
 import { swaggerOptions } from './openapi.js';
@@ -99,16 +100,7 @@ export function registeredRoutes(app: App): { method: string; url: string }[] {
   return ROUTES.get(app) ?? [];
 }
 
-const NUL_ESCAPE = /\\u0000/i;
 const NUL_IN_URL = /%00/i;
-
-function containsNul(v: unknown): boolean {
-  if (typeof v === 'string') return v.includes('\u0000');
-  if (Array.isArray(v)) return v.some(containsNul);
-  if (v !== null && typeof v === 'object')
-    return Object.entries(v).some(([k, x]) => k.includes('\u0000') || containsNul(x));
-  return false;
-}
 
 export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
@@ -167,13 +159,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     defaultJson(req, text, (err, parsed) => {
-      // PostgreSQL text cannot hold U+0000, and no billing field needs it: refuse it everywhere.
-      if (!err && NUL_ESCAPE.test(text) && containsNul(parsed)) {
-        return done(
-          new OutcomeError(failure('nul_character_not_allowed', 'strings may not contain the NUL character (\\u0000)')),
-          undefined,
-        );
-      }
+      // Depth, NUL characters and keys given twice, before anything recursive sees the value.
+      const refused = err ? undefined : bodyViolation(text, parsed);
+      if (refused) return done(new OutcomeError(refused), undefined);
       done(err, parsed);
     });
   });

@@ -17,6 +17,7 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { AuthMode } from './auth.js';
 import { aliasesByOperation } from './aliases.js';
 import { IDEMPOTENCY_KEY_LENGTH_MAX } from './idempotency.js';
+import { BODY_DEPTH_MAX } from './json-body.js';
 
 /** Every tag an operation may carry, in the order the reference shows them. */
 export const TAGS: readonly { name: string; description: string }[] = [
@@ -99,6 +100,8 @@ export function swaggerOptions(opts: OpenapiOptions): FastifyDynamicSwaggerOptio
         description:
           'Prepaid balances and real-time usage billing. Amounts are integers (USD in cents). ' +
           'Errors: {"error":{"type","code","message","param"?,"details"?}}. ' +
+          `A JSON body may be nested at most ${BODY_DEPTH_MAX} levels and name each key once per object ` +
+          '(else 400 invalid_request: json_nested_too_deeply, json_key_appears_twice). ' +
           'Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header; while its first request runs, ' +
           'a repeat is 409 idempotency_key_in_use, and if that request died (a crash), a repeat after ' +
           'BILLING_IDEMPOTENCY_LEASE_MS (30 s) runs it. ' +

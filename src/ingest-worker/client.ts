@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import type { IngestRequest } from '../domain/events.js';
 import type { Outcome } from '../domain/outcome.js';
 import type { IngestResult, SettleRequest } from '../operations/events.js';
+import { CommitOutcomeUnknownError } from '../store/common.js';
 import type { EventRow } from '../store/types.js';
 import type { SqliteStore } from '../store/sqlite.js';
 import type { GroupKind, GroupKinds, GroupReply, GroupRequest, WorkerInit } from './protocol.js';
@@ -85,9 +86,12 @@ export class SqliteIngestWorker {
     this.#ready.then(
       () => {
         worker.on('message', (reply: GroupReply) => this.#settle(reply));
-        worker.on('error', (err) => this.#failAll(err));
+        // A thread that dies with groups out may have committed them: they are not written again.
+        worker.on('error', (err) =>
+          this.#failAll(new CommitOutcomeUnknownError(`ingest writer thread failed: ${err.message}`, { cause: err })),
+        );
         worker.on('exit', (code) => {
-          this.#failAll(new Error(`ingest writer thread exited (code ${code})`));
+          this.#failAll(new CommitOutcomeUnknownError(`ingest writer thread exited (code ${code})`));
           // A crash must not take ingest down with it: a new thread takes the next group.
           if (!this.#closing) this.#spawn();
         });
@@ -106,7 +110,9 @@ export class SqliteIngestWorker {
     this.#pending.delete(reply.id);
     if ('outcomes' in reply) p.resolve(reply.outcomes);
     else {
-      const err = new Error(reply.error.message);
+      const err = reply.committed
+        ? new CommitOutcomeUnknownError(`committed, but its answer was lost: ${reply.error.message}`)
+        : new Error(reply.error.message);
       err.stack = reply.error.stack;
       p.reject(err);
     }
@@ -150,8 +156,9 @@ export class SqliteIngestWorker {
       await this.#ready;
       return await new Promise<GroupKinds[K]['outcome'][]>((resolve, reject) => {
         const id = this.#nextId++;
-        this.#pending.set(id, { resolve: resolve as Pending['resolve'], reject });
+        // A group that cannot be sent (structured clone fails) is refused here, sent nowhere.
         this.#worker.postMessage({ id, kind, nowMs, requests } satisfies GroupRequest);
+        this.#pending.set(id, { resolve: resolve as Pending['resolve'], reject });
       });
     } finally {
       if (--this.#inFlight === 0) {

@@ -26,4 +26,9 @@ export interface GroupRequest {
 
 export type GroupReply =
   | { id: number; outcomes: GroupKinds[GroupKind]['outcome'][] }
-  | { id: number; error: { message: string; stack: string } };
+  | {
+      id: number;
+      error: { message: string; stack: string };
+      /** The group committed, and only its answer was lost: it must not be written again. */
+      committed?: boolean;
+    };

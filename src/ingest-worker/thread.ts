@@ -33,15 +33,19 @@ port.on('message', (msg: GroupRequest | 'close') => {
         : settleGroup(ledger.begin(tx, msg.nowMs), msg.requests as SettleRequest[]),
     )
     .then(
-      (outcomes) => port.postMessage({ id: msg.id, outcomes } satisfies GroupReply),
-      (err: unknown) =>
-        port.postMessage({
-          id: msg.id,
-          error:
-            err instanceof Error
-              ? { message: err.message, stack: err.stack ?? '' }
-              : { message: String(err), stack: '' },
-        } satisfies GroupReply),
+      (outcomes) => {
+        try {
+          port.postMessage({ id: msg.id, outcomes } satisfies GroupReply);
+        } catch (err) {
+          // Committed, but the answer cannot be sent: the group must not be written again.
+          port.postMessage({ id: msg.id, error: errorOf(err), committed: true } satisfies GroupReply);
+        }
+      },
+      (err: unknown) => port.postMessage({ id: msg.id, error: errorOf(err) } satisfies GroupReply),
     );
 });
+
+function errorOf(err: unknown): { message: string; stack: string } {
+  return err instanceof Error ? { message: err.message, stack: err.stack ?? '' } : { message: String(err), stack: '' };
+}
 port.postMessage('ready');

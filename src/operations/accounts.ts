@@ -1,6 +1,7 @@
 /** Accounts, balances, adjustments and prices of a company. */
 import { balanceKey } from '../domain/events.js';
-import { fail } from '../domain/outcome.js';
+import { metadataViolation } from '../domain/metadata.js';
+import { OutcomeError, fail } from '../domain/outcome.js';
 import { parseUnitAmount } from '../domain/pricing.js';
 import { AMOUNT_MAX } from '../domain/money.js';
 import { newId } from '../lib/ids.js';
@@ -37,7 +38,15 @@ async function ownedAccount(
   return account;
 }
 
+/** Metadata beyond the limits (domain/metadata.ts) is refused before anything is written. */
+function checkMetadata(metadata: unknown): void {
+  if (metadata === undefined) return;
+  const refused = metadataViolation(metadata, 'metadata');
+  if (refused) throw new OutcomeError(refused);
+}
+
 export async function createAccount(deps: Deps, companyId: string, input: AccountInput): Promise<AccountView> {
+  checkMetadata(input.metadata);
   return deps.store.write(async (tx) => {
     const account: AccountRow = {
       accountId: newId('a'),
@@ -73,6 +82,7 @@ export async function updateAccount(
   accountId: string,
   input: Omit<AccountInput, 'plan_id'>,
 ): Promise<AccountView> {
+  checkMetadata(input.metadata);
   return deps.store.write(async (tx) => {
     const current = await ownedAccount(tx, companyId, accountId);
     const account: AccountRow = {

@@ -18,7 +18,7 @@ import { fail, failure, type Failure, type Outcome } from '../domain/outcome.js'
 import type { Price } from '../domain/pricing.js';
 import { usageOf } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
-import type { BalanceKey, EventRow } from '../store/types.js';
+import { CommitOutcomeUnknownError, type BalanceKey, type EventRow } from '../store/types.js';
 import type { Deps } from './deps.js';
 import { cancelHolds, expireHolds } from './holds.js';
 import { lockBalanceMap, type NetDelta, type Posting, type PostedEntry } from './ledger.js';
@@ -44,14 +44,26 @@ export type GroupWriter<Req, Res> = (nowMs: number, requests: Req[]) => Promise<
 
 /**
  * Group commit. Requests queue while a group is being written; when it commits, the next
- * group takes everything queued (up to `maxSize`, counted by `sizeOf`). `concurrency` groups may
+ * group takes what is queued (up to `maxSize`, counted by `sizeOf`). `concurrency` groups may
  * be in flight at once (on SQLite's writer thread two, applied one after the other; more on
  * PostgreSQL, whose row locks keep overlapping groups correct). `writeGroup` is where a group is
  * applied: through the store on this thread, or (SQLite) on the writer thread, so that COMMIT's
  * fsync never blocks HTTP. Each request is answered only after its group has committed.
+ *
+ * Fair: each tenant (`tenantOf`: the company) has its own queue, and a group takes one request
+ * of each waiting tenant in turn, so a tenant with a backlog of thousands of requests cannot fill
+ * every group: another tenant's request goes into the next group, whatever the backlog.
+ *
+ * Isolated: a group whose transaction fails (nothing of it applied) is split in two halves that
+ * are written again, each in its own transaction, down to single requests; so a request that
+ * cannot be written fails alone, with its own error, and every other request of its group
+ * commits, once. Only an error after which the commit may have happened (see
+ * CommitOutcomeUnknownError) fails the whole group without a retry: a retry could apply twice.
  */
 export class GroupCommit<Req, Res> {
-  readonly #queue: Queued<Req, Res>[] = [];
+  /** Waiting requests by tenant, tenants in turn order. */
+  readonly #queues = new Map<string, Queued<Req, Res>[]>();
+  #waiting = 0;
   #running = 0;
   #scheduled = false;
 
@@ -61,22 +73,27 @@ export class GroupCommit<Req, Res> {
     private readonly writeGroup: GroupWriter<Req, Res>,
     private readonly sizeOf: (req: Req) => number,
     private readonly maxSize: number,
+    private readonly tenantOf: (req: Req) => string,
   ) {}
 
   /** Resolves once nothing is queued or being written (shutdown waits for it). */
   async drained(): Promise<void> {
-    while (this.#running > 0 || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.#running > 0 || this.#waiting > 0) await new Promise((r) => setTimeout(r, 5));
   }
 
   submit(req: Req): Promise<Res> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ req, resolve, reject });
+      const tenant = this.tenantOf(req);
+      const queue = this.#queues.get(tenant);
+      if (queue) queue.push({ req, resolve, reject });
+      else this.#queues.set(tenant, [{ req, resolve, reject }]);
+      this.#waiting++;
       this.#schedule();
     });
   }
 
   #schedule(): void {
-    if (this.#scheduled || this.#running >= this.concurrency || this.#queue.length === 0) return;
+    if (this.#scheduled || this.#running >= this.concurrency || this.#waiting === 0) return;
     this.#scheduled = true;
     // setImmediate: let every request already read from the sockets join this group.
     setImmediate(() => {
@@ -86,35 +103,60 @@ export class GroupCommit<Req, Res> {
   }
 
   #drain(): void {
-    while (this.#running < this.concurrency && this.#queue.length > 0) {
-      const group: Queued<Req, Res>[] = [];
-      let size = 0;
-      while (
-        this.#queue.length > 0 &&
-        (group.length === 0 || size + this.sizeOf(this.#queue[0]!.req) <= this.maxSize)
-      ) {
-        const q = this.#queue.shift()!;
-        size += this.sizeOf(q.req);
-        group.push(q);
-      }
+    while (this.#running < this.concurrency && this.#waiting > 0) {
+      const group = this.#nextGroup();
       this.#running++;
-      void this.#run(group).finally(() => {
+      void this.#run(this.clock.now(), group).finally(() => {
         this.#running--;
         this.#schedule();
       });
     }
   }
 
-  async #run(group: Queued<Req, Res>[]): Promise<void> {
+  /**
+   * The next group: one request of each waiting tenant in turn (a tenant's own requests in
+   * arrival order), while they fit in `maxSize`. A tenant that took a request moves to the back
+   * of the turn order, so the next group starts with the tenants this one served last.
+   */
+  #nextGroup(): Queued<Req, Res>[] {
+    const group: Queued<Req, Res>[] = [];
+    let size = 0;
+    for (let added = true; added && this.#waiting > 0; ) {
+      added = false;
+      for (const tenant of [...this.#queues.keys()]) {
+        const queue = this.#queues.get(tenant)!;
+        const next = this.sizeOf(queue[0]!.req);
+        if (group.length > 0 && size + next > this.maxSize) continue;
+        group.push(queue.shift()!);
+        size += next;
+        this.#waiting--;
+        added = true;
+        this.#queues.delete(tenant);
+        if (queue.length > 0) this.#queues.set(tenant, queue);
+      }
+    }
+    return group;
+  }
+
+  async #run(nowMs: number, group: Queued<Req, Res>[]): Promise<void> {
+    let outcomes: Res[];
     try {
-      const outcomes = await this.writeGroup(
-        this.clock.now(),
+      outcomes = await this.writeGroup(
+        nowMs,
         group.map((q) => q.req),
       );
-      for (const [i, q] of group.entries()) q.resolve(outcomes[i]!);
     } catch (err) {
-      for (const q of group) q.reject(err);
+      if (group.length === 1 || err instanceof CommitOutcomeUnknownError) {
+        for (const q of group) q.reject(err);
+        return;
+      }
+      // Nothing of the group was applied: write each half again, in order, in its own transaction.
+      const half = Math.ceil(group.length / 2);
+      await this.#run(nowMs, group.slice(0, half));
+      await this.#run(nowMs, group.slice(half));
+      return;
     }
+    for (const [i, q] of group.entries()) q.resolve(outcomes[i]!);
   }
 }
 
@@ -128,6 +170,7 @@ export class IngestBatcher extends GroupCommit<IngestRequest, Outcome<IngestResu
         ((nowMs, requests) => deps.store.write((tx) => ingestGroup(deps.ledger.begin(tx, nowMs), requests))),
       (r) => r.events.length,
       GROUP_EVENTS_MAX,
+      (r) => r.companyId,
     );
   }
 }
@@ -138,7 +181,14 @@ export type SettleWriter = (req: SettleRequest) => Promise<Outcome<EventRow>>;
 /** Settles, grouped: on SQLite's writer thread, or through the store (see server.ts). */
 export class SettleBatcher extends GroupCommit<SettleRequest, Outcome<EventRow>> {
   constructor(deps: Deps, concurrency: number, writeGroup: GroupWriter<SettleRequest, Outcome<EventRow>>) {
-    super(deps.clock, concurrency, writeGroup, () => 1, GROUP_SETTLES_MAX);
+    super(
+      deps.clock,
+      concurrency,
+      writeGroup,
+      () => 1,
+      GROUP_SETTLES_MAX,
+      (r) => r.companyId,
+    );
   }
 }
 

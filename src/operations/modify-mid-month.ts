@@ -72,6 +72,15 @@ export async function modifyMidMonth(
     };
   });
   if (!balance) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+  // An increase of the monthly refill needs one: it is never switched on as a side effect.
+  if (!balance.refillMonthly) {
+    fail(
+      'monthly_refill_not_enabled',
+      `the balance "${denomination}" has no monthly refill to increase; enable one first with PUT ` +
+        `/v1/accounts/{account_id}/balance/{denomination}/autorefill {"refill_monthly": true, "amount", "usd_charge"}`,
+      'denomination',
+    );
+  }
   const priced = prorateMidMonth({
     refillAmount: balance.refillAmount,
     refillUsdCents: balance.refillUsdCents,

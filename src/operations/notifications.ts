@@ -7,7 +7,7 @@
  *   `threshold` (with its own threshold), at most one per subscription and balance per
  *   transaction, carrying the balance after the last change;
  * - `notifyBalance`, for what an operation decides itself: `auto_refill` (a refill applied, a
- *   plan renewed) and `threshold` plan alerts.
+ *   plan renewed) and `threshold` plan alerts (to threshold subscriptions without a threshold).
  */
 import { newId } from '../lib/ids.js';
 import type { BalanceRow, Tx, WebhookDeliveryRow, WebhookTarget, WebhookType } from '../store/types.js';
@@ -97,19 +97,22 @@ export async function writeBalanceNotifications(p: Posting, changes: BalanceChan
 
 /**
  * One notification of `type` about balance `b` to each of its company's subscriptions of that
- * type (`auto_refill`; `threshold` for plan alerts, which go to every threshold subscription).
+ * type: `auto_refill`, or `threshold` for plan alerts, which go only to the threshold
+ * subscriptions without a `threshold` of their own (one with its own threshold is about that
+ * threshold only). `extra` fields follow the payload's (`available`, `pending`).
  */
 export async function notifyBalance(
   p: Posting,
   type: Extract<WebhookType, 'auto_refill' | 'threshold'>,
   b: BalanceRow,
+  extra: Record<string, unknown> = {},
 ): Promise<void> {
   await p.notifications.targetsOf(p.tx, [b.companyId]);
   const inserts: WebhookDeliveryRow[] = [];
   for (const t of p.notifications.targets.get(b.companyId) ?? []) {
-    if (t.type !== type) continue;
+    if (t.type !== type || (type === 'threshold' && t.threshold !== null)) continue;
     const callbackId = newId('cl');
-    inserts.push(delivery(callbackId, t, payloadOf(callbackId, t, b, p.nowMs, {}), p.nowMs));
+    inserts.push(delivery(callbackId, t, payloadOf(callbackId, t, b, p.nowMs, extra), p.nowMs));
   }
   await p.tx.insertWebhookDeliveries(inserts);
 }

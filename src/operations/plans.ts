@@ -226,6 +226,6 @@ export const planThresholdAlertEffect: BalanceEffect = async (p, changes) => {
     )
       continue;
     await p.tx.setPlanAlerted(after.accountId, after.denomination, true);
-    await notifyBalance(p, 'threshold', after);
+    await notifyBalance(p, 'threshold', after, { threshold_alert_percentage: percentage });
   }
 };

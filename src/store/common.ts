@@ -26,3 +26,15 @@ export interface StoredSecret {
   id: string;
   value: string;
 }
+
+/**
+ * A write failed at a point where its transaction may nevertheless have committed (the
+ * connection was lost during COMMIT; the SQLite writer thread committed, then could not send the
+ * answer back). Running the same work again could apply it twice, so nobody retries it.
+ */
+export class CommitOutcomeUnknownError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CommitOutcomeUnknownError';
+  }
+}

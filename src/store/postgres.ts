@@ -9,6 +9,7 @@ import pg from 'pg';
 import { MIGRATIONS } from './migrations.js';
 import { PgExec, isStalePlan } from './postgres/exec.js';
 import { PgTx } from './postgres/tx.js';
+import { CommitOutcomeUnknownError } from './common.js';
 import type { ReadTx, Store, Tx } from './types.js';
 
 // What this module exported before the parts moved to postgres/ (bench/ imports them from here).
@@ -31,6 +32,7 @@ export const pgTypeParsers = {
 // row the concurrent transaction committed and answers as for any existing row.
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
 const WRITE_ATTEMPTS_MAX = 8;
+const isSqlState = (code: unknown): boolean => typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 const MIGRATION_LOCK_ID = 727_001;
 
 export interface PostgresOptions {
@@ -129,9 +131,18 @@ export class PostgresStore implements Store {
       try {
         await client.query('BEGIN');
         const result = await fn(new PgTx(new PgExec(client, true, this.#prepare)));
-        await client.query('COMMIT');
+        try {
+          await client.query('COMMIT');
+        } catch (err) {
+          // An error the server answered (it has a SQLSTATE) means the transaction rolled back;
+          // a lost connection leaves it unknown whether COMMIT happened: never retried.
+          if (isSqlState((err as { code?: unknown }).code)) throw err;
+          broken = true;
+          throw new CommitOutcomeUnknownError('the connection was lost during COMMIT', { cause: err });
+        }
         return result;
       } catch (err) {
+        if (err instanceof CommitOutcomeUnknownError) throw err;
         try {
           await client.query('ROLLBACK');
         } catch {

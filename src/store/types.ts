@@ -47,6 +47,7 @@ import type { WebhooksReadTx, WebhooksTx } from './webhooks/types.js';
 export type * from './accounts/types.js';
 export type * from './charges/types.js';
 export type * from './common.js';
+export { CommitOutcomeUnknownError } from './common.js';
 export type * from './events/types.js';
 export type * from './idempotency/types.js';
 export type * from './identity/types.js';

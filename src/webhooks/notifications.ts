@@ -11,7 +11,8 @@
  *   `gate_on_balance` refuses on). A credit that leaves a balance still negative does not notify.
  * - `threshold` with its own `threshold`: `available` drops from ≥ threshold to < threshold.
  *   Plan alerts (`threshold_alert_percentage`) and `auto_refill` are written by the operations
- *   that decide them (operations/notifications.ts) and go to every subscription of that type.
+ *   that decide them (operations/notifications.ts): `auto_refill` to every subscription of that
+ *   type, plan alerts to the `threshold` subscriptions without a threshold of their own.
  * - `account_balance` is the balance's `amount`; `available` and `pending` are sent too.
  */
 import type { BalanceFigures } from '../domain/events.js';

@@ -188,26 +188,34 @@ for (const dialect of HTTP_DIALECTS) {
       await h.audit();
     });
 
-    test('a duplicated JSON key is stored as the value that was validated', async () => {
+    test('a duplicated JSON key is refused (400), not stored as either value', async () => {
+      const before = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
       const r = await h.request('POST', `/v1/accounts/${acc}/events`, {
         auth: co.auth,
         raw: '[{"type":"x","id":"dup-key","cost_override":{"amount":1,"denomination":"tokens","amount":3}}]',
       });
-      assert.equal(r.status, 200, r.text);
-      const e = await h.request('GET', '/v1/events/dup-key', { auth: co.auth });
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.error.code, 'json_key_appears_twice');
+      assert.equal((await h.request('GET', '/v1/events/dup-key', { auth: co.auth })).status, 404);
       const b = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
-      assert.equal(1000 - b.body.data.amount, e.body.data.cost.amount, 'charged what the event says it cost');
+      assert.equal(b.body.data.amount, before.body.data.amount, 'nothing charged');
       await h.audit();
     });
 
-    test('deeply nested metadata is stored and returned intact', async () => {
+    test('nested metadata within the limit is stored and returned intact; deeper is 400', async () => {
       const r = await h.request('POST', `/v1/accounts/${acc}/events`, {
         auth: co.auth,
-        body: [ev({ id: 'deep', metadata: deep(50) as Record<string, unknown> })],
+        body: [ev({ id: 'deep', metadata: deep(4) as Record<string, unknown> })],
       });
       assert.equal(r.status, 200, r.text);
       const e = await h.request('GET', '/v1/events/deep', { auth: co.auth });
-      assert.deepEqual(e.body.data.metadata, deep(50));
+      assert.deepEqual(e.body.data.metadata, deep(4));
+      const deeper = await h.request('POST', `/v1/accounts/${acc}/events`, {
+        auth: co.auth,
+        body: [ev({ id: 'deeper', metadata: deep(50) as Record<string, unknown> })],
+      });
+      assert.equal(deeper.status, 400, deeper.text);
+      assert.equal(deeper.body.error.type, 'invalid_request');
     });
   });
 }

@@ -46,7 +46,7 @@ describe('SecretBox', () => {
 
   test('keys are id:base64 of 32 bytes; anything else is refused in plain words', () => {
     assert.throws(() => parseSecretKeys('k1:c2hvcnQ='), /is not 32 bytes in base64/);
-    assert.throws(() => parseSecretKeys('bad id!:' + Buffer.alloc(32).toString('base64')), /the id must be/);
+    assert.throws(() => parseSecretKeys(`bad id!:${Buffer.alloc(32).toString('base64')}`), /the id must be/);
     const k = Buffer.alloc(32, 3).toString('base64');
     assert.throws(() => parseSecretKeys(`a:${k},a:${k}`), /appears twice/);
     assert.equal(parseSecretKeys(k)[0]!.id.length, 9, 'a bare key gets an id from its digest');

@@ -66,7 +66,13 @@ for (const dialect of HTTP_DIALECTS) {
             const acc = (await createAccount(h, co)).account_id;
             await createBalance(h, co, acc, 'tokens', grant);
             await attachCard(h, co, acc, 'tok_visa');
-            await putAutoRefill(h, co, acc, 'tokens', { threshold, amount: refillAmount, usd_charge: refillUsd });
+            // modifymidmonth increases a monthly refill: it is on from the start (refill 0 is paid at once).
+            await putAutoRefill(h, co, acc, 'tokens', {
+              threshold,
+              amount: refillAmount,
+              usd_charge: refillUsd,
+              refill_monthly: true,
+            });
             let spent = 0;
             let adjusted = 0;
             let currentRefill = refillAmount;

@@ -7,7 +7,12 @@ import { normalizeEvent, type EventInput, type IngestRequest, type NormalizedEve
 import { newId } from '../../src/lib/ids.js';
 import { balanceEffects } from '../../src/operations/effects.js';
 import { Ledger } from '../../src/operations/ledger.js';
+import { DevelopmentEmailSender } from '../../src/email/index.js';
+import type { Clock } from '../../src/lib/clock.js';
+import type { Deps } from '../../src/operations/deps.js';
+import { processorFactory } from '../../src/processors/index.js';
 import type { AccountRow, EventRow, Store, TransactionRow } from '../../src/store/types.js';
+import { testSecretBox } from '../support/stores.js';
 
 /** Requests here carry no `timestamp`: no limit applies. */
 const ANY_TIME = { nowMs: 0, maxAgeMs: Number.POSITIVE_INFINITY };
@@ -16,6 +21,20 @@ export const T0 = 1_700_000_000_000;
 
 /** The server's ledger, with its balance effects (refill decisions, plan alerts, notifications). */
 export const ledger = new Ledger(balanceEffects());
+
+/** The operations' dependencies over a test store: sandbox processors, test keys, email to nowhere. */
+export function testDeps(store: Store, clock: Clock): Deps {
+  return {
+    store,
+    clock,
+    processors: processorFactory(),
+    ledger,
+    webhooks: { allowPrivate: false },
+    usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
+    secrets: testSecretBox(),
+    identity: { publicUrl: 'http://127.0.0.1', sessionIdleMs: 3_600_000, email: new DevelopmentEmailSender(() => {}) },
+  };
+}
 
 export function eventRow(companyId: string, accountId: string, over: Partial<EventRow> = {}): EventRow {
   return {

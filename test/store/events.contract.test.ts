@@ -1,7 +1,3 @@
-// Guarantees: on SQLite and PostgreSQL, prices, events, holds and ledger transactions round-trip exactly;
-// writeLedger posts events, deltas and ledger rows all or nothing; the audit finds every broken invariant.
-import { DevelopmentEmailSender } from '../../src/email/index.js';
-import { processorFactory } from '../../src/processors/index.js';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
@@ -16,9 +12,8 @@ import {
   seedBalance,
   seedCompanyAndAccount,
   type TestStore,
-  testSecretBox,
 } from '../support/stores.js';
-import { T0, balanceState, eventRow, ledger, request, sortStrings, txRow } from './contract-support.js';
+import { T0, balanceState, eventRow, ledger, request, sortStrings, txRow, testDeps } from './contract-support.js';
 
 for (const dialect of DIALECTS) {
   describe(dialect, () => {
@@ -604,20 +599,7 @@ for (const dialect of DIALECTS) {
           }),
         );
         const clock = new TestClock(T0);
-        const deps = {
-          store,
-          clock,
-          processors: processorFactory(),
-          ledger,
-          webhooks: { allowPrivate: false },
-          usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
-          secrets: testSecretBox(),
-          identity: {
-            publicUrl: 'http://127.0.0.1',
-            sessionIdleMs: 3_600_000,
-            email: new DevelopmentEmailSender(() => {}),
-          },
-        };
+        const deps = testDeps(store, clock);
         const out = await store.write((tx) =>
           ingestGroup(ledger.begin(tx, T0), [
             request(a.companyId, a.accountId, [

@@ -1,7 +1,3 @@
-// Guarantees: SQLite and PostgreSQL honour one Store contract — all-or-nothing writes, reads of committed
-// data only, writes that see each other, and an exact ledger under concurrent writers and ingest groups.
-import { DevelopmentEmailSender } from '../../src/email/index.js';
-import { processorFactory } from '../../src/processors/index.js';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EventInput, IngestRequest } from '../../src/domain/events.js';
@@ -20,9 +16,8 @@ import {
   seedBalance,
   seedCompanyAndAccount,
   type TestStore,
-  testSecretBox,
 } from '../support/stores.js';
-import { T0, balanceState, ledger, request } from './contract-support.js';
+import { T0, balanceState, ledger, request, testDeps } from './contract-support.js';
 
 for (const dialect of DIALECTS) {
   describe(dialect, () => {
@@ -355,23 +350,7 @@ for (const dialect of DIALECTS) {
       test('IngestBatcher: many concurrent submissions, every one answered, ledger exact', async () => {
         const s = await seedCompanyAndAccount(store);
         await seedBalance(store, s.companyId, s.accountId, 'credits', 0);
-        const batcher = new IngestBatcher(
-          {
-            store,
-            clock: new TestClock(T0),
-            processors: processorFactory(),
-            ledger,
-            webhooks: { allowPrivate: false },
-            usage: { eventMaxAgeMs: 35 * 86_400_000, retentionMs: 400 * 86_400_000 },
-            secrets: testSecretBox(),
-            identity: {
-              publicUrl: 'http://127.0.0.1',
-              sessionIdleMs: 3_600_000,
-              email: new DevelopmentEmailSender(() => {}),
-            },
-          },
-          dialect === 'postgres' ? 4 : 1,
-        );
+        const batcher = new IngestBatcher(testDeps(store, new TestClock(T0)), dialect === 'postgres' ? 4 : 1);
         const outs = await Promise.all(
           Array.from({ length: 150 }, (_, i) =>
             batcher.submit(

@@ -5,6 +5,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { DENOMINATION_PATTERN } from '../../domain/denomination.js';
 import { CLIENT_EVENT_ID_LENGTH_MAX } from '../../domain/events.js';
+import { METADATA_ENTRIES_MAX, METADATA_LIMITS_TEXT } from '../../domain/metadata.js';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../operations/deps.js';
 import { ERROR_TYPES, type ErrorType } from '../errors.js';
 
@@ -23,10 +24,14 @@ export const Email = Type.String({
   pattern: '^[^\\s@]+@[^\\s@]+$',
   description: 'E-mail address',
 });
-/** Any JSON object the company chooses; the only place unknown fields are welcome. */
+/**
+ * Any JSON object the company chooses; the only place unknown fields are welcome. Its limits
+ * (domain/metadata.ts) are checked by the operation, after the schema: `maxProperties` here only
+ * documents the top level.
+ */
 export const Metadata = Type.Object(
   {},
-  { additionalProperties: true, description: 'Any JSON object chosen by the company' },
+  { additionalProperties: true, maxProperties: METADATA_ENTRIES_MAX, description: METADATA_LIMITS_TEXT },
 );
 /** A signed amount of units that is exact in JavaScript (|n| ≤ 2^53 − 1). */
 export const SafeInteger = (opts: { minimum?: number; description?: string } = {}) =>

@@ -8,11 +8,13 @@ export const modifyMidMonthSchema = {
   summary: 'Increase the monthly refill now, prorated',
   description:
     'For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with ' +
-    'PUT …/autorefill). remaining = the balance amount clamped to [0, refill_amount]; its value = remaining × ' +
+    'PUT …/autorefill), of a balance whose monthly refill is on: without one, 400 monthly_refill_not_enabled ' +
+    '(enable it with PUT …/autorefill {"refill_monthly": true, amount, usd_charge}). remaining = the balance ' +
+    'amount clamped to [0, refill_amount]; its value = remaining × ' +
     'refill_usd_amount / refill_amount, rounded half up to a cent; charged = max(0, usd_charge − value). ' +
     '`dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the charge id as the ' +
     'processor idempotency key; only when it succeeds is the change applied in one transaction: remaining ' +
-    'removed and amount added (one `proration` transaction), the refill settings replaced, monthly refill on, ' +
+    'removed and amount added (one `proration` transaction), the refill settings replaced, ' +
     'the refill day today under the monthly day rule. A declined charge (or no card) is 402 payment_failed and ' +
     'changes nothing but the record of the failed charge. `amount` in the response is the balance amount after ' +
     'the change.',

@@ -61,7 +61,7 @@ const PlanBody = Type.Object(
       Type.Union([Type.Literal('postpay'), Type.Null()], { description: '"postpay" (default)' }),
     ),
     threshold_alert_percentage: Type.Optional(
-      Type.Union([Type.String(), Type.Number(), Type.Null()], {
+      Type.Union([Type.String({ maxLength: 32 }), Type.Number(), Type.Null()], {
         description:
           'Decimal 0–100: a threshold webhook when a plan balance first drops below this % of its included ' +
           'amount in a period',
@@ -76,7 +76,7 @@ const PlanBody = Type.Object(
     balances: Type.Array(
       Type.Object(
         {
-          amount: Type.Union([Type.String({ pattern: DIGITS_PATTERN }), SafeInteger({ minimum: 0 })], {
+          amount: Type.Union([Type.String({ pattern: DIGITS_PATTERN, maxLength: 64 }), SafeInteger({ minimum: 0 })], {
             description: 'Included units per period: an integer or a string of digits',
           }),
           denomination: Denomination,
@@ -130,7 +130,9 @@ export const planBodyViolations: BodyViolationReasons = {
     pattern: 'plan_balance_amount_must_be_a_non_negative_integer',
     minimum: 'plan_balance_amount_must_be_a_non_negative_integer',
     maximum: 'plan_balance_amount_exceeds_maximum',
+    maxLength: 'plan_balance_amount_exceeds_maximum',
   },
+  threshold_alert_percentage: { maxLength: 'threshold_alert_percentage_must_be_a_number_from_0_to_100' },
   'balances[].denomination': { required: 'denomination_is_required', pattern: 'denomination_is_invalid' },
   'balances[].overage_charge_amount': {
     required: 'overage_charge_amount_is_required',

@@ -18,7 +18,8 @@ const WebhookTypeSchema = Type.Union(
       'balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and ' +
       'automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it ' +
       'below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops ' +
-      "from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts.",
+      'from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the ' +
+      "plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage).",
   },
 );
 
