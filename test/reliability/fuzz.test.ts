@@ -309,9 +309,7 @@ for (const dialect of CLI_DIALECTS) {
       },
     );
 
-    test('deep nesting: refused with 400 alone, and another company’s requests in the same groups all succeed', {
-      todo: 'defect 1 of issue 16, fixed on another branch',
-    }, async (t) => {
+    test('deep nesting: refused with 400 alone, and another company’s requests in the same groups all succeed', async (t) => {
       const auth = { authorization: basicOf(ctx.a.companyId, ctx.a.apiKey) };
       const acc = ctx.ids.account_id!;
       const poison = (n: number): Case[] => [
@@ -377,9 +375,7 @@ for (const dialect of CLI_DIALECTS) {
       assert.equal(bFailed, 0, "another company's requests failed beside a poisoned one");
     });
 
-    test('duplicate JSON keys are refused with 400 in the envelope and change nothing', {
-      todo: 'defect 9 of issue 16, fixed on another branch',
-    }, async () => {
+    test('duplicate JSON keys are refused with 400 in the envelope and change nothing', async () => {
       const auth = { authorization: basicOf(ctx.a.companyId, ctx.a.apiKey), 'content-type': 'application/json' };
       const acc = ctx.ids.account_id!;
       const cases: Case[] = [

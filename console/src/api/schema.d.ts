@@ -252,7 +252,7 @@ export interface paths {
   "/v1/accounts/{account_id}/modifymidmonth": {
     /**
      * Increase the monthly refill now, prorated
-     * @description For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with PUT …/autorefill). remaining = the balance amount clamped to [0, refill_amount]; its value = remaining × refill_usd_amount / refill_amount, rounded half up to a cent; charged = max(0, usd_charge − value). `dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the charge id as the processor idempotency key; only when it succeeds is the change applied in one transaction: remaining removed and amount added (one `proration` transaction), the refill settings replaced, monthly refill on, the refill day today under the monthly day rule. A declined charge (or no card) is 402 payment_failed and changes nothing but the record of the failed charge. `amount` in the response is the balance amount after the change.
+     * @description For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with PUT …/autorefill), of a balance whose monthly refill is on: without one, 400 monthly_refill_not_enabled (enable it with PUT …/autorefill {"refill_monthly": true, amount, usd_charge}). remaining = the balance amount clamped to [0, refill_amount]; its value = remaining × refill_usd_amount / refill_amount, rounded half up to a cent; charged = max(0, usd_charge − value). `dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the charge id as the processor idempotency key; only when it succeeds is the change applied in one transaction: remaining removed and amount added (one `proration` transaction), the refill settings replaced, the refill day today under the monthly day rule. A declined charge (or no card) is 402 payment_failed and changes nothing but the record of the failed charge. `amount` in the response is the balance amount after the change.
      */
     post: operations["modifyMidMonth"];
   };
@@ -1490,7 +1490,7 @@ export interface operations {
           name?: string;
           /** @description E-mail address */
           email?: string;
-          /** @description Any JSON object chosen by the company */
+          /** @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the field. */
           metadata?: {
             [key: string]: unknown;
           };
@@ -1643,7 +1643,7 @@ export interface operations {
           name?: string;
           /** @description E-mail address */
           email?: string;
-          /** @description Any JSON object chosen by the company */
+          /** @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the field. */
           metadata?: {
             [key: string]: unknown;
           };
@@ -2129,7 +2129,7 @@ export interface operations {
             cost_override_amount?: number;
             /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
             cost_override_denomination?: string;
-            /** @description Any JSON object chosen by the company */
+            /** @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the field. */
             metadata?: {
               [key: string]: unknown;
             };
@@ -2158,7 +2158,7 @@ export interface operations {
               cost_override_amount?: number;
               /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
               cost_override_denomination?: string;
-              /** @description Any JSON object chosen by the company */
+              /** @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the field. */
               metadata?: {
                 [key: string]: unknown;
               };
@@ -2355,7 +2355,7 @@ export interface operations {
               cost_override_amount?: number;
               /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
               cost_override_denomination?: string;
-              /** @description Any JSON object chosen by the company */
+              /** @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the field. */
               metadata?: {
                 [key: string]: unknown;
               };
@@ -2936,7 +2936,7 @@ export interface operations {
   };
   /**
    * Increase the monthly refill now, prorated
-   * @description For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with PUT …/autorefill). remaining = the balance amount clamped to [0, refill_amount]; its value = remaining × refill_usd_amount / refill_amount, rounded half up to a cent; charged = max(0, usd_charge − value). `dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the charge id as the processor idempotency key; only when it succeeds is the change applied in one transaction: remaining removed and amount added (one `proration` transaction), the refill settings replaced, monthly refill on, the refill day today under the monthly day rule. A declined charge (or no card) is 402 payment_failed and changes nothing but the record of the failed charge. `amount` in the response is the balance amount after the change.
+   * @description For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with PUT …/autorefill), of a balance whose monthly refill is on: without one, 400 monthly_refill_not_enabled (enable it with PUT …/autorefill {"refill_monthly": true, amount, usd_charge}). remaining = the balance amount clamped to [0, refill_amount]; its value = remaining × refill_usd_amount / refill_amount, rounded half up to a cent; charged = max(0, usd_charge − value). `dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the charge id as the processor idempotency key; only when it succeeds is the change applied in one transaction: remaining removed and amount added (one `proration` transaction), the refill settings replaced, the refill day today under the monthly day rule. A declined charge (or no card) is 402 payment_failed and changes nothing but the record of the failed charge. `amount` in the response is the balance amount after the change.
    */
   modifyMidMonth: {
     parameters: {
@@ -3364,7 +3364,7 @@ export interface operations {
             data: ({
                 /** @description wh_… */
                 webhook_id: string;
-                /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
+                /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). */
                 type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
                 url: string;
                 threshold: number | null;
@@ -3413,7 +3413,7 @@ export interface operations {
          * }
          */
         "application/json": {
-          /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
+          /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). */
           type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
           url: string;
           /** @description Only for type threshold: absolute units of available balance */
@@ -3431,7 +3431,7 @@ export interface operations {
           "application/json": {
             data: {
               webhook_id: string;
-              /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
+              /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). */
               type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
               url: string;
               threshold: number | null;
@@ -3545,7 +3545,7 @@ export interface operations {
                 /** @description cl_…: the webhook-id header of every attempt */
                 callback_id: string;
                 webhook_id: string;
-                /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
+                /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). */
                 type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
                 status: "pending" | "delivered" | "failed";
                 /** @description The JSON body sent */
@@ -3626,7 +3626,7 @@ export interface operations {
               /** @description cl_…: the webhook-id header of every attempt */
               callback_id: string;
               webhook_id: string;
-              /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; also the plan's threshold_alert_percentage alerts. */
+              /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). */
               type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
               status: "pending" | "delivered" | "failed";
               /** @description The JSON body sent */
