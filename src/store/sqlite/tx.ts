@@ -109,6 +109,21 @@ export class SqliteTx extends SqlTx {
       ` ON CONFLICT (company_id, hour, denomination, type, shard)${upsert}`,
     );
   }
+  /** The rollups are WITHOUT ROWID tables (migration 9): old hours are found by `hour` and deleted by key. */
+  override async deleteUsageBefore(hourMs: number, limit: number) {
+    let deleted = 0;
+    for (const [table, key] of [
+      ['usage_hours', 'account_id, hour, denomination, type'],
+      ['usage_company_hours', 'company_id, hour, denomination, type, shard'],
+    ] as const) {
+      if (deleted >= limit) break;
+      deleted += await this.db.run(
+        `DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE hour < ? LIMIT ?)`,
+        [hourMs, limit - deleted],
+      );
+    }
+    return deleted;
+  }
   /**
    * Multi-row INSERTs in order (`seq` follows the rows' order, which balance_after chains rely
    * on), parameters pushed straight into one flat array per statement: the hot path's rows.
