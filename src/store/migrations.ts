@@ -406,8 +406,10 @@ ALTER TABLE usage_company_hours ALTER COLUMN company_id TYPE text COLLATE "C",
 
 // 9. SQLite: both usage rollups become WITHOUT ROWID tables, clustered on their primary key. A
 // group's upsert of a rollup row was a seek in the primary key's index and then one in the rowid
-// table (a new row: an entry in both); now it is one seek in one B-tree. PostgreSQL keeps its
-// heaps. The retention job deletes by key instead of by rowid (sqlite/tx.ts).
+// table (a new row: an entry in both); now it is one seek in one B-tree. The `hour` indexes go
+// too: the retention job finds old hours company by company through `usage_hours_company` and
+// the company rollup's primary key (sqlite/tx.ts), so a new rollup row is one index entry
+// (`usage_hours_company`) besides its own. PostgreSQL keeps its heaps and indexes.
 const CLUSTERED_USAGE = `
 CREATE TABLE usage_hours_clustered (
   account_id TEXT NOT NULL,
@@ -425,7 +427,6 @@ INSERT INTO usage_hours_clustered (account_id, hour, denomination, type, company
 DROP TABLE usage_hours;
 ALTER TABLE usage_hours_clustered RENAME TO usage_hours;
 CREATE INDEX usage_hours_company ON usage_hours (company_id, hour);
-CREATE INDEX usage_hours_hour ON usage_hours (hour);
 CREATE TABLE usage_company_hours_clustered (
   company_id TEXT NOT NULL,
   hour BIGINT NOT NULL,
@@ -440,6 +441,5 @@ CREATE TABLE usage_company_hours_clustered (
 INSERT INTO usage_company_hours_clustered (company_id, hour, denomination, type, shard, events, quantity, cost)
   SELECT company_id, hour, denomination, type, shard, events, quantity, cost FROM usage_company_hours;
 DROP TABLE usage_company_hours;
-ALTER TABLE usage_company_hours_clustered RENAME TO usage_company_hours;
-CREATE INDEX usage_company_hours_hour ON usage_company_hours (hour);`;
+ALTER TABLE usage_company_hours_clustered RENAME TO usage_company_hours;`;
 MIGRATIONS.push({ id: 9, name: 'clustered_usage_rollups', sqlite: CLUSTERED_USAGE, postgres: 'SELECT 1;' });

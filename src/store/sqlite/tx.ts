@@ -109,7 +109,12 @@ export class SqliteTx extends SqlTx {
       ` ON CONFLICT (company_id, hour, denomination, type, shard)${upsert}`,
     );
   }
-  /** The rollups are WITHOUT ROWID tables (migration 9): old hours are found by `hour` and deleted by key. */
+  /**
+   * The rollups are WITHOUT ROWID tables without an index on `hour` alone (migration 9): old
+   * hours are found company by company (a seek in `usage_hours_company`, or in the company
+   * rollup's primary key, per company) and deleted by key. CROSS JOIN keeps companies the outer
+   * loop (without statistics SQLite would rather scan the rollup).
+   */
   override async deleteUsageBefore(hourMs: number, limit: number) {
     let deleted = 0;
     for (const [table, key] of [
@@ -117,8 +122,13 @@ export class SqliteTx extends SqlTx {
       ['usage_company_hours', 'company_id, hour, denomination, type, shard'],
     ] as const) {
       if (deleted >= limit) break;
+      const old = key
+        .split(', ')
+        .map((c) => `u.${c}`)
+        .join(', ');
       deleted += await this.db.run(
-        `DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE hour < ? LIMIT ?)`,
+        `DELETE FROM ${table} WHERE (${key}) IN (SELECT ${old} FROM companies c ` +
+          `CROSS JOIN ${table} u ON u.company_id = c.company_id AND u.hour < ? LIMIT ?)`,
         [hourMs, limit - deleted],
       );
     }
