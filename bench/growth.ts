@@ -62,6 +62,7 @@ import {
   SEED_READ,
   SEED_SETTLE,
   Seeder,
+  USAGE_SPAN_DAYS,
   type SeedTiming,
 } from './lib/growth-seed.js';
 import { ChainCheck, compareBalance, Ledger, type AccountBook, type Finding } from './lib/ledger.js';
@@ -85,6 +86,11 @@ const REQUEST_SIZES = [1, 100] as const;
 const WARMUP_SIZES = [1, 100] as const;
 /** Page size of the list requests (the contract's maximum). */
 const LIST_PAGE = 100;
+const HOUR_MS = 3_600_000;
+/** Usage answers fit one page: 31 days × a type or two. */
+const USAGE_LIMIT = 100;
+/** Spread accounts whose usage is asked, one after the other. */
+const USAGE_ACCOUNTS = 50;
 /** Backstop for a list case: it ends when its requests are sent, long before this. */
 const LIST_BACKSTOP_S = 600;
 /** Pages followed from a deep cursor to check that paging continues the history. */
@@ -287,6 +293,27 @@ function fullPage(body: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A usage answer: at least one group, all on one page. */
+function usageAnswer(body: string): boolean {
+  try {
+    const page = JSON.parse(body) as { data?: unknown[]; has_more?: boolean };
+    return Array.isArray(page.data) && page.data.length > 0 && page.has_more === false;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The usage cases' period: the USAGE_SPAN_DAYS up to the next whole hour (the seeded history
+ * and what the load added since), on whole hours as the API wants.
+ */
+function usagePeriod(nowMs: number): { fromMs: number; toMs: number; query: string } {
+  const toMs = (Math.floor(nowMs / HOUR_MS) + 1) * HOUR_MS;
+  const fromMs = toMs - USAGE_SPAN_DAYS * 24 * HOUR_MS;
+  const query = `from=${new Date(fromMs).toISOString()}&to=${new Date(toMs).toISOString()}`;
+  return { fromMs, toMs, query };
 }
 
 function oneEvent(body: string): boolean {
@@ -693,9 +720,63 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
           itemsPerAnswer: LIST_PAGE,
         });
       }
+      cases.push(
+        {
+          name: 'events, company, first page',
+          request: `GET /v1/events?limit=${LIST_PAGE}`,
+          paths: [`/v1/events?limit=${LIST_PAGE}`],
+          expect: fullPage,
+          itemsPerAnswer: LIST_PAGE,
+        },
+        {
+          name: 'events, big account, first page',
+          request: `GET /v1/accounts/{big}/events?limit=${LIST_PAGE}`,
+          paths: [`/v1/accounts/${encodeURIComponent(big)}/events?limit=${LIST_PAGE}`],
+          expect: fullPage,
+          itemsPerAnswer: LIST_PAGE,
+        },
+      );
+      // Usage over the seeded span: the big account has rollup rows in every hour of it, a
+      // spread account a few; the company one row per hour (× shards on PostgreSQL).
+      const period = usagePeriod(Date.now());
+      const usagePath = (accountId: string): string =>
+        `/v1/accounts/${encodeURIComponent(accountId)}/usage?${period.query}&window=day&limit=${USAGE_LIMIT}`;
+      const spreadEvents = seeder.seededEvents - seeder.bigSeededTransactions();
+      const daysPerAccount = Math.min(USAGE_SPAN_DAYS + 1, Math.max(1, Math.round(spreadEvents / population.length)));
+      if (seeder.seededEvents > 0)
+        cases.push(
+          {
+            name: `usage, big account, ${USAGE_SPAN_DAYS} days by day`,
+            request: `GET /v1/accounts/{big}/usage?from&to (${USAGE_SPAN_DAYS} days)&window=day`,
+            paths: [usagePath(big)],
+            expect: usageAnswer,
+            itemsPerAnswer: USAGE_SPAN_DAYS + 1,
+          },
+          {
+            name: `usage, spread accounts, ${USAGE_SPAN_DAYS} days by day`,
+            request: `GET /v1/accounts/{random account}/usage?from&to (${USAGE_SPAN_DAYS} days)&window=day`,
+            paths: shuffled(population).slice(0, USAGE_ACCOUNTS).map(usagePath),
+            expect: usageAnswer,
+            itemsPerAnswer: daysPerAccount,
+          },
+          {
+            name: `usage, company, ${USAGE_SPAN_DAYS} days by day and type`,
+            request: `GET /v1/usage?from&to (${USAGE_SPAN_DAYS} days)&window=day&group_by=type`,
+            paths: [`/v1/usage?${period.query}&window=day&group_by=type&limit=${USAGE_LIMIT}`],
+            expect: usageAnswer,
+            itemsPerAnswer: USAGE_SPAN_DAYS + 1,
+          },
+          {
+            name: `usage, company, ${USAGE_SPAN_DAYS} days by type`,
+            request: `GET /v1/usage?from&to (${USAGE_SPAN_DAYS} days)&window=all&group_by=type`,
+            paths: [`/v1/usage?${period.query}&window=all&group_by=type&limit=${USAGE_LIMIT}`],
+            expect: usageAnswer,
+            itemsPerAnswer: 1,
+          },
+        );
       if (events.length > 0) {
         cases.push({
-          name: 'event by id (there is no event list endpoint)',
+          name: 'event by id',
           request: 'GET /v1/events/{random stored event}',
           paths: events.map((e) => `/v1/events/${encodeURIComponent(e)}`),
           expect: oneEvent,
@@ -711,6 +792,8 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
         deepAccountId: deepAccounts[0] ?? (population[0] as string),
         someAccountId: population[Math.floor(population.length / 2)] as string,
         eventId: events[0],
+        usageFromMs: period.fromMs,
+        usageToMs: period.toMs,
       };
       say('checking query plans');
       const database =

@@ -37,6 +37,8 @@ export { systemClock } from '../../src/lib/clock.js';
 export { newId } from '../../src/lib/ids.js';
 export { ingestGroup } from '../../src/operations/events.js';
 export { bodyViolation } from '../../src/http/json-body.js';
+// The growth seeder writes the usage rollups of its events as the ingest path does.
+export { usageOf } from '../../src/domain/usage.js';
 export { openStore } from '../../src/store/open.js';
 export type { EventRow, Store, TransactionRow, Tx, WebhookDeliveryRow } from '../../src/store/types.js';
 
@@ -60,6 +62,9 @@ export { deliveryJob } from '../../src/jobs/webhooks.js';
 export type { Deps } from '../../src/operations/deps.js';
 export { processorFactory } from '../../src/processors/index.js';
 export { SecretBox, newSecretKeyText, parseSecretKeys } from '../../src/lib/secret-box.js';
+// The growth bench's test reads a seeded store through the real HTTP API, in process.
+export { loadConfig } from '../../src/config.js';
+export { startServer } from '../../src/server.js';
 export { closeDeliveryAgents } from '../../src/webhooks/deliver.js';
 export { notificationPayload } from '../../src/webhooks/notifications.js';
 export { generateWebhookSecret } from '../../src/webhooks/signing.js';

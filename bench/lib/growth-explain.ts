@@ -107,7 +107,13 @@ export interface PlanSubjects {
   someAccountId: string;
   /** A stored event, if any. */
   eventId: string | undefined;
+  /** The usage cases' period (whole hours). */
+  usageFromMs: number;
+  usageToMs: number;
 }
+
+/** Hourly rows a usage read may return (the operation's own limit is larger; the plan is the same). */
+const USAGE_ROWS = 200_001;
 
 /** The statements the store sends for each read, named after the read. */
 async function collectStatements(store: Store, s: PlanSubjects): Promise<Statement[]> {
@@ -146,6 +152,15 @@ async function collectStatements(store: Store, s: PlanSubjects): Promise<Stateme
   if (eventId !== undefined) {
     await capture('event by id (GET /v1/events/{id})', () => store.read((tx) => tx.findEvent(s.companyId, eventId)));
   }
+  await capture('events: first page of the company', () => store.read((tx) => tx.listEvents(s.companyId, {}, page)));
+  await capture('events: first page of the big account', () =>
+    store.read((tx) => tx.listEvents(s.companyId, { accountId: big }, page)),
+  );
+  const period = { companyId: s.companyId, fromMs: s.usageFromMs, toMs: s.usageToMs, byAccount: false };
+  await capture('usage: the big account over the period', () =>
+    store.read((tx) => tx.listUsage({ ...period, accountId: big }, USAGE_ROWS)),
+  );
+  await capture('usage: the company over the period', () => store.read((tx) => tx.listUsage(period, USAGE_ROWS)));
   await capture('ingest: account owners', () => store.read((tx) => tx.findAccountOwners([s.someAccountId])));
   const keys = [
     { accountId: s.someAccountId, denomination: DENOMINATION },

@@ -15,6 +15,10 @@
  *   busy account's would;
  * - costs vary with the account and the event's rank on it (1 … 18 units), so that a unit lost
  *   or counted twice shows; the seeder adds up what each account's history cost (`seededCost`);
+ * - events happened over the USAGE_SPAN_DAYS before the level was seeded (their `timestamp`,
+ *   rising with their rank in the level: the big account's span every hour), and the usage
+ *   rollups get what the ingest path would have added for them (`usageOf`, `Tx.addUsage`, in the
+ *   events' transaction), so that the usage endpoints answer for the whole history;
  * - a level's chains continue from the balances as the previous level's load left them (read
  *   first), and each balance changes once at the end of the level, by what its new events cost
  *   (the server changes it with every group): between two levels the ledger is exact.
@@ -31,6 +35,7 @@ import {
   type PlannedUsage,
   type Store,
   type UsageEvent,
+  usageOf,
 } from './engine.js';
 import { bigAt } from './growth-options.js';
 import { DENOMINATION, EVENT_TYPE, INITIAL_GRANT } from './options.js';
@@ -41,6 +46,9 @@ const BIG_ACCOUNT_BASE_COST = 5;
 const COST_SPREAD = 17;
 /** Connections that write accounts at once on PostgreSQL: two statements per account, so round trips bound it. */
 const POSTGRES_ACCOUNT_LANES = 4;
+/** Seeded events happened over this many days before their level was seeded. */
+export const USAGE_SPAN_DAYS = 30;
+const DAY_MS = 86_400_000;
 /** Events planned between two turns of the event loop (a chunk's writes progress meanwhile). */
 const PLAN_SLICE_ROWS = 2_000;
 
@@ -53,7 +61,7 @@ export interface SeedTiming {
 }
 
 export const SEED_ACCOUNTS = 'accounts + balances + grants';
-export const SEED_EVENTS = 'events + usage transactions';
+export const SEED_EVENTS = 'events + usage transactions + usage rollups';
 export const SEED_READ = 'balances read (the new chains continue from them)';
 export const SEED_BALANCES = 'balances changed by the seeded events';
 /** SQLite: the WAL checkpoint of closing the store; PostgreSQL: VACUUM (ANALYZE). */
@@ -238,6 +246,9 @@ export class Seeder {
       inLanes(Math.ceil(this.accounts.length / this.chunkRows), lanes, (c) => this.readAmounts(store, c)),
     );
     const before = Float64Array.from(this.amounts);
+    // Row j happened at spanStart + j·span/total: the level's history fills the span evenly.
+    const spanMs = USAGE_SPAN_DAYS * DAY_MS;
+    const spanStart = Date.now() - spanMs;
 
     // Rows [start, end) of this level. Row j is the big account's when ⌊(j+1)·B/T⌋ moves past
     // kb = ⌊j·B/T⌋ (its rank among the big rows); else it goes to the next spread account.
@@ -273,7 +284,8 @@ export class Seeder {
           this.amounts[index] = amounts.get(accountId) as number;
           touched[index] = 1;
         }
-        for (const e of rows.events) {
+        for (const [k, e] of rows.events.entries()) {
+          e.occurredAtMs = spanStart + Math.floor(((slice + k) * spanMs) / total);
           planned.events.push(e);
           this.events.offer(e.eventId);
         }
@@ -285,16 +297,23 @@ export class Seeder {
 
     // Ledger rows go in in order (their seq keeps each account's chain); on PostgreSQL the events
     // go in on a second connection meanwhile, and the next chunk is planned while both write.
+    // The rollups of a chunk go in with its events (one chunk is written at a time: no two
+    // transactions add to one rollup row at once).
     const write = async (planned: PlannedUsage): Promise<void> => {
+      const usage = usageOf(planned.events);
       if (store.dialect === 'postgres') {
         await Promise.all([
-          store.write((tx) => tx.insertEvents(planned.events)),
+          store.write(async (tx) => {
+            await tx.insertEvents(planned.events);
+            await tx.addUsage(usage);
+          }),
           store.write((tx) => tx.insertTransactions(planned.transactions)),
         ]);
       } else {
         await store.write(async (tx) => {
           await tx.insertEvents(planned.events);
           await tx.insertTransactions(planned.transactions);
+          await tx.addUsage(usage);
         });
       }
     };

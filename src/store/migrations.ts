@@ -419,8 +419,8 @@ MIGRATIONS.push({
 ALTER TABLE idempotency_keys ALTER COLUMN owner TYPE text COLLATE "C";`,
 });
 
-// 10. Console sessions and one-time email tokens (docs/ARCHITECTURE.md, "Sessions and the console's API"). A session is known only by the
-// SHA-256 of its random id (`id_hash`); it ends at `expires_at` (the absolute limit), after the idle
+// 10. Console sessions and one-time email tokens (docs/ARCHITECTURE.md, "Sessions and the console's
+// API"). A session is known only by the SHA-256 of its random id (`id_hash`); it ends at `expires_at` (the absolute limit), after the idle
 // time past `last_seen_at` (the server's setting, applied when it is read), or when revoked. A
 // user token (email verification, password reset) is likewise stored only hashed, has a purpose,
 // an expiry, and is used at most once (`used_at`).
@@ -453,3 +453,43 @@ MIGRATIONS.push({
 ALTER TABLE sessions ALTER COLUMN id_hash TYPE text COLLATE "C", ALTER COLUMN csrf_token TYPE text COLLATE "C";
 ALTER TABLE user_tokens ALTER COLUMN token_hash TYPE text COLLATE "C", ALTER COLUMN purpose TYPE text COLLATE "C";`,
 });
+
+// 11. SQLite: both usage rollups become WITHOUT ROWID tables, clustered on their primary key. A
+// group's upsert of a rollup row was a seek in the primary key's index and then one in the rowid
+// table (a new row: an entry in both); now it is one seek in one B-tree. The `hour` indexes go
+// too: the retention job finds old hours company by company through `usage_hours_company` and
+// the company rollup's primary key (sqlite/tx.ts), so a new rollup row is one index entry
+// (`usage_hours_company`) besides its own. PostgreSQL keeps its heaps and indexes.
+const CLUSTERED_USAGE = `
+CREATE TABLE usage_hours_clustered (
+  account_id TEXT NOT NULL,
+  hour BIGINT NOT NULL,
+  denomination TEXT NOT NULL,
+  type TEXT NOT NULL,
+  company_id TEXT NOT NULL,
+  events BIGINT NOT NULL,
+  quantity TEXT NOT NULL,
+  cost BIGINT NOT NULL,
+  PRIMARY KEY (account_id, hour, denomination, type)
+) WITHOUT ROWID;
+INSERT INTO usage_hours_clustered (account_id, hour, denomination, type, company_id, events, quantity, cost)
+  SELECT account_id, hour, denomination, type, company_id, events, quantity, cost FROM usage_hours;
+DROP TABLE usage_hours;
+ALTER TABLE usage_hours_clustered RENAME TO usage_hours;
+CREATE INDEX usage_hours_company ON usage_hours (company_id, hour);
+CREATE TABLE usage_company_hours_clustered (
+  company_id TEXT NOT NULL,
+  hour BIGINT NOT NULL,
+  denomination TEXT NOT NULL,
+  type TEXT NOT NULL,
+  shard INTEGER NOT NULL,
+  events BIGINT NOT NULL,
+  quantity TEXT NOT NULL,
+  cost BIGINT NOT NULL,
+  PRIMARY KEY (company_id, hour, denomination, type, shard)
+) WITHOUT ROWID;
+INSERT INTO usage_company_hours_clustered (company_id, hour, denomination, type, shard, events, quantity, cost)
+  SELECT company_id, hour, denomination, type, shard, events, quantity, cost FROM usage_company_hours;
+DROP TABLE usage_company_hours;
+ALTER TABLE usage_company_hours_clustered RENAME TO usage_company_hours;`;
+MIGRATIONS.push({ id: 11, name: 'clustered_usage_rollups', sqlite: CLUSTERED_USAGE, postgres: 'SELECT 1;' });
