@@ -191,6 +191,16 @@ export interface IngestRequest {
   accountId: string;
   events: NormalizedEvent[];
   gate: boolean;
+  /**
+   * The request's Idempotency-Key claim, when it has one: its answer is recorded in the transaction
+   * that records the events, so that a crash between the two can never make a retry apply them again.
+   */
+  idempotency?: { scope: string; key: string; owner: string };
+}
+
+/** The answer to an accepted ingest request (the route's body, and the one an Idempotency-Key replays). */
+export function ingestAnswer(eventsSubmitted: number, eventIds: string[]) {
+  return { events_submitted: eventsSubmitted, event_ids: eventIds };
 }
 
 function eventFailure(reason: Reason, message: string, index: number): Failure {

@@ -166,6 +166,7 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics, token: s
     '/metrics',
     {
       schema: {
+        operationId: 'getMetrics',
         tags: ['system'],
         summary: 'Prometheus metrics (text exposition format)',
         description:
@@ -179,6 +180,7 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics, token: s
             description: 'The metrics',
             content: { 'text/plain': { schema: { type: 'string' } } },
           },
+          400: Type.Ref('Error'),
           401: Type.Ref('Error'),
         },
       },

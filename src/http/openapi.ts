@@ -6,7 +6,8 @@
  * - `security` from the route's `config.auth` (what auth.ts enforces); `[]` on public routes;
  * - the `Idempotency-Key` header on every POST, PUT, PATCH and DELETE, and `Idempotent-Replayed`
  *   on their answers;
- * - 429 with `Retry-After` and the `X-RateLimit-*` headers on routes with a `config.rateLimit`;
+ * - 429 with `Retry-After` and the `X-RateLimit-*` headers on routes with a `config.rateLimit`; 429 with
+ *   `Retry-After` on routes that check a password (failed attempts) or a company key (per-company limits);
  * - one description per error status, the global `tags` list, `servers`, and the alias paths of
  *   each operation (`x-aliases`, aliases.ts).
  *
@@ -21,9 +22,13 @@ import { BODY_DEPTH_MAX } from './json-body.js';
 
 /** Every tag an operation may carry, in the order the reference shows them. */
 export const TAGS: readonly { name: string; description: string }[] = [
-  { name: 'system', description: 'Liveness and this document; no credentials.' },
+  { name: 'system', description: 'Liveness, readiness, metrics and this document.' },
   { name: 'users', description: 'Sign-up and the people who manage companies (email:password).' },
   { name: 'companies', description: 'Companies and their API keys (company_id:api_key authenticates the rest).' },
+  {
+    name: 'sessions',
+    description: "The web console's log-in: a cookie that acts as a user (and as one of its companies), with CSRF.",
+  },
   { name: 'accounts', description: "A company's end users: the owners of balances. Search and page through them." },
   { name: 'balances', description: 'One balance per account and denomination: amount, pending, available.' },
   { name: 'transactions', description: 'The ledger: every change of a balance amount, newest first.' },
@@ -90,6 +95,8 @@ export interface OpenapiOptions {
 /** The options of @fastify/swagger. */
 export function swaggerOptions(opts: OpenapiOptions): FastifyDynamicSwaggerOptions {
   const rateLimited = new Set<string>();
+  /** Routes that may answer 429 without the X-RateLimit-* headers: password attempts, per-company limits. */
+  const throttled = new Set<string>();
   const aliases = aliasesByOperation();
   return {
     openapi: {
@@ -138,18 +145,25 @@ export function swaggerOptions(opts: OpenapiOptions): FastifyDynamicSwaggerOptio
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       if (config.rateLimit !== undefined)
         for (const m of methods) rateLimited.add(`${m.toLowerCase()} ${openapiPath(url)}`);
+      if (config.auth !== undefined && config.auth !== 'none')
+        for (const m of methods) throttled.add(`${m.toLowerCase()} ${openapiPath(url)}`);
       return { schema: { ...schema, security: securityOf(config.auth) }, url };
     },
     transformObject: (documentObject) => {
       const doc = (documentObject as { openapiObject: Json }).openapiObject;
-      completeDocument(doc, rateLimited, aliases);
+      completeDocument(doc, rateLimited, throttled, aliases);
       return doc;
     },
   };
 }
 
 /** Adds to the generated document what is derived from the routes (see the module comment). */
-function completeDocument(doc: Json, rateLimited: Set<string>, aliases: Map<string, string[]>): void {
+function completeDocument(
+  doc: Json,
+  rateLimited: Set<string>,
+  throttled: Set<string>,
+  aliases: Map<string, string[]>,
+): void {
   doc.components ??= {};
   doc.components.parameters = {
     ...doc.components.parameters,
@@ -182,8 +196,9 @@ function completeDocument(doc: Json, rateLimited: Set<string>, aliases: Map<stri
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
       const key = `${method} ${path}`;
       const limited = rateLimited.has(key);
-      if (limited && !op.responses['429']) op.responses['429'] = { content: op.responses['400']?.content };
-      if (limited && !op.responses['429'].content)
+      if ((limited || throttled.has(key)) && !op.responses['429'])
+        op.responses['429'] = { content: op.responses['400']?.content };
+      if (op.responses['429'] && !op.responses['429'].content)
         op.responses['429'].content = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
       for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
         if (ERROR_STATUS[status]) response.description = ERROR_STATUS[status];

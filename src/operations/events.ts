@@ -7,6 +7,7 @@
 import {
   balanceKey,
   companyScopedKey,
+  ingestAnswer,
   planIngest,
   type IngestContext,
   type IngestRequest,
@@ -270,6 +271,20 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
   // 5. Write: events, balances (atomic deltas), ledger rows and the usage rollup of the events
   // recorded complete; one statement on PostgreSQL.
   await p.post(locked, entries, deltas, events, usageOf(events.filter((e) => e.state === 'complete')));
+  // 6. The answers of the requests with an Idempotency-Key, in the same transaction as their events.
+  for (let i = 0; i < requests.length; i++) {
+    const r = requests[i]!;
+    const o = outcomes[i]!;
+    if (!r.idempotency || !o.ok) continue;
+    const { scope, key, owner } = r.idempotency;
+    await tx.completeIdempotency(
+      scope,
+      key,
+      owner,
+      200,
+      JSON.stringify(ingestAnswer(r.events.length, o.value.eventIds)),
+    );
+  }
   return outcomes as Outcome<IngestResult>[];
 }
 

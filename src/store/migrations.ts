@@ -420,10 +420,10 @@ ALTER TABLE idempotency_keys ALTER COLUMN owner TYPE text COLLATE "C";`,
 });
 
 // 10. Console sessions and one-time email tokens (docs/ARCHITECTURE.md, "Sessions and the console's
-// API"). A session is known only by the SHA-256 of its random id (`id_hash`); it ends at `expires_at` (the absolute limit), after the idle
-// time past `last_seen_at` (the server's setting, applied when it is read), or when revoked. A
-// user token (email verification, password reset) is likewise stored only hashed, has a purpose,
-// an expiry, and is used at most once (`used_at`).
+// API"). A session is known only by the SHA-256 of its random id (`id_hash`); it ends at
+// `expires_at` (the absolute limit), after the idle time past `last_seen_at` (the server's setting,
+// applied when it is read), or when revoked. A user token (email verification, password reset) is
+// likewise stored only hashed, has a purpose, an expiry, and is used at most once (`used_at`).
 const SESSIONS = `
 CREATE TABLE sessions (
   id_hash TEXT PRIMARY KEY,

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { sha256Hex } from '../../src/lib/canonical.js';
 import { openStore } from '../../src/store/open.js';
-import { seedAccount, seedBalance } from '../support/stores.js';
+import { TEST_SECRET_KEY, seedAccount, seedBalance } from '../support/stores.js';
 import { run } from '../../src/cli/run.js';
 import { CLI_DIALECTS, type Ran, STACK_LINE, type TestDatabase, billing, freshDatabase } from './support.js';
 
@@ -24,7 +24,7 @@ describe('billing CLI commands', { concurrency: true }, () => {
       let env: Record<string, string>;
       before(async () => {
         db = await freshDatabase(dialect);
-        env = { DATABASE_URL: db.url, BILLING_DB_CONNECT_TIMEOUT_MS: '0' };
+        env = { DATABASE_URL: db.url, BILLING_DB_CONNECT_TIMEOUT_MS: '0', BILLING_SECRET_KEY: TEST_SECRET_KEY };
       });
       after(async () => {
         await db.drop();

@@ -205,19 +205,20 @@ describe('a bad environment at start', { concurrency: true }, () => {
 });
 
 describe('BILLING_PUBLIC_URL', () => {
-  test('an http(s) URL or a path; anything else is reported', () => {
-    assert.equal(
-      loadConfig({ BILLING_PUBLIC_URL: 'https://billing.example.com' }).publicUrl,
-      'https://billing.example.com',
-    );
-    assert.equal(loadConfig({ BILLING_PUBLIC_URL: '/billing' }).publicUrl, '/billing');
-    assert.throws(
-      () => loadConfig({ BILLING_PUBLIC_URL: 'billing.example.com' }),
-      (e: unknown) =>
-        e instanceof ConfigError &&
-        e.problems[0] ===
-          'BILLING_PUBLIC_URL must be an http(s) URL (https://billing.example.com) or a path starting with /, ' +
-            'got "billing.example.com"',
-    );
+  test('an http(s) URL (emailed links start with it); unset: http://HOST:PORT; anything else is reported', () => {
+    const set = loadConfig({ BILLING_PUBLIC_URL: 'https://billing.example.com/' });
+    assert.equal(set.publicUrl, 'https://billing.example.com');
+    assert.equal(set.publicUrlSet, true);
+    const unset = loadConfig({ HOST: '127.0.0.1', PORT: '9000' });
+    assert.equal(unset.publicUrl, 'http://127.0.0.1:9000');
+    assert.equal(unset.publicUrlSet, false);
+    for (const bad of ['billing.example.com', '/billing'])
+      assert.throws(
+        () => loadConfig({ BILLING_PUBLIC_URL: bad }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          e.problems[0] ===
+            `BILLING_PUBLIC_URL must be an http:// or https:// URL without query or fragment, got "${bad}"`,
+      );
   });
 });

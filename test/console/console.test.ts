@@ -218,6 +218,12 @@ for (const dialect of HTTP_DIALECTS) {
       await seeText(page, '[data-table=charges] tbody tr', 'succeeded');
       await seeText(page, '[data-denomination=tokens] [data-field=amount]', '1,390');
 
+      // A mid-month increase needs a monthly refill: switched on from the same form.
+      await page.getByRole('tab', { name: 'Auto-refill' }).click();
+      await page.getByLabel('Also refill every month (switching it on refills now)').check();
+      await page.getByRole('button', { name: 'Save auto-refill' }).click();
+      await seeText(page, '[data-denomination=tokens]', 'monthly 500');
+
       // Mid-month increase: the dry-run figure first, then the charge.
       await page.getByRole('tab', { name: 'Mid-month increase' }).click();
       await page.getByLabel('New monthly refill (units)').fill('800');

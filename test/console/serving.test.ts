@@ -50,7 +50,9 @@ describe('console serving', () => {
   test('API, docs and system paths keep their answers; unknown /v1 paths are JSON 404s even for browsers', async () => {
     assertError(await h.request('GET', '/v1/nope', { headers: HTML }), 404, 'not_found');
     assertError(await h.request('GET', '/v1/nope'), 404);
-    assertError(await h.request('GET', '/metrics', { headers: HTML }), 404);
+    const metrics = await h.request('GET', '/metrics', { headers: HTML });
+    assert.match(metrics.text, /^# HELP /m, '/metrics is the Prometheus text, not the console');
+    assertError(await h.request('GET', '/v1/metrics', { headers: HTML }), 404);
     assertError(await h.request('GET', '/favicon.ico', { headers: { accept: 'image/*' } }), 404);
     assertError(await h.request('POST', '/login', { body: {} }), 404);
     assert.equal((await h.request('GET', '/healthz', { headers: HTML })).body.status, 'ok');
@@ -60,7 +62,7 @@ describe('console serving', () => {
     const paths = Object.keys(doc.body.paths);
     assert.ok(paths.includes('/v1/accounts'));
     assert.deepEqual(
-      paths.filter((p) => !p.startsWith('/v1/') && !['/healthz', '/readyz', '/openapi.json'].includes(p)),
+      paths.filter((p) => !p.startsWith('/v1/') && !['/healthz', '/readyz', '/metrics', '/openapi.json'].includes(p)),
       [],
     );
   });

@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { SERVER_ENTRY } from '../cli/support.js';
+import { TEST_SECRET_KEY } from '../support/stores.js';
 
 export interface Child {
   proc: ChildProcess;
@@ -18,7 +19,14 @@ export interface Child {
 
 export async function startChild(env: Record<string, string>): Promise<Child> {
   const proc = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'fatal', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: '0',
+      LOG_LEVEL: 'fatal',
+      BILLING_SECRET_KEY: TEST_SECRET_KEY,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

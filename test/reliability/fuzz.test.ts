@@ -309,7 +309,7 @@ for (const dialect of CLI_DIALECTS) {
       },
     );
 
-    test('deep nesting: refused with 400 alone, and another company’s requests in the same groups all succeed', async (t) => {
+    test('deep nesting: refused with 400 alone; another company’s requests in its groups all succeed', async (t) => {
       const auth = { authorization: basicOf(ctx.a.companyId, ctx.a.apiKey) };
       const acc = ctx.ids.account_id!;
       const poison = (n: number): Case[] => [

@@ -67,7 +67,7 @@ for (const dialect of CLI_DIALECTS) {
       assert.equal((await send(server.url, { method: 'GET', path: '/healthz' })).status, 200);
     });
 
-    test(`a ${UPLOAD_MB} MB upload with bad credentials is answered and the connection closed before its end`, async () => {
+    test(`a ${UPLOAD_MB} MB upload with bad credentials: answered, the connection closed before its end`, async () => {
       const total = UPLOAD_MB * 1024 * 1024;
       const chunk = Buffer.alloc(256 * 1024, 0x61);
       const socket = net.connect(server.port, '127.0.0.1');

@@ -9,25 +9,7 @@ export interface paths {
      * Readiness: 200 while this server can serve requests, 503 otherwise
      * @description The port opens once the database is migrated, so a server that answers has its schema. 503 `not_ready` while the database does not answer `SELECT 1` within 1000 ms (checked at most once per 1000 ms), and from SIGTERM on (the server is draining). Liveness is /healthz: it does not depend on the database.
      */
-    get: {
-      responses: {
-        /** @description Readiness: 200 while this server can serve requests, 503 otherwise */
-        200: {
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              status: "ready";
-            };
-          };
-        };
-        /** @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later. */
-        503: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
+    get: operations["getReadiness"];
   };
   "/openapi.json": {
     /** This OpenAPI 3.1 document */
@@ -534,6 +516,35 @@ export interface operations {
       };
       /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
       400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Readiness: 200 while this server can serve requests, 503 otherwise
+   * @description The port opens once the database is migrated, so a server that answers has its schema. 503 `not_ready` while the database does not answer `SELECT 1` within 1000 ms (checked at most once per 1000 ms), and from SIGTERM on (the server is draining). Liveness is /healthz: it does not depend on the database.
+   */
+  getReadiness: {
+    responses: {
+      /** @description The server can serve requests */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "ready";
+          };
+        };
+      };
+      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -1120,6 +1131,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -1157,6 +1177,15 @@ export interface operations {
       403: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
         };
         content: {
           "application/json": components["schemas"]["Error"];
@@ -1536,6 +1565,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -1580,6 +1618,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Get an account with its balances */
@@ -1612,6 +1659,15 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -1688,6 +1744,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -1725,6 +1790,15 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -1804,6 +1878,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Manual credit (positive) or debit (negative) */
@@ -1870,6 +1953,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -1916,6 +2008,15 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -1979,6 +2080,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List prices, by type */
@@ -2011,6 +2121,15 @@ export interface operations {
       };
       /** @description Credentials are missing or wrong (`authentication_required`). */
       401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2069,6 +2188,15 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2248,6 +2376,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -2301,6 +2438,15 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2445,6 +2591,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Get an event */
@@ -2477,6 +2632,15 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2564,6 +2728,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -2619,6 +2792,15 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2679,6 +2861,15 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2760,6 +2951,15 @@ export interface operations {
       409: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
         };
         content: {
           "application/json": components["schemas"]["Error"];
@@ -2852,6 +3052,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -2927,6 +3136,15 @@ export interface operations {
       404: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
         };
         content: {
           "application/json": components["schemas"]["Error"];
@@ -3012,6 +3230,15 @@ export interface operations {
       404: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
         };
         content: {
           "application/json": components["schemas"]["Error"];
@@ -3143,6 +3370,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List plans, newest first */
@@ -3216,6 +3452,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Get a plan */
@@ -3276,6 +3521,15 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3344,6 +3598,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List webhooks (without secrets), newest first */
@@ -3388,6 +3651,15 @@ export interface operations {
       };
       /** @description Credentials are missing or wrong (`authentication_required`). */
       401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3467,6 +3739,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -3513,6 +3794,15 @@ export interface operations {
       404: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
         };
         content: {
           "application/json": components["schemas"]["Error"];
@@ -3590,6 +3880,15 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3682,6 +3981,15 @@ export interface operations {
       409: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
         };
         content: {
           "application/json": components["schemas"]["Error"];

@@ -1,8 +1,8 @@
 /** Usage events: the hot ingest route (two spellings), reads, and settling of pending holds. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import { type NormalizedEvent, normalizeEvent } from '../../domain/events.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type NormalizedEvent, ingestAnswer, normalizeEvent } from '../../domain/events.js';
 import { OutcomeError } from '../../domain/outcome.js';
 import { getEvent } from '../../operations/events.js';
 import { requireCompany } from '../auth.js';
@@ -22,7 +22,9 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   const { deps } = ctx;
 
   /** Normalises every event (the first problem names its index), then submits them as one group-committed request. */
-  async function ingest(companyId: string, accountId: string, events: Static<typeof EventList>, gate: boolean) {
+  async function ingest(request: FastifyRequest, accountId: string, events: Static<typeof EventList>, gate: boolean) {
+    const companyId = requireCompany(request);
+    const claim = request.idempotency;
     const normalized: NormalizedEvent[] = new Array(events.length);
     const time = { nowMs: deps.clock.now(), maxAgeMs: deps.usage.eventMaxAgeMs };
     for (let i = 0; i < events.length; i++) {
@@ -30,9 +32,11 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
       if (!n.ok) throw new OutcomeError(n);
       normalized[i] = n.value;
     }
-    const outcome = await ctx.ingest.submit({ companyId, accountId, events: normalized, gate });
+    const idempotency =
+      claim && !claim.replayed ? { scope: claim.scope, key: claim.key, owner: claim.owner } : undefined;
+    const outcome = await ctx.ingest.submit({ companyId, accountId, events: normalized, gate, idempotency });
     if (!outcome.ok) throw new OutcomeError(outcome);
-    return { events_submitted: events.length, event_ids: outcome.value.eventIds };
+    return ingestAnswer(events.length, outcome.value.eventIds);
   }
 
   const bodyForms: BodyForms = {
@@ -48,13 +52,13 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
       const body = request.body;
       const events = Array.isArray(body) ? body : body.events;
       const gate = request.query.gate_on_balance === true || (!Array.isArray(body) && body.gate_on_balance === true);
-      return ingest(requireCompany(request), request.params.account_id, events, gate);
+      return ingest(request, request.params.account_id, events, gate);
     },
   );
 
   app.post('/v1/events', { config: companyRoute, schema: ingestWithAccountSchema }, async (request) => {
     const gate = request.query.gate_on_balance === true || request.body.gate_on_balance === true;
-    return ingest(requireCompany(request), request.body.account_id, request.body.events, gate);
+    return ingest(request, request.body.account_id, request.body.events, gate);
   });
 
   app.get('/v1/events/:event_id', { config: companyRoute, schema: getEventSchema }, async (request) => ({

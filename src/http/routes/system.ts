@@ -29,6 +29,7 @@ export function systemRoutes(app: FastifyInstance, ctx: RouteContext): void {
     '/readyz',
     {
       schema: {
+        operationId: 'getReadiness',
         tags: ['system'],
         summary: 'Readiness: 200 while this server can serve requests, 503 otherwise',
         description:
@@ -36,7 +37,11 @@ export function systemRoutes(app: FastifyInstance, ctx: RouteContext): void {
           `503 \`not_ready\` while the database does not answer \`SELECT 1\` within ${READINESS_TIMEOUT_MS} ms ` +
           `(checked at most once per ${READINESS_CACHE_MS} ms), and from SIGTERM on (the server is draining). ` +
           'Liveness is /healthz: it does not depend on the database.',
-        response: { 200: Type.Object({ status: Type.Literal('ready') }), 503: Type.Ref('Error') },
+        response: {
+          200: Type.Object({ status: Type.Literal('ready') }, { description: 'The server can serve requests' }),
+          400: Type.Ref('Error'),
+          503: Type.Ref('Error'),
+        },
       },
     },
     async (_request, reply) => {
