@@ -112,17 +112,21 @@ function invalidToken(): never {
   fail('token_invalid_or_expired', 'this link is unknown, has expired or was already used; ask for a new one', 'token');
 }
 
-/** Sends the user a link that verifies their address (valid 7 days). */
-export async function sendVerificationEmail(deps: Deps, user: UserRow): Promise<void> {
+/**
+ * Issues a link that verifies the user's address (valid 7 days) and returns what sends it: the token
+ * is stored before the request is answered, the message may go out after.
+ */
+export async function prepareVerificationEmail(deps: Deps, user: UserRow): Promise<() => Promise<void>> {
   const token = await issueToken(deps, user.id, 'verify_email', EMAIL_VERIFICATION_TTL_MS);
   const link = `${deps.identity.publicUrl}/verify-email?token=${token}`;
-  await deps.identity.email.send({
-    to: user.email,
-    subject: 'Verify your email address',
-    text:
-      `Hello ${splitName(user.name).firstName},\n\nTo confirm that ${user.email} is yours, open this link ` +
-      `within 7 days:\n\n${link}\n\nIf you did not sign up, ignore this message.\n`,
-  });
+  return () =>
+    deps.identity.email.send({
+      to: user.email,
+      subject: 'Verify your email address',
+      text:
+        `Hello ${splitName(user.name).firstName},\n\nTo confirm that ${user.email} is yours, open this link ` +
+        `within 7 days:\n\n${link}\n\nIf you did not sign up, ignore this message.\n`,
+    });
 }
 
 export async function verifyEmail(deps: Deps, token: string): Promise<UserRow> {

@@ -7,7 +7,7 @@ import { normalizeEmail, signUp, updateUser } from '../../operations/identity.js
 import {
   completePasswordReset,
   requestPasswordReset,
-  sendVerificationEmail,
+  prepareVerificationEmail,
   verifyEmail,
 } from '../../operations/sessions.js';
 import { OutcomeError, failure } from '../../domain/outcome.js';
@@ -62,7 +62,7 @@ export function userRoutes(scope: FastifyInstance, { deps, signupOpen, signupRat
     async (request) => {
       if (!signupOpen) refuseSignUp();
       const user = await signUp(deps, request.body);
-      sendInBackground(request, 'sign-up verification', () => sendVerificationEmail(deps, user));
+      sendInBackground(request, 'sign-up verification', await prepareVerificationEmail(deps, user));
       return presentUser(user, 'createDate');
     },
   );
@@ -89,7 +89,7 @@ export function emailRoutes(scope: FastifyInstance, ctx: RouteContext): void {
       const user = requireUser(request);
       if (user.id !== Number(request.params.user_id)) fail('not_found', 'no such user');
       if (!user.emailVerified)
-        sendInBackground(request, 'verification resend', () => sendVerificationEmail(deps, user));
+        sendInBackground(request, 'verification resend', await prepareVerificationEmail(deps, user));
       return reply.code(202).send({ data: { sent: !user.emailVerified } });
     },
   );

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import { SERVER_ENTRY } from '../../cli/support.js';
+import { TEST_SECRET_KEY } from '../../support/stores.js';
 
 /** A port free now (the kernel's choice), kept by the server across restarts. */
 export async function freePort(): Promise<number> {
@@ -62,6 +63,7 @@ export async function startChildServer(databaseUrl: string, env: Record<string, 
     BILLING_WORKERS: '0',
     BILLING_WEBHOOK_ALLOW_PRIVATE: '1',
     BILLING_API_KEY_CACHE_MS: '0',
+    BILLING_SECRET_KEY: TEST_SECRET_KEY,
     LOG_LEVEL: 'fatal',
     ...env,
   };
