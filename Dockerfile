@@ -10,8 +10,6 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The workspace's manifest: npm ci checks package.json, the lock file and every workspace agree.
-COPY tools/openapi-client/package.json ./tools/openapi-client/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -22,7 +20,6 @@ RUN npm run build
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY tools/openapi-client/package.json ./tools/openapi-client/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # --- runtime

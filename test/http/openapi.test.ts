@@ -3,7 +3,7 @@
 // generated from it with openapi-typescript type-checks, and the alias spellings answer as their route.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -146,11 +146,12 @@ describe('OpenAPI document: complete and lint-clean', () => {
   });
 
   test('a client generated with openapi-typescript and openapi-fetch type-checks a small flow', async () => {
-    // Inside the repository so that `openapi-fetch` resolves from its node_modules.
-    const dir = await mkdtemp(join(ROOT, 'tools', 'openapi-client', 'tmp-'));
+    // Inside the repository (its git-ignored test-results/) so that `openapi-fetch` resolves from its node_modules.
+    await mkdir(join(ROOT, 'test-results'), { recursive: true });
+    const dir = await mkdtemp(join(ROOT, 'test-results', 'openapi-client-'));
     try {
       await writeFile(join(dir, 'openapi.json'), JSON.stringify(doc));
-      const generator = join(ROOT, 'tools', 'openapi-client', 'node_modules', '.bin', 'openapi-typescript');
+      const generator = join(ROOT, 'node_modules', '.bin', 'openapi-typescript');
       await run(generator, [join(dir, 'openapi.json'), '-o', join(dir, 'schema.d.ts')], { cwd: dir });
       await writeFile(join(dir, 'flow.ts'), FLOW);
       await writeFile(
