@@ -203,6 +203,39 @@ function BalanceChart({ balances, txs }: { balances: Balance[]; txs: Transaction
 }
 
 /** Usage per day by event type: one bar series per type (cost in the type's denomination). */
+/** Usage groups by day and type, newest day first (the account page and the usage page). */
+export function UsageTable({ name, groups }: { name: string; groups: UsageGroup[] }) {
+  return (
+    <div class="table-wrap">
+      <table data-table={name}>
+        <caption class="sr-only">Usage by day and type</caption>
+        <thead>
+          <tr>
+            <th scope="col">Day (UTC)</th>
+            <th scope="col">Type</th>
+            <th scope="col">Events</th>
+            <th scope="col">Quantity</th>
+            <th scope="col">Cost</th>
+          </tr>
+        </thead>
+        <tbody>
+          {[...groups].reverse().map((g) => (
+            <tr key={`${g.window_start}-${g.type}-${g.denomination}`}>
+              <td>{day(g.window_start)}</td>
+              <td>{g.type}</td>
+              <td class="num">{units(g.events)}</td>
+              <td class="num">{g.quantity}</td>
+              <td class="num">
+                {units(g.cost)} {g.denomination}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 export function usageChartData(groups: UsageGroup[], from: string, days: number) {
   const start = Date.parse(from);
   const x = Array.from({ length: days }, (_, i) => (start + i * DAY) / 1000);
@@ -260,33 +293,7 @@ function AccountUsage({ accountId }: { accountId: string }) {
             height={180}
             summary={`${usage.data.groups.length} day and type groups`}
           />
-          <div class="table-wrap">
-            <table data-table="account-usage">
-              <caption class="sr-only">Usage by day and type</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Day (UTC)</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Quantity</th>
-                  <th scope="col">Cost</th>
-                </tr>
-              </thead>
-              <tbody>
-                {[...usage.data.groups].reverse().map((g) => (
-                  <tr key={`${g.window_start}-${g.type}-${g.denomination}`}>
-                    <td>{day(g.window_start)}</td>
-                    <td>{g.type}</td>
-                    <td class="num">{units(g.events)}</td>
-                    <td class="num">{g.quantity}</td>
-                    <td class="num">
-                      {units(g.cost)} {g.denomination}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <UsageTable name="account-usage" groups={usage.data.groups} />
         </>
       )}
     </section>

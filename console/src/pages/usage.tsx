@@ -5,7 +5,7 @@ import { Chart } from '../chart';
 import { day, toCsv, units, usagePeriod } from '../format';
 import { usePoll } from '../hooks';
 import { Alert, Loading, Select } from '../ui';
-import { usageChartData } from './account';
+import { UsageTable, usageChartData } from './account';
 
 export function UsagePage({ companyId }: { companyId: string }) {
   const [days, setDays] = useState('30');
@@ -98,33 +98,7 @@ export function UsagePage({ companyId }: { companyId: string }) {
               </li>
             ))}
           </ul>
-          <div class="table-wrap">
-            <table data-table="usage">
-              <caption class="sr-only">Usage by day and type</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Day (UTC)</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Quantity</th>
-                  <th scope="col">Cost</th>
-                </tr>
-              </thead>
-              <tbody>
-                {[...usage.data.groups].reverse().map((g) => (
-                  <tr key={`${g.window_start}-${g.type}-${g.denomination}`}>
-                    <td>{day(g.window_start)}</td>
-                    <td>{g.type}</td>
-                    <td class="num">{units(g.events)}</td>
-                    <td class="num">{g.quantity}</td>
-                    <td class="num">
-                      {units(g.cost)} {g.denomination}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <UsageTable name="usage" groups={usage.data.groups} />
         </>
       )}
     </section>
