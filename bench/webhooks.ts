@@ -8,7 +8,6 @@
  * process (so it does not share this event loop), answers 200 at once and counts requests by
  * webhook-id, so the report also says whether each arrived exactly once. Reports, asserts nothing.
  */
-import { DevelopmentEmailSender } from '../src/email/index.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +34,7 @@ import {
   type Deps,
   type Store,
   type WebhookDeliveryRow,
+  DevelopmentEmailSender,
 } from './lib/engine.js';
 import { ADMIN_POSTGRES_URL } from './lib/options.js';
 import { createBenchDatabase } from './lib/postgres.js';

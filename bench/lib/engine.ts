@@ -39,6 +39,8 @@ export { ingestGroup } from '../../src/operations/events.js';
 export { bodyViolation } from '../../src/http/json-body.js';
 // The growth seeder writes the usage rollups of its events as the ingest path does.
 export { usageOf } from '../../src/domain/usage.js';
+// The webhook bench builds the operations' dependencies by hand: the development email sender is one of them.
+export { DevelopmentEmailSender } from '../../src/email/index.js';
 export { openStore } from '../../src/store/open.js';
 export type { EventRow, Store, TransactionRow, Tx, WebhookDeliveryRow } from '../../src/store/types.js';
 

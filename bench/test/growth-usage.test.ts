@@ -10,8 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createTenant } from '../lib/api.js';
-import { loadConfig, openStore, startServer, type EventRow, type Store } from '../lib/engine.js';
+import { loadConfig, newSecretKeyText, openStore, startServer, type EventRow, type Store } from '../lib/engine.js';
 import { Seeder, USAGE_SPAN_DAYS } from '../lib/growth-seed.js';
+
+/** PostgreSQL needs a key for the secrets at rest; any key of this test run does. */
+const BENCH_TEST_KEY = newSecretKeyText();
 import { DENOMINATION, EVENT_TYPE } from '../lib/options.js';
 
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -104,7 +107,10 @@ async function freshStore(
 for (const dialect of ['sqlite', 'postgres'] as const)
   test(`seeded usage (${dialect}): the API answers the sum over the seeded events, company and accounts`, async () => {
     const { store, url: databaseUrl, drop } = await freshStore(dialect);
-    const server = await startServer(loadConfig({ ...process.env, DATABASE_URL: databaseUrl, PORT: '0' }), { store });
+    const server = await startServer(
+      loadConfig({ ...process.env, DATABASE_URL: databaseUrl, PORT: '0', BILLING_SECRET_KEY: BENCH_TEST_KEY }),
+      { store },
+    );
     try {
       const tenant = await createTenant(server.url);
       const seeder = new Seeder(tenant.companyId, 300, 400, 10, () => undefined);
