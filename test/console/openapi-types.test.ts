@@ -3,11 +3,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { OPENAPI_JSON, OPENAPI_TYPES, generate } from '../../scripts/openapi.js';
+import { OPENAPI_TYPES, generate } from '../../scripts/openapi.js';
 
 test('console/src/api/ matches the OpenAPI document the server builds now (run `npm run openapi` if not)', async () => {
-  const { json, types } = await generate();
-  assert.ok(json.includes('"/v1/accounts/{account_id}/transactions"'), 'the document has the routes');
-  assert.equal(readFileSync(OPENAPI_JSON, 'utf8'), json, 'openapi.json is stale: run npm run openapi');
+  const { doc, types } = await generate();
+  assert.ok(doc.paths?.['/v1/accounts/{account_id}/transactions'], 'the document has the routes');
   assert.equal(readFileSync(OPENAPI_TYPES, 'utf8'), types, 'schema.d.ts is stale: run npm run openapi');
 });

@@ -7,7 +7,9 @@ export interface paths {
   "/readyz": {
     /**
      * Readiness: 200 while this server can serve requests, 503 otherwise
-     * @description The port opens once the database is migrated, so a server that answers has its schema. 503 `not_ready` while the database does not answer `SELECT 1` within 1000 ms (checked at most once per 1000 ms), and from SIGTERM on (the server is draining). Liveness is /healthz: it does not depend on the database.
+     * @description The port opens once the database is migrated, so a server that answers has its schema. 503
+     * `not_ready` while the database does not answer `SELECT 1` within 1000 ms (checked at most once per 1000 ms), and
+     * from SIGTERM on (the server is draining). Liveness is /healthz: it does not depend on the database.
      */
     get: operations["getReadiness"];
   };
@@ -18,7 +20,9 @@ export interface paths {
   "/v1/users": {
     /**
      * Sign up (no credentials needed)
-     * @description The password is stored only as a salted scrypt hash. firstName is the first word of name, lastName the rest. A duplicate email is 409. Sends a verification link (valid 7 days) to the address. Sign-ups are limited per client address (BILLING_SIGNUP_LIMIT_PER_MINUTE; 429 with Retry-After).
+     * @description The password is stored only as a salted scrypt hash. firstName is the first word of name, lastName
+     * the rest. A duplicate email is 409. Sends a verification link (valid 7 days) to the address. Sign-ups are
+     * limited per client address (BILLING_SIGNUP_LIMIT_PER_MINUTE; 429 with Retry-After).
      */
     post: operations["createUser"];
   };
@@ -34,7 +38,8 @@ export interface paths {
   "/v1/users/{user_id}/email_verifications": {
     /**
      * Send the email verification link again (user credentials or session)
-     * @description A new link, valid 7 days; earlier links stay valid until they expire. An address already verified gets nothing: {sent: false}. Another user: 404.
+     * @description A new link, valid 7 days; earlier links stay valid until they expire. An address already verified
+     * gets nothing: {sent: false}. Another user: 404.
      */
     post: operations["resendEmailVerification"];
   };
@@ -48,28 +53,38 @@ export interface paths {
   "/v1/password_resets": {
     /**
      * Email a password-reset link (no credentials needed)
-     * @description Answers 202 whether or not a user has this email (nothing tells which); when one does, it gets a link valid 1 hour. Limited per client address and per email (429 with Retry-After).
+     * @description Answers 202 whether or not a user has this email (nothing tells which); when one does, it gets a
+     * link valid 1 hour. Limited per client address and per email (429 with Retry-After).
      */
     post: operations["requestPasswordReset"];
   };
   "/v1/password_resets/complete": {
     /**
      * Set a new password with the emailed token (no credentials needed)
-     * @description The token works once, within 1 hour; otherwise 400 naming token. A password under 8 characters is 400 naming password (the token stays usable). Ends all the user's sessions and marks the email verified.
+     * @description The token works once, within 1 hour; otherwise 400 naming token. A password under 8 characters is
+     * 400 naming password (the token stays usable). Ends all the user's sessions and marks the email verified.
      */
     post: operations["completePasswordReset"];
   };
   "/v1/sessions": {
     /**
      * Log in (no credentials needed): a session cookie
-     * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request with it and no Authorization header acts as the user; on company routes as the company named by the Billing-Company header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the session's csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client address (429 with Retry-After, the password then not even checked). Idempotency-Key is ignored here: each log-in is a new session.
+     * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request
+     * with it and no Authorization header acts as the user; on company routes as the company named by the
+     * Billing-Company header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the
+     * session's csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after
+     * BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the
+     * password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client address
+     * (429 with Retry-After, the password then not even checked). Idempotency-Key is ignored here: each log-in is a
+     * new session.
      */
     post: operations["createSession"];
   };
   "/v1/sessions/current": {
     /**
      * The current session (session cookie)
-     * @description The user, the CSRF token, when the session ends, and the companies the user owns. No live session: 401.
+     * @description The user, the CSRF token, when the session ends, and the companies the user owns. No live session:
+     * 401.
      */
     get: operations["getCurrentSession"];
     /**
@@ -86,7 +101,8 @@ export interface paths {
     get: operations["listCompanies"];
     /**
      * Register a company (user credentials)
-     * @description The new company is owned by the calling user. The api_key is shown only here; it is stored only as a SHA-256 digest.
+     * @description The new company is owned by the calling user. The api_key is shown only here; it is stored only as
+     * a SHA-256 digest.
      */
     post: operations["createCompany"];
   };
@@ -109,14 +125,22 @@ export interface paths {
   "/v1/companies/{company_id}/accounts": {
     /**
      * Create an account (the trailing slash is optional)
-     * @description Without `processor_id`, the customer at the company's processor is created when the first card is attached (POST /v1/accounts/{account_id}/card), never inside this request's transaction. With `plan_id`: one balance per plan entry holding its included amount, and the plan's charge_amount recorded as owed (requires_payment_method) until a card is attached; unknown plan: 400.
+     * @description Without `processor_id`, the customer at the company's processor is created when the first card is
+     * attached (POST /v1/accounts/{account_id}/card), never inside this request's transaction. With `plan_id`: one
+     * balance per plan entry holding its included amount, and the plan's charge_amount recorded as owed
+     * (requires_payment_method) until a card is attached; unknown plan: 400.
      */
     post: operations["createAccount"];
   };
   "/v1/accounts": {
     /**
      * List or search accounts, newest first
-     * @description With `q`: only the accounts whose name or email contains it (case-insensitive for ASCII letters), whose account_id starts with it (case-sensitive), or whose metadata has a top-level string value equal to it (exactly). Paged like the list (a cursor is any account of the company). Cost: the search walks the company's accounts newest first until a page of matches is found, so a page of a common match reads about a page of rows and a query matching nothing reads every account of the company once: for an account id you know whole, GET /v1/accounts/{account_id} is one index lookup.
+     * @description With `q`: only the accounts whose name or email contains it (case-insensitive for ASCII letters),
+     * whose account_id starts with it (case-sensitive), or whose metadata has a top-level string value equal to it
+     * (exactly). Paged like the list (a cursor is any account of the company). Cost: the search walks the company's
+     * accounts newest first until a page of matches is found, so a page of a common match reads about a page of rows
+     * and a query matching nothing reads every account of the company once: for an account id you know whole, GET
+     * /v1/accounts/{account_id} is one index lookup.
      */
     get: operations["listAccounts"];
   };
@@ -125,7 +149,10 @@ export interface paths {
     get: operations["getAccount"];
     /**
      * Edit name, email, metadata or processor_id
-     * @description Fields left out keep their values; metadata is replaced whole. A different `processor_id` detaches the card on file (a payment method of the previous customer cannot pay for the new one): charges due meanwhile wait for a card, as for an account that never had one, until POST /v1/accounts/{account_id}/card attaches one of the new customer.
+     * @description Fields left out keep their values; metadata is replaced whole. A different `processor_id` detaches
+     * the card on file (a payment method of the previous customer cannot pay for the new one): charges due meanwhile
+     * wait for a card, as for an account that never had one, until POST /v1/accounts/{account_id}/card attaches one of
+     * the new customer.
      */
     put: operations["updateAccount"];
   };
@@ -166,24 +193,32 @@ export interface paths {
   "/v1/accounts/{account_id}/events": {
     /**
      * List an account's events
-     * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired are cancelled before the list is read.
+     * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as
+     * soon as the request that recorded it has been answered, on every server process. Pending events whose hold
+     * expired are cancelled before the list is read.
      */
     get: operations["listAccountEvents"];
     /**
      * Record usage events (an array, or {events})
-     * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with identical content is accepted again without a second deduction; with different content it is 409. Missing price or balance: 400 naming the event index.
+     * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with
+     * identical content is accepted again without a second deduction; with different content it is 409. Missing price
+     * or balance: 400 naming the event index.
      */
     post: operations["createAccountEvents"];
   };
   "/v1/events": {
     /**
      * List the company's events
-     * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired are cancelled before the list is read.
+     * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as
+     * soon as the request that recorded it has been answered, on every server process. Pending events whose hold
+     * expired are cancelled before the list is read.
      */
     get: operations["listEvents"];
     /**
      * Record usage events, account in the body
-     * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with identical content is accepted again without a second deduction; with different content it is 409. Missing price or balance: 400 naming the event index.
+     * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with
+     * identical content is accepted again without a second deduction; with different content it is 409. Missing price
+     * or balance: 400 naming the event index.
      */
     post: operations["createEvents"];
   };
@@ -192,56 +227,104 @@ export interface paths {
     get: operations["getEvent"];
     /**
      * Settle a pending event
-     * @description complete (optionally at a final cost that replaces the held one) or cancelled. Settling an event that is not pending is 409, except repeating its current state (with no cost_override or the same final cost), which is a no-op; the same state with another final cost is 409 event_completed_at_another_cost.
+     * @description complete (optionally at a final cost that replaces the held one) or cancelled. Settling an event
+     * that is not pending is 409, except repeating its current state (with no cost_override or the same final cost),
+     * which is a no-op; the same state with another final cost is 409 event_completed_at_another_cost.
      */
     put: operations["settleEvent"];
   };
   "/v1/usage": {
     /**
      * The company's usage by window
-     * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit.
+     * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled
+     * to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with
+     * usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as
+     * soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000
+     * hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying
+     * the limit.
      */
     get: operations["getUsage"];
   };
   "/v1/accounts/{account_id}/usage": {
     /**
      * An account's usage by window
-     * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit.
+     * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled
+     * to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with
+     * usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as
+     * soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000
+     * hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying
+     * the limit.
      */
     get: operations["getAccountUsage"];
   };
   "/v1/accounts/{account_id}/card": {
     /**
      * Attach a card (replaces the previous one)
-     * @description When the account has no `processor_id`, the customer is created at the company's processor here, when the first card arrives (not at account creation: no processor call ever runs inside a database transaction), and its id becomes the account's `processor_id`. Sandbox tokens: tok_visa, tok_mastercard (attach and charge), tok_chargeCustomerFail (attaches, every charge declined), tok_chargeDeclined (declined here: 402 payment_failed); any other token is 400. 409 processor_customer_changed if PUT /v1/accounts/{account_id} changed `processor_id` while the card was being attached (nothing is saved; attach again). Attaching a card resets the decline streak and un-pauses auto-refill of every balance of the account, and charges that waited for a card (status requires_payment_method) are collected. A rejected card changes nothing.
+     * @description When the account has no `processor_id`, the customer is created at the company's processor here,
+     * when the first card arrives (not at account creation: no processor call ever runs inside a database
+     * transaction), and its id becomes the account's `processor_id`. Sandbox tokens: tok_visa, tok_mastercard (attach
+     * and charge), tok_chargeCustomerFail (attaches, every charge declined), tok_chargeDeclined (declined here: 402
+     * payment_failed); any other token is 400. 409 processor_customer_changed if PUT /v1/accounts/{account_id} changed
+     * `processor_id` while the card was being attached (nothing is saved; attach again). Attaching a card resets the
+     * decline streak and un-pauses auto-refill of every balance of the account, and charges that waited for a card
+     * (status requires_payment_method) are collected. A rejected card changes nothing.
      */
     post: operations["attachCard"];
   };
   "/v1/accounts/{account_id}/balance/{denomination}/autorefill": {
     /**
      * Set auto-refill of a balance
-     * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were saved: refills happen in the background once their charge succeeds.
+     * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`,
+     * the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an
+     * `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried
+     * on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is
+     * attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and
+     * anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st);
+     * changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance
+     * when the settings were saved: refills happen in the background once their charge succeeds.
      */
     put: operations["setBalanceAutoRefill"];
   };
   "/v1/accounts/{account_id}/auto_refill": {
     /**
      * Set auto-refill of a balance (denomination in the body)
-     * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were saved: refills happen in the background once their charge succeeds.
+     * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`,
+     * the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an
+     * `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried
+     * on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is
+     * attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and
+     * anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st);
+     * changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance
+     * when the settings were saved: refills happen in the background once their charge succeeds.
      */
     put: operations["setAccountAutoRefill"];
   };
   "/v1/accounts/{account_id}/modifymidmonth": {
     /**
      * Increase the monthly refill now, prorated
-     * @description For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with PUT …/autorefill), of a balance whose monthly refill is on: without one, 400 monthly_refill_not_enabled (enable it with PUT …/autorefill {"refill_monthly": true, amount, usd_charge}). remaining = the balance amount clamped to [0, refill_amount]; its value = remaining × refill_usd_amount / refill_amount, rounded half up to a cent; charged = max(0, usd_charge − value). `dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the charge id as the processor idempotency key; only when it succeeds is the change applied in one transaction: remaining removed and amount added (one `proration` transaction), the refill settings replaced, the refill day today under the monthly day rule. A declined charge (or no card) is 402 payment_failed and changes nothing but the record of the failed charge. `amount` in the response is the balance amount after the change.
+     * @description For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with
+     * PUT …/autorefill), of a balance whose monthly refill is on: without one, 400 monthly_refill_not_enabled (enable
+     * it with PUT …/autorefill {"refill_monthly": true, amount, usd_charge}). remaining = the balance amount clamped
+     * to [0, refill_amount]; its value = remaining × refill_usd_amount / refill_amount, rounded half up to a cent;
+     * charged = max(0, usd_charge − value). `dryrun`: only the quote. Otherwise the card is charged FIRST,
+     * synchronously, with the charge id as the processor idempotency key; only when it succeeds is the change applied
+     * in one transaction: remaining removed and amount added (one `proration` transaction), the refill settings
+     * replaced, the refill day today under the monthly day rule. A declined charge (or no card) is 402 payment_failed
+     * and changes nothing but the record of the failed charge. `amount` in the response is the balance amount after
+     * the change.
      */
     post: operations["modifyMidMonth"];
   };
   "/v1/companies/{company_id}/plan": {
     /**
      * Create a plan
-     * @description An account created with `plan_id` gets one balance per entry holding the included amount and is charged `charge_amount` at once (with no card yet the charge is recorded `requires_payment_method` and collected when a card is attached). Every month under the day rule: overage (a negative balance) is charged at overage_charge_amount per unit, then the balance is reset to the included amount (`period_reset`) or, with `rollover`, the included amount is added to what is left (kind `grant`; a negative balance counts as 0 since its overage was charged), and charge_amount is charged again; an `auto_refill` webhook per balance. A declined plan or overage charge waits for a new card.
+     * @description An account created with `plan_id` gets one balance per entry holding the included amount and is
+     * charged `charge_amount` at once (with no card yet the charge is recorded `requires_payment_method` and collected
+     * when a card is attached). Every month under the day rule: overage (a negative balance) is charged at
+     * overage_charge_amount per unit, then the balance is reset to the included amount (`period_reset`) or, with
+     * `rollover`, the included amount is added to what is left (kind `grant`; a negative balance counts as 0 since its
+     * overage was charged), and charge_amount is charged again; an `auto_refill` webhook per balance. A declined plan
+     * or overage charge waits for a new card.
      */
     post: operations["createPlan"];
   };
@@ -256,7 +339,8 @@ export interface paths {
   "/v1/accounts/{account_id}/charges": {
     /**
      * List the USD charges to the card, newest first
-     * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the processor), succeeded, failed, requires_payment_method (owed, waiting for a card).
+     * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the
+     * processor), succeeded, failed, requires_payment_method (owed, waiting for a card).
      */
     get: operations["listCharges"];
   };
@@ -265,7 +349,16 @@ export interface paths {
     get: operations["listWebhooks"];
     /**
      * Subscribe a URL to one type of notification
-     * @description Deliveries are POSTs signed as in Standard Webhooks (webhook-id = callback_id, the same on every retry; webhook-timestamp from the wall clock; webhook-signature v1 HMAC-SHA256 keyed with the secret). Success is a 2xx within 10 s; otherwise retried with exponential backoff and jitter for at least 24 hours. 410 Gone disables the subscription. Redirects are not followed. balance_change and negative_balance are coalesced: at most one of each per balance per request, carrying the balance after it. Payload: company_id, callback_id, account_id, type, account_balance (the balance amount), account_denomination, created_at, and for balance changes available and pending. URLs must be http(s) and, unless BILLING_WEBHOOK_ALLOW_PRIVATE=1, point at a public address (checked again at connect time). At most 50 webhooks per company. The same type, url and threshold as a live (not deleted, not disabled) subscription is 409 webhook_already_exists, naming it in details.webhook_id: a second one would deliver every notification twice.
+     * @description Deliveries are POSTs signed as in Standard Webhooks (webhook-id = callback_id, the same on every
+     * retry; webhook-timestamp from the wall clock; webhook-signature v1 HMAC-SHA256 keyed with the secret). Success
+     * is a 2xx within 10 s; otherwise retried with exponential backoff and jitter for at least 24 hours. 410 Gone
+     * disables the subscription. Redirects are not followed. balance_change and negative_balance are coalesced: at
+     * most one of each per balance per request, carrying the balance after it. Payload: company_id, callback_id,
+     * account_id, type, account_balance (the balance amount), account_denomination, created_at, and for balance
+     * changes available and pending. URLs must be http(s) and, unless BILLING_WEBHOOK_ALLOW_PRIVATE=1, point at a
+     * public address (checked again at connect time). At most 50 webhooks per company. The same type, url and
+     * threshold as a live (not deleted, not disabled) subscription is 409 webhook_already_exists, naming it in
+     * details.webhook_id: a second one would deliver every notification twice.
      */
     post: operations["createWebhook"];
   };
@@ -279,14 +372,19 @@ export interface paths {
   "/v1/webhooks/{webhook_id}/deliveries": {
     /**
      * Notifications of a webhook with every attempt, newest first
-     * @description status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone, or the webhook was disabled). A delivered or failed notification stays in this log, with its attempts, for BILLING_WEBHOOK_LOG_RETENTION_DAYS days after it was created (30 unless the server sets it); then it is deleted and can no longer be retried. A pending one stays until it is finished.
+     * @description status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone,
+     * or the webhook was disabled). A delivered or failed notification stays in this log, with its attempts, for
+     * BILLING_WEBHOOK_LOG_RETENTION_DAYS days after it was created (30 unless the server sets it); then it is deleted
+     * and can no longer be retried. A pending one stays until it is finished.
      */
     get: operations["listWebhookDeliveries"];
   };
   "/v1/webhooks/deliveries/{callback_id}/retry": {
     /**
      * Send a notification again now
-     * @description One attempt, now, with the same webhook-id and body; answers with the notification after it. A pending notification that fails keeps its retry schedule; a delivered or failed one keeps its status. 409 while a worker is sending it.
+     * @description One attempt, now, with the same webhook-id and body; answers with the notification after it. A
+     * pending notification that fails keeps its retry schedule; a delivered or failed one keeps its status. 409 while
+     * a worker is sending it.
      */
     post: operations["retryWebhookDelivery"];
   };
@@ -475,14 +573,18 @@ export interface components {
   responses: never;
   parameters: {
     /**
-     * @description Makes a retry safe: the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) instead of applying it again; with another request it is 409. Scoped to the company (or user), kept at least 24 hours. A request that ended in a 5xx may be retried with it.
+     * @description Makes a retry safe: the same key with the same request replays the first answer (with
+     * `Idempotent-Replayed: true`) instead of applying it again; with another request it is 409. Scoped to the company
+     * (or user), kept at least 24 hours. A request that ended in a 5xx may be retried with it.
      * @example adj-2026-11-23-0001
      */
     IdempotencyKey?: string;
   };
   requestBodies: never;
   headers: {
-    /** @description Present (`true`) when this answer is the replay of an earlier request with the same Idempotency-Key */
+    /**
+     * @description Present (`true`) when this answer is the replay of an earlier request with the same Idempotency-Key
+     */
     IdempotentReplayed: "true";
     /** @description Seconds to wait before retrying */
     RetryAfter: number;
@@ -514,7 +616,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -524,7 +629,9 @@ export interface operations {
   };
   /**
    * Readiness: 200 while this server can serve requests, 503 otherwise
-   * @description The port opens once the database is migrated, so a server that answers has its schema. 503 `not_ready` while the database does not answer `SELECT 1` within 1000 ms (checked at most once per 1000 ms), and from SIGTERM on (the server is draining). Liveness is /healthz: it does not depend on the database.
+   * @description The port opens once the database is migrated, so a server that answers has its schema. 503
+   * `not_ready` while the database does not answer `SELECT 1` within 1000 ms (checked at most once per 1000 ms), and
+   * from SIGTERM on (the server is draining). Liveness is /healthz: it does not depend on the database.
    */
   getReadiness: {
     responses: {
@@ -537,13 +644,18 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later. */
+      /**
+       * @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later.
+       */
       503: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -562,7 +674,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -572,7 +687,9 @@ export interface operations {
   };
   /**
    * Sign up (no credentials needed)
-   * @description The password is stored only as a salted scrypt hash. firstName is the first word of name, lastName the rest. A duplicate email is 409. Sends a verification link (valid 7 days) to the address. Sign-ups are limited per client address (BILLING_SIGNUP_LIMIT_PER_MINUTE; 429 with Retry-After).
+   * @description The password is stored only as a salted scrypt hash. firstName is the first word of name, lastName
+   * the rest. A duplicate email is 409. Sends a verification link (valid 7 days) to the address. Sign-ups are limited
+   * per client address (BILLING_SIGNUP_LIMIT_PER_MINUTE; 429 with Retry-After).
    */
   createUser: {
     parameters: {
@@ -611,7 +728,10 @@ export interface operations {
           "application/json": components["schemas"]["User"];
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -678,7 +798,10 @@ export interface operations {
           "application/json": components["schemas"]["User"];
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -738,7 +861,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -784,7 +910,8 @@ export interface operations {
   };
   /**
    * Send the email verification link again (user credentials or session)
-   * @description A new link, valid 7 days; earlier links stay valid until they expire. An address already verified gets nothing: {sent: false}. Another user: 404.
+   * @description A new link, valid 7 days; earlier links stay valid until they expire. An address already verified
+   * gets nothing: {sent: false}. Another user: 404.
    */
   resendEmailVerification: {
     parameters: {
@@ -810,7 +937,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -878,7 +1008,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -906,7 +1039,8 @@ export interface operations {
   };
   /**
    * Email a password-reset link (no credentials needed)
-   * @description Answers 202 whether or not a user has this email (nothing tells which); when one does, it gets a link valid 1 hour. Limited per client address and per email (429 with Retry-After).
+   * @description Answers 202 whether or not a user has this email (nothing tells which); when one does, it gets a link
+   * valid 1 hour. Limited per client address and per email (429 with Retry-After).
    */
   requestPasswordReset: {
     parameters: {
@@ -940,7 +1074,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -968,7 +1105,8 @@ export interface operations {
   };
   /**
    * Set a new password with the emailed token (no credentials needed)
-   * @description The token works once, within 1 hour; otherwise 400 naming token. A password under 8 characters is 400 naming password (the token stays usable). Ends all the user's sessions and marks the email verified.
+   * @description The token works once, within 1 hour; otherwise 400 naming token. A password under 8 characters is 400
+   * naming password (the token stays usable). Ends all the user's sessions and marks the email verified.
    */
   completePasswordReset: {
     parameters: {
@@ -1000,7 +1138,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1028,7 +1169,13 @@ export interface operations {
   };
   /**
    * Log in (no credentials needed): a session cookie
-   * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request with it and no Authorization header acts as the user; on company routes as the company named by the Billing-Company header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the session's csrf_token in X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after BILLING_SESSION_IDLE_MINUTES without requests (default 720), 30 days after log-in, at log-out, or when the password is reset. Wrong email or password: 401. Failed attempts are limited per email and per client address (429 with Retry-After, the password then not even checked). Idempotency-Key is ignored here: each log-in is a new session.
+   * @description Sets the billing_session cookie (HttpOnly, SameSite=Lax, Path=/, Secure behind https). A request with
+   * it and no Authorization header acts as the user; on company routes as the company named by the Billing-Company
+   * header, which the user must own (another: 404). POST, PUT, PATCH and DELETE must send the session's csrf_token in
+   * X-CSRF-Token (else 403 csrf_token_invalid, nothing changes). A session ends after BILLING_SESSION_IDLE_MINUTES
+   * without requests (default 720), 30 days after log-in, at log-out, or when the password is reset. Wrong email or
+   * password: 401. Failed attempts are limited per email and per client address (429 with Retry-After, the password
+   * then not even checked). Idempotency-Key is ignored here: each log-in is a new session.
    */
   createSession: {
     parameters: {
@@ -1066,7 +1213,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1094,7 +1244,8 @@ export interface operations {
   };
   /**
    * The current session (session cookie)
-   * @description The user, the CSRF token, when the session ends, and the companies the user owns. No live session: 401.
+   * @description The user, the CSRF token, when the session ends, and the companies the user owns. No live session:
+   * 401.
    */
   getCurrentSession: {
     responses: {
@@ -1216,7 +1367,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -1241,7 +1395,8 @@ export interface operations {
   };
   /**
    * Register a company (user credentials)
-   * @description The new company is owned by the calling user. The api_key is shown only here; it is stored only as a SHA-256 digest.
+   * @description The new company is owned by the calling user. The api_key is shown only here; it is stored only as a
+   * SHA-256 digest.
    */
   createCompany: {
     parameters: {
@@ -1261,7 +1416,10 @@ export interface operations {
           name: string;
           /** @default sandbox */
           processor?: "sandbox" | "stripe";
-          /** @description Required for stripe: a restricted key with write access to customers, payment intents and payment methods */
+          /**
+           * @description Required for stripe: a restricted key with write access to customers, payment intents and
+           * payment methods
+           */
           processor_api_key?: string;
         };
       };
@@ -1283,7 +1441,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1334,7 +1495,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -1391,7 +1555,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1455,7 +1622,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1492,7 +1662,10 @@ export interface operations {
   };
   /**
    * Create an account (the trailing slash is optional)
-   * @description Without `processor_id`, the customer at the company's processor is created when the first card is attached (POST /v1/accounts/{account_id}/card), never inside this request's transaction. With `plan_id`: one balance per plan entry holding its included amount, and the plan's charge_amount recorded as owed (requires_payment_method) until a card is attached; unknown plan: 400.
+   * @description Without `processor_id`, the customer at the company's processor is created when the first card is
+   * attached (POST /v1/accounts/{account_id}/card), never inside this request's transaction. With `plan_id`: one
+   * balance per plan entry holding its included amount, and the plan's charge_amount recorded as owed
+   * (requires_payment_method) until a card is attached; unknown plan: 400.
    */
   createAccount: {
     parameters: {
@@ -1519,7 +1692,12 @@ export interface operations {
           name?: string;
           /** @description E-mail address */
           email?: string;
-          /** @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the field. */
+          /**
+           * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is
+           * the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings
+           * of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the
+           * field.
+           */
           metadata?: {
             [key: string]: unknown;
           };
@@ -1541,7 +1719,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1578,7 +1759,12 @@ export interface operations {
   };
   /**
    * List or search accounts, newest first
-   * @description With `q`: only the accounts whose name or email contains it (case-insensitive for ASCII letters), whose account_id starts with it (case-sensitive), or whose metadata has a top-level string value equal to it (exactly). Paged like the list (a cursor is any account of the company). Cost: the search walks the company's accounts newest first until a page of matches is found, so a page of a common match reads about a page of rows and a query matching nothing reads every account of the company once: for an account id you know whole, GET /v1/accounts/{account_id} is one index lookup.
+   * @description With `q`: only the accounts whose name or email contains it (case-insensitive for ASCII letters),
+   * whose account_id starts with it (case-sensitive), or whose metadata has a top-level string value equal to it
+   * (exactly). Paged like the list (a cursor is any account of the company). Cost: the search walks the company's
+   * accounts newest first until a page of matches is found, so a page of a common match reads about a page of rows and
+   * a query matching nothing reads every account of the company once: for an account id you know whole, GET
+   * /v1/accounts/{account_id} is one index lookup.
    */
   listAccounts: {
     parameters: {
@@ -1606,7 +1792,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -1645,7 +1834,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -1676,7 +1868,10 @@ export interface operations {
   };
   /**
    * Edit name, email, metadata or processor_id
-   * @description Fields left out keep their values; metadata is replaced whole. A different `processor_id` detaches the card on file (a payment method of the previous customer cannot pay for the new one): charges due meanwhile wait for a card, as for an account that never had one, until POST /v1/accounts/{account_id}/card attaches one of the new customer.
+   * @description Fields left out keep their values; metadata is replaced whole. A different `processor_id` detaches
+   * the card on file (a payment method of the previous customer cannot pay for the new one): charges due meanwhile
+   * wait for a card, as for an account that never had one, until POST /v1/accounts/{account_id}/card attaches one of
+   * the new customer.
    */
   updateAccount: {
     parameters: {
@@ -1699,7 +1894,12 @@ export interface operations {
           name?: string;
           /** @description E-mail address */
           email?: string;
-          /** @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the field. */
+          /**
+           * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is
+           * the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings
+           * of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the
+           * field.
+           */
           metadata?: {
             [key: string]: unknown;
           };
@@ -1720,7 +1920,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1776,7 +1979,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -1845,7 +2051,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1929,7 +2138,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1994,7 +2206,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -2065,7 +2280,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2113,7 +2331,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -2138,7 +2359,9 @@ export interface operations {
   };
   /**
    * List an account's events
-   * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired are cancelled before the list is read.
+   * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as
+   * soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired
+   * are cancelled before the list is read.
    */
   listAccountEvents: {
     parameters: {
@@ -2174,7 +2397,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -2205,12 +2431,16 @@ export interface operations {
   };
   /**
    * Record usage events (an array, or {events})
-   * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with identical content is accepted again without a second deduction; with different content it is 409. Missing price or balance: 400 naming the event index.
+   * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with
+   * identical content is accepted again without a second deduction; with different content it is 409. Missing price or
+   * balance: 400 naming the event index.
    */
   createAccountEvents: {
     parameters: {
       query?: {
-        /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
+        /**
+         * @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0
+         */
         gate_on_balance?: boolean;
       };
       header?: {
@@ -2257,7 +2487,12 @@ export interface operations {
             cost_override_amount?: number;
             /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
             cost_override_denomination?: string;
-            /** @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the field. */
+            /**
+             * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object
+             * is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters,
+             * strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request
+             * naming the field.
+             */
             metadata?: {
               [key: string]: unknown;
             };
@@ -2265,7 +2500,12 @@ export interface operations {
             state?: "pending" | "complete" | "completed" | "cancelled";
             /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
             gate_on_balance?: boolean;
-            /** @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5 minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id replayed with another timestamp is different content (409). */
+            /**
+             * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
+             * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event.
+             * Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id
+             * replayed with another timestamp is different content (409).
+             */
             timestamp?: string;
           })[]) | ({
           events: ({
@@ -2286,7 +2526,12 @@ export interface operations {
               cost_override_amount?: number;
               /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
               cost_override_denomination?: string;
-              /** @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the field. */
+              /**
+               * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object
+               * is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters,
+               * strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request
+               * naming the field.
+               */
               metadata?: {
                 [key: string]: unknown;
               };
@@ -2294,10 +2539,18 @@ export interface operations {
               state?: "pending" | "complete" | "completed" | "cancelled";
               /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
               gate_on_balance?: boolean;
-              /** @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5 minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id replayed with another timestamp is different content (409). */
+              /**
+               * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
+               * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the
+               * event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A
+               * client id replayed with another timestamp is different content (409).
+               */
               timestamp?: string;
             })[];
-          /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
+          /**
+           * @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available <
+           * 0
+           */
           gate_on_balance?: boolean;
         });
       };
@@ -2316,7 +2569,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2331,7 +2587,10 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was declined). */
+      /**
+       * @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was
+       * declined).
+       */
       402: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2389,7 +2648,9 @@ export interface operations {
   };
   /**
    * List the company's events
-   * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired are cancelled before the list is read.
+   * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as
+   * soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired
+   * are cancelled before the list is read.
    */
   listEvents: {
     parameters: {
@@ -2424,7 +2685,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -2455,12 +2719,16 @@ export interface operations {
   };
   /**
    * Record usage events, account in the body
-   * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with identical content is accepted again without a second deduction; with different content it is 409. Missing price or balance: 400 naming the event index.
+   * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with
+   * identical content is accepted again without a second deduction; with different content it is 409. Missing price or
+   * balance: 400 naming the event index.
    */
   createEvents: {
     parameters: {
       query?: {
-        /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
+        /**
+         * @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0
+         */
         gate_on_balance?: boolean;
       };
       header?: {
@@ -2501,7 +2769,12 @@ export interface operations {
               cost_override_amount?: number;
               /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
               cost_override_denomination?: string;
-              /** @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the field. */
+              /**
+               * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object
+               * is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters,
+               * strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request
+               * naming the field.
+               */
               metadata?: {
                 [key: string]: unknown;
               };
@@ -2509,10 +2782,18 @@ export interface operations {
               state?: "pending" | "complete" | "completed" | "cancelled";
               /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
               gate_on_balance?: boolean;
-              /** @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5 minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id replayed with another timestamp is different content (409). */
+              /**
+               * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
+               * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the
+               * event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A
+               * client id replayed with another timestamp is different content (409).
+               */
               timestamp?: string;
             })[];
-          /** @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0 */
+          /**
+           * @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available <
+           * 0
+           */
           gate_on_balance?: boolean;
         };
       };
@@ -2531,7 +2812,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2546,7 +2830,10 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was declined). */
+      /**
+       * @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was
+       * declined).
+       */
       402: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2618,7 +2905,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -2649,7 +2939,9 @@ export interface operations {
   };
   /**
    * Settle a pending event
-   * @description complete (optionally at a final cost that replaces the held one) or cancelled. Settling an event that is not pending is 409, except repeating its current state (with no cost_override or the same final cost), which is a no-op; the same state with another final cost is 409 event_completed_at_another_cost.
+   * @description complete (optionally at a final cost that replaces the held one) or cancelled. Settling an event that
+   * is not pending is 409, except repeating its current state (with no cost_override or the same final cost), which is
+   * a no-op; the same state with another final cost is 409 event_completed_at_another_cost.
    */
   settleEvent: {
     parameters: {
@@ -2695,7 +2987,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2741,7 +3036,11 @@ export interface operations {
   };
   /**
    * The company's usage by window
-   * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit.
+   * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to
+   * complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage
+   * appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its
+   * request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows
+   * per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit.
    */
   getUsage: {
     parameters: {
@@ -2754,7 +3053,10 @@ export interface operations {
         from: string;
         /** @description RFC 3339 date-time: the end of the period (exclusive), on a whole UTC hour, after from */
         to: string;
-        /** @description hour | day | month | all (default day): UTC calendar periods cut to [from, to); all is one window */
+        /**
+         * @description hour | day | month | all (default day): UTC calendar periods cut to [from, to); all is one
+         * window
+         */
         window?: string;
         /** @description Comma-separated subset of type, denomination, account_id (default type,denomination) */
         group_by?: string;
@@ -2778,7 +3080,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -2809,7 +3114,11 @@ export interface operations {
   };
   /**
    * An account's usage by window
-   * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit.
+   * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to
+   * complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage
+   * appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its
+   * request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows
+   * per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit.
    */
   getAccountUsage: {
     parameters: {
@@ -2822,7 +3131,10 @@ export interface operations {
         from: string;
         /** @description RFC 3339 date-time: the end of the period (exclusive), on a whole UTC hour, after from */
         to: string;
-        /** @description hour | day | month | all (default day): UTC calendar periods cut to [from, to); all is one window */
+        /**
+         * @description hour | day | month | all (default day): UTC calendar periods cut to [from, to); all is one
+         * window
+         */
         window?: string;
         /** @description Comma-separated subset of type, denomination, account_id (default type,denomination) */
         group_by?: string;
@@ -2847,7 +3159,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -2878,7 +3193,14 @@ export interface operations {
   };
   /**
    * Attach a card (replaces the previous one)
-   * @description When the account has no `processor_id`, the customer is created at the company's processor here, when the first card arrives (not at account creation: no processor call ever runs inside a database transaction), and its id becomes the account's `processor_id`. Sandbox tokens: tok_visa, tok_mastercard (attach and charge), tok_chargeCustomerFail (attaches, every charge declined), tok_chargeDeclined (declined here: 402 payment_failed); any other token is 400. 409 processor_customer_changed if PUT /v1/accounts/{account_id} changed `processor_id` while the card was being attached (nothing is saved; attach again). Attaching a card resets the decline streak and un-pauses auto-refill of every balance of the account, and charges that waited for a card (status requires_payment_method) are collected. A rejected card changes nothing.
+   * @description When the account has no `processor_id`, the customer is created at the company's processor here, when
+   * the first card arrives (not at account creation: no processor call ever runs inside a database transaction), and
+   * its id becomes the account's `processor_id`. Sandbox tokens: tok_visa, tok_mastercard (attach and charge),
+   * tok_chargeCustomerFail (attaches, every charge declined), tok_chargeDeclined (declined here: 402 payment_failed);
+   * any other token is 400. 409 processor_customer_changed if PUT /v1/accounts/{account_id} changed `processor_id`
+   * while the card was being attached (nothing is saved; attach again). Attaching a card resets the decline streak and
+   * un-pauses auto-refill of every balance of the account, and charges that waited for a card (status
+   * requires_payment_method) are collected. A rejected card changes nothing.
    */
   attachCard: {
     parameters: {
@@ -2914,7 +3236,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2929,7 +3254,10 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was declined). */
+      /**
+       * @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was
+       * declined).
+       */
       402: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2965,7 +3293,9 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later. */
+      /**
+       * @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later.
+       */
       503: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -2975,7 +3305,14 @@ export interface operations {
   };
   /**
    * Set auto-refill of a balance
-   * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were saved: refills happen in the background once their charge succeeds.
+   * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`,
+   * the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an
+   * `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on
+   * the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached.
+   * Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the
+   * day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of
+   * an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were
+   * saved: refills happen in the background once their charge succeeds.
    */
   setBalanceAutoRefill: {
     parameters: {
@@ -3028,7 +3365,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -3065,7 +3405,14 @@ export interface operations {
   };
   /**
    * Set auto-refill of a balance (denomination in the body)
-   * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were saved: refills happen in the background once their charge succeeds.
+   * @description Fields left out keep their values. Threshold: after a change lowers `available` below `threshold`,
+   * the card is charged `usd_charge` and, only if that succeeds, `amount` is added (kind `refill`) and an
+   * `auto_refill` webhook is sent; one refill in flight per balance; a declined charge adds nothing and is retried on
+   * the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached.
+   * Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the
+   * day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of
+   * an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were
+   * saved: refills happen in the background once their charge succeeds.
    */
   setAccountAutoRefill: {
     parameters: {
@@ -3117,7 +3464,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -3154,7 +3504,15 @@ export interface operations {
   };
   /**
    * Increase the monthly refill now, prorated
-   * @description For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with PUT …/autorefill), of a balance whose monthly refill is on: without one, 400 monthly_refill_not_enabled (enable it with PUT …/autorefill {"refill_monthly": true, amount, usd_charge}). remaining = the balance amount clamped to [0, refill_amount]; its value = remaining × refill_usd_amount / refill_amount, rounded half up to a cent; charged = max(0, usd_charge − value). `dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the charge id as the processor idempotency key; only when it succeeds is the change applied in one transaction: remaining removed and amount added (one `proration` transaction), the refill settings replaced, the refill day today under the monthly day rule. A declined charge (or no card) is 402 payment_failed and changes nothing but the record of the failed charge. `amount` in the response is the balance amount after the change.
+   * @description For increases only (`amount` must exceed the current refill_amount; decreases are scheduled with PUT
+   * …/autorefill), of a balance whose monthly refill is on: without one, 400 monthly_refill_not_enabled (enable it
+   * with PUT …/autorefill {"refill_monthly": true, amount, usd_charge}). remaining = the balance amount clamped to [0,
+   * refill_amount]; its value = remaining × refill_usd_amount / refill_amount, rounded half up to a cent; charged =
+   * max(0, usd_charge − value). `dryrun`: only the quote. Otherwise the card is charged FIRST, synchronously, with the
+   * charge id as the processor idempotency key; only when it succeeds is the change applied in one transaction:
+   * remaining removed and amount added (one `proration` transaction), the refill settings replaced, the refill day
+   * today under the monthly day rule. A declined charge (or no card) is 402 payment_failed and changes nothing but the
+   * record of the failed charge. `amount` in the response is the balance amount after the change.
    */
   modifyMidMonth: {
     parameters: {
@@ -3202,7 +3560,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -3217,7 +3578,10 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was declined). */
+      /**
+       * @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was
+       * declined).
+       */
       402: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -3244,7 +3608,9 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later. */
+      /**
+       * @description The payment processor cannot be reached (`service_unavailable`); nothing was applied, retry later.
+       */
       503: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -3254,7 +3620,13 @@ export interface operations {
   };
   /**
    * Create a plan
-   * @description An account created with `plan_id` gets one balance per entry holding the included amount and is charged `charge_amount` at once (with no card yet the charge is recorded `requires_payment_method` and collected when a card is attached). Every month under the day rule: overage (a negative balance) is charged at overage_charge_amount per unit, then the balance is reset to the included amount (`period_reset`) or, with `rollover`, the included amount is added to what is left (kind `grant`; a negative balance counts as 0 since its overage was charged), and charge_amount is charged again; an `auto_refill` webhook per balance. A declined plan or overage charge waits for a new card.
+   * @description An account created with `plan_id` gets one balance per entry holding the included amount and is
+   * charged `charge_amount` at once (with no card yet the charge is recorded `requires_payment_method` and collected
+   * when a card is attached). Every month under the day rule: overage (a negative balance) is charged at
+   * overage_charge_amount per unit, then the balance is reset to the included amount (`period_reset`) or, with
+   * `rollover`, the included amount is added to what is left (kind `grant`; a negative balance counts as 0 since its
+   * overage was charged), and charge_amount is charged again; an `auto_refill` webhook per balance. A declined plan or
+   * overage charge waits for a new card.
    */
   createPlan: {
     parameters: {
@@ -3290,7 +3662,10 @@ export interface operations {
           billing_period?: "month" | "monthly" | null;
           /** @description "postpay" (default) */
           overage_charge_mode?: "postpay" | null;
-          /** @description Decimal 0–100: a threshold webhook when a plan balance first drops below this % of its included amount in a period */
+          /**
+           * @description Decimal 0–100: a threshold webhook when a plan balance first drops below this % of its
+           * included amount in a period
+           */
           threshold_alert_percentage?: string | number | null;
           rollover?: boolean | null;
           /** @description One entry per denomination */
@@ -3346,7 +3721,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -3434,7 +3812,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -3507,7 +3888,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -3538,7 +3922,8 @@ export interface operations {
   };
   /**
    * List the USD charges to the card, newest first
-   * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the processor), succeeded, failed, requires_payment_method (owed, waiting for a card).
+   * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the
+   * processor), succeeded, failed, requires_payment_method (owed, waiting for a card).
    */
   listCharges: {
     parameters: {
@@ -3580,7 +3965,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -3627,7 +4015,14 @@ export interface operations {
             data: ({
                 /** @description wh_… */
                 webhook_id: string;
-                /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). */
+                /**
+                 * @description balance_change: every change of a balance (amount or pending; holds, refills,
+                 * adjustments, renewals and automatically cancelled holds included). negative_balance: a change that
+                 * lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold:
+                 * `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold
+                 * subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead
+                 * (payload: available, pending, threshold_alert_percentage).
+                 */
                 type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
                 url: string;
                 threshold: number | null;
@@ -3643,7 +4038,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -3668,7 +4066,16 @@ export interface operations {
   };
   /**
    * Subscribe a URL to one type of notification
-   * @description Deliveries are POSTs signed as in Standard Webhooks (webhook-id = callback_id, the same on every retry; webhook-timestamp from the wall clock; webhook-signature v1 HMAC-SHA256 keyed with the secret). Success is a 2xx within 10 s; otherwise retried with exponential backoff and jitter for at least 24 hours. 410 Gone disables the subscription. Redirects are not followed. balance_change and negative_balance are coalesced: at most one of each per balance per request, carrying the balance after it. Payload: company_id, callback_id, account_id, type, account_balance (the balance amount), account_denomination, created_at, and for balance changes available and pending. URLs must be http(s) and, unless BILLING_WEBHOOK_ALLOW_PRIVATE=1, point at a public address (checked again at connect time). At most 50 webhooks per company. The same type, url and threshold as a live (not deleted, not disabled) subscription is 409 webhook_already_exists, naming it in details.webhook_id: a second one would deliver every notification twice.
+   * @description Deliveries are POSTs signed as in Standard Webhooks (webhook-id = callback_id, the same on every
+   * retry; webhook-timestamp from the wall clock; webhook-signature v1 HMAC-SHA256 keyed with the secret). Success is
+   * a 2xx within 10 s; otherwise retried with exponential backoff and jitter for at least 24 hours. 410 Gone disables
+   * the subscription. Redirects are not followed. balance_change and negative_balance are coalesced: at most one of
+   * each per balance per request, carrying the balance after it. Payload: company_id, callback_id, account_id, type,
+   * account_balance (the balance amount), account_denomination, created_at, and for balance changes available and
+   * pending. URLs must be http(s) and, unless BILLING_WEBHOOK_ALLOW_PRIVATE=1, point at a public address (checked
+   * again at connect time). At most 50 webhooks per company. The same type, url and threshold as a live (not deleted,
+   * not disabled) subscription is 409 webhook_already_exists, naming it in details.webhook_id: a second one would
+   * deliver every notification twice.
    */
   createWebhook: {
     parameters: {
@@ -3685,7 +4092,14 @@ export interface operations {
          * }
          */
         "application/json": {
-          /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). */
+          /**
+           * @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments,
+           * renewals and automatically cancelled holds included). negative_balance: a change that lowers `available`
+           * and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the
+           * company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives
+           * the plan's threshold_alert_percentage alerts instead (payload: available, pending,
+           * threshold_alert_percentage).
+           */
           type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
           url: string;
           /** @description Only for type threshold: absolute units of available balance */
@@ -3703,7 +4117,14 @@ export interface operations {
           "application/json": {
             data: {
               webhook_id: string;
-              /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). */
+              /**
+               * @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments,
+               * renewals and automatically cancelled holds included). negative_balance: a change that lowers
+               * `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any
+               * balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without
+               * `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending,
+               * threshold_alert_percentage).
+               */
               type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
               url: string;
               threshold: number | null;
@@ -3715,7 +4136,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -3775,7 +4199,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -3812,7 +4239,10 @@ export interface operations {
   };
   /**
    * Notifications of a webhook with every attempt, newest first
-   * @description status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone, or the webhook was disabled). A delivered or failed notification stays in this log, with its attempts, for BILLING_WEBHOOK_LOG_RETENTION_DAYS days after it was created (30 unless the server sets it); then it is deleted and can no longer be retried. A pending one stays until it is finished.
+   * @description status: pending (being retried), delivered, or failed (given up after the retry window, 410 Gone, or
+   * the webhook was disabled). A delivered or failed notification stays in this log, with its attempts, for
+   * BILLING_WEBHOOK_LOG_RETENTION_DAYS days after it was created (30 unless the server sets it); then it is deleted
+   * and can no longer be retried. A pending one stays until it is finished.
    */
   listWebhookDeliveries: {
     parameters: {
@@ -3835,7 +4265,14 @@ export interface operations {
                 /** @description cl_…: the webhook-id header of every attempt */
                 callback_id: string;
                 webhook_id: string;
-                /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). */
+                /**
+                 * @description balance_change: every change of a balance (amount or pending; holds, refills,
+                 * adjustments, renewals and automatically cancelled holds included). negative_balance: a change that
+                 * lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold:
+                 * `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold
+                 * subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead
+                 * (payload: available, pending, threshold_alert_percentage).
+                 */
                 type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
                 status: "pending" | "delivered" | "failed";
                 /** @description The JSON body sent */
@@ -3866,7 +4303,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -3897,7 +4337,9 @@ export interface operations {
   };
   /**
    * Send a notification again now
-   * @description One attempt, now, with the same webhook-id and body; answers with the notification after it. A pending notification that fails keeps its retry schedule; a delivered or failed one keeps its status. 409 while a worker is sending it.
+   * @description One attempt, now, with the same webhook-id and body; answers with the notification after it. A
+   * pending notification that fails keeps its retry schedule; a delivered or failed one keeps its status. 409 while a
+   * worker is sending it.
    */
   retryWebhookDelivery: {
     parameters: {
@@ -3925,7 +4367,14 @@ export interface operations {
               /** @description cl_…: the webhook-id header of every attempt */
               callback_id: string;
               webhook_id: string;
-              /** @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments, renewals and automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). */
+              /**
+               * @description balance_change: every change of a balance (amount or pending; holds, refills, adjustments,
+               * renewals and automatically cancelled holds included). negative_balance: a change that lowers
+               * `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any
+               * balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without
+               * `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending,
+               * threshold_alert_percentage).
+               */
               type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
               status: "pending" | "delivered" | "failed";
               /** @description The JSON body sent */
@@ -3953,7 +4402,10 @@ export interface operations {
           };
         };
       };
-      /** @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule it breaks; `code` says which and `param` names the field. */
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
       400: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];

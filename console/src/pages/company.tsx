@@ -64,7 +64,10 @@ export function NewCompanyPage() {
             type="password"
             autoComplete="off"
             required
-            hint="rk_live_… or rk_test_… with write access to customers, payment intents and payment methods. It is stored for charging and never shown again."
+            hint={
+              'rk_live_… or rk_test_… with write access to customers, payment intents and payment methods. ' +
+              'It is stored for charging and never shown again.'
+            }
             error={error?.param === 'processor_api_key' ? error.message : undefined}
           />
         )}
