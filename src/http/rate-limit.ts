@@ -6,10 +6,11 @@
  * claimed or anything is applied. `0` turns a limit off. The limits are per process: N processes
  * behind a balancer let a company through N times as much.
  *
- * Requests are counted by @fastify/rate-limit (its in-memory store, a fixed one-second window keyed
- * by company), through `createRateLimit`, which answers without throwing and without marking the
- * request, so the password limit of the identity routes still runs. Events are a token bucket of
- * our own: the library counts one per request and cannot weigh a request by its events.
+ * Both are token buckets per company, in memory, checked synchronously in the request's hooks: a
+ * request takes one token of the request bucket, and an ingest request as many tokens of the event
+ * bucket as it carries events (@fastify/rate-limit, which keeps the password and sign-up limits,
+ * counts one per request and cannot weigh a request; its asynchronous store also cost the ingest
+ * path measurably). Buckets are keyed by company, so these never touch the identity routes.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { systemClock, type Clock } from '../lib/clock.js';
@@ -45,10 +46,10 @@ function rateLimited(reply: FastifyReply, retryAfterSeconds: number, what: strin
 
 /**
  * A token bucket per company: `ratePerSecond` tokens a second, holding at most one second's worth.
- * A request takes as many tokens as it carries events; it passes when the bucket holds them (or,
- * for a request larger than the bucket, when the bucket is full) and may leave it in debt.
+ * A request takes as many tokens as it weighs (one, or its events); it passes when the bucket holds
+ * them (or, for a request larger than the bucket, when the bucket is full) and may leave it in debt.
  */
-export class EventBuckets {
+export class CompanyBuckets {
   readonly #rate: number;
   readonly #clock: Clock;
   readonly #buckets = new Map<string, { tokens: number; atMs: number }>();
@@ -109,30 +110,24 @@ export function registerCompanyRateLimits(app: FastifyInstance, limits: CompanyR
     }
   });
   if (limits.requestsPerSecond > 0) {
-    const limiter = app.createRateLimit({
-      max: limits.requestsPerSecond,
-      timeWindow: 1000,
-      keyGenerator: (request) => companyOf(request) ?? '',
-      allowList: (request) => request.principal?.kind !== 'company',
-    });
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.principal?.kind !== 'company') return;
-      const r = await limiter(request);
-      if (!r.isAllowed && r.isExceeded) {
-        throw rateLimited(reply, Math.max(1, r.ttlInSeconds), `${limits.requestsPerSecond} requests per second`);
-      }
+    const buckets = new CompanyBuckets(limits.requestsPerSecond, limits.clock);
+    app.addHook('onRequest', (request, reply, done) => {
+      const companyId = companyOf(request);
+      const wait = companyId === undefined ? 0 : buckets.take(companyId, 1);
+      done(wait > 0 ? rateLimited(reply, wait, `${limits.requestsPerSecond} requests per second`) : undefined);
     });
   }
   if (limits.eventsPerSecond > 0) {
-    const buckets = new EventBuckets(limits.eventsPerSecond, limits.clock);
-    app.addHook('preHandler', async (request, reply) => {
-      if (request.method !== 'POST' || !EVENT_ROUTES.has(request.routeOptions.url ?? '')) return;
+    const buckets = new CompanyBuckets(limits.eventsPerSecond, limits.clock);
+    app.addHook('preHandler', (request, reply, done) => {
       const companyId = companyOf(request);
-      if (companyId === undefined) return;
+      if (companyId === undefined || request.method !== 'POST' || !EVENT_ROUTES.has(request.routeOptions.url ?? '')) {
+        return done();
+      }
       const body = request.body as unknown[] | { events?: unknown[] } | undefined;
       const n = Array.isArray(body) ? body.length : Array.isArray(body?.events) ? body.events.length : 1;
       const wait = buckets.take(companyId, n);
-      if (wait > 0) throw rateLimited(reply, wait, `${limits.eventsPerSecond} events per second`);
+      done(wait > 0 ? rateLimited(reply, wait, `${limits.eventsPerSecond} events per second`) : undefined);
     });
   }
 }
