@@ -9,8 +9,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { DbConnectError, connectStore } from './db-connect.js';
 import type { SecretBox } from './lib/secret-box.js';
 import { secretBoxFor } from './secret-keys.js';
-import { Listener } from './http/listener.js';
-import { type Server, startServer } from './server.js';
+import { type Server, listenerFor, startServer } from './server.js';
 import type { Store } from './store/types.js';
 
 /** Errors of the listening socket that are the operator's to fix (port taken, no permission). */
@@ -45,7 +44,7 @@ try {
 
 // The port opens now: while the database is reached and migrated, /healthz answers 200 and /readyz
 // (and every other request) 503; the app takes the same port over once it is ready.
-const listener = new Listener(config);
+const listener = listenerFor(config);
 try {
   await listener.listen(config.host, config.port);
 } catch (err) {

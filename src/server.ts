@@ -67,6 +67,17 @@ export interface ServerOptions {
   listener?: Listener;
 }
 
+/** The HTTP server of the process, not yet listening (main.ts opens it before the database is migrated). */
+export function listenerFor(config: Config): Listener {
+  return new Listener({
+    connectionMs: config.httpConnectionTimeoutMs,
+    headersMs: config.httpHeadersTimeoutMs,
+    requestMs: config.httpRequestTimeoutMs,
+    keepAliveMs: config.httpKeepAliveTimeoutMs,
+    maxConnections: config.httpMaxConnections,
+  });
+}
+
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
   const store =
     opts.store ??
@@ -188,7 +199,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     ...(testClock ? { testClock: { clock: testClock, runDue: (nowMs: number) => jobs.runDue(nowMs) } } : {}),
   });
   await app.ready();
-  const listener = opts.listener ?? new Listener(config);
+  const listener = opts.listener ?? listenerFor(config);
   listener.serve(app);
   if (!opts.listener) await listener.listen(config.host, config.port);
   if (config.workers) jobs.start(config.workerIntervalMs);

@@ -7,7 +7,6 @@
  */
 import { type IncomingMessage, type Server as HttpServer, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Config } from '../config.js';
 import type { App } from './app.js';
 import { clientErrorHandler, REQUEST_ID_HEADER, requestIdOf } from './connection.js';
 import { ConnectionGuard } from './connections.js';
@@ -22,31 +21,31 @@ export const STARTING_RETRY_AFTER_S = 1;
 const HEALTH = /^\/healthz\/?(\?|$)/;
 const READY = /^\/readyz\/?(\?|$)/;
 
+/** The server's timeouts and connection cap (config.ts: BILLING_HTTP_*), until the app's own apply. */
+export interface ListenerOptions {
+  connectionMs: number;
+  headersMs: number;
+  requestMs: number;
+  keepAliveMs: number;
+  maxConnections: number;
+}
+
 export class Listener {
   readonly server: HttpServer;
   readonly connections: ConnectionGuard;
   phase: StartPhase = 'waiting for the database';
   #app: App | undefined;
 
-  constructor(
-    config: Pick<
-      Config,
-      | 'httpConnectionTimeoutMs'
-      | 'httpHeadersTimeoutMs'
-      | 'httpRequestTimeoutMs'
-      | 'httpKeepAliveTimeoutMs'
-      | 'httpMaxConnections'
-    >,
-  ) {
+  constructor(opts: ListenerOptions) {
     this.server = createServer({
-      headersTimeout: config.httpHeadersTimeoutMs,
-      requestTimeout: config.httpRequestTimeoutMs,
-      keepAliveTimeout: config.httpKeepAliveTimeoutMs,
+      headersTimeout: opts.headersMs,
+      requestTimeout: opts.requestMs,
+      keepAliveTimeout: opts.keepAliveMs,
       // How often Node looks for connections past their headers/request timeout (its default: 30 s).
-      connectionsCheckingInterval: Math.min(1_000, config.httpHeadersTimeoutMs),
+      connectionsCheckingInterval: Math.min(1_000, opts.headersMs),
     });
-    this.server.setTimeout(config.httpConnectionTimeoutMs);
-    this.connections = new ConnectionGuard(this.server, config.httpMaxConnections);
+    this.server.setTimeout(opts.connectionMs);
+    this.connections = new ConnectionGuard(this.server, opts.maxConnections);
     this.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       if (this.#app) this.#app.routing(req, res);
       else this.#starting(req, res);
