@@ -8,7 +8,7 @@
 import { type IncomingMessage, type Server as HttpServer, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { App } from './app.js';
-import { clientErrorHandler, REQUEST_ID_HEADER, requestIdOf } from './connection.js';
+import { REQUEST_ID_HEADER, requestIdOf } from './connection.js';
 import { ConnectionGuard } from './connections.js';
 import { errorBody } from './errors.js';
 
@@ -35,6 +35,7 @@ export class Listener {
   readonly connections: ConnectionGuard;
   phase: StartPhase = 'waiting for the database';
   #app: App | undefined;
+  #clientError: ((err: Error, socket: Socket) => void) | undefined;
 
   constructor(opts: ListenerOptions) {
     this.server = createServer({
@@ -51,7 +52,7 @@ export class Listener {
       else this.#starting(req, res);
     });
     this.server.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
-      if (this.#app) clientErrorHandler.call(this.#app, err, socket);
+      if (this.#clientError) this.#clientError(err, socket);
       else socket.destroy();
     });
   }
@@ -85,6 +86,9 @@ export class Listener {
     this.server.keepAliveTimeout = app.server.keepAliveTimeout;
     this.server.maxRequestsPerSocket = app.server.maxRequestsPerSocket;
     this.server.setTimeout(app.server.timeout);
+    // And the parser errors answered as Fastify's server answers them (its clientErrorHandler option).
+    const [clientError] = app.server.listeners('clientError') as ((err: Error, socket: Socket) => void)[];
+    this.#clientError = clientError;
     this.#app = app;
   }
 
