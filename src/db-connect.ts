@@ -68,6 +68,8 @@ export function describeDatabase(databaseUrl: string): string {
 export interface ConnectOptions {
   /** Where each retry is announced (default: stderr). */
   log?: (line: string) => void;
+  /** Told when the database is being reached, then migrated (the starting server says so). */
+  phase?: (phase: 'waiting for the database' | 'running migrations') => void;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -81,7 +83,11 @@ export async function connectStore(
   const sqlite = config.databaseUrl.startsWith('sqlite:');
   // Reaching PostgreSQL is retried; migrating is not bounded by the timeout (an index on a large
   // table may take minutes), so the store is opened only once the server has answered.
-  if (!sqlite) await waitForPostgres(config.databaseUrl, config.dbConnectTimeoutMs, where, opts.log);
+  if (!sqlite) {
+    opts.phase?.('waiting for the database');
+    await waitForPostgres(config.databaseUrl, config.dbConnectTimeoutMs, where, opts.log);
+  }
+  opts.phase?.('running migrations');
   try {
     return await openStore(config.databaseUrl, {
       pgPoolSize: config.pgPoolSize,

@@ -2,7 +2,6 @@
  * Composition: config → store → clock → operations → HTTP + workers. main.ts runs it; tests
  * and the benchmark start the same server in-process or as a child.
  */
-import type { AddressInfo } from 'node:net';
 import { ConfigError, type Config } from './config.js';
 import { SecretBoxError, type SecretBox } from './lib/secret-box.js';
 import { describeReseal, resealSecrets } from './operations/secrets.js';
@@ -21,7 +20,7 @@ import {
   type SettleRequest,
 } from './operations/events.js';
 import type { Outcome } from './domain/outcome.js';
-import { ConnectionGuard } from './http/connections.js';
+import { Listener } from './http/listener.js';
 import { Metrics } from './http/metrics.js';
 import { Readiness } from './http/readiness.js';
 import { PostgresStore } from './store/postgres.js';
@@ -61,6 +60,22 @@ export interface ServerOptions {
   secrets?: SecretBox;
   /** Where start-up lines go (a generated key file); default: standard error. */
   log?: (line: string) => void;
+  /**
+   * The port, already open and answering as a starting server (main.ts opens it before the database
+   * is migrated); it is handed to the app once ready. Default: a new one, opened once the app is ready.
+   */
+  listener?: Listener;
+}
+
+/** The HTTP server of the process, not yet listening (main.ts opens it before the database is migrated). */
+export function listenerFor(config: Config): Listener {
+  return new Listener({
+    connectionMs: config.httpConnectionTimeoutMs,
+    headersMs: config.httpHeadersTimeoutMs,
+    requestMs: config.httpRequestTimeoutMs,
+    keepAliveMs: config.httpKeepAliveTimeoutMs,
+    maxConnections: config.httpMaxConnections,
+  });
 }
 
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
@@ -183,12 +198,11 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       : {}),
     ...(testClock ? { testClock: { clock: testClock, runDue: (nowMs: number) => jobs.runDue(nowMs) } } : {}),
   });
-  const connections = new ConnectionGuard(app.server, config.httpMaxConnections);
   await app.ready();
-  await app.listen({ host: config.host, port: config.port });
+  const listener = opts.listener ?? listenerFor(config);
+  listener.serve(app);
+  if (!opts.listener) await listener.listen(config.host, config.port);
   if (config.workers) jobs.start(config.workerIntervalMs);
-  const address = app.server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const server = app;
   return {
     app,
@@ -197,12 +211,12 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     clock,
     jobs,
     metrics,
-    url: `http://${host}:${address.port}`,
+    url: listener.url,
     async close() {
       readiness.closing();
-      connections.drain();
-      // server.close() stops accepting and resolves once every connection has ended.
-      await Promise.all([jobs.stop(), server.close()]);
+      // The listener stops accepting and resolves once every connection has ended; then the app's
+      // plugins close.
+      await Promise.all([jobs.stop(), listener.close().then(() => server.close())]);
       await Promise.all([ingest.drained(), settles.drained()]);
       await ingestThread?.close();
       if (!opts.store) await store.close();

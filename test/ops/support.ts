@@ -17,7 +17,14 @@ export interface Child {
   exited: Promise<number | null>;
 }
 
-export async function startChild(env: Record<string, string>): Promise<Child> {
+/**
+ * Starts the server; resolves with its URL once it listens ready (`until: 'ready'`, the default), or
+ * as soon as its port is open and it answers as a starting server (`'starting'`).
+ */
+export async function startChild(
+  env: Record<string, string>,
+  { until = 'ready' }: { until?: 'ready' | 'starting' } = {},
+): Promise<Child> {
   const proc = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -40,7 +47,7 @@ export async function startChild(env: Record<string, string>): Promise<Child> {
   const exited = once(proc, 'exit').then(([code]) => code as number | null);
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = (until === 'ready' ? /listening on (http:\/\/\S+)/ : /starting on (http:\/\/\S+)/).exec(out);
       if (m) {
         proc.stdout!.off('data', onData);
         resolve(m[1]!);

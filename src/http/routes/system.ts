@@ -15,7 +15,7 @@ export function systemRoutes(app: FastifyInstance, ctx: RouteContext): void {
       schema: {
         operationId: 'getHealth',
         tags: ['system'],
-        summary: 'Liveness: 200 as soon as the server accepts requests',
+        summary: 'Liveness: 200 as soon as the port is open, while starting too',
         response: {
           200: Type.Object({ status: Type.Literal('ok') }, { description: 'The server is up' }),
           400: Type.Ref('Error'),
@@ -33,7 +33,9 @@ export function systemRoutes(app: FastifyInstance, ctx: RouteContext): void {
         tags: ['system'],
         summary: 'Readiness: 200 while this server can serve requests, 503 otherwise',
         description:
-          'The port opens once the database is migrated, so a server that answers has its schema. ' +
+          'The port opens before the database is reached and migrated: until then this answers 503 `not_ready` ' +
+          '(message `starting: waiting for the database` or `starting: running migrations`), /healthz 200 and ' +
+          'every other request 503 `not_ready` with `Retry-After`. Once started, ' +
           `503 \`not_ready\` while the database does not answer \`SELECT 1\` within ${READINESS_TIMEOUT_MS} ms ` +
           `(checked at most once per ${READINESS_CACHE_MS} ms), and from SIGTERM on (the server is draining). ` +
           'Liveness is /healthz: it does not depend on the database.',
