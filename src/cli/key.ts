@@ -66,8 +66,8 @@ export async function keyCommand(args: string[], io: Io): Promise<number> {
       if (p.json) io.out(JSON.stringify(keys));
       else
         for (const line of table(
-          ['key_id', 'prefix', 'created_at', 'revoked_at'],
-          keys.map((k) => [k.key_id, `${k.prefix}…`, k.created_at, k.revoked_at ?? '-']),
+          ['key_id', 'prefix', 'created_at', 'last_used_at', 'revoked_at'],
+          keys.map((k) => [k.key_id, `${k.prefix}…`, k.created_at, k.last_used_at ?? 'never', k.revoked_at ?? '-']),
         ))
           io.out(line);
     } else {

@@ -129,7 +129,7 @@ export function companyAuthHook(keys: ApiKeyCache, deps: Deps) {
       if (mode === 'company') throw unauthorized();
       return;
     }
-    if (!(await keys.authenticate(creds.username, creds.password))) throw unauthorized();
+    if (!(await keys.authenticate(creds.username, creds.password, request.log))) throw unauthorized();
     request.principal = { kind: 'company', companyId: creds.username };
     void reply;
   };

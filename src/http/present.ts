@@ -102,6 +102,7 @@ export function presentApiKey(k: ApiKeyRow) {
     prefix: k.prefix,
     created_at: toIso(k.createdAtMs),
     revoked_at: k.revokedAtMs === null ? null : toIso(k.revokedAtMs),
+    last_used_at: k.lastUsedAtMs === null ? null : toIso(k.lastUsedAtMs),
   };
 }
 

@@ -87,6 +87,7 @@ function newApiKey(companyId: string, nowMs: number): { row: ApiKeyRow; secret: 
       prefix: secret.slice(0, API_KEY_SHOWN_CHARS),
       createdAtMs: nowMs,
       revokedAtMs: null,
+      lastUsedAtMs: null,
     },
   };
 }
@@ -157,7 +158,20 @@ export async function findCompany(deps: Deps, companyId: string): Promise<Compan
   return deps.store.read((tx) => tx.findCompany(companyId));
 }
 
+/** `last_used_at` is written at most this often per key (and per process): most requests only read the clock. */
+export const API_KEY_USE_INTERVAL_MS = 60_000;
+
+/** Where a failed `last_used_at` write is reported (Fastify's request logger fits). */
+export interface UseLog {
+  warn(fields: object, message: string): void;
+}
+
+const consoleLog: UseLog = {
+  warn: (fields, message) => console.error(`billing engine: ${message}`, fields),
+};
+
 interface CachedKey {
+  keyId: string;
   companyId: string;
   digest: Buffer;
   checkedAtMs: number;
@@ -166,21 +180,31 @@ interface CachedKey {
 /**
  * Verified API keys, by digest, trusted for `ttlMs` (wall clock, not the test clock): a key
  * revoked on another process stops working within that time; on this process at once.
+ *
+ * A successful check also notes the use (injected clock): the first use of a key, and then one use a
+ * minute at most, is written to `last_used_at` in a transaction of its own, in the background; the
+ * request neither waits for it nor fails with it (a failed write is logged). So `last_used_at` is
+ * right to within a minute; uses in the last minute before a process stops may be lost.
  */
 export class ApiKeyCache {
   readonly #byDigest = new Map<string, CachedKey>();
+  /** Per key id: the last use this process wrote (or found written), by the injected clock. */
+  readonly #usedAtMs = new Map<string, number>();
+  readonly #writes = new Set<Promise<void>>();
   static readonly ENTRIES_MAX = 10_000;
   constructor(
     private readonly deps: Deps,
     private readonly ttlMs: number,
   ) {}
 
-  async authenticate(companyId: string, apiKey: string): Promise<boolean> {
+  async authenticate(companyId: string, apiKey: string, log: UseLog = consoleLog): Promise<boolean> {
     const digestHex = sha256Hex(apiKey);
     const digest = Buffer.from(digestHex, 'hex');
     const cached = this.#byDigest.get(digestHex);
     if (cached && Date.now() - cached.checkedAtMs < this.ttlMs) {
-      return timingSafeEqual(cached.digest, digest) && cached.companyId === companyId;
+      const ok = timingSafeEqual(cached.digest, digest) && cached.companyId === companyId;
+      if (ok) this.#noteUse(cached.keyId, log);
+      return ok;
     }
     const row = await this.deps.store.read((tx) => tx.findApiKeyByDigest(digestHex));
     if (!row || row.revokedAtMs !== null) {
@@ -190,9 +214,36 @@ export class ApiKeyCache {
     const stored = Buffer.from(row.digest, 'hex');
     if (stored.length !== digest.length || !timingSafeEqual(stored, digest) || row.companyId !== companyId)
       return false;
-    if (this.#byDigest.size >= ApiKeyCache.ENTRIES_MAX) this.#byDigest.clear();
-    this.#byDigest.set(digestHex, { companyId, digest, checkedAtMs: Date.now() });
+    if (this.#byDigest.size >= ApiKeyCache.ENTRIES_MAX) {
+      this.#byDigest.clear();
+      this.#usedAtMs.clear();
+    }
+    this.#byDigest.set(digestHex, { keyId: row.keyId, companyId, digest, checkedAtMs: Date.now() });
+    if (row.lastUsedAtMs !== null && row.lastUsedAtMs > (this.#usedAtMs.get(row.keyId) ?? -1))
+      this.#usedAtMs.set(row.keyId, row.lastUsedAtMs);
+    this.#noteUse(row.keyId, log);
     return true;
+  }
+
+  /** Writes the use when none of this key was written in the last minute; never waits for the write. */
+  #noteUse(keyId: string, log: UseLog): void {
+    const now = this.deps.clock.now();
+    const last = this.#usedAtMs.get(keyId);
+    if (last !== undefined && now - last < API_KEY_USE_INTERVAL_MS) return;
+    this.#usedAtMs.set(keyId, now);
+    const write: Promise<void> = this.deps.store
+      .write((tx) => tx.markApiKeyUsed(keyId, now))
+      .then(
+        () => undefined,
+        (err: unknown) => log.warn({ err, keyId }, "recording an API key's last use failed"),
+      )
+      .finally(() => this.#writes.delete(write));
+    this.#writes.add(write);
+  }
+
+  /** Resolves when the `last_used_at` writes begun so far have ended (a key list waits for them). */
+  async settled(): Promise<void> {
+    await Promise.all(this.#writes);
   }
 
   forgetCompany(companyId: string): void {

@@ -493,3 +493,14 @@ INSERT INTO usage_company_hours_clustered (company_id, hour, denomination, type,
 DROP TABLE usage_company_hours;
 ALTER TABLE usage_company_hours_clustered RENAME TO usage_company_hours;`;
 MIGRATIONS.push({ id: 11, name: 'clustered_usage_rollups', sqlite: CLUSTERED_USAGE, postgres: 'SELECT 1;' });
+
+// 12. API keys remember when they were last used (`last_used_at`, epoch ms from the injected clock; NULL:
+// never, or not since this migration). The API key cache writes it at most once a minute per key, in a
+// transaction of its own, never in the request's; the ingest path only reads the clock.
+const API_KEY_LAST_USED = `ALTER TABLE api_keys ADD COLUMN last_used_at BIGINT;`;
+MIGRATIONS.push({
+  id: 12,
+  name: 'api_key_last_used',
+  sqlite: both(API_KEY_LAST_USED, 'sqlite'),
+  postgres: both(API_KEY_LAST_USED, 'postgres'),
+});

@@ -167,7 +167,7 @@ describe('billing CLI commands', { concurrency: true }, () => {
         const list = await billing(['key', 'list', '--company', companyId], env);
         assert.equal(list.code, 0, list.stderr);
         const lines = list.stdout.trimEnd().split('\n');
-        assert.match(lines[0]!, /^key_id\s+prefix\s+created_at\s+revoked_at$/);
+        assert.match(lines[0]!, /^key_id\s+prefix\s+created_at\s+last_used_at\s+revoked_at$/);
         assert.equal(lines.length, 3);
         for (const secret of [first, second!]) assert.ok(!list.stdout.includes(secret));
         assert.ok(list.stdout.includes(`${second!.slice(0, 7)}…`));

@@ -131,6 +131,9 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal((await h.request('GET', '/v1/accounts', { auth: [companyId, second] })).status, 200);
       await page.getByRole('button', { name: 'I have saved it' }).click();
       await page.locator('table tbody tr').nth(1).waitFor(WAIT);
+      // The first key has been used (above): the list shows when, in the "Last used" column.
+      const first = page.locator('tbody tr', { hasText: apiKey.slice(0, 7) }).first();
+      assert.match((await first.locator('td').nth(2).textContent()) ?? '', /^\d{4}-\d{2}-\d{2} [\d:]{8} UTC$/);
       const prefix = second.slice(0, 6);
       const row = page.locator('tbody tr', { hasText: prefix }).first();
       await row.getByRole('button', { name: 'Revoke' }).click();

@@ -173,6 +173,7 @@ for (const dialect of DIALECTS) {
           prefix: 'sk_1',
           createdAtMs: T0,
           revokedAtMs: null,
+          lastUsedAtMs: null,
         };
         const k2 = {
           keyId: newId('key'),
@@ -181,6 +182,7 @@ for (const dialect of DIALECTS) {
           prefix: 'sk_2',
           createdAtMs: T0 + 1,
           revokedAtMs: null,
+          lastUsedAtMs: null,
         };
         const kb = {
           keyId: newId('key'),
@@ -189,6 +191,7 @@ for (const dialect of DIALECTS) {
           prefix: 'sk_b',
           createdAtMs: T0,
           revokedAtMs: null,
+          lastUsedAtMs: null,
         };
         await store.write(async (tx) => {
           await tx.insertApiKey(k2);
@@ -223,6 +226,49 @@ for (const dialect of DIALECTS) {
         assert.equal((await store.read((tx) => tx.findApiKeyByDigest(k2.digest)))!.revokedAtMs, null);
       });
 
+      test('markApiKeyUsed moves last_used_at forward only, on that key only', async () => {
+        const a = await seedCompanyAndAccount(store);
+        const key = (prefix: string, createdAtMs: number) => ({
+          keyId: newId('key'),
+          companyId: a.companyId,
+          digest: newId('key'),
+          prefix,
+          createdAtMs,
+          revokedAtMs: null,
+          lastUsedAtMs: null,
+        });
+        const used = key('sk_u', T0);
+        const unused = key('sk_n', T0 + 1);
+        await store.write(async (tx) => {
+          await tx.insertApiKey(used);
+          await tx.insertApiKey(unused);
+        });
+        const lastUsed = async (k: { digest: string }) =>
+          (await store.read((tx) => tx.findApiKeyByDigest(k.digest)))!.lastUsedAtMs;
+        assert.equal(await lastUsed(used), null, 'a new key was never used');
+
+        assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 60_000)), true);
+        assert.equal(await lastUsed(used), T0 + 60_000);
+        assert.equal(
+          await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 30_000)),
+          false,
+          'an earlier time (a slower process) does not move it back',
+        );
+        assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 60_000)), false, 'same time');
+        assert.equal(await lastUsed(used), T0 + 60_000);
+        assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 120_000)), true);
+        assert.equal(await store.write((tx) => tx.markApiKeyUsed(newId('key'), T0)), false, 'unknown key');
+
+        assert.deepEqual(
+          (await store.read((tx) => tx.listApiKeys(a.companyId))).map((k) => [k.prefix, k.lastUsedAtMs]),
+          [
+            ['sk_u', T0 + 120_000],
+            ['sk_n', null],
+          ],
+          'listed with the time; the other key untouched',
+        );
+      });
+
       test('a digest is unique', async () => {
         const a = await seedCompanyAndAccount(store);
         const digest = newId('key');
@@ -234,6 +280,7 @@ for (const dialect of DIALECTS) {
             prefix: 'p',
             createdAtMs: T0,
             revokedAtMs: null,
+            lastUsedAtMs: null,
           }),
         );
         await assert.rejects(
@@ -245,6 +292,7 @@ for (const dialect of DIALECTS) {
               prefix: 'p',
               createdAtMs: T0,
               revokedAtMs: null,
+              lastUsedAtMs: null,
             }),
           ),
         );

@@ -548,6 +548,11 @@ export interface components {
        */
       created_at: string;
       revoked_at: string | null;
+      /**
+       * @description When a request last authenticated with the key, to within a minute (it is recorded at most once a
+       * minute per key and server); null: never used since it was created or since this field was added
+       */
+      last_used_at: string | null;
     };
     /** UsageGroup */
     UsageGroup: {

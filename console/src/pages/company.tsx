@@ -147,7 +147,8 @@ export function KeysPage({ companyId }: { companyId: string }) {
                     <code>{k.prefix}…</code>
                   </td>
                   <td>{when(k.created_at)}</td>
-                  <td class="muted">not recorded</td>
+                  {/* Recorded at most once a minute per key: right to within a minute. */}
+                  {k.last_used_at ? <td>{when(k.last_used_at)}</td> : <td class="muted">never</td>}
                   <td>{k.revoked_at ? `Revoked ${when(k.revoked_at)}` : 'Active'}</td>
                   <td>
                     {!k.revoked_at && (

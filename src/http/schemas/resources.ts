@@ -181,6 +181,11 @@ export const ApiKey = Type.Object(
     prefix: Type.String({ description: 'First characters of the key, to tell keys apart' }),
     created_at: Timestamp,
     revoked_at: Type.Union([Timestamp, Type.Null()]),
+    last_used_at: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'When a request last authenticated with the key, to within a minute (it is recorded at most once a ' +
+        'minute per key and server); null: never used since it was created or since this field was added',
+    }),
   },
   { $id: 'ApiKey', title: 'ApiKey' },
 );

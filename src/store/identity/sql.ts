@@ -26,6 +26,7 @@ export const toApiKey = (r: SqlRow): ApiKeyRow => ({
   prefix: String(r.prefix),
   createdAtMs: num(r.created_at),
   revokedAtMs: numOrNull(r.revoked_at),
+  lastUsedAtMs: numOrNull(r.last_used_at),
 });
 
 export function identitySql<Base extends SqlBase>(base: Base) {
@@ -105,8 +106,9 @@ export function identitySql<Base extends SqlBase>(base: Base) {
     }
     async insertApiKey(row: ApiKeyRow) {
       await this.db.run(
-        'INSERT INTO api_keys (key_id, company_id, digest, prefix, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)',
-        [row.keyId, row.companyId, row.digest, row.prefix, row.createdAtMs, row.revokedAtMs],
+        'INSERT INTO api_keys (key_id, company_id, digest, prefix, created_at, revoked_at, last_used_at) ' +
+          'VALUES (?, ?, ?, ?, ?, ?, ?)',
+        [row.keyId, row.companyId, row.digest, row.prefix, row.createdAtMs, row.revokedAtMs, row.lastUsedAtMs],
       );
     }
     async listProcessorApiKeys(afterId: string | null, limit: number) {
@@ -130,6 +132,14 @@ export function identitySql<Base extends SqlBase>(base: Base) {
         (await this.db.run(
           'UPDATE api_keys SET revoked_at = ? WHERE company_id = ? AND key_id = ? AND revoked_at IS NULL',
           [atMs, companyId, keyId],
+        )) > 0
+      );
+    }
+    async markApiKeyUsed(keyId: string, atMs: number) {
+      return (
+        (await this.db.run(
+          'UPDATE api_keys SET last_used_at = ? WHERE key_id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+          [atMs, keyId, atMs],
         )) > 0
       );
     }

@@ -30,6 +30,8 @@ export interface ApiKeyRow {
   prefix: string;
   createdAtMs: number;
   revokedAtMs: number | null;
+  /** When a request last authenticated with it, to the minute (the cache writes it at most once a minute). */
+  lastUsedAtMs: number | null;
 }
 
 export interface IdentityReadTx {
@@ -55,6 +57,8 @@ export interface IdentityTx extends IdentityReadTx {
   insertApiKey(row: ApiKeyRow): Promise<void>;
   /** Returns false when no such active key of the company exists. */
   revokeApiKey(companyId: string, keyId: string, atMs: number): Promise<boolean>;
+  /** Moves the key's `last_used_at` forward to `atMs` (never back); false when unknown or already as late. */
+  markApiKeyUsed(keyId: string, atMs: number): Promise<boolean>;
   /** Replaces a stored processor key if it is still `from` (another process may have re-sealed it). */
   replaceProcessorApiKey(companyId: string, from: string, to: string): Promise<boolean>;
 }
