@@ -39,7 +39,7 @@ function envelope(response: string): { status: number; error: { type: string; me
 }
 
 describe('silent sockets and the connection cap', () => {
-  test('sockets that never send a byte are closed after the connection timeout; /healthz answers meanwhile', async () => {
+  test('sockets that never send a byte are closed by the server; /healthz answers meanwhile', async () => {
     const h = await startHarness('sqlite', {
       BILLING_HTTP_CONNECTION_TIMEOUT_MS: '500',
       BILLING_HTTP_HEADERS_TIMEOUT_MS: '300',
