@@ -21,9 +21,37 @@ export function requestIdOf(req: IncomingMessage): string {
 }
 
 /**
+ * After an error answered while the request's body is still arriving, the connection is closed in
+ * stages (RFC 9112 §9.6, nginx's lingering_close): the answer is sent and our side half-closed, the
+ * client's further bytes are read and dropped for at most this long, then the socket is destroyed.
+ * Closing at once would make the kernel reset the connection over the unread bytes, and the client,
+ * still writing, could lose the answer.
+ */
+export const LINGER_MS = 2_000;
+
+/**
+ * Node ends a `Connection: close` response with socket.destroySoon() (end, then destroy once our
+ * side is flushed); for this socket it becomes: end, keep reading (Node's parser drops the rest of
+ * the body), destroy when the client closes its side or after LINGER_MS. A second call destroys.
+ */
+function lingerOnClose(socket: Socket): void {
+  let lingering = false;
+  socket.destroySoon = () => {
+    if (lingering || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    lingering = true;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.end();
+  };
+}
+
+/**
  * onSend: echoes the request id, and closes the connection after an error answered while the
- * request's body was still arriving (Node would otherwise read and discard the rest of it to keep
- * the connection).
+ * request's body was still arriving (Node would otherwise read the rest of it to keep the
+ * connection), with a lingering close so that the client receives the answer.
  */
 export function onSendConnection(
   request: FastifyRequest,
@@ -32,7 +60,10 @@ export function onSendConnection(
   done: HookHandlerDoneFunction & ((err: Error | null, payload?: unknown) => void),
 ): void {
   reply.header(REQUEST_ID_HEADER, request.id);
-  if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close');
+  if (reply.statusCode >= 400 && !request.raw.complete) {
+    reply.header('connection', 'close');
+    lingerOnClose(request.raw.socket);
+  }
   done(null, payload);
 }
 

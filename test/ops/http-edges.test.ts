@@ -39,9 +39,7 @@ function envelope(response: string): { status: number; error: { type: string; me
 }
 
 describe('silent sockets and the connection cap', () => {
-  test('sockets that never send a byte are closed after the connection timeout; /healthz answers meanwhile', {
-    skip: 'hangs when run under node:test (passes as a script); to be investigated',
-  }, async () => {
+  test('sockets that never send a byte are closed by the server; /healthz answers meanwhile', async () => {
     const h = await startHarness('sqlite', {
       BILLING_HTTP_CONNECTION_TIMEOUT_MS: '500',
       BILLING_HTTP_HEADERS_TIMEOUT_MS: '300',
@@ -49,7 +47,8 @@ describe('silent sockets and the connection cap', () => {
     });
     after(() => h.close());
     const silent: Socket[] = [];
-    for (let i = 0; i < 20; i++) silent.push(await rawSocket(h.url));
+    // Each reads (and drops) what it is sent: a socket that never reads never sees the server's close.
+    for (let i = 0; i < 20; i++) silent.push((await rawSocket(h.url)).resume());
     // A socket may already have been closed while the others were connecting.
     const closed = Promise.all(silent.map((s) => (s.destroyed ? undefined : once(s, 'close'))));
     assert.equal((await fetch(`${h.url}/healthz`)).status, 200);
