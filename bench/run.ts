@@ -163,7 +163,14 @@ async function runBaselines(options: BenchOptions, logDir: string): Promise<Phas
   const sizes = [...new Set(options.only.flatMap((name) => BASELINE_SIZES[name]))].sort((a, b) => a - b);
   const results: PhaseResult[] = [];
   if (sizes.includes(1)) {
-    const hello = await startTracked({ label: 'baseline-hello', cwd: REPO_ROOT, entry: HELLO_ENTRY, env: {}, logDir });
+    const hello = await startTracked({
+      label: 'baseline-hello',
+      cwd: REPO_ROOT,
+      entry: HELLO_ENTRY,
+      env: {},
+      logDir,
+      healthPath: '/healthz',
+    });
     try {
       results.push(await measureBaseline(hello, options, HELLO_PHASE, undefined));
     } finally {
@@ -176,6 +183,7 @@ async function runBaselines(options: BenchOptions, logDir: string): Promise<Phas
       cwd: REPO_ROOT,
       entry: VALIDATE_ENTRY,
       env: {},
+      healthPath: '/healthz',
       logDir,
     });
     try {

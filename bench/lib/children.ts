@@ -33,6 +33,7 @@ export interface StartOptions {
   entry: string;
   env: Readonly<Record<string, string>>;
   logDir: string;
+  /** What the start waits for: the engine's `/readyz` (default; 200 once migrated), a baseline's `/healthz`. */
   healthPath?: string;
 }
 
@@ -98,7 +99,7 @@ export async function startChild(options: StartOptions): Promise<ChildServer> {
   };
 
   const deadline = Date.now() + STARTUP_TIMEOUT_S * 1000;
-  const healthUrl = `${baseUrl}${options.healthPath ?? '/healthz'}`;
+  const healthUrl = `${baseUrl}${options.healthPath ?? '/readyz'}`;
   for (;;) {
     if (exitNote !== undefined) {
       throw new Error(`${options.label} ${exitNote} before answering ${healthUrl}. Log tail:\n${logTail(logFile)}`);

@@ -41,7 +41,7 @@ export const EVENT_TYPE = 'bench.call';
 
 /** Seconds autocannon waits for one response before counting a timeout. */
 export const REQUEST_TIMEOUT_S = 30;
-/** Seconds the server gets to answer /healthz after it was started. */
+/** Seconds the server gets to be ready (its /readyz, a baseline's /healthz) after it was started. */
 export const STARTUP_TIMEOUT_S = 60;
 /** Interval of the server's RSS sampling. */
 export const RSS_SAMPLE_MS = 100;
