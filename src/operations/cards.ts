@@ -34,6 +34,17 @@ export function failFromProcessor(e: ProcessorError, param?: string): never {
   }
 }
 
+/** The card on file of one of the company's accounts; 404 when the account is not the company's or has none. */
+export async function getCard(deps: Deps, companyId: string, accountId: string): Promise<CardRow> {
+  const { account, card } = await deps.store.read(async (tx) => ({
+    account: await tx.findAccount(companyId, accountId),
+    card: await tx.findCard(accountId),
+  }));
+  if (!account) fail('not_found', `no such account: ${accountId}`, 'account_id');
+  if (!card) fail('not_found', 'this account has no card on file; attach one with POST /v1/accounts/{account_id}/card');
+  return card;
+}
+
 export async function attachCard(deps: Deps, companyId: string, accountId: string, token: string): Promise<CardRow> {
   const { account, company } = await deps.store.read(async (tx) => ({
     account: await tx.findAccount(companyId, accountId),

@@ -205,9 +205,11 @@ for (const dialect of HTTP_DIALECTS) {
       await seeText(page, '[data-table=transactions] tbody tr', 'goodwill reversal');
 
       // A card and auto-refill from the console; usage through the API then triggers a refill.
+      await seeText(page, '[data-card]', 'No card on file');
       await page.getByRole('tab', { name: 'Card' }).click();
       await page.getByRole('button', { name: 'Attach card' }).click();
       await seeText(page, '[role=status]', 'Card attached');
+      await seeText(page, '[data-card]', /Card on file: visa ending 4242/);
       await page.getByRole('tab', { name: 'Auto-refill' }).click();
       await page.getByLabel('Refill when available drops below').fill('900');
       await page.getByLabel('Units added per refill').fill('500');

@@ -121,11 +121,13 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
     };
     let interrupted = 0;
     let attempts = 0;
+    let notReady = 0;
     for (const op of ops) {
       const first = op.result!;
       const last = finals.get(op) ?? first;
       attempts += first.attempts + (finals.has(op) ? last.attempts : 0);
       out.fiveXx += first.fiveXx + (finals.has(op) ? last.fiveXx : 0);
+      notReady += first.notReady + (finals.has(op) ? last.notReady : 0);
       if (first.interrupted) interrupted++;
       const inDb = byOp.get(op.key) ?? new Set<string>();
       if (inDb.size > EVENTS_PER_REQUEST) out.duplicated.push(`${op.key}: ${inDb.size} events`);
@@ -157,6 +159,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
       lost: out.lost.length,
       duplicated: out.duplicated.length,
       five_xx: out.fiveXx,
+      not_ready: notReady,
       stuck_keys: out.stuck.length,
       audit_problems: out.problems.length,
     });

@@ -75,8 +75,12 @@ for (const dialect of HTTP_DIALECTS) {
         assertError(declined, 402, 'payment_failed');
         const untouched = await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth });
         assert.equal(untouched.body.data.processor_id, null, 'nothing changed');
+        assertError(await h.request('GET', `/v1/accounts/${acc}/card`, { auth: co.auth }), 404, 'not_found');
         const card = await attachCard(h, co, acc, 'tok_mastercard');
         assert.deepEqual(card, { brand: 'mastercard', last4: '4444', exp_month: 12, exp_year: 2034 });
+        const onFile = await h.request('GET', `/v1/accounts/${acc}/card`, { auth: co.auth });
+        assert.equal(onFile.status, 200, onFile.text);
+        assert.deepEqual(onFile.body.data, card, 'GET reads back the card on file');
         const account = await h.request('GET', `/v1/accounts/${acc}`, { auth: co.auth });
         assert.match(
           account.body.data.processor_id,
@@ -96,6 +100,8 @@ for (const dialect of HTTP_DIALECTS) {
           404,
           'not_found',
         );
+        assertError(await h.request('GET', `/v1/accounts/${acc}/card`, { auth: other.auth }), 404, 'not_found');
+        assert.equal((await h.request('GET', `/v1/accounts/${acc}/card`, { auth: co.auth })).body.data.last4, '4242');
       },
     );
 

@@ -261,6 +261,13 @@ export interface paths {
   };
   "/v1/accounts/{account_id}/card": {
     /**
+     * The card on file
+     * @description The card that refills, plan charges, overage and mid-month increases are charged to: its brand,
+     * last four digits and expiry (the number itself never reaches this server). 404 not_found when the account has
+     * none yet.
+     */
+    get: operations["getCard"];
+    /**
      * Attach a card (replaces the previous one)
      * @description When the account has no `processor_id`, the customer is created at the company's processor here,
      * when the first card arrives (not at account creation: no processor call ever runs inside a database
@@ -3165,6 +3172,63 @@ export interface operations {
             has_more: boolean;
             /** @description Pass as starting_after to get the next page; null on the last page */
             next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * The card on file
+   * @description The card that refills, plan charges, overage and mid-month increases are charged to: its brand, last
+   * four digits and expiry (the number itself never reaches this server). 404 not_found when the account has none yet.
+   */
+  getCard: {
+    parameters: {
+      path: {
+        account_id: string;
+      };
+    };
+    responses: {
+      /** @description The card on file */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              brand: string;
+              last4: string;
+              exp_month: number;
+              exp_year: number;
+            };
           };
         };
       };

@@ -10,6 +10,7 @@ import {
   type BillingEvent,
   type Transaction,
   type UsageGroup,
+  ApiError,
   allPages,
   api,
   ok,
@@ -483,10 +484,28 @@ function Charges({ accountId }: { accountId: string }) {
       ).data,
     [accountId],
   );
+  // The card on file: 404 while the account has none.
+  const card = usePoll(async () => {
+    try {
+      return (await ok(api.GET('/v1/accounts/{account_id}/card', { params: { path: { account_id: accountId } } })))
+        .data;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return null;
+      throw e;
+    }
+  }, [accountId]);
   return (
     <section aria-labelledby="ch-h">
       <h2 id="ch-h">Charges to the card</h2>
-      <Alert error={charges.error} />
+      <p data-card>
+        {card.data === undefined
+          ? ''
+          : card.data === null
+            ? 'No card on file: attach one below (Card) before refills, plan fees or overage can be charged.'
+            : `Card on file: ${card.data.brand} ending ${card.data.last4}, expires ` +
+              `${String(card.data.exp_month).padStart(2, '0')}/${card.data.exp_year}.`}
+      </p>
+      <Alert error={charges.error ?? card.error} />
       {!charges.data ? (
         <Loading what="charges" />
       ) : charges.data.length === 0 ? (

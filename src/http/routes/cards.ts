@@ -1,14 +1,19 @@
-/** Cards: attach the card that refills, plan charges and proration are charged to. */
+/** Cards: the card on file, and attaching the card that refills, plan charges and proration are charged to. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { attachCard } from '../../operations/cards.js';
+import { attachCard, getCard } from '../../operations/cards.js';
 import { requireCompany } from '../auth.js';
 import { presentCard } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';
-import { attachCardSchema } from '../schemas/cards.js';
+import { attachCardSchema, getCardSchema } from '../schemas/cards.js';
 
 export function cardRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/v1/accounts/:account_id/card', { config: companyRoute, schema: getCardSchema }, async (request) => {
+    const card = await getCard(deps, requireCompany(request), request.params.account_id);
+    return { data: presentCard(card) };
+  });
 
   app.post('/v1/accounts/:account_id/card', { config: companyRoute, schema: attachCardSchema }, async (request) => {
     const card = await attachCard(deps, requireCompany(request), request.params.account_id, request.body.token);

@@ -9,6 +9,22 @@ const Card = Type.Object({
   exp_year: Type.Integer(),
 });
 
+export const getCardSchema = {
+  operationId: 'getCard',
+  tags: ['cards'],
+  summary: 'The card on file',
+  security: companyAuth,
+  params: AccountParams,
+  description:
+    'The card that refills, plan charges, overage and mid-month increases are charged to: its brand, last ' +
+    'four digits and expiry (the number itself never reaches this server). 404 not_found when the account ' +
+    'has none yet.',
+  response: {
+    200: Type.Object({ data: Card }, { description: 'The card on file' }),
+    ...errorResponses(404),
+  },
+};
+
 export const attachCardSchema = {
   operationId: 'attachCard',
   tags: ['cards'],

@@ -1,7 +1,8 @@
 /**
  * The load generator: usage events at a paced rate (each request several events, most with client event ids,
  * every request with an Idempotency-Key), spread over one or more servers. A request that meets a connection
- * error or a 5xx is retried with the same key (on any server) until it gets an answer; `409
+ * error or a 5xx is retried with the same key (on any server) until it gets an answer; so is `503 not_ready`
+ * (a server starting: its port is open before it is migrated, and it applies nothing); `409
  * idempotency_key_in_use` is retried for a bounded time, then the key is reported stuck.
  */
 import http from 'node:http';
@@ -15,12 +16,17 @@ export interface Attempted {
   /** A connection error or a 5xx happened on the way: the request may or may not have been applied. */
   interrupted: boolean;
   connectionErrors: number;
+  /** 5xx answers other than `503 not_ready`. */
   fiveXx: number;
+  /** `503 not_ready` answers: a restarted server still starting (nothing applied). */
+  notReady: number;
   /** `409 idempotency_key_in_use` answers received. */
   inUse: number;
   /** Still `409 idempotency_key_in_use` when the budget ran out. */
   stuck: boolean;
 }
+
+export const isNotReady = (a: Answer): boolean => a.status === 503 && a.json?.error?.code === 'not_ready';
 
 export const isKeyInUse = (a: Answer): boolean => a.status === 409 && a.json?.error?.code === 'idempotency_key_in_use';
 
@@ -57,6 +63,7 @@ export async function sendRetried(
     interrupted: false,
     connectionErrors: 0,
     fiveXx: 0,
+    notReady: 0,
     inUse: 0,
     stuck: false,
   };
@@ -76,6 +83,12 @@ export async function sendRetried(
       continue;
     }
     r.answer = a;
+    if (isNotReady(a)) {
+      r.notReady++;
+      await sleep(wait);
+      wait = Math.min(wait * 2, 250);
+      continue;
+    }
     if (a.status >= 500) {
       r.interrupted = true;
       r.fiveXx++;
