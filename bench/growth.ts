@@ -80,6 +80,8 @@ import { createBenchDatabase, dataDirectory, type BenchDatabase } from './lib/po
 import { postgresProcesses } from './lib/procstats.js';
 import { EventTraffic, measurePhase, phaseTarget, type ScenarioContext } from './lib/scenarios.js';
 
+/** The secrets-at-rest key of the servers this run starts (`bench:` and 32 random bytes, as run.ts makes it). */
+const RUN_SECRET_KEY = `bench:${randomBytes(32).toString('base64')}`;
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const SERVER_LOG_LEVEL = 'warn';
 const REQUEST_SIZES = [1, 100] as const;
@@ -575,7 +577,13 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
         label: `growth-${db}`,
         cwd: REPO_ROOT,
         entry: options.serverEntry,
-        env: { DATABASE_URL: current.databaseUrl, LOG_LEVEL: SERVER_LOG_LEVEL, ...options.serverEnv },
+        // One key of secrets at rest for the whole run (PostgreSQL requires one; every restart needs the same).
+        env: {
+          DATABASE_URL: current.databaseUrl,
+          LOG_LEVEL: SERVER_LOG_LEVEL,
+          BILLING_SECRET_KEY: RUN_SECRET_KEY,
+          ...options.serverEnv,
+        },
         logDir,
       });
       const release = onCleanup(() => child.stop());
