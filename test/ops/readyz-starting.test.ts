@@ -101,7 +101,8 @@ function cleanups(t: TestContext): (fn: () => unknown) => void {
 }
 
 describe('a starting server (postgres)', () => {
-  test('while migrations wait: /healthz 200, /readyz and the rest 503; then the same port serves', async (t) => {
+  /** A fresh database whose migration lock the test holds, and a server started on it, waiting for the lock. */
+  async function startedOnHeldLock(t: TestContext) {
     const after = cleanups(t);
     const db = await freshDatabase('postgres');
     after(() => db.drop());
@@ -109,8 +110,12 @@ describe('a starting server (postgres)', () => {
     after(() => lock.end());
     const child = await startChild({ DATABASE_URL: db.url }, { until: 'starting' });
     after(() => child.proc.kill('SIGKILL'));
-
     await until('the migration waits for the lock', () => lock.waitedOn());
+    return { after, db, lock, child };
+  }
+
+  test('while migrations wait: /healthz 200, /readyz and the rest 503; then the same port serves', async (t) => {
+    const { lock, child } = await startedOnHeldLock(t);
     await assertStarting(child.url, 'running migrations');
     await lock.release();
     await assertBecomesReady(child, child.url);
@@ -143,14 +148,7 @@ describe('a starting server (postgres)', () => {
   });
 
   test('SIGTERM while migrations wait: the port closes, exit 0; the next start migrates', async (t) => {
-    const after = cleanups(t);
-    const db = await freshDatabase('postgres');
-    after(() => db.drop());
-    const lock = await holdMigrationLock(db.url);
-    after(() => lock.end());
-    const child = await startChild({ DATABASE_URL: db.url }, { until: 'starting' });
-    after(() => child.proc.kill('SIGKILL'));
-    await until('the migration waits for the lock', () => lock.waitedOn());
+    const { after, db, lock, child } = await startedOnHeldLock(t);
     child.proc.kill('SIGTERM');
     assert.equal(await child.exited, 0, child.stderr());
     assert.match(child.stderr(), /SIGTERM received while starting \(running migrations\)/);
