@@ -18,6 +18,14 @@ export type StartPhase = 'waiting for the database' | 'running migrations';
 /** Seconds a client is told to wait (Retry-After) before it asks a starting server again. */
 export const STARTING_RETRY_AFTER_S = 1;
 
+/**
+ * Connections the kernel completes before the server accepts them (the kernel caps it at
+ * net.core.somaxconn). Node's default, 511, overflows when thousands connect at once: Linux then
+ * drops the handshake's last ACK, and a client can believe it is connected to a server that never
+ * accepted it, and so can never answer or close it.
+ */
+const LISTEN_BACKLOG = 4_096;
+
 const HEALTH = /^\/healthz\/?(\?|$)/;
 const READY = /^\/readyz\/?(\?|$)/;
 
@@ -61,7 +69,7 @@ export class Listener {
   async listen(host: string, port: number): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen({ host, port }, () => {
+      this.server.listen({ host, port, backlog: LISTEN_BACKLOG }, () => {
         this.server.off('error', reject);
         resolve();
       });
