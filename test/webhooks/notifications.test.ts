@@ -100,6 +100,15 @@ for (const dialect of HTTP_DIALECTS) {
         }
         const got = rx.requests.filter((r) => list.some((d) => d.callback_id === r.id));
         assert.equal(got.length, list.length);
+        const first = got[0]!;
+        const otherSecret = `whsec_${Buffer.from('another secret, 32 bytes long....').toString('base64')}`;
+        assert.throws(() => verifySignature(otherSecret, first), /webhook-signature/, 'another secret');
+        assert.throws(() => verifySignature(w.secret, { ...first, body: `${first.body} ` }), /webhook-signature/);
+        assert.throws(
+          () => verifySignature(w.secret, { ...first, receivedAtMs: first.receivedAtMs + 600_000 }),
+          /webhook-timestamp/,
+          'a timestamp ten minutes before its arrival',
+        );
         for (const r of got) {
           const payload = verifySignature(w.secret, r);
           assert.equal(payload.callback_id, r.id, 'webhook-id is the callback_id');
