@@ -10,13 +10,24 @@
  * the handler runs. A duplicate meanwhile is 409 `idempotency_key_in_use`. When the owner dies
  * (kill -9, power loss), its lease runs out and the next retry with the same request takes the key
  * over and runs the request; only the owner may record the answer or release the key.
+ *
+ * So that a crash after the operation and before its answer cannot let that retry apply it twice, the
+ * answer is recorded in the operation's own transaction wherever the operation is one: ingest records
+ * it with the events (operations/events.ts), and the routes that create or change something use
+ * answeredInTransaction (below), which also fences the operation by the claim. A request of several
+ * transactions gives what it writes first an id derived from its key (operationId), and its retry
+ * finishes that instead of starting over (the mid-month charge). The answer of the rest (PUTs and
+ * settles, which converge when repeated; sign-up, email and test-clock routes) is recorded here, in
+ * onSend, in a transaction of its own.
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
 import { canonicalJson, sha256Hex } from '../lib/canonical.js';
+import { derivedId, type IdPrefix } from '../lib/ids.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { Deps } from '../operations/deps.js';
+import type { Store } from '../store/types.js';
 import { idempotencyAnswerContext } from '../operations/secrets.js';
 export { IDEMPOTENCY_RETENTION_MS } from '../operations/deps.js';
 
@@ -37,6 +48,8 @@ interface IdempotencyClaim {
   key: string;
   replayed: boolean;
   owner: string;
+  /** The answer was recorded in the operation's own transaction (answeredInTransaction). */
+  answered?: boolean;
   renewal?: NodeJS.Timeout;
 }
 
@@ -70,6 +83,75 @@ const inUse = () =>
   new OutcomeError(
     failure('idempotency_key_in_use', 'a request with this Idempotency-Key is in progress; retry shortly'),
   );
+
+/** The answer as stored: sealed when it shows a secret. */
+function storedAnswer(deps: Deps, request: FastifyRequest, idem: IdempotencyClaim, body: string): string {
+  return request.method === 'POST' && SECRET_ANSWERS.has(request.routeOptions.url ?? '')
+    ? deps.secrets.seal(body, idempotencyAnswerContext(idem.scope, idem.key))
+    : body;
+}
+
+/**
+ * Runs a write route's operation so that the answer to its Idempotency-Key is recorded in the
+ * operation's own transaction: a crash after that commit leaves the key answered, and a retry replays
+ * the answer instead of applying the operation again (the claim's lease alone would let it run twice).
+ * The same statement fences the operation: if this request no longer owns the claim (its lease was
+ * taken over), nothing is recorded and the transaction rolls back with 409 idempotency_key_in_use.
+ *
+ * `run` gets the operation's dependencies with a store whose one write does this; `present` turns the
+ * operation's result into the answer's body (serialized as the route serializes it, for a replay to be
+ * byte for byte the answer). The operation must make at most one write and return that write's
+ * result (ops in operations/ that are one transaction); anything else is a programming error, thrown.
+ * Without a key (or on a route that ignores keys), it is `present(await run(deps))`.
+ */
+export async function answeredInTransaction<T, A>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Deps,
+  run: (deps: Deps) => Promise<T>,
+  present: (value: T) => A,
+): Promise<A> {
+  const idem = request.idempotency;
+  if (!idem || idem.replayed) return present(await run(deps));
+  let writes = 0;
+  let recorded: { result: unknown; answer: A } | undefined;
+  const store: Store = {
+    dialect: deps.store.dialect,
+    read: (fn) => deps.store.read(fn),
+    close: () => deps.store.close(),
+    write: (fn) => {
+      if (++writes > 1) throw new Error(`${request.routeOptions.url}: answeredInTransaction allows one write`);
+      return deps.store.write(async (tx) => {
+        const result = await fn(tx);
+        const answer = present(result as unknown as T);
+        const body = storedAnswer(deps, request, idem, reply.serialize(answer) as string);
+        if (!(await tx.completeIdempotency(idem.scope, idem.key, idem.owner, reply.statusCode, body))) throw inUse();
+        recorded = { result, answer };
+        return result;
+      });
+    },
+  };
+  const value = await run({ ...deps, store });
+  if (!recorded) return present(value);
+  if (recorded.result !== value)
+    throw new Error(`${request.routeOptions.url}: the operation's result is not its transaction's`);
+  idem.answered = true;
+  stopRenewing(idem);
+  return recorded.answer;
+}
+
+/**
+ * The id of what this request writes, the same on every retry of it (derived from its key, scope and
+ * the key's first claim): a request that is several transactions (a charge written, the processor
+ * called, the charge settled) gives it to what it writes first, and a retry after a crash in between
+ * finds that and finishes it instead of doing it again. undefined without an Idempotency-Key.
+ */
+export async function operationId(request: FastifyRequest, deps: Deps, prefix: IdPrefix): Promise<string | undefined> {
+  const idem = request.idempotency;
+  if (!idem || idem.replayed) return undefined;
+  const row = await deps.store.read((tx) => tx.findIdempotency(idem.scope, idem.key));
+  return row && derivedId(prefix, `${idem.scope}\n${idem.key}\n${row.createdAtMs}`);
+}
 
 function stopRenewing(idem: IdempotencyClaim | undefined): void {
   if (idem?.renewal) clearInterval(idem.renewal);
@@ -158,6 +240,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
     const idem = request.idempotency;
     if (!idem || idem.replayed) return payload;
     stopRenewing(idem);
+    if (idem.answered) return payload;
     if (reply.statusCode >= 500) {
       await deps.store.write((tx) => tx.releaseIdempotency(idem.scope, idem.key, idem.owner));
     } else {
@@ -167,10 +250,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
           : Buffer.isBuffer(payload)
             ? payload.toString('utf8')
             : JSON.stringify(payload ?? null);
-      const stored =
-        request.method === 'POST' && SECRET_ANSWERS.has(request.routeOptions.url ?? '')
-          ? deps.secrets.seal(body, idempotencyAnswerContext(idem.scope, idem.key))
-          : body;
+      const stored = storedAnswer(deps, request, idem, body);
       await deps.store.write((tx) =>
         tx.completeIdempotency(idem.scope, idem.key, idem.owner, reply.statusCode, stored),
       );

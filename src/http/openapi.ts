@@ -110,8 +110,10 @@ export function swaggerOptions(opts: OpenapiOptions): FastifyDynamicSwaggerOptio
           `A JSON body may be nested at most ${BODY_DEPTH_MAX} levels and name each key once per object ` +
           '(else 400 invalid_request: json_nested_too_deeply, json_key_appears_twice). ' +
           'Every POST, PUT, PATCH and DELETE accepts an Idempotency-Key header; while its first request runs, ' +
-          'a repeat is 409 idempotency_key_in_use, and if that request died (a crash), a repeat after ' +
-          'BILLING_IDEMPOTENCY_LEASE_MS (30 s) runs it. ' +
+          'a repeat is 409 idempotency_key_in_use. If that request died (a crash), a repeat after ' +
+          'BILLING_IDEMPOTENCY_LEASE_MS (30 s) replays its answer when its change was committed (the answer is ' +
+          'recorded in the same transaction as the change), finishes it when it was halfway (a mid-month ' +
+          'charge written but not settled is settled, not charged again), and runs it otherwise. ' +
           'Each company has request and event rate limits: 429 rate_limited with Retry-After. ' +
           'Lists page with limit and starting_after and answer {data, has_more, next_cursor}, newest first. ' +
           'Some operations answer at older spellings too, listed in their `x-aliases`; use the documented path.',

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /**
  * Prefixed identifiers (`a_…`, `ev_…`): 8 base62 characters of the creation millisecond, then
@@ -34,6 +34,17 @@ function randomChars(count: number): string {
 }
 
 export type IdPrefix = 'a' | 'c' | 'ev' | 'tx' | 'key' | 'p' | 'wh' | 'cl' | 'ch' | 'rf' | 'ob';
+
+/**
+ * The id of what a request writes, derived from `seed` (the same seed, the same id): a retry of a
+ * request that died mid-way finds what its first attempt wrote instead of writing it again.
+ */
+export function derivedId(prefix: IdPrefix, seed: string): string {
+  const hash = createHash('sha256').update(seed).digest();
+  let out = '';
+  for (let i = 0; i < ID_TIME_CHARS + ID_RANDOM_CHARS; i++) out += ALPHABET[hash[i]! % 62];
+  return `${prefix}_${out}`;
+}
 
 let lastMs = -1;
 let lastTime = '';

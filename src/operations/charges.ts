@@ -36,11 +36,13 @@ export interface NewCharge {
   reason: ChargeReason;
   usdCents: number;
   details: Record<string, unknown>;
+  /** Default: a new id; a request that may be retried gives one derived from its Idempotency-Key. */
+  chargeId?: string;
 }
 
 function chargeRow(nowMs: number, c: NewCharge, status: ChargeStatus, outboxId: string | null): ChargeRow {
   return {
-    chargeId: newId('ch'),
+    chargeId: c.chargeId ?? newId('ch'),
     companyId: c.companyId,
     accountId: c.accountId,
     denomination: c.denomination,

@@ -143,8 +143,10 @@ export async function listApiKeys(deps: Deps, companyId: string): Promise<ApiKey
 }
 
 export async function revokeApiKey(deps: Deps, keys: ApiKeyCache, companyId: string, keyId: string): Promise<void> {
-  const revoked = await deps.store.write((tx) => tx.revokeApiKey(companyId, keyId, deps.clock.now()));
-  if (!revoked) fail('not_found', 'no such active API key', 'key_id');
+  await deps.store.write(async (tx) => {
+    if (!(await tx.revokeApiKey(companyId, keyId, deps.clock.now())))
+      fail('not_found', 'no such active API key', 'key_id');
+  });
   keys.forgetCompany(companyId);
 }
 

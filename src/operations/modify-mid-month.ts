@@ -12,7 +12,10 @@
  *    and the recovery row completed; on failure the charge is marked failed and nothing else changes.
  *
  * If the process dies between 3 and 4, the recovery row makes the charge worker call the
- * processor again with the same key (no second charge) and apply what was paid for.
+ * processor again with the same key (no second charge) and apply what was paid for. A request with
+ * an Idempotency-Key gives its charge an id derived from the key: when the request dies after step 2
+ * and is retried, the retry finds that charge and finishes it (3 and 4, or only reads what the worker
+ * applied) instead of pricing and charging again.
  * The units removed are recomputed from the balance at the moment of applying, so events
  * recorded meanwhile are honoured; the price stays the one quoted.
  */
@@ -20,6 +23,8 @@ import { balanceKey } from '../domain/events.js';
 import { recurringRefillDay } from '../domain/monthly.js';
 import { fail } from '../domain/outcome.js';
 import { parseModifyMidMonthAmounts, prorateMidMonth } from '../domain/proration.js';
+import type { BalanceRow } from '../store/accounts/types.js';
+import type { ChargeRow } from '../store/charges/types.js';
 import { applyProration, attemptCharge, requestCharge, settleCharge, type ProrationDetails } from './charges.js';
 import type { Deps } from './deps.js';
 import { lockBalanceMap } from './ledger.js';
@@ -51,6 +56,8 @@ export async function modifyMidMonth(
   companyId: string,
   accountId: string,
   input: ModifyMidMonthInput,
+  /** The charge's id, derived from the request's Idempotency-Key (http/idempotency.ts operationId). */
+  chargeId?: string,
 ): Promise<ModifyMidMonthResult> {
   if (input.account_id !== undefined && input.account_id !== accountId) {
     fail(
@@ -64,6 +71,25 @@ export async function modifyMidMonth(
     fail(parsed.reason, `${parsed.param} must be a whole number ≥ 0 (an integer or a string of digits)`, parsed.param);
   const { denomination } = input;
   const now = deps.clock.now();
+  const result = (amount: number, isdryrun: boolean, charged: number, anchorMs = now): ModifyMidMonthResult => ({
+    account_id: accountId,
+    isdryrun,
+    amount,
+    denomination,
+    refill_amount: parsed.amount,
+    refill_day: recurringRefillDay(anchorMs),
+    refill_usd_amount: parsed.usdCents,
+    usd_amount_charged: String(charged),
+  });
+  if (chargeId !== undefined && input.dryrun !== true) {
+    const earlier = await deps.store.read((tx) => tx.findCharge(chargeId));
+    if (earlier?.reason === 'proration' && earlier.companyId === companyId && earlier.accountId === accountId) {
+      return finishCharge(deps, earlier, (after) => {
+        const details = earlier.details as unknown as ProrationDetails;
+        return result(after, false, earlier.usdCents, details.anchor_at_ms);
+      });
+    }
+  }
   const { balance, hasCard } = await deps.store.read(async (tx) => {
     if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
     return {
@@ -101,17 +127,7 @@ export async function modifyMidMonth(
     }
     fail(priced.reason, 'the balance would exceed the largest amount allowed', 'amount');
   }
-  const result = (amount: number, isdryrun: boolean): ModifyMidMonthResult => ({
-    account_id: accountId,
-    isdryrun,
-    amount,
-    denomination,
-    refill_amount: parsed.amount,
-    refill_day: recurringRefillDay(now),
-    refill_usd_amount: parsed.usdCents,
-    usd_amount_charged: String(priced.chargedUsdCents),
-  });
-  if (input.dryrun === true) return result(priced.newBalanceAmount, true);
+  if (input.dryrun === true) return result(priced.newBalanceAmount, true, priced.chargedUsdCents);
 
   const details: ProrationDetails = { amount: parsed.amount, usd_charge: parsed.usdCents, anchor_at_ms: now };
   if (priced.chargedUsdCents === 0) {
@@ -122,7 +138,7 @@ export async function modifyMidMonth(
         fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
       return applyProration(deps.ledger.begin(tx, deps.clock.now()), locked, accountId, denomination, details);
     });
-    return result(applied.balance.amount, false);
+    return result(applied.balance.amount, false, 0);
   }
   if (!hasCard)
     fail(
@@ -142,20 +158,40 @@ export async function modifyMidMonth(
         reason: 'proration',
         usdCents: priced.chargedUsdCents,
         details: { ...details },
+        ...(chargeId !== undefined ? { chargeId } : {}),
       },
       now + PRORATION_RECOVERY_DELAY_MS,
     ),
   );
-  const attempt = await attemptCharge(deps, charge);
-  const settled = await settleCharge(deps, charge.chargeId, attempt, { mayRetry: false, attempts: 1 });
-  if (settled.status !== 'succeeded') {
+  return finishCharge(deps, charge, (after) => result(after, false, priced.chargedUsdCents));
+}
+
+/**
+ * Steps 3 and 4 for a pending charge; for one already settled (by the worker, or by the request
+ * before it died) only its outcome. Declined: 402 and nothing changed.
+ */
+async function finishCharge(
+  deps: Deps,
+  charge: ChargeRow,
+  answer: (balanceAmount: number) => ModifyMidMonthResult,
+): Promise<ModifyMidMonthResult> {
+  let status = charge.status;
+  let failure = charge.failureMessage;
+  let balance: BalanceRow | undefined;
+  if (status === 'pending') {
+    const attempt = await attemptCharge(deps, charge);
+    const settled = await settleCharge(deps, charge.chargeId, attempt, { mayRetry: false, attempts: 1 });
+    status = settled.status;
+    failure = settled.failureMessage ?? null;
+    balance = settled.balance;
+  }
+  if (status !== 'succeeded') {
     fail(
       'charge_declined',
-      `the charge of ${priced.chargedUsdCents} cents failed (${settled.failureMessage ?? settled.status}); nothing ` +
-        `was changed`,
+      `the charge of ${charge.usdCents} cents failed (${failure ?? status}); nothing was changed`,
     );
   }
-  // Settled by the recovery worker first (a very slow processor): read what it applied.
-  const after = settled.balance ?? (await deps.store.read((tx) => tx.findBalance(accountId, denomination)))!;
-  return result(after.amount, false);
+  // Settled by the recovery worker first (a very slow processor), or before a retry: read what it applied.
+  const after = balance ?? (await deps.store.read((tx) => tx.findBalance(charge.accountId, charge.denomination!)))!;
+  return answer(after.amount);
 }

@@ -100,8 +100,10 @@ export async function listWebhooks(
 }
 
 export async function deleteWebhook(deps: Deps, companyId: string, webhookId: string): Promise<void> {
-  const deleted = await deps.store.write((tx) => tx.deleteWebhookSubscription(companyId, webhookId, deps.clock.now()));
-  if (!deleted) fail('not_found', `no such webhook: ${webhookId}`, 'webhook_id');
+  await deps.store.write(async (tx) => {
+    if (!(await tx.deleteWebhookSubscription(companyId, webhookId, deps.clock.now())))
+      fail('not_found', `no such webhook: ${webhookId}`, 'webhook_id');
+  });
 }
 
 export interface DeliveryView {

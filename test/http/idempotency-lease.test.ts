@@ -9,6 +9,7 @@ import { canonicalJson, sha256Hex } from '../../src/lib/canonical.js';
 import {
   HTTP_DIALECTS,
   PG_URL,
+  schemaHolding,
   assertError,
   createAccountWithBalance,
   signUpCompany,
@@ -115,16 +116,4 @@ for (const dialect of HTTP_DIALECTS) {
       });
     }
   });
-}
-
-/** The PostgreSQL schema (each test store has its own) whose balances hold the account. */
-async function schemaHolding(client: pg.Client, accountId: string): Promise<string> {
-  const schemas = await client.query<{ s: string }>(
-    "SELECT table_schema AS s FROM information_schema.tables WHERE table_name = 'balances'",
-  );
-  for (const { s } of schemas.rows) {
-    const hit = await client.query(`SELECT 1 FROM "${s}".balances WHERE account_id = $1`, [accountId]);
-    if (hit.rowCount) return s;
-  }
-  throw new Error(`no schema holds ${accountId}`);
 }

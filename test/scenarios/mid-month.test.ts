@@ -3,6 +3,10 @@
 // both databases.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { canonicalJson, sha256Hex } from '../../src/lib/canonical.js';
+import { derivedId } from '../../src/lib/ids.js';
+import { requestCharge } from '../../src/operations/charges.js';
+import { PRORATION_RECOVERY_DELAY_MS } from '../../src/operations/modify-mid-month.js';
 import { HTTP_DIALECTS, assertError, signUpCompany, startHarness, type Harness } from '../support/harness.js';
 import {
   FUTURE_YEAR,
@@ -198,6 +202,88 @@ for (const dialect of HTTP_DIALECTS) {
         assertError(await modify(acc, body), 400, 'invalid_request');
       assertError(await modify(acc, { amount: 2000, usd_charge: 1, denomination: 'gold' }), 404, 'not_found');
       assert.equal((await balance(h, co, acc)).amount, 400);
+    });
+
+    /**
+     * What a request with an Idempotency-Key leaves when its process dies after writing its charge (step 2)
+     * and before settling it: its claim, lapsed, and the pending charge with the id derived from the key.
+     */
+    async function dieAfterCharging(acc: string, key: string, body: Record<string, unknown>, usdCents: number) {
+      const url = `/v1/accounts/${acc}/modifymidmonth`;
+      const scope = `company:${co.companyId}`;
+      const now = h.server.clock.now();
+      const claim = {
+        scope,
+        key,
+        requestHash: sha256Hex(canonicalJson({ m: 'POST', u: url, b: body })),
+        statusCode: null,
+        responseBody: null,
+        createdAtMs: now,
+        owner: 'the-dead-owner',
+        leaseExpiresAtMs: Date.now() - 1,
+      };
+      await h.store.write(async (tx) => {
+        assert.equal(await tx.claimIdempotency(claim, 0), true);
+        await requestCharge(
+          tx,
+          now,
+          {
+            companyId: co.companyId,
+            accountId: acc,
+            denomination: 'tokens',
+            reason: 'proration',
+            usdCents,
+            details: { amount: body.amount, usd_charge: body.usd_charge, anchor_at_ms: now },
+            chargeId: derivedId('ch', `${scope}\n${key}\n${now}`),
+          },
+          now + PRORATION_RECOVERY_DELAY_MS,
+        );
+      });
+    }
+
+    test('a retry of a request that died after writing its charge finishes that charge: charged once', async () => {
+      const acc = await refilledTo(400);
+      const body = { denomination: 'tokens', amount: 2000, usd_charge: 1800 };
+      await dieAfterCharging(acc, 'mid-1', body, 1400);
+      const send = () =>
+        h.request('POST', `/v1/accounts/${acc}/modifymidmonth`, {
+          auth: co.auth,
+          body,
+          headers: { 'idempotency-key': 'mid-1' },
+        });
+      const retry = await send();
+      assert.equal(retry.status, 200, retry.text);
+      assert.deepEqual([retry.body.data.amount, retry.body.data.usd_amount_charged], [2000, '1400']);
+      assert.deepEqual(
+        (await charges(h, co, acc)).map((c) => [c.reason, c.status, c.usd_amount]),
+        [
+          ['refill', 'succeeded', 1000],
+          ['proration', 'succeeded', 1400],
+        ],
+        'the charge the dead request wrote, and no other',
+      );
+      assert.equal((await balance(h, co, acc)).amount, 2000);
+      const again = await send();
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.text, retry.text);
+    });
+
+    test('a retry after the worker settled the dead request’s charge answers what was applied', async () => {
+      const acc = await refilledTo(400);
+      const body = { denomination: 'tokens', amount: 2000, usd_charge: 1800 };
+      await dieAfterCharging(acc, 'mid-2', body, 1400);
+      // The recovery row is due after PRORATION_RECOVERY_DELAY_MS: the charge worker settles the charge.
+      await advanceTo(h, co, new Date(h.server.clock.now() + PRORATION_RECOVERY_DELAY_MS + 1000).toISOString());
+      await runDue(h, co);
+      assert.equal((await balance(h, co, acc)).amount, 2000);
+      const retry = await h.request('POST', `/v1/accounts/${acc}/modifymidmonth`, {
+        auth: co.auth,
+        body,
+        headers: { 'idempotency-key': 'mid-2' },
+      });
+      assert.equal(retry.status, 200, retry.text);
+      assert.deepEqual([retry.body.data.amount, retry.body.data.usd_amount_charged], [2000, '1400']);
+      assert.equal((await charges(h, co, acc)).filter((c) => c.reason === 'proration').length, 1);
     });
   });
 }

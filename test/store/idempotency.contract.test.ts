@@ -51,9 +51,17 @@ for (const dialect of DIALECTS) {
         );
         assert.equal(await store.write((tx) => tx.claimIdempotency(row, 500)), true, 'and can be claimed again');
 
-        await store.write((tx) => tx.completeIdempotency(scope, 'k1', 'someone else', 201, '{"ok":true}'));
+        assert.equal(
+          await store.write((tx) => tx.completeIdempotency(scope, 'k1', 'someone else', 201, '{"ok":true}')),
+          false,
+        );
         assert.equal((await store.read((tx) => tx.findIdempotency(scope, 'k1')))!.statusCode, null, 'owner only');
-        await store.write((tx) => tx.completeIdempotency(scope, 'k1', 'o1', 201, '{"ok":true}'));
+        assert.equal(await store.write((tx) => tx.completeIdempotency(scope, 'k1', 'o1', 201, '{"ok":true}')), true);
+        assert.equal(
+          await store.write((tx) => tx.completeIdempotency(scope, 'k1', 'o1', 200, '{"again":true}')),
+          false,
+          'an answered key is answered once',
+        );
         assert.deepEqual(await store.read((tx) => tx.findIdempotency(scope, 'k1')), {
           ...row,
           statusCode: 201,
@@ -109,8 +117,8 @@ for (const dialect of DIALECTS) {
           false,
           'the old owner has lost it',
         );
-        await store.write((tx) => tx.completeIdempotency(scope, 'lease', 'dead', 200, '"stale"'));
-        await store.write((tx) => tx.completeIdempotency(scope, 'lease', 'retry', 201, '"fresh"'));
+        assert.equal(await store.write((tx) => tx.completeIdempotency(scope, 'lease', 'dead', 200, '"stale"')), false);
+        assert.equal(await store.write((tx) => tx.completeIdempotency(scope, 'lease', 'retry', 201, '"fresh"')), true);
         const found = await store.read((tx) => tx.findIdempotency(scope, 'lease'));
         assert.equal(found?.owner, 'retry');
         assert.equal(found?.statusCode, 201);

@@ -76,6 +76,8 @@ export async function startHarness(
   env: Record<string, string> = {},
   passwordAttemptsPerMinute = 10_000,
   processors?: ProcessorFactory,
+  /** The store the server is given, around the real one (a test that watches each commit). */
+  wrapStore?: (store: Store) => Store,
 ): Promise<Harness> {
   const { store, drop } = await freshStore(dialect);
   const config: Config = {
@@ -92,7 +94,11 @@ export async function startHarness(
     }),
     databaseUrl: dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,
   };
-  const server = await startServer(config, { store, passwordAttemptsPerMinute, ...(processors ? { processors } : {}) });
+  const server = await startServer(config, {
+    store: wrapStore ? wrapStore(store) : store,
+    passwordAttemptsPerMinute,
+    ...(processors ? { processors } : {}),
+  });
   const url = server.url;
   async function request(method: string, path: string, opts: RequestOpts = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
@@ -177,4 +183,16 @@ export function assertError(reply: Reply, status: number, type?: string): void {
   assert.equal(typeof reply.body?.error?.message, 'string', `error body: ${reply.text}`);
   assert.equal(typeof reply.body?.error?.type, 'string', `error body: ${reply.text}`);
   if (type !== undefined) assert.equal(reply.body.error.type, type, reply.text);
+}
+
+/** The PostgreSQL schema (each test store has its own) whose balances hold the account. */
+export async function schemaHolding(client: pg.Client, accountId: string): Promise<string> {
+  const schemas = await client.query<{ s: string }>(
+    "SELECT table_schema AS s FROM information_schema.tables WHERE table_name = 'balances'",
+  );
+  for (const { s } of schemas.rows) {
+    const hit = await client.query(`SELECT 1 FROM "${s}".balances WHERE account_id = $1`, [accountId]);
+    if (hit.rowCount) return s;
+  }
+  throw new Error(`no schema holds ${accountId}`);
 }

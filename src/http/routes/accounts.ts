@@ -5,6 +5,7 @@ import { createAccount, getAccount, listAccounts, updateAccount } from '../../op
 import { type Deps, PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
 import type { BalanceRow } from '../../store/types.js';
 import { requireCompany, requireCompanyOfPath } from '../auth.js';
+import { answeredInTransaction } from '../idempotency.js';
 import { presentAccount, presentPage } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';
 import { createAccountSchema, getAccountSchema, listAccountsSchema, updateAccountSchema } from '../schemas/accounts.js';
@@ -26,10 +27,15 @@ export function accountRoutes(scope: FastifyInstance, { deps }: RouteContext): v
   app.post(
     '/v1/companies/:company_id/accounts',
     { config: { ...companyRoute, optionalBody: true }, schema: createAccountSchema },
-    async (request) => {
+    async (request, reply) => {
       const companyId = requireCompanyOfPath(request, request.params.company_id);
-      const v = await createAccount(deps, companyId, request.body);
-      return { data: presentAccount(v.account, v.balances) };
+      return answeredInTransaction(
+        request,
+        reply,
+        deps,
+        (d) => createAccount(d, companyId, request.body),
+        (v) => ({ data: presentAccount(v.account, v.balances) }),
+      );
     },
   );
 

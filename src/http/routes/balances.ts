@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { adjustBalance, createBalance, getBalance } from '../../operations/accounts.js';
 import { requireCompany } from '../auth.js';
+import { answeredInTransaction } from '../idempotency.js';
 import { presentBalance } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';
 import { adjustBalanceSchema, createBalanceSchema, getBalanceSchema } from '../schemas/balances.js';
@@ -11,21 +12,37 @@ export function balanceRoutes(scope: FastifyInstance, { deps }: RouteContext): v
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const path = '/v1/accounts/:account_id/balance/:denomination';
 
-  app.post(path, { config: { ...companyRoute, optionalBody: true }, schema: createBalanceSchema }, async (request) => {
-    const { account_id, denomination } = request.params;
-    const initialAmount = request.body.amount ?? 0;
-    const b = await createBalance(deps, requireCompany(request), account_id, denomination, initialAmount);
-    return { data: presentBalance(b) };
-  });
+  app.post(
+    path,
+    { config: { ...companyRoute, optionalBody: true }, schema: createBalanceSchema },
+    async (request, reply) => {
+      const { account_id, denomination } = request.params;
+      const initialAmount = request.body.amount ?? 0;
+      const companyId = requireCompany(request);
+      return answeredInTransaction(
+        request,
+        reply,
+        deps,
+        (d) => createBalance(d, companyId, account_id, denomination, initialAmount),
+        (b) => ({ data: presentBalance(b) }),
+      );
+    },
+  );
 
   app.get(path, { config: companyRoute, schema: getBalanceSchema }, async (request) => {
     const { account_id, denomination } = request.params;
     return { data: presentBalance(await getBalance(deps, requireCompany(request), account_id, denomination)) };
   });
 
-  app.post(`${path}/adjustments`, { config: companyRoute, schema: adjustBalanceSchema }, async (request) => {
+  app.post(`${path}/adjustments`, { config: companyRoute, schema: adjustBalanceSchema }, async (request, reply) => {
     const { account_id, denomination } = request.params;
-    const b = await adjustBalance(deps, requireCompany(request), account_id, denomination, request.body);
-    return { data: presentBalance(b) };
+    const companyId = requireCompany(request);
+    return answeredInTransaction(
+      request,
+      reply,
+      deps,
+      (d) => adjustBalance(d, companyId, account_id, denomination, request.body),
+      (b) => ({ data: presentBalance(b) }),
+    );
   });
 }

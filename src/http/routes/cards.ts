@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { attachCard, getCard } from '../../operations/cards.js';
 import { requireCompany } from '../auth.js';
+import { answeredInTransaction } from '../idempotency.js';
 import { presentCard } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';
 import { attachCardSchema, getCardSchema } from '../schemas/cards.js';
@@ -15,8 +16,18 @@ export function cardRoutes(scope: FastifyInstance, { deps }: RouteContext): void
     return { data: presentCard(card) };
   });
 
-  app.post('/v1/accounts/:account_id/card', { config: companyRoute, schema: attachCardSchema }, async (request) => {
-    const card = await attachCard(deps, requireCompany(request), request.params.account_id, request.body.token);
-    return { data: presentCard(card) };
-  });
+  app.post(
+    '/v1/accounts/:account_id/card',
+    { config: companyRoute, schema: attachCardSchema },
+    async (request, reply) => {
+      const companyId = requireCompany(request);
+      return answeredInTransaction(
+        request,
+        reply,
+        deps,
+        (d) => attachCard(d, companyId, request.params.account_id, request.body.token),
+        (card) => ({ data: presentCard(card) }),
+      );
+    },
+  );
 }

@@ -6,6 +6,7 @@ import type { Deps } from '../../operations/deps.js';
 import { companyForUser, createApiKey, createCompany, listApiKeys, revokeApiKey } from '../../operations/identity.js';
 import { listOwnedCompanies } from '../../operations/sessions.js';
 import { requireUser, unauthorized } from '../auth.js';
+import { answeredInTransaction } from '../idempotency.js';
 import { presentCompanySummary } from './sessions.js';
 import { presentApiKey } from '../present.js';
 import { type RouteContext, refuseSignUp } from '../route-context.js';
@@ -33,23 +34,35 @@ export function companyRoutes(scope: FastifyInstance, { deps, keys, signupOpen }
   const userOrCompany = { auth: 'either' as const };
   const keysPath = '/v1/companies/:company_id/api_keys';
 
-  app.post('/v1/companies', { config: passwordRoute, schema: createCompanySchema }, async (request) => {
+  app.post('/v1/companies', { config: passwordRoute, schema: createCompanySchema }, async (request, reply) => {
     if (request.principal?.kind !== 'user') throw unauthorized();
     if (!signupOpen) refuseSignUp();
-    const { company, apiKey } = await createCompany(deps, request.principal.user, request.body);
-    return {
-      data: { company_id: company.companyId, name: company.name, processor: company.processor, api_key: apiKey },
-    };
+    const owner = request.principal.user;
+    return answeredInTransaction(
+      request,
+      reply,
+      deps,
+      (d) => createCompany(d, owner, request.body),
+      ({ company, apiKey }) => ({
+        data: { company_id: company.companyId, name: company.name, processor: company.processor, api_key: apiKey },
+      }),
+    );
   });
 
   app.get('/v1/companies', { config: passwordRoute, schema: listCompaniesSchema }, async (request) => ({
     data: (await listOwnedCompanies(deps, requireUser(request).id)).map(presentCompanySummary),
   }));
 
-  app.post(keysPath, { config: userOrCompany, schema: createApiKeySchema }, async (request) => {
-    await companyAccess(deps, request, request.params.company_id);
-    const key = await createApiKey(deps, request.params.company_id);
-    return { data: { key_id: key.row.keyId, api_key: key.secret } };
+  app.post(keysPath, { config: userOrCompany, schema: createApiKeySchema }, async (request, reply) => {
+    const companyId = request.params.company_id;
+    await companyAccess(deps, request, companyId);
+    return answeredInTransaction(
+      request,
+      reply,
+      deps,
+      (d) => createApiKey(d, companyId),
+      (key) => ({ data: { key_id: key.row.keyId, api_key: key.secret } }),
+    );
   });
 
   app.get(keysPath, { config: userOrCompany, schema: listApiKeysSchema }, async (request) => {
@@ -58,10 +71,15 @@ export function companyRoutes(scope: FastifyInstance, { deps, keys, signupOpen }
     return { data: (await listApiKeys(deps, request.params.company_id)).map(presentApiKey) };
   });
 
-  app.delete(`${keysPath}/:key_id`, { config: userOrCompany, schema: revokeApiKeySchema }, async (request) => {
+  app.delete(`${keysPath}/:key_id`, { config: userOrCompany, schema: revokeApiKeySchema }, async (request, reply) => {
     const { company_id, key_id } = request.params;
     await companyAccess(deps, request, company_id);
-    await revokeApiKey(deps, keys, company_id, key_id);
-    return { data: { key_id, revoked: true } };
+    return answeredInTransaction(
+      request,
+      reply,
+      deps,
+      (d) => revokeApiKey(d, keys, company_id, key_id),
+      () => ({ data: { key_id, revoked: true } }),
+    );
   });
 }

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { modifyMidMonth } from '../../operations/modify-mid-month.js';
 import { requireCompany } from '../auth.js';
+import { operationId } from '../idempotency.js';
 import { type RouteContext, companyRoute } from '../route-context.js';
 import { modifyMidMonthSchema } from '../schemas/mid-month.js';
 
@@ -12,8 +13,10 @@ export function midMonthRoutes(scope: FastifyInstance, { deps }: RouteContext): 
   app.post(
     '/v1/accounts/:account_id/modifymidmonth',
     { config: companyRoute, schema: modifyMidMonthSchema },
-    async (request) => ({
-      data: await modifyMidMonth(deps, requireCompany(request), request.params.account_id, request.body),
-    }),
+    async (request) => {
+      const companyId = requireCompany(request);
+      const chargeId = await operationId(request, deps, 'ch');
+      return { data: await modifyMidMonth(deps, companyId, request.params.account_id, request.body, chargeId) };
+    },
   );
 }

@@ -5,6 +5,7 @@ import type { PlanInput } from '../../domain/plans.js';
 import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
 import { createPlan, getPlan, listPlans } from '../../operations/plans.js';
 import { requireCompany, requireCompanyOfPath } from '../auth.js';
+import { answeredInTransaction } from '../idempotency.js';
 import { presentPage, presentPlan } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';
 import { createPlanSchema, getPlanSchema, listPlansSchema, planBodyViolations } from '../schemas/plans.js';
@@ -17,9 +18,15 @@ export function planRoutes(scope: FastifyInstance, { deps }: RouteContext): void
   app.post(
     '/v1/companies/:company_id/plan',
     { config: createPlanConfig, schema: createPlanSchema },
-    async (request) => {
+    async (request, reply) => {
       const companyId = requireCompanyOfPath(request, request.params.company_id);
-      return { data: presentPlan(await createPlan(deps, companyId, request.body satisfies PlanInput)) };
+      return answeredInTransaction(
+        request,
+        reply,
+        deps,
+        (d) => createPlan(d, companyId, request.body satisfies PlanInput),
+        (plan) => ({ data: presentPlan(plan) }),
+      );
     },
   );
 

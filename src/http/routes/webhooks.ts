@@ -10,6 +10,7 @@ import {
   retryDelivery,
 } from '../../operations/webhooks.js';
 import { requireCompany } from '../auth.js';
+import { answeredInTransaction } from '../idempotency.js';
 import { presentCreatedWebhook, presentDelivery, presentPage, presentWebhook } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';
 import {
@@ -23,9 +24,16 @@ import {
 export function webhookRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.post('/v1/webhooks', { config: companyRoute, schema: createWebhookSchema }, async (request) => ({
-    data: presentCreatedWebhook(await createWebhook(deps, requireCompany(request), request.body)),
-  }));
+  app.post('/v1/webhooks', { config: companyRoute, schema: createWebhookSchema }, async (request, reply) => {
+    const companyId = requireCompany(request);
+    return answeredInTransaction(
+      request,
+      reply,
+      deps,
+      (d) => createWebhook(d, companyId, request.body),
+      (w) => ({ data: presentCreatedWebhook(w) }),
+    );
+  });
 
   app.get('/v1/webhooks', { config: companyRoute, schema: listWebhooksSchema }, async (request) => {
     const { limit = PAGE_LIMIT_DEFAULT, starting_after } = request.query;
@@ -33,10 +41,21 @@ export function webhookRoutes(scope: FastifyInstance, { deps }: RouteContext): v
     return presentPage(page, presentWebhook, (w) => w.webhookId);
   });
 
-  app.delete('/v1/webhooks/:webhook_id', { config: companyRoute, schema: deleteWebhookSchema }, async (request) => {
-    await deleteWebhook(deps, requireCompany(request), request.params.webhook_id);
-    return { webhooks_deleted: request.params.webhook_id };
-  });
+  app.delete(
+    '/v1/webhooks/:webhook_id',
+    { config: companyRoute, schema: deleteWebhookSchema },
+    async (request, reply) => {
+      const companyId = requireCompany(request);
+      const webhookId = request.params.webhook_id;
+      return answeredInTransaction(
+        request,
+        reply,
+        deps,
+        (d) => deleteWebhook(d, companyId, webhookId),
+        () => ({ webhooks_deleted: webhookId }),
+      );
+    },
+  );
 
   app.get(
     '/v1/webhooks/:webhook_id/deliveries',

@@ -51,10 +51,12 @@ export function idempotencySql<Base extends SqlBase>(base: Base) {
       );
     }
     async completeIdempotency(scope: string, key: string, owner: string, statusCode: number, responseBody: string) {
-      await this.db.run(
-        'UPDATE idempotency_keys SET status_code = ?, response_body = ?, lease_expires_at = NULL ' +
-          'WHERE scope = ? AND key = ? AND owner = ? AND status_code IS NULL',
-        [statusCode, responseBody, scope, key, owner],
+      return (
+        (await this.db.run(
+          'UPDATE idempotency_keys SET status_code = ?, response_body = ?, lease_expires_at = NULL ' +
+            'WHERE scope = ? AND key = ? AND owner = ? AND status_code IS NULL',
+          [statusCode, responseBody, scope, key, owner],
+        )) > 0
       );
     }
     async releaseIdempotency(scope: string, key: string, owner: string) {

@@ -42,14 +42,14 @@ export interface IdempotencyTx extends IdempotencyReadTx {
   claimIdempotency(row: IdempotencyRow, nowWallMs: number): Promise<boolean>;
   /** Extends the claim while `owner` still holds it; false when it was lost. */
   renewIdempotency(scope: string, key: string, owner: string, leaseExpiresAtMs: number): Promise<boolean>;
-  /** Records the answer, only while `owner` still holds the claim. */
+  /** Records the answer, only while `owner` still holds the claim; false when it was lost (nothing written). */
   completeIdempotency(
     scope: string,
     key: string,
     owner: string,
     statusCode: number,
     responseBody: string,
-  ): Promise<void>;
+  ): Promise<boolean>;
   /** Drops `owner`'s unanswered claim (a 5xx: a retry runs again). */
   releaseIdempotency(scope: string, key: string, owner: string): Promise<void>;
   deleteIdempotencyBefore(createdBeforeMs: number): Promise<number>;

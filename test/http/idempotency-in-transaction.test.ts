@@ -1,0 +1,310 @@
+// Guarantee: on the write routes whose operation is one transaction, the answer to an Idempotency-Key is
+// recorded in that transaction. Every commit the server makes is watched: at no commit is the operation
+// applied while its key is still unanswered, so no crash point (kill -9 between the operation and its
+// answer) lets a retry apply it a second time; the retry replays the answer. And the operation is fenced
+// by the claim: a request whose claim was taken over applies nothing (PostgreSQL, where a request can be
+// held mid-transaction).
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import pg from 'pg';
+import type { ReadTx, Store } from '../../src/store/types.js';
+import {
+  HTTP_DIALECTS,
+  PG_URL,
+  schemaHolding,
+  assertError,
+  createAccountWithBalance,
+  signUpCompany,
+  startHarness,
+  type Harness,
+} from '../support/harness.js';
+
+type Co = Awaited<ReturnType<typeof signUpCompany>>;
+
+/** After each commit of the server's: is the operation applied, and is its key answered? */
+interface Watch {
+  scope: string;
+  key: string;
+  applied(tx: ReadTx): Promise<boolean>;
+  seen: { applied: boolean; answered: boolean }[];
+}
+
+function watching(store: Store, current: () => Watch | undefined): Store {
+  return {
+    dialect: store.dialect,
+    read: (fn) => store.read(fn),
+    close: () => store.close(),
+    async write(fn) {
+      const result = await store.write(fn);
+      const w = current();
+      if (w) {
+        w.seen.push(
+          await store.read(async (tx) => ({
+            applied: await w.applied(tx),
+            answered: ((await tx.findIdempotency(w.scope, w.key))?.statusCode ?? null) !== null,
+          })),
+        );
+      }
+      return result;
+    },
+  };
+}
+
+interface Case {
+  name: string;
+  /** The request, after any setup it needs; `applied` says whether its operation is in the database. */
+  prepare(co: Co): Promise<{
+    method: string;
+    path: string;
+    body?: unknown;
+    auth?: [string, string];
+    scope?: string;
+    applied(tx: ReadTx): Promise<boolean>;
+  }>;
+}
+
+for (const dialect of HTTP_DIALECTS) {
+  describe(`Idempotency-Key answered in the operation's transaction (${dialect})`, () => {
+    let h: Harness;
+    let watch: Watch | undefined;
+    before(async () => {
+      h = await startHarness(dialect, {}, undefined, undefined, (s) => watching(s, () => watch));
+    });
+    after(async () => h.close());
+    afterEach(async () => {
+      watch = undefined;
+      await h.audit();
+    });
+
+    const cases: Case[] = [
+      {
+        name: 'an adjustment',
+        async prepare(co) {
+          const acc = await createAccountWithBalance(h, co, 'tokens', 100);
+          return {
+            method: 'POST',
+            path: `/v1/accounts/${acc}/balance/tokens/adjustments`,
+            body: { amount: 7 },
+            applied: async (tx) => (await tx.listBalances(acc))[0]!.amount === 107,
+          };
+        },
+      },
+      {
+        name: 'an account',
+        async prepare(co) {
+          return {
+            method: 'POST',
+            path: `/v1/companies/${co.companyId}/accounts`,
+            body: { name: 'Once' },
+            applied: async (tx) =>
+              (await tx.listAccounts(co.companyId, { limit: 100 }))!.rows.some((a) => a.name === 'Once'),
+          };
+        },
+      },
+      {
+        name: 'a balance',
+        async prepare(co) {
+          const a = await h.request('POST', `/v1/companies/${co.companyId}/accounts`, { auth: co.auth, body: {} });
+          const acc: string = a.body.data.account_id;
+          return {
+            method: 'POST',
+            path: `/v1/accounts/${acc}/balance/credits`,
+            body: { amount: 5 },
+            applied: async (tx) => (await tx.listBalances(acc)).length === 1,
+          };
+        },
+      },
+      {
+        name: 'a plan',
+        async prepare(co) {
+          return {
+            method: 'POST',
+            path: `/v1/companies/${co.companyId}/plan`,
+            body: {
+              name: 'Pro',
+              charge_amount: 1000,
+              billing_period: 'month',
+              balances: [{ denomination: 'tokens', amount: 100, overage_charge_amount: 1 }],
+            },
+            applied: async (tx) => (await tx.listPlans(co.companyId, { limit: 10 }))!.rows.length === 1,
+          };
+        },
+      },
+      {
+        name: 'a webhook',
+        async prepare(co) {
+          return {
+            method: 'POST',
+            path: '/v1/webhooks',
+            body: { type: 'balance_change', url: 'http://127.0.0.1:9/hook' },
+            applied: async (tx) => (await tx.countWebhookSubscriptions(co.companyId)) === 1,
+          };
+        },
+      },
+      {
+        name: 'a webhook deleted',
+        async prepare(co) {
+          const w = await h.request('POST', '/v1/webhooks', {
+            auth: co.auth,
+            body: { type: 'balance_change', url: 'http://127.0.0.1:9/gone' },
+          });
+          assert.equal(w.status, 200, w.text);
+          return {
+            method: 'DELETE',
+            path: `/v1/webhooks/${w.body.data.webhook_id}`,
+            applied: async (tx) => (await tx.countWebhookSubscriptions(co.companyId)) === 0,
+          };
+        },
+      },
+      {
+        name: 'an API key',
+        async prepare(co) {
+          return {
+            method: 'POST',
+            path: `/v1/companies/${co.companyId}/api_keys`,
+            applied: async (tx) => (await tx.listApiKeys(co.companyId)).length === 2,
+          };
+        },
+      },
+      {
+        name: 'an API key revoked',
+        async prepare(co) {
+          const k = await h.request('POST', `/v1/companies/${co.companyId}/api_keys`, { auth: co.auth });
+          assert.equal(k.status, 200, k.text);
+          const keyId: string = k.body.data.key_id;
+          return {
+            method: 'DELETE',
+            path: `/v1/companies/${co.companyId}/api_keys/${keyId}`,
+            applied: async (tx) =>
+              (await tx.listApiKeys(co.companyId)).find((r) => r.keyId === keyId)?.revokedAtMs != null,
+          };
+        },
+      },
+      {
+        name: 'a card',
+        async prepare(co) {
+          const acc = await createAccountWithBalance(h, co, 'tokens', 100);
+          return {
+            method: 'POST',
+            path: `/v1/accounts/${acc}/card`,
+            body: { token: 'tok_visa' },
+            applied: async (tx) => (await tx.findCard(acc)) !== undefined,
+          };
+        },
+      },
+      {
+        name: 'a company (a user’s request)',
+        async prepare(co) {
+          return {
+            method: 'POST',
+            path: '/v1/companies',
+            body: { name: 'Second' },
+            auth: [co.email, co.password],
+            scope: `user:${co.userId}`,
+            applied: async (tx) => (await tx.listOwnedCompanies(co.userId)).length === 2,
+          };
+        },
+      },
+    ];
+
+    for (const c of cases) {
+      test(`${c.name}: applied and answered in one commit; a retry replays it`, async () => {
+        const co = await signUpCompany(h);
+        const r = await c.prepare(co);
+        const key = `once-${c.name.replaceAll(/[^a-z]+/g, '-')}`;
+        const auth = r.auth ?? co.auth;
+        const send = () =>
+          h.request(r.method, r.path, {
+            auth,
+            headers: { 'idempotency-key': key },
+            ...(r.body !== undefined ? { body: r.body } : {}),
+          });
+        watch = { scope: r.scope ?? `company:${co.companyId}`, key, applied: r.applied, seen: [] };
+        const first = await send();
+        assert.equal(first.status, 200, first.text);
+        const seen = watch.seen;
+        watch = undefined;
+        assert.ok(
+          seen.some((s) => s.applied),
+          `the operation is applied by one of the commits: ${JSON.stringify(seen)}`,
+        );
+        assert.deepEqual(
+          seen.filter((s) => s.applied !== s.answered),
+          [],
+          `every commit has the operation and its answer both or neither: ${JSON.stringify(seen)}`,
+        );
+        const retry = await send();
+        assert.equal(retry.status, 200, retry.text);
+        assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+        assert.equal(retry.text, first.text, 'the replay is the answer, byte for byte');
+      });
+    }
+
+    test('an answer that shows a secret is recorded sealed, and replayed in clear', async () => {
+      const co = await signUpCompany(h);
+      const headers = { 'idempotency-key': 'sealed-key' };
+      const path = `/v1/companies/${co.companyId}/api_keys`;
+      const first = await h.request('POST', path, { auth: co.auth, headers });
+      assert.equal(first.status, 200, first.text);
+      const row = await h.store.read((tx) => tx.findIdempotency(`company:${co.companyId}`, 'sealed-key'));
+      assert.ok(row?.responseBody, 'answered');
+      assert.equal(row.responseBody.includes(first.body.data.api_key), false, 'the key is not stored in clear');
+      const retry = await h.request('POST', path, { auth: co.auth, headers });
+      assert.equal(retry.text, first.text);
+    });
+
+    test('a refused operation records nothing in its transaction; its refusal is the answer', async () => {
+      const co = await signUpCompany(h);
+      const acc = await createAccountWithBalance(h, co, 'tokens', 100);
+      const headers = { 'idempotency-key': 'refused-1' };
+      const path = `/v1/accounts/${acc}/balance/credits/adjustments`;
+      const first = await h.request('POST', path, { auth: co.auth, headers, body: { amount: 3 } });
+      assertError(first, 404, 'not_found');
+      const retry = await h.request('POST', path, { auth: co.auth, headers, body: { amount: 3 } });
+      assert.equal(retry.status, 404);
+      assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+    });
+
+    if (dialect === 'postgres') {
+      test('a request whose claim was taken over mid-operation applies nothing: 409 in use', async () => {
+        const co = await signUpCompany(h);
+        const acc = await createAccountWithBalance(h, co, 'tokens', 100);
+        const path = `/v1/accounts/${acc}/balance/tokens/adjustments`;
+        const locker = new pg.Client({ connectionString: PG_URL });
+        const thief = new pg.Client({ connectionString: PG_URL });
+        await locker.connect();
+        await thief.connect();
+        try {
+          const schema = await schemaHolding(locker, acc);
+          await locker.query(`SET search_path TO ${schema}`);
+          await thief.query(`SET search_path TO ${schema}`);
+          // The balance row is held: the request claims its key, then waits inside its transaction.
+          await locker.query('BEGIN');
+          await locker.query('SELECT 1 FROM balances WHERE account_id = $1 FOR UPDATE', [acc]);
+          const first = h.request('POST', path, {
+            auth: co.auth,
+            body: { amount: 7 },
+            headers: { 'idempotency-key': 'stolen-1' },
+          });
+          const scope = `company:${co.companyId}`;
+          for (let i = 0; i < 300 && !(await h.store.read((tx) => tx.findIdempotency(scope, 'stolen-1'))); i++)
+            await new Promise((r) => setTimeout(r, 10));
+          await new Promise((r) => setTimeout(r, 100));
+          // Meanwhile its claim passes to another owner (as when a lease lapses and a retry takes it over).
+          const stolen = await thief.query("UPDATE idempotency_keys SET owner = 'another' WHERE key = 'stolen-1'");
+          assert.equal(stolen.rowCount, 1);
+          await locker.query('COMMIT');
+          const done = await first;
+          assertError(done, 409, 'conflict');
+          const b = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
+          assert.equal(b.body.data.amount, 100, 'nothing applied');
+          const row = await h.store.read((tx) => tx.findIdempotency(scope, 'stolen-1'));
+          assert.equal(row?.statusCode, null, 'the key is left to its new owner');
+        } finally {
+          await locker.end();
+          await thief.end();
+        }
+      });
+    }
+  });
+}
