@@ -1,7 +1,8 @@
 // Guarantee: `kill -9` of a server under load loses nothing that was acknowledged and applies nothing twice, on
 // SQLite (one server, killed and restarted on the same file) and on PostgreSQL (two servers on one database, a
 // random one killed each time); the ledger audit stays clean, and after the restart a retry of every request the
-// crash interrupted gets its answer (no Idempotency-Key left claimed by a dead process).
+// crash interrupted gets its answer (no Idempotency-Key left claimed by a dead process). Beside the events, balance
+// adjustments with Idempotency-Keys run on another account: each is applied exactly once, however it was cut.
 import assert from 'node:assert/strict';
 import { type TestContext, describe, test } from 'node:test';
 import { CLI_DIALECTS, type TestDatabase, freshDatabase } from '../cli/support.js';
@@ -11,6 +12,7 @@ import {
   type Attempted,
   type Load,
   type LoadOp,
+  type Targets,
   closeTargets,
   sendRetried,
   startLoad,
@@ -26,6 +28,63 @@ const EVENTS_PER_REQUEST = 10;
 /** Load between two kills. */
 const BETWEEN_KILLS_MS = size(1200, 3000);
 const INITIAL = 1_000_000_000_000;
+const ADJUSTMENTS_PER_SECOND = 100;
+
+interface AdjustOp {
+  key: string;
+  result?: Attempted;
+}
+
+/** Paced adjustments of +1 on `accountId`, each with its Idempotency-Key as its reason, retried like the events. */
+function startAdjustments(
+  tg: Targets,
+  auth: [string, string],
+  accountId: string,
+  run: string,
+  random: ReturnType<typeof rng>,
+) {
+  const ops: AdjustOp[] = [];
+  const started = Date.now();
+  let next = 0;
+  let stopped = false;
+  let aborted = false;
+  const worker = async () => {
+    while (!stopped) {
+      const i = next++;
+      const due = started + (i * 1000) / ADJUSTMENTS_PER_SECOND;
+      if (due > Date.now()) await sleep(due - Date.now());
+      if (stopped) break;
+      const op: AdjustOp = { key: `${run}-adj${i}` };
+      ops.push(op);
+      op.result = await sendRetried(tg, adjustment(auth, accountId, op.key), {
+        random: random.next,
+        inUseBudgetMs: 2_000,
+        deadlineMs: 400_000,
+        aborted: () => aborted,
+      });
+    }
+  };
+  const workers = Array.from({ length: 4 }, worker);
+  return {
+    async finish() {
+      stopped = true;
+      await Promise.all(workers);
+      return ops;
+    },
+    abort() {
+      stopped = true;
+      aborted = true;
+    },
+  };
+}
+
+const adjustment = (auth: [string, string], accountId: string, key: string) => ({
+  method: 'POST',
+  path: `/v1/accounts/${accountId}/balance/tokens/adjustments`,
+  auth,
+  body: { amount: 1, reason: key },
+  headers: { 'idempotency-key': key },
+});
 
 interface Outcome {
   lost: string[];
@@ -33,6 +92,8 @@ interface Outcome {
   unexpected: string[];
   wrongIds: string[];
   stuck: string[];
+  /** Adjustments acknowledged but not applied, or applied more than once. */
+  adjustments: { lost: string[]; duplicated: string[]; stuck: string[]; acknowledged: number };
   problems: string[];
   fiveXx: number;
   balance: { expected: number; actual: number };
@@ -45,6 +106,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
   const db: TestDatabase = await freshDatabase(dialect);
   const servers: ChildServer[] = [];
   let load: Load | undefined;
+  let adjusting: ReturnType<typeof startAdjustments> | undefined;
   try {
     // A key claimed by a killed request is taken over after its lease: 2 s here, within the retry budget.
     const env: Record<string, string> = {
@@ -54,6 +116,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
     for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) servers.push(await startChildServer(db.url, env));
     const co = await signUp(servers[0]!.url);
     const accountId = await account(servers[0]!.url, co, 'tokens', INITIAL);
+    const adjusted = await account(servers[0]!.url, co, 'tokens', 0);
     const tg = targets(servers);
     const started = Date.now();
     load = startLoad(tg, {
@@ -65,6 +128,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
       concurrency: 24,
       random,
     });
+    adjusting = startAdjustments(tg, co.auth, adjusted, `crash-${dialect}`, random);
     // Each kill comes after the server has served load for a while: a restart counts from its first answer.
     const serving = async () => {
       const before = load!.acked();
@@ -82,6 +146,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
     await serving();
     const rate = load.rate();
     const ops = await load.finish();
+    const adjustOps = await adjusting.finish();
     const loadMs = Date.now() - started;
 
     // After the last restart: a retry of every request that was interrupted (or still stuck) must get its answer.
@@ -97,8 +162,21 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
         finals.set(op, retry);
       }),
     );
+    const adjustFinals = new Map<AdjustOp, Attempted>();
+    await Promise.all(
+      adjustOps
+        .filter((op) => op.result!.interrupted || op.result!.stuck || op.result!.answer === null)
+        .map(async (op) => {
+          const retry = await sendRetried(tg, adjustment(co.auth, adjusted, op.key), {
+            inUseBudgetMs: 3_000,
+            deadlineMs: 400_000,
+          });
+          adjustFinals.set(op, retry);
+        }),
+    );
     closeTargets(tg);
 
+    const unexpected: string[] = [];
     const rows = await db.sql('SELECT event_id, cost_amount, state, metadata FROM events WHERE account_id = ?', [
       accountId,
     ]);
@@ -109,12 +187,30 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
       byOp.set(key, (byOp.get(key) ?? new Set()).add(String(r.event_id)));
       if (r.state === 'complete') applied += Number(r.cost_amount);
     }
+    const appliedAdjustments = new Map<string, number>();
+    for (const r of await db.sql(
+      "SELECT reason, COUNT(*) AS n FROM transactions WHERE account_id = ? AND kind = 'adjustment' GROUP BY reason",
+      [adjusted],
+    ))
+      appliedAdjustments.set(String(r.reason), Number(r.n));
+    const adjustments: Outcome['adjustments'] = { lost: [], duplicated: [], stuck: [], acknowledged: 0 };
+    for (const op of adjustOps) {
+      const last = adjustFinals.get(op) ?? op.result!;
+      const n = appliedAdjustments.get(op.key) ?? 0;
+      if (n > 1) adjustments.duplicated.push(`${op.key}: applied ${n} times`);
+      if (last.stuck) adjustments.stuck.push(op.key);
+      else if (last.answer?.status === 200) {
+        adjustments.acknowledged++;
+        if (n !== 1) adjustments.lost.push(`${op.key}: acknowledged, applied ${n} times`);
+      } else unexpected.push(`${op.key}: ${last.answer?.status} ${last.answer?.text.slice(0, 200)}`);
+    }
     const out: Outcome = {
       lost: [],
       duplicated: [],
-      unexpected: [],
+      unexpected: unexpected,
       wrongIds: [],
       stuck: [],
+      adjustments,
       problems: await judge(db),
       fiveXx: 0,
       balance: { expected: INITIAL - applied, actual: (await balanceOf(servers[0]!.url, co, accountId)).amount },
@@ -161,11 +257,17 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
       five_xx: out.fiveXx,
       not_ready: notReady,
       stuck_keys: out.stuck.length,
+      adjustments: adjustOps.length,
+      adjustments_acknowledged: adjustments.acknowledged,
+      adjustments_lost: adjustments.lost.length,
+      adjustments_duplicated: adjustments.duplicated.length,
+      adjustments_stuck: adjustments.stuck.length,
       audit_problems: out.problems.length,
     });
     return out;
   } finally {
     load?.abort();
+    adjusting?.abort();
     for (const s of servers) await s.kill9();
     await db.drop();
   }
@@ -184,6 +286,9 @@ for (const dialect of CLI_DIALECTS) {
       assert.deepEqual(o.lost, [], 'acknowledged and lost');
       assert.deepEqual(o.duplicated, [], 'applied twice');
       assert.deepEqual(o.wrongIds, [], 'a replay answered other event ids');
+      assert.deepEqual(o.adjustments.duplicated, [], 'an adjustment applied twice');
+      assert.deepEqual(o.adjustments.lost, [], 'an adjustment acknowledged and not applied');
+      assert.ok(o.adjustments.acknowledged > 0, 'adjustments were acknowledged');
       assert.deepEqual(o.unexpected, [], 'answered with an error');
       assert.deepEqual(o.problems, [], 'ledger audit');
       assert.equal(o.balance.actual, o.balance.expected, 'balance = initial − Σ cost of the events applied');
@@ -193,6 +298,7 @@ for (const dialect of CLI_DIALECTS) {
     test('no key stuck: after the restart, a retry of every interrupted Idempotency-Key gets its answer', () => {
       assert.ok(out, 'the run above completed');
       assert.deepEqual(out.stuck, [], 'keys still answered 409 idempotency_key_in_use after the restart');
+      assert.deepEqual(out.adjustments.stuck, [], 'adjustment keys still in use after the restart');
     });
   });
 }
