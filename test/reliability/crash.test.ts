@@ -28,7 +28,7 @@ const EVENTS_PER_REQUEST = 10;
 /** Load between two kills. */
 const BETWEEN_KILLS_MS = size(1200, 3000);
 const INITIAL = 1_000_000_000_000;
-const ADJUSTMENTS_PER_SECOND = 100;
+const ADJUSTMENTS_PER_SECOND = 50;
 
 interface AdjustOp {
   key: string;
@@ -128,7 +128,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
       concurrency: 24,
       random,
     });
-    adjusting = startAdjustments(tg, co.auth, adjusted, `crash-${dialect}`, random);
+    adjusting = startAdjustments(tg, co.auth, adjusted, `crash-${dialect}`, rng(s + 1));
     // Each kill comes after the server has served load for a while: a restart counts from its first answer.
     const serving = async () => {
       const before = load!.acked();
