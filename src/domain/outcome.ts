@@ -24,6 +24,13 @@ export function failure(reason: Reason, message: string, param?: string, details
   return f;
 }
 
+/**
+ * A request with an Idempotency-Key that another request holds (still running), or that was taken
+ * from this one (its lease lapsed): retry shortly, and get the holder's answer.
+ */
+export const idempotencyKeyInUse = (): Failure =>
+  failure('idempotency_key_in_use', 'a request with this Idempotency-Key is in progress; retry shortly');
+
 /** Thrown by operations to abort a transaction with an expected outcome; nothing it wrote is kept. */
 export class OutcomeError extends Error {
   readonly failure: Failure;

@@ -22,7 +22,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OutcomeError, failure } from '../domain/outcome.js';
+import { OutcomeError, failure, idempotencyKeyInUse } from '../domain/outcome.js';
 import { canonicalJson, sha256Hex } from '../lib/canonical.js';
 import { derivedId, type IdPrefix } from '../lib/ids.js';
 import { systemClock, type Clock } from '../lib/clock.js';
@@ -79,10 +79,7 @@ function scopeOf(request: FastifyRequest, requestHash: string): string {
   return `anonymous:${requestHash}`;
 }
 
-const inUse = () =>
-  new OutcomeError(
-    failure('idempotency_key_in_use', 'a request with this Idempotency-Key is in progress; retry shortly'),
-  );
+const inUse = () => new OutcomeError(idempotencyKeyInUse());
 
 /** The answer as stored: sealed when it shows a secret. */
 function storedAnswer(deps: Deps, request: FastifyRequest, idem: IdempotencyClaim, body: string): string {

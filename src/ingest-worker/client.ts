@@ -6,7 +6,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { IngestRequest } from '../domain/events.js';
-import type { Outcome } from '../domain/outcome.js';
+import { OutcomeError, type Outcome } from '../domain/outcome.js';
 import type { IngestResult, SettleRequest } from '../operations/events.js';
 import { CommitOutcomeUnknownError } from '../store/common.js';
 import type { EventRow } from '../store/types.js';
@@ -112,7 +112,9 @@ export class SqliteIngestWorker {
     else {
       const err = reply.committed
         ? new CommitOutcomeUnknownError(`committed, but its answer was lost: ${reply.error.message}`)
-        : new Error(reply.error.message);
+        : reply.error.failure
+          ? new OutcomeError(reply.error.failure)
+          : new Error(reply.error.message);
       err.stack = reply.error.stack;
       p.reject(err);
     }

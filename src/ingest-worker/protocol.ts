@@ -1,6 +1,6 @@
 /** Messages between the main thread and the SQLite ingest writer thread. */
 import type { IngestRequest } from '../domain/events.js';
-import type { Outcome } from '../domain/outcome.js';
+import type { Failure, Outcome } from '../domain/outcome.js';
 import type { EventRow } from '../store/types.js';
 import type { IngestResult, SettleRequest } from '../operations/events.js';
 
@@ -24,11 +24,18 @@ export interface GroupRequest {
   requests: GroupKinds[GroupKind]['request'][];
 }
 
+/** Why a group was not written; `failure` when it was refused with an expected outcome (OutcomeError). */
+export interface GroupError {
+  message: string;
+  stack: string;
+  failure?: Failure;
+}
+
 export type GroupReply =
   | { id: number; outcomes: GroupKinds[GroupKind]['outcome'][] }
   | {
       id: number;
-      error: { message: string; stack: string };
+      error: GroupError;
       /** The group committed, and only its answer was lost: it must not be written again. */
       committed?: boolean;
     };

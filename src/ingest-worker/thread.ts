@@ -11,7 +11,8 @@ import type { IngestRequest } from '../domain/events.js';
 import { balanceEffects } from '../operations/effects.js';
 import { Ledger } from '../operations/ledger.js';
 import { SqliteStore } from '../store/sqlite.js';
-import type { GroupKind, GroupKinds, GroupReply, GroupRequest, WorkerInit } from './protocol.js';
+import { OutcomeError } from '../domain/outcome.js';
+import type { GroupError, GroupKind, GroupKinds, GroupReply, GroupRequest, WorkerInit } from './protocol.js';
 
 const port = parentPort;
 if (!port) throw new Error('ingest-worker/thread.ts runs as a worker thread');
@@ -45,7 +46,8 @@ port.on('message', (msg: GroupRequest | 'close') => {
     );
 });
 
-function errorOf(err: unknown): { message: string; stack: string } {
+function errorOf(err: unknown): GroupError {
+  if (err instanceof OutcomeError) return { message: err.message, stack: err.stack ?? '', failure: err.failure };
   return err instanceof Error ? { message: err.message, stack: err.stack ?? '' } : { message: String(err), stack: '' };
 }
 port.postMessage('ready');

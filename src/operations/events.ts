@@ -15,7 +15,7 @@ import {
   type NormalizedEvent,
 } from '../domain/events.js';
 import { decideSettle, isHoldExpired, settleHold } from '../domain/holds.js';
-import { fail, failure, type Failure, type Outcome } from '../domain/outcome.js';
+import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Outcome } from '../domain/outcome.js';
 import type { Price } from '../domain/pricing.js';
 import { usageOf } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
@@ -272,18 +272,15 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
   // recorded complete; one statement on PostgreSQL.
   await p.post(locked, entries, deltas, events, usageOf(events.filter((e) => e.state === 'complete')));
   // 6. The answers of the requests with an Idempotency-Key, in the same transaction as their events.
+  // A request whose key was taken from it (its lease lapsed; a retry holds it now) must apply nothing:
+  // the group is aborted, and the batcher writes it again in halves until that request fails alone.
   for (let i = 0; i < requests.length; i++) {
     const r = requests[i]!;
     const o = outcomes[i]!;
     if (!r.idempotency || !o.ok) continue;
     const { scope, key, owner } = r.idempotency;
-    await tx.completeIdempotency(
-      scope,
-      key,
-      owner,
-      200,
-      JSON.stringify(ingestAnswer(r.events.length, o.value.eventIds)),
-    );
+    const answer = JSON.stringify(ingestAnswer(r.events.length, o.value.eventIds));
+    if (!(await tx.completeIdempotency(scope, key, owner, 200, answer))) throw new OutcomeError(idempotencyKeyInUse());
   }
   return outcomes as Outcome<IngestResult>[];
 }

@@ -305,6 +305,47 @@ for (const dialect of HTTP_DIALECTS) {
           await thief.end();
         }
       });
+
+      test('an ingest request whose claim was taken over mid-group applies nothing; the rest commits', async () => {
+        const co = await signUpCompany(h);
+        const held = await createAccountWithBalance(h, co, 'tokens', 100);
+        const other = await createAccountWithBalance(h, co, 'tokens', 100);
+        const events = [{ type: 'call', cost_override: { amount: 3, denomination: 'tokens' } }];
+        const locker = new pg.Client({ connectionString: PG_URL });
+        const thief = new pg.Client({ connectionString: PG_URL });
+        await locker.connect();
+        await thief.connect();
+        try {
+          const schema = await schemaHolding(locker, held);
+          await locker.query(`SET search_path TO ${schema}`);
+          await thief.query(`SET search_path TO ${schema}`);
+          await locker.query('BEGIN');
+          await locker.query('SELECT 1 FROM balances WHERE account_id = $1 FOR UPDATE', [held]);
+          const stolen = h.request('POST', `/v1/accounts/${held}/events`, {
+            auth: co.auth,
+            body: events,
+            headers: { 'idempotency-key': 'stolen-ingest' },
+          });
+          const scope = `company:${co.companyId}`;
+          for (let i = 0; i < 300 && !(await h.store.read((tx) => tx.findIdempotency(scope, 'stolen-ingest'))); i++)
+            await new Promise((r) => setTimeout(r, 10));
+          const beside = h.request('POST', `/v1/accounts/${other}/events`, { auth: co.auth, body: events });
+          await new Promise((r) => setTimeout(r, 100));
+          const taken = await thief.query("UPDATE idempotency_keys SET owner = 'another' WHERE key = 'stolen-ingest'");
+          assert.equal(taken.rowCount, 1);
+          await locker.query('COMMIT');
+          assertError(await stolen, 409, 'conflict');
+          const ok = await beside;
+          assert.equal(ok.status, 200, ok.text);
+          const balanceOf = async (acc: string) =>
+            (await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth })).body.data.amount;
+          assert.equal(await balanceOf(held), 100, 'nothing of the stolen request applied');
+          assert.equal(await balanceOf(other), 97, 'the other request applied');
+        } finally {
+          await locker.end();
+          await thief.end();
+        }
+      });
     }
   });
 }
