@@ -6,12 +6,11 @@
 // held mid-transaction).
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import pg from 'pg';
 import type { ReadTx, Store } from '../../src/store/types.js';
 import {
   HTTP_DIALECTS,
-  PG_URL,
-  schemaHolding,
+  claimed,
+  holdBalancesOf,
   assertError,
   createAccountWithBalance,
   signUpCompany,
@@ -270,30 +269,21 @@ for (const dialect of HTTP_DIALECTS) {
         const co = await signUpCompany(h);
         const acc = await createAccountWithBalance(h, co, 'tokens', 100);
         const path = `/v1/accounts/${acc}/balance/tokens/adjustments`;
-        const locker = new pg.Client({ connectionString: PG_URL });
-        const thief = new pg.Client({ connectionString: PG_URL });
-        await locker.connect();
-        await thief.connect();
+        // The balance row is held: the request claims its key, then waits inside its transaction.
+        const hold = await holdBalancesOf(acc);
         try {
-          const schema = await schemaHolding(locker, acc);
-          await locker.query(`SET search_path TO ${schema}`);
-          await thief.query(`SET search_path TO ${schema}`);
-          // The balance row is held: the request claims its key, then waits inside its transaction.
-          await locker.query('BEGIN');
-          await locker.query('SELECT 1 FROM balances WHERE account_id = $1 FOR UPDATE', [acc]);
           const first = h.request('POST', path, {
             auth: co.auth,
             body: { amount: 7 },
             headers: { 'idempotency-key': 'stolen-1' },
           });
           const scope = `company:${co.companyId}`;
-          for (let i = 0; i < 300 && !(await h.store.read((tx) => tx.findIdempotency(scope, 'stolen-1'))); i++)
-            await new Promise((r) => setTimeout(r, 10));
+          await claimed(h, scope, 'stolen-1');
           await new Promise((r) => setTimeout(r, 100));
           // Meanwhile its claim passes to another owner (as when a lease lapses and a retry takes it over).
-          const stolen = await thief.query("UPDATE idempotency_keys SET owner = 'another' WHERE key = 'stolen-1'");
+          const stolen = await hold.sql("UPDATE idempotency_keys SET owner = 'another' WHERE key = 'stolen-1'");
           assert.equal(stolen.rowCount, 1);
-          await locker.query('COMMIT');
+          await hold.release();
           const done = await first;
           assertError(done, 409, 'conflict');
           const b = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
@@ -301,8 +291,7 @@ for (const dialect of HTTP_DIALECTS) {
           const row = await h.store.read((tx) => tx.findIdempotency(scope, 'stolen-1'));
           assert.equal(row?.statusCode, null, 'the key is left to its new owner');
         } finally {
-          await locker.end();
-          await thief.end();
+          await hold.end();
         }
       });
 
@@ -311,29 +300,20 @@ for (const dialect of HTTP_DIALECTS) {
         const held = await createAccountWithBalance(h, co, 'tokens', 100);
         const other = await createAccountWithBalance(h, co, 'tokens', 100);
         const events = [{ type: 'call', cost_override: { amount: 3, denomination: 'tokens' } }];
-        const locker = new pg.Client({ connectionString: PG_URL });
-        const thief = new pg.Client({ connectionString: PG_URL });
-        await locker.connect();
-        await thief.connect();
+        const hold = await holdBalancesOf(held);
         try {
-          const schema = await schemaHolding(locker, held);
-          await locker.query(`SET search_path TO ${schema}`);
-          await thief.query(`SET search_path TO ${schema}`);
-          await locker.query('BEGIN');
-          await locker.query('SELECT 1 FROM balances WHERE account_id = $1 FOR UPDATE', [held]);
           const stolen = h.request('POST', `/v1/accounts/${held}/events`, {
             auth: co.auth,
             body: events,
             headers: { 'idempotency-key': 'stolen-ingest' },
           });
           const scope = `company:${co.companyId}`;
-          for (let i = 0; i < 300 && !(await h.store.read((tx) => tx.findIdempotency(scope, 'stolen-ingest'))); i++)
-            await new Promise((r) => setTimeout(r, 10));
+          await claimed(h, scope, 'stolen-ingest');
           const beside = h.request('POST', `/v1/accounts/${other}/events`, { auth: co.auth, body: events });
           await new Promise((r) => setTimeout(r, 100));
-          const taken = await thief.query("UPDATE idempotency_keys SET owner = 'another' WHERE key = 'stolen-ingest'");
+          const taken = await hold.sql("UPDATE idempotency_keys SET owner = 'another' WHERE key = 'stolen-ingest'");
           assert.equal(taken.rowCount, 1);
-          await locker.query('COMMIT');
+          await hold.release();
           assertError(await stolen, 409, 'conflict');
           const ok = await beside;
           assert.equal(ok.status, 200, ok.text);
@@ -342,8 +322,7 @@ for (const dialect of HTTP_DIALECTS) {
           assert.equal(await balanceOf(held), 100, 'nothing of the stolen request applied');
           assert.equal(await balanceOf(other), 97, 'the other request applied');
         } finally {
-          await locker.end();
-          await thief.end();
+          await hold.end();
         }
       });
     }

@@ -4,12 +4,11 @@
 // request keeps renewing it; only the same request may take a key over.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import pg from 'pg';
 import { canonicalJson, sha256Hex } from '../../src/lib/canonical.js';
 import {
   HTTP_DIALECTS,
-  PG_URL,
-  schemaHolding,
+  claimed,
+  holdBalancesOf,
   assertError,
   createAccountWithBalance,
   signUpCompany,
@@ -86,24 +85,15 @@ for (const dialect of HTTP_DIALECTS) {
         const body = { amount: 5 };
         const headers = { 'idempotency-key': 'slow-1' };
         // Another connection holds the balance row: the first request waits on it, running.
-        const locker = new pg.Client({ connectionString: PG_URL });
-        await locker.connect();
+        const hold = await holdBalancesOf(acc);
         try {
-          await locker.query(`SET search_path TO ${await schemaHolding(locker, acc)}`);
-          await locker.query('BEGIN');
-          await locker.query('SELECT 1 FROM balances WHERE account_id = $1 FOR UPDATE', [acc]);
           const first = h.request('POST', url, { auth: co.auth, body, headers });
           // The claim is written before the handler blocks; wait for it, then for the lease to pass twice.
-          for (
-            let i = 0;
-            i < 200 && !(await h.store.read((tx) => tx.findIdempotency(`company:${co.companyId}`, 'slow-1')));
-            i++
-          )
-            await new Promise((r) => setTimeout(r, 10));
+          await claimed(h, `company:${co.companyId}`, 'slow-1');
           await new Promise((r) => setTimeout(r, 2.5 * LEASE_MS));
           const dup = await h.request('POST', url, { auth: co.auth, body, headers });
           assertError(dup, 409, 'conflict');
-          await locker.query('COMMIT');
+          await hold.release();
           const done = await first;
           assert.equal(done.status, 200, done.text);
           const replay = await h.request('POST', url, { auth: co.auth, body, headers });
@@ -111,7 +101,7 @@ for (const dialect of HTTP_DIALECTS) {
           const b = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
           assert.equal(b.body.data.amount, 105, 'applied exactly once');
         } finally {
-          await locker.end();
+          await hold.end();
         }
       });
     }

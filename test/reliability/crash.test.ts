@@ -12,10 +12,12 @@ import {
   type Attempted,
   type Load,
   type LoadOp,
+  type Paced,
   type Targets,
   closeTargets,
   sendRetried,
   startLoad,
+  startPaced,
   targets,
 } from './support/load.js';
 import { type ChildServer, startChildServer } from './support/server.js';
@@ -42,40 +44,20 @@ function startAdjustments(
   accountId: string,
   run: string,
   random: ReturnType<typeof rng>,
-) {
-  const ops: AdjustOp[] = [];
-  const started = Date.now();
-  let next = 0;
-  let stopped = false;
-  let aborted = false;
-  const worker = async () => {
-    while (!stopped) {
-      const i = next++;
-      const due = started + (i * 1000) / ADJUSTMENTS_PER_SECOND;
-      if (due > Date.now()) await sleep(due - Date.now());
-      if (stopped) break;
-      const op: AdjustOp = { key: `${run}-adj${i}` };
-      ops.push(op);
+): Paced<AdjustOp> {
+  return startPaced<AdjustOp>({
+    perSecond: ADJUSTMENTS_PER_SECOND,
+    concurrency: 4,
+    make: (i) => ({ key: `${run}-adj${i}` }),
+    async send(op, aborted) {
       op.result = await sendRetried(tg, adjustment(auth, accountId, op.key), {
         random: random.next,
         inUseBudgetMs: 2_000,
         deadlineMs: 400_000,
-        aborted: () => aborted,
+        aborted,
       });
-    }
-  };
-  const workers = Array.from({ length: 4 }, worker);
-  return {
-    async finish() {
-      stopped = true;
-      await Promise.all(workers);
-      return ops;
     },
-    abort() {
-      stopped = true;
-      aborted = true;
-    },
-  };
+  });
 }
 
 const adjustment = (auth: [string, string], accountId: string, key: string) => ({
@@ -106,7 +88,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
   const db: TestDatabase = await freshDatabase(dialect);
   const servers: ChildServer[] = [];
   let load: Load | undefined;
-  let adjusting: ReturnType<typeof startAdjustments> | undefined;
+  let adjusting: Paced<AdjustOp> | undefined;
   try {
     // A key claimed by a killed request is taken over after its lease: 2 s here, within the retry budget.
     const env: Record<string, string> = {

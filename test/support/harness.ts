@@ -186,7 +186,7 @@ export function assertError(reply: Reply, status: number, type?: string): void {
 }
 
 /** The PostgreSQL schema (each test store has its own) whose balances hold the account. */
-export async function schemaHolding(client: pg.Client, accountId: string): Promise<string> {
+async function schemaHolding(client: pg.Client, accountId: string): Promise<string> {
   const schemas = await client.query<{ s: string }>(
     "SELECT table_schema AS s FROM information_schema.tables WHERE table_name = 'balances'",
   );
@@ -195,4 +195,45 @@ export async function schemaHolding(client: pg.Client, accountId: string): Promi
     if (hit.rowCount) return s;
   }
   throw new Error(`no schema holds ${accountId}`);
+}
+
+export interface BalanceHold {
+  /** Runs a statement meanwhile, on another connection, in the test store's schema. */
+  sql(text: string): Promise<pg.QueryResult>;
+  /** Lets the waiting requests go on. */
+  release(): Promise<void>;
+  /** Closes both connections (releasing the rows if still held). */
+  end(): Promise<void>;
+}
+
+/**
+ * Holds the account's balance rows (PostgreSQL, FOR UPDATE) from a connection of the test's: a request
+ * that writes them waits inside its transaction, still running, until `release()`.
+ */
+export async function holdBalancesOf(accountId: string): Promise<BalanceHold> {
+  const locker = new pg.Client({ connectionString: PG_URL });
+  const other = new pg.Client({ connectionString: PG_URL });
+  await locker.connect();
+  await other.connect();
+  const schema = await schemaHolding(locker, accountId);
+  await locker.query(`SET search_path TO ${schema}`);
+  await other.query(`SET search_path TO ${schema}`);
+  await locker.query('BEGIN');
+  await locker.query('SELECT 1 FROM balances WHERE account_id = $1 FOR UPDATE', [accountId]);
+  return {
+    sql: (text) => other.query(text),
+    release: async () => {
+      await locker.query('COMMIT');
+    },
+    end: async () => {
+      await locker.end();
+      await other.end();
+    },
+  };
+}
+
+/** Waits (2 s at most) until a request has claimed its Idempotency-Key. */
+export async function claimed(h: Harness, scope: string, key: string): Promise<void> {
+  for (let i = 0; i < 200 && !(await h.store.read((tx) => tx.findIdempotency(scope, key))); i++)
+    await new Promise((r) => setTimeout(r, 10));
 }

@@ -133,6 +133,60 @@ export interface Load {
   rate(): number;
 }
 
+/** Requests started at a steady pace by `concurrency` workers, each sent until it has its answer. */
+export interface Paced<Op> {
+  ops: Op[];
+  /** Stops issuing new requests and waits for every request in flight to get its answer. */
+  finish(): Promise<Op[]>;
+  /** Stops at once: requests in flight give up (for a run that failed). */
+  abort(): void;
+  /** When the first request was due. */
+  started: number;
+}
+
+/**
+ * Starts request `i` at `started + i / perSecond` (later when every worker is busy), with at most
+ * `concurrency` in flight; `send` carries one out (`aborted` tells it to give up).
+ */
+export function startPaced<Op>(o: {
+  perSecond: number;
+  concurrency: number;
+  make(i: number): Op;
+  send(op: Op, aborted: () => boolean): Promise<void>;
+}): Paced<Op> {
+  const ops: Op[] = [];
+  const started = Date.now();
+  let next = 0;
+  let stopped = false;
+  let aborted = false;
+  const worker = async () => {
+    while (!stopped) {
+      const i = next++;
+      const due = started + (i * 1000) / o.perSecond;
+      const now = Date.now();
+      if (due > now) await sleep(due - now);
+      if (stopped) break;
+      const op = o.make(i);
+      ops.push(op);
+      await o.send(op, () => aborted);
+    }
+  };
+  const workers = Array.from({ length: o.concurrency }, worker);
+  return {
+    ops,
+    started,
+    async finish() {
+      stopped = true;
+      await Promise.all(workers);
+      return ops;
+    },
+    abort() {
+      stopped = true;
+      aborted = true;
+    },
+  };
+}
+
 /**
  * Starts paced load on one account: `eventsPerSecond` in requests of `eventsPerRequest` events
  * (three in four with client ids), `concurrency` requests at most in flight.
@@ -149,12 +203,6 @@ export function startLoad(
     random: ReturnType<typeof rng>;
   },
 ): Load {
-  const ops: LoadOp[] = [];
-  const started = Date.now();
-  const intervalMs = (o.eventsPerRequest * 1000) / o.eventsPerSecond;
-  let next = 0;
-  let stopped = false;
-  let aborted = false;
   let acked = 0;
   const makeOp = (i: number): LoadOp => {
     const key = `${o.run}-k${i}`;
@@ -175,36 +223,24 @@ export function startLoad(
     });
     return { key, path: `/v1/accounts/${o.accountId}/events`, body: { events }, clientIds, cost };
   };
-  const worker = async () => {
-    while (!stopped) {
-      const i = next++;
-      const due = started + i * intervalMs;
-      const now = Date.now();
-      if (due > now) await sleep(due - now);
-      if (stopped) break;
-      const op = makeOp(i);
-      ops.push(op);
+  const paced = startPaced({
+    perSecond: o.eventsPerSecond / o.eventsPerRequest,
+    concurrency: o.concurrency,
+    make: makeOp,
+    async send(op, aborted) {
       op.result = await sendRetried(
         t,
         { method: 'POST', path: op.path, auth: o.auth, body: op.body, headers: { 'idempotency-key': op.key } },
-        { random: o.random.next, inUseBudgetMs: 2_000, deadlineMs: 400_000, aborted: () => aborted },
+        { random: o.random.next, inUseBudgetMs: 2_000, deadlineMs: 400_000, aborted },
       );
       if (op.result.answer?.status === 200) acked++;
-    }
-  };
-  const workers = Array.from({ length: o.concurrency }, worker);
+    },
+  });
   return {
-    ops,
-    async finish() {
-      stopped = true;
-      await Promise.all(workers);
-      return ops;
-    },
+    ops: paced.ops,
+    finish: () => paced.finish(),
     acked: () => acked,
-    abort() {
-      stopped = true;
-      aborted = true;
-    },
-    rate: () => (ops.length * o.eventsPerRequest * 1000) / Math.max(1, Date.now() - started),
+    abort: () => paced.abort(),
+    rate: () => (paced.ops.length * o.eventsPerRequest * 1000) / Math.max(1, Date.now() - paced.started),
   };
 }
