@@ -28,23 +28,33 @@ interface Watch {
   seen: { applied: boolean; answered: boolean }[];
 }
 
+/**
+ * The server's store, its writes one at a time, each followed by a look at the database before the next
+ * begins: what is seen is the state that commit left (a write in the background, such as an API key's
+ * last use, cannot commit between a commit and its look).
+ */
 function watching(store: Store, current: () => Watch | undefined): Store {
+  let previous: Promise<unknown> = Promise.resolve();
   return {
     dialect: store.dialect,
     read: (fn) => store.read(fn),
     close: () => store.close(),
-    async write(fn) {
-      const result = await store.write(fn);
-      const w = current();
-      if (w) {
-        w.seen.push(
-          await store.read(async (tx) => ({
-            applied: await w.applied(tx),
-            answered: ((await tx.findIdempotency(w.scope, w.key))?.statusCode ?? null) !== null,
-          })),
-        );
-      }
-      return result;
+    write(fn) {
+      const next = previous.then(async () => {
+        const result = await store.write(fn);
+        const w = current();
+        if (w) {
+          w.seen.push(
+            await store.read(async (tx) => ({
+              applied: await w.applied(tx),
+              answered: ((await tx.findIdempotency(w.scope, w.key))?.statusCode ?? null) !== null,
+            })),
+          );
+        }
+        return result;
+      });
+      previous = next.catch(() => undefined);
+      return next;
     },
   };
 }
