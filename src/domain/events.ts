@@ -52,6 +52,16 @@ export interface NormalizedEvent {
 /** Folds the accepted spellings (flat cost_override_*, `completed`) into one shape. */
 export function normalizeEvent(input: EventInput, index: number, time: EventTimeLimits): Outcome<NormalizedEvent> {
   const param = `events[${index}]`;
+  // The HTTP body parser refuses 1e400 already; the rule holds here too, since the usage rollup and
+  // the content hash need an exact decimal even when a cost_override means the quantity prices nothing.
+  if (input.quantity !== undefined && !(Number.isFinite(input.quantity) && input.quantity >= 0)) {
+    return failure(
+      'quantity_must_be_a_non_negative_number',
+      `${param}.quantity must be a finite number ≥ 0`,
+      `${param}.quantity`,
+      { index },
+    );
+  }
   if (input.metadata !== undefined) {
     const refused = metadataViolation(input.metadata, `${param}.metadata`);
     if (refused) return { ...refused, details: { index } };

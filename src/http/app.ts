@@ -18,7 +18,7 @@ import { AttemptLimiter } from './attempts.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { registerConsole } from './console.js';
 import { errorBody } from './errors.js';
-import { bodyViolation } from './json-body.js';
+import { BodyRefused, bodyViolation } from './json-body.js';
 import { registerIdempotency } from './idempotency.js';
 import { rewriteAlias } from './aliases.js';
 import { swaggerOptions } from './openapi.js';
@@ -159,17 +159,19 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     defaultJson(req, text, (err, parsed) => {
-      // Depth, NUL characters and keys given twice, before anything recursive sees the value.
-      const refused = err ? undefined : bodyViolation(text, parsed);
-      if (refused) return done(new OutcomeError(refused), undefined);
+      // Depth, NUL characters, keys given twice and numbers beyond a double, before anything recursive sees the value.
+      const refused = err ? undefined : bodyViolation(text, parsed, req.routeOptions.config.bodyForms?.arrayParam);
+      if (refused) return done(new BodyRefused(refused), undefined);
       done(err, parsed);
     });
   });
   app.removeContentTypeParser('text/plain');
 
-  app.setErrorHandler((err: FastifyError | OutcomeError, request, reply) => {
+  app.setErrorHandler((err: FastifyError | OutcomeError | BodyRefused, request, reply) => {
     let out: ReturnType<typeof errorBody>;
-    if (err instanceof OutcomeError) {
+    if (err instanceof BodyRefused) {
+      out = errorBody(err.refusal.reason, err.refusal.message, err.refusal.param);
+    } else if (err instanceof OutcomeError) {
       out = errorBody(err.failure.reason, err.failure.message, err.failure.param, err.failure.details);
     } else if (err.validation) {
       const config = request.routeOptions.config;

@@ -10,19 +10,46 @@
  *   writes are counted against those the value holds; only a body where they differ is walked
  *   by jsonc-parser's visitor, which names the key given twice. The visitor recurses, which is
  *   why the depth is checked first.
+ * - No number beyond the range of a double (400 `invalid_request`, naming the field): JSON.parse
+ *   reads `1e400` as Infinity, which no field means, which JSON.stringify would store as null and
+ *   which no exact decimal holds. Refused here, for every body and every field (metadata too),
+ *   before a schema or a domain rule sees it.
  */
 import { visit, type JSONPath } from 'jsonc-parser';
-import { failure, type Failure } from '../domain/outcome.js';
+import type { ErrorCode } from './errors.js';
+
+/** Why a body is refused, in the error registry's codes (the parse happens before any route code). */
+export interface BodyRefusal {
+  reason: ErrorCode;
+  message: string;
+  param?: string;
+}
+
+/** Carries a BodyRefusal from the content-type parser to the error handler. */
+export class BodyRefused extends Error {
+  readonly refusal: BodyRefusal;
+  constructor(refusal: BodyRefusal) {
+    super(refusal.message);
+    this.refusal = refusal;
+  }
+}
+
+const refusal = (reason: ErrorCode, message: string, param?: string): BodyRefusal =>
+  param === undefined ? { reason, message } : { reason, message, param };
 
 /** Deepest nesting of a request body (metadata has its own, smaller limit). */
 export const BODY_DEPTH_MAX = 32;
 
 const NUL_ESCAPE = /\\u0000/i;
 
-/** The first reason `parsed` (the JSON.parse of `text`) is refused; undefined when it is not. */
-export function bodyViolation(text: string, parsed: unknown): Failure | undefined {
+/**
+ * The first reason `parsed` (the JSON.parse of `text`) is refused; undefined when it is not.
+ * `arrayParam` names a bare-array body in `param` (`[0].quantity` → `events[0].quantity`).
+ */
+export function bodyViolation(text: string, parsed: unknown, arrayParam?: string): BodyRefusal | undefined {
   const walk = { nulPossible: NUL_ESCAPE.test(text), keys: 0 };
   const refused = walkValue(parsed, 0, walk);
+  if (refused instanceof NotFinite) return notFinite(refused.path, arrayParam);
   if (refused !== undefined) return refused;
   // JSON.parse keeps one property per key: the text writes more keys than the value holds exactly
   // when some key is given twice. The count is an upper bound (a `\"` inside a string that a colon
@@ -34,14 +61,20 @@ export function bodyViolation(text: string, parsed: unknown): Failure | undefine
  * Depth, NUL characters and the keys the value holds. Recursive, but never deeper than
  * BODY_DEPTH_MAX: a deeper value is refused on the way down.
  */
-function walkValue(value: unknown, depth: number, walk: { nulPossible: boolean; keys: number }): Failure | undefined {
+function walkValue(
+  value: unknown,
+  depth: number,
+  walk: { nulPossible: boolean; keys: number },
+): BodyRefusal | NotFinite | undefined {
   if (typeof value === 'string') return walk.nulPossible && value.includes('\u0000') ? nul() : undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : new NotFinite();
   if (value === null || typeof value !== 'object') return undefined;
   if (depth >= BODY_DEPTH_MAX)
-    return failure('json_nested_too_deeply', `the JSON body is nested deeper than ${BODY_DEPTH_MAX} levels`);
+    return refusal('json_nested_too_deeply', `the JSON body is nested deeper than ${BODY_DEPTH_MAX} levels`);
   if (Array.isArray(value)) {
-    for (const v of value) {
-      const refused = walkValue(v, depth + 1, walk);
+    for (let i = 0; i < value.length; i++) {
+      const refused = walkValue(value[i], depth + 1, walk);
+      if (refused instanceof NotFinite) refused.path.unshift(i);
       if (refused !== undefined) return refused;
     }
     return undefined;
@@ -50,9 +83,35 @@ function walkValue(value: unknown, depth: number, walk: { nulPossible: boolean; 
     walk.keys++;
     if (walk.nulPossible && k.includes('\u0000')) return nul();
     const refused = walkValue((value as Record<string, unknown>)[k], depth + 1, walk);
+    if (refused instanceof NotFinite) refused.path.unshift(k);
     if (refused !== undefined) return refused;
   }
   return undefined;
+}
+
+/** A number JSON.parse could not hold, with its path, built on the way back up (found rarely, so never built else). */
+class NotFinite {
+  readonly path: (string | number)[] = [];
+}
+
+function notFinite(path: (string | number)[], arrayParam: string | undefined): BodyRefusal {
+  const where = spellPath(path, typeof path[0] === 'number' ? arrayParam : undefined);
+  return refusal(
+    'invalid_request',
+    `${where || 'body'} must be a finite number; this one is beyond the range of a JSON number this API reads`,
+    where || undefined,
+  );
+}
+
+/** `["events", 0, "quantity"]` → `events[0].quantity`; a bare array's items are named after `arrayParam`. */
+function spellPath(path: readonly (string | number)[], arrayParam = ''): string {
+  return (
+    arrayParam +
+    path
+      .map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`))
+      .join('')
+      .replace(/^\./, '')
+  );
 }
 
 /**
@@ -73,12 +132,12 @@ function keysInText(text: string): number {
 }
 const [SPACE, TAB, LF, CR, QUOTE] = [0x20, 0x09, 0x0a, 0x0d, 0x22];
 
-function nul(): Failure {
-  return failure('nul_character_not_allowed', 'strings may not contain the NUL character (\\u0000)');
+function nul(): BodyRefusal {
+  return refusal('nul_character_not_allowed', 'strings may not contain the NUL character (\\u0000)');
 }
 
 /** The first key written twice in one object, as a failure naming it. */
-function duplicateKey(text: string): Failure | undefined {
+function duplicateKey(text: string): BodyRefusal | undefined {
   const seen: Set<string>[] = [];
   let found: { key: string; path: JSONPath } | undefined;
   visit(text, {
@@ -95,11 +154,8 @@ function duplicateKey(text: string): Failure | undefined {
     },
   });
   if (found === undefined) return undefined;
-  const where = [...found.path, found.key]
-    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`))
-    .join('')
-    .replace(/^\./, '');
-  return failure(
+  const where = spellPath([...found.path, found.key]);
+  return refusal(
     'json_key_appears_twice',
     `the key "${found.key}" appears twice in the same JSON object (at ${where}); each key may appear once`,
     where,

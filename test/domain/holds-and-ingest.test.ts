@@ -143,6 +143,17 @@ describe('normalizeEvent', () => {
     });
   });
 
+  test('a quantity that is not a finite number ≥ 0 is refused, even with a cost_override', () => {
+    const override = { amount: 1, denomination: 'usd' };
+    for (const quantity of [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN, -1]) {
+      const n = normalizeEvent({ type: 't', quantity, cost_override: override }, 3, ANY_TIME);
+      assert.ok(!n.ok, String(quantity));
+      assert.equal(n.reason, 'quantity_must_be_a_non_negative_number');
+      assert.equal(n.param, 'events[3].quantity');
+    }
+    assert.equal(norm({ type: 't', quantity: 1e300, cost_override: override }).quantity, 1e300);
+  });
+
   test('"completed" is "complete"; other states kept', () => {
     assert.equal(norm({ type: 't', state: 'completed' }).state, 'complete');
     assert.equal(norm({ type: 't', state: 'complete' }).state, 'complete');

@@ -27,6 +27,7 @@ for (const dialect of HTTP_DIALECTS) {
       cost_override: { amount: 1, denomination: 'tokens' },
       ...extra,
     });
+    const override1 = () => ({ cost_override: { amount: 1, denomination: 'tokens' } });
     const deep = (n: number): unknown => (n === 0 ? 1 : { a: deep(n - 1) });
 
     test('every hostile event request is a 4xx with an error body and changes nothing', async () => {
@@ -199,6 +200,66 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal((await h.request('GET', '/v1/events/dup-key', { auth: co.auth })).status, 404);
       const b = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
       assert.equal(b.body.data.amount, before.body.data.amount, 'nothing charged');
+      await h.audit();
+    });
+
+    test('a number beyond a double (1e400) is a 400 naming its field, wherever it is, and fails no one else', async () => {
+      const events = `/v1/accounts/${acc}/events`;
+      const override = '"cost_override":{"amount":1,"denomination":"tokens"}';
+      const cases: [string, string, string, string][] = [
+        ['POST', events, `[{"type":"x","quantity":1e400,${override}}]`, 'events[0].quantity'],
+        ['POST', events, `{"events":[{"type":"x",${override}},{"type":"x","quantity":1e400}]}`, 'events[1].quantity'],
+        ['POST', events, `[{"type":"x","quantity":-1e400,${override}}]`, 'events[0].quantity'],
+        ['POST', events, `[{"type":"x","metadata":{"n":[1,1e999]},${override}}]`, 'events[0].metadata.n[1]'],
+        [
+          'POST',
+          events,
+          '[{"type":"x","cost_override":{"amount":1e400,"denomination":"tokens"}}]',
+          'events[0].cost_override.amount',
+        ],
+        [
+          'POST',
+          '/v1/events',
+          `{"account_id":"${acc}","events":[{"type":"x","quantity":1e400,${override}}]}`,
+          'events[0].quantity',
+        ],
+        ['PUT', '/v1/prices/inf', '{"denomination":"tokens","unit_amount":1e400}', 'unit_amount'],
+        ['POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, '{"amount":1e400}', 'amount'],
+        ['PUT', `/v1/accounts/${acc}`, '{"metadata":{"big":1e400}}', 'metadata.big'],
+        ['POST', '/v1/test_clock/advance', '{"seconds":1e400}', 'seconds'],
+      ];
+      const before = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
+      for (const [method, path, raw, param] of cases) {
+        // Each refused request races valid ones, as in one group commit: they all still commit.
+        const [r, ...others] = await Promise.all([
+          h.request(method, path, { auth: co.auth, raw }),
+          ...Array.from({ length: 4 }, () =>
+            h.request('POST', events, { auth: co.auth, body: [{ type: 'x', quantity: 2, ...override1() }] }),
+          ),
+        ]);
+        assert.equal(r.status, 400, `${raw}: ${r.text}`);
+        assert.equal(r.body.error.code, 'invalid_request', raw);
+        assert.equal(r.body.error.param, param, raw);
+        assert.match(r.body.error.message, /finite number/, raw);
+        for (const o of others) assert.equal(o.status, 200, o.text);
+      }
+      const after = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
+      assert.equal(
+        after.body.data.amount,
+        before.body.data.amount - cases.length * 4,
+        'only the valid events were recorded',
+      );
+      const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+      const [from, to] = [hour - 3_600_000, hour + 7_200_000].map((t) => new Date(t).toISOString());
+      const usage = await h.request('GET', `/v1/accounts/${acc}/usage?from=${from}&to=${to}&window=all&type=x`, {
+        auth: co.auth,
+      });
+      assert.equal(usage.status, 200, usage.text);
+      for (const q of ['limit=1e400', 'limit=-1e400', 'limit=Infinity']) {
+        const r = await h.request('GET', `/v1/accounts/${acc}/transactions?${q}`, { auth: co.auth });
+        assert.equal(r.status, 400, `${q}: ${r.text}`);
+        assert.equal(r.body.error.param, 'limit', q);
+      }
       await h.audit();
     });
 

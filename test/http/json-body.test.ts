@@ -44,6 +44,17 @@ describe('bodyViolation', () => {
     assert.equal(check('{"a":"\\\\u0000"}'), undefined, 'an escaped backslash before u0000 is no NUL');
   });
 
+  test('a number beyond a double is refused and named by its path; the largest double is not', () => {
+    const at = (text: string, arrayParam?: string) => bodyViolation(text, JSON.parse(text), arrayParam);
+    assert.deepEqual(
+      [at('[{"q":1},{"q":1e400}]', 'events')?.param, at('[{"q":-1e400}]')?.param, at('{"a":{"b":[0,1e999]}}')?.param],
+      ['events[1].q', '[0].q', 'a.b[1]'],
+    );
+    assert.equal(at('1e400')?.reason, 'invalid_request');
+    assert.equal(at('1e400')?.param, undefined);
+    assert.equal(at('{"a":1.7976931348623157e308,"b":-1e308,"c":5e-324}'), undefined);
+  });
+
   test('property: refused for a repeated key exactly when some object of the text repeats one', () => {
     // Objects written as lists of entries, so that the text can say a key twice.
     type Written = string | number | null | Written[] | { entries: [string, Written][] };

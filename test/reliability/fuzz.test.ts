@@ -130,8 +130,23 @@ function generate(ctx: Context, seedValue: number, count: number): Case[] {
           );
         break;
       case 'raw-number': {
-        const text = JSON.stringify(value ?? {}).replace(/(-?\d+(\.\d+)?)(?=[,}\]])/, () =>
-          random.pick(['1e999999', '-1e999999', '123456789012345678901234567890', '1.0000000000000000001', '-0']),
+        // Any one number of the body (1e400 in a cost-overridden event's quantity once answered 500), or a
+        // quantity put into the first event.
+        const spelled = JSON.stringify(value ?? {}).replace(/^\[\{|"events":\[\{/, (m) => `${m}"quantity":0,`);
+        const numbers = [...spelled.matchAll(/(-?\d+(\.\d+)?)(?=[,}\]])/g)].length;
+        let n = random.int(Math.max(1, numbers));
+        const text = spelled.replace(/(-?\d+(\.\d+)?)(?=[,}\]])/g, (m) =>
+          n-- !== 0
+            ? m
+            : random.pick([
+                '1e999999',
+                '-1e999999',
+                '1e400',
+                '-1e400',
+                '123456789012345678901234567890',
+                '1.0000000000000000001',
+                '-0',
+              ]),
         );
         raw = Buffer.from(text);
         break;
@@ -189,6 +204,9 @@ function generate(ctx: Context, seedValue: number, count: number): Case[] {
           '?limit=-1',
           '?limit=abc',
           '?limit=1e9',
+          '?limit=1e400',
+          '?limit=-1e400',
+          '?limit=Infinity',
           '?limit=1&limit=2',
           '?starting_after[]=x',
           '?starting_after=%00',
