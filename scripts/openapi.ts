@@ -12,7 +12,7 @@ import { secretBoxFor } from '../src/secret-keys.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
-import { IngestBatcher } from '../src/operations/events.js';
+import { GroupCommits } from '../src/ingest/group-commits.js';
 import { processorFactory } from '../src/processors/index.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 
@@ -25,12 +25,14 @@ export async function buildOpenApiDocument(): Promise<OpenAPI3> {
   try {
     const secrets = secretBoxFor(config, { log: () => {} });
     const deps = composeDeps(config, store, systemClock, processorFactory(), secrets);
-    const app = await buildApp({ deps, ingest: new IngestBatcher(deps, 1), apiKeyCacheMs: 0, logLevel: 'silent' });
+    const events = await GroupCommits.start(deps);
+    const app = await buildApp({ deps, events, apiKeyCacheMs: 0, logLevel: 'silent' });
     try {
       await app.ready();
       return app.swagger() as unknown as OpenAPI3;
     } finally {
       await app.close();
+      await events.close();
     }
   } finally {
     await store.close();

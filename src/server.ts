@@ -11,15 +11,9 @@ import { JobRunner, coreJobs } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import { composeDeps } from './compose.js';
-import {
-  IngestBatcher,
-  SettleBatcher,
-  ingestGroup,
-  settleGroup,
-  type IngestResult,
-  type SettleRequest,
-} from './operations/events.js';
+import type { IngestResult } from './operations/events.js';
 import type { Outcome } from './domain/outcome.js';
+import { GroupCommits } from './ingest/group-commits.js';
 import { Listener } from './http/listener.js';
 import { Metrics } from './http/metrics.js';
 import { Readiness } from './http/readiness.js';
@@ -30,8 +24,6 @@ import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
 import { moneyJobs } from './jobs/money.js';
 import { retentionJobs } from './jobs/retention.js';
-import { SqliteIngestWorker } from './ingest-worker/client.js';
-import { SqliteStore } from './store/sqlite.js';
 
 export interface Server {
   app: App;
@@ -105,13 +97,6 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     throw err;
   }
 
-  // SQLite has one writer: groups written on its own thread (a file database), two in flight so
-  // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,
-  // row locks keep them apart.
-  const ingestThread =
-    store instanceof SqliteStore && store.filename !== ':memory:' ? await SqliteIngestWorker.start(store) : undefined;
-  const groupsInFlight =
-    store.dialect === 'sqlite' ? (ingestThread ? 2 : 1) : Math.max(1, Math.floor(config.pgPoolSize / 2));
   let app: App | undefined;
   const metrics = new Metrics(
     (nowMs) =>
@@ -127,31 +112,13 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     for (const o of outcomes) if (o.ok) n += o.value.eventIds.length;
     metrics.eventsIngested.inc(n);
   };
-  const ingest = new IngestBatcher(
-    deps,
-    groupsInFlight,
-    metrics.timeGroups(
-      'ingest',
-      (r) => r.events.length,
-      ingestThread
-        ? (nowMs, requests) => ingestThread.ingest(nowMs, requests)
-        : (nowMs, requests) => store.write((tx) => ingestGroup(deps.ledger.begin(tx, nowMs), requests)),
-      countIngested,
-    ),
-  );
-  // Settles are group-committed the same way: on SQLite's writer thread, or on PostgreSQL several
-  // groups at once, each locking its events and then their balances in sorted order.
-  const settles = new SettleBatcher(
-    deps,
-    groupsInFlight,
-    metrics.timeGroups(
-      'settle',
-      () => 1,
-      ingestThread
-        ? (nowMs, requests) => ingestThread.settle(nowMs, requests)
-        : (nowMs, requests) => store.write((tx) => settleGroup(deps.ledger.begin(tx, nowMs), requests)),
-    ),
-  );
+  const commits = await GroupCommits.start(deps, {
+    pgPoolSize: config.pgPoolSize,
+    instrument: (w) => ({
+      ingest: metrics.timeGroups('ingest', (r) => r.events.length, w.ingest, countIngested),
+      settle: metrics.timeGroups('settle', () => 1, w.settle),
+    }),
+  });
   // SQLite is a local file: reachable while the process runs. PostgreSQL: one `SELECT 1`.
   const readiness = new Readiness(
     store instanceof PostgresStore ? () => store.pool.query('SELECT 1').then(() => undefined) : async () => {},
@@ -171,8 +138,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   );
   app = await buildApp({
     deps,
-    ingest,
-    settle: (req: SettleRequest) => settles.submit(req),
+    events: commits,
     apiKeyCacheMs: config.apiKeyCacheMs,
     signupOpen: config.signup === 'open',
     signupLimitPerMinute: config.signupLimitPerMinute,
@@ -217,8 +183,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       // The listener stops accepting and resolves once every connection has ended; then the app's
       // plugins close.
       await Promise.all([jobs.stop(), listener.close().then(() => server.close())]);
-      await Promise.all([ingest.drained(), settles.drained()]);
-      await ingestThread?.close();
+      await commits.close();
       if (!opts.store) await store.close();
     },
   };

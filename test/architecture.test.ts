@@ -43,8 +43,8 @@ const ALLOWED: Record<string, (target: string) => boolean> = {
     ['jobs', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
     t === 'store/types.ts' ||
     t === 'processors/types.ts',
-  // The SQLite ingest writer thread composes the ingest operation with the concrete SQLite store.
-  'ingest-worker': (t) => ['ingest-worker', 'operations', 'domain', 'lib', 'store'].includes(layerOf(t)),
+  // The group commit, and the SQLite writer thread that composes the ingest operation with the concrete store.
+  ingest: (t) => ['ingest', 'operations', 'domain', 'lib', 'store'].includes(layerOf(t)),
   http: (t) =>
     ['http', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
     t === 'store/types.ts' ||

@@ -12,7 +12,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance } from 
 import { OutcomeError, failure } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import { ApiKeyCache } from '../operations/identity.js';
-import { settleInTx, type IngestBatcher, type SettleWriter } from '../operations/events.js';
+import type { EventWriters } from '../operations/events.js';
 import type { TestClock } from '../lib/clock.js';
 import { AttemptLimiter } from './attempts.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
@@ -58,9 +58,8 @@ export const PASSWORD_RESETS_PER_EMAIL_PER_HOUR = 5;
 
 export interface AppOptions {
   deps: Deps;
-  ingest: IngestBatcher;
-  /** How a settle is applied (grouped on SQLite's writer thread); default: its own transaction. */
-  settle?: SettleWriter;
+  /** How ingest requests and settles are applied: group-committed (src/ingest/group-commits.ts). */
+  events: EventWriters;
   apiKeyCacheMs: number;
   /** Present only with BILLING_TEST_CLOCK=1. */
   testClock?: { clock: TestClock; runDue: (nowMs: number) => Promise<void> };
@@ -239,9 +238,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const ctx: RouteContext = {
     deps,
     keys,
-    ingest: opts.ingest,
-    settle:
-      opts.settle ?? ((req) => deps.store.write((tx) => settleInTx(deps.ledger.begin(tx, deps.clock.now()), req))),
+    events: opts.events,
     attempts,
     signupRateLimit: signupLimit === 0 ? false : { max: signupLimit, timeWindow: 60_000 },
     perAddressRateLimit: {

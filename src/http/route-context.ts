@@ -5,15 +5,15 @@
 import { fail } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import type { ApiKeyCache } from '../operations/identity.js';
-import type { IngestBatcher, SettleWriter } from '../operations/events.js';
+import type { EventWriters } from '../operations/events.js';
 import type { Readiness } from './readiness.js';
 import type { AttemptLimiter } from './attempts.js';
 
 export interface RouteContext {
   deps: Deps;
   keys: ApiKeyCache;
-  ingest: IngestBatcher;
-  settle: SettleWriter;
+  /** Ingest requests and settles, group-committed. */
+  events: EventWriters;
   /** Failed password attempts, per email and per client address (auth.ts checkPassword). */
   attempts: AttemptLimiter;
   /** @fastify/rate-limit of sign-ups per client address (false: BILLING_SIGNUP_LIMIT_PER_MINUTE=0). */

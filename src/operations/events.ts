@@ -1,8 +1,9 @@
 /**
- * Usage events: ingest (group commit), read, settle. The ingest path is the hot one: a request
- * is validated by its schema, queued, and applied together with every other request that
- * arrived meanwhile, in ONE transaction with a handful of statements for the whole group; each
- * request is still all-or-nothing, and is answered only after the commit is durable.
+ * Usage events: ingest, read, settle. The ingest path is the hot one: a request is validated by
+ * its schema, queued by the group commit (src/ingest), and applied together with every other
+ * request that arrived meanwhile, in ONE transaction with a handful of statements for the whole
+ * group (ingestGroup, settleGroup); each request is still all-or-nothing, and is answered only
+ * after the commit is durable.
  */
 import {
   balanceKey,
@@ -19,178 +20,19 @@ import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Ou
 import type { Price } from '../domain/pricing.js';
 import { usageOf } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
-import { CommitOutcomeUnknownError, type BalanceKey, type EventRow } from '../store/types.js';
+import type { BalanceKey, EventRow } from '../store/types.js';
 import type { Deps } from './deps.js';
 import { cancelHolds, expireHolds } from './holds.js';
 import { lockBalanceMap, type NetDelta, type Posting, type PostedEntry } from './ledger.js';
-
-/** Most events one group transaction carries; more waiting requests form the next group. */
-export const GROUP_EVENTS_MAX = 10_000;
 
 export interface IngestResult {
   eventIds: string[];
 }
 
-/** Most settles one group transaction carries. */
-export const GROUP_SETTLES_MAX = 1_000;
-
-interface Queued<Req, Res> {
-  req: Req;
-  resolve: (r: Res) => void;
-  reject: (err: unknown) => void;
-}
-
-/** Applies a group in one transaction and returns each request's outcome, in order. */
-export type GroupWriter<Req, Res> = (nowMs: number, requests: Req[]) => Promise<Res[]>;
-
-/**
- * Group commit. Requests queue while a group is being written; when it commits, the next
- * group takes what is queued (up to `maxSize`, counted by `sizeOf`). `concurrency` groups may
- * be in flight at once (on SQLite's writer thread two, applied one after the other; more on
- * PostgreSQL, whose row locks keep overlapping groups correct). `writeGroup` is where a group is
- * applied: through the store on this thread, or (SQLite) on the writer thread, so that COMMIT's
- * fsync never blocks HTTP. Each request is answered only after its group has committed.
- *
- * Fair: each tenant (`tenantOf`: the company) has its own queue, and a group takes one request
- * of each waiting tenant in turn, so a tenant with a backlog of thousands of requests cannot fill
- * every group: another tenant's request goes into the next group, whatever the backlog.
- *
- * Isolated: a group whose transaction fails (nothing of it applied) is split in two halves that
- * are written again, each in its own transaction, down to single requests; so a request that
- * cannot be written fails alone, with its own error, and every other request of its group
- * commits, once. Only an error after which the commit may have happened (see
- * CommitOutcomeUnknownError) fails the whole group without a retry: a retry could apply twice.
- */
-export class GroupCommit<Req, Res> {
-  /** Waiting requests by tenant, tenants in turn order. */
-  readonly #queues = new Map<string, Queued<Req, Res>[]>();
-  #waiting = 0;
-  #running = 0;
-  #scheduled = false;
-
-  constructor(
-    private readonly clock: Deps['clock'],
-    private readonly concurrency: number,
-    private readonly writeGroup: GroupWriter<Req, Res>,
-    private readonly sizeOf: (req: Req) => number,
-    private readonly maxSize: number,
-    private readonly tenantOf: (req: Req) => string,
-  ) {}
-
-  /** Resolves once nothing is queued or being written (shutdown waits for it). */
-  async drained(): Promise<void> {
-    while (this.#running > 0 || this.#waiting > 0) await new Promise((r) => setTimeout(r, 5));
-  }
-
-  submit(req: Req): Promise<Res> {
-    return new Promise((resolve, reject) => {
-      const tenant = this.tenantOf(req);
-      const queue = this.#queues.get(tenant);
-      if (queue) queue.push({ req, resolve, reject });
-      else this.#queues.set(tenant, [{ req, resolve, reject }]);
-      this.#waiting++;
-      this.#schedule();
-    });
-  }
-
-  #schedule(): void {
-    if (this.#scheduled || this.#running >= this.concurrency || this.#waiting === 0) return;
-    this.#scheduled = true;
-    // setImmediate: let every request already read from the sockets join this group.
-    setImmediate(() => {
-      this.#scheduled = false;
-      this.#drain();
-    });
-  }
-
-  #drain(): void {
-    while (this.#running < this.concurrency && this.#waiting > 0) {
-      const group = this.#nextGroup();
-      this.#running++;
-      void this.#run(this.clock.now(), group).finally(() => {
-        this.#running--;
-        this.#schedule();
-      });
-    }
-  }
-
-  /**
-   * The next group: one request of each waiting tenant in turn (a tenant's own requests in
-   * arrival order), while they fit in `maxSize`. A tenant that took a request moves to the back
-   * of the turn order, so the next group starts with the tenants this one served last.
-   */
-  #nextGroup(): Queued<Req, Res>[] {
-    const group: Queued<Req, Res>[] = [];
-    let size = 0;
-    for (let added = true; added && this.#waiting > 0; ) {
-      added = false;
-      for (const tenant of [...this.#queues.keys()]) {
-        const queue = this.#queues.get(tenant)!;
-        const next = this.sizeOf(queue[0]!.req);
-        if (group.length > 0 && size + next > this.maxSize) continue;
-        group.push(queue.shift()!);
-        size += next;
-        this.#waiting--;
-        added = true;
-        this.#queues.delete(tenant);
-        if (queue.length > 0) this.#queues.set(tenant, queue);
-      }
-    }
-    return group;
-  }
-
-  async #run(nowMs: number, group: Queued<Req, Res>[]): Promise<void> {
-    let outcomes: Res[];
-    try {
-      outcomes = await this.writeGroup(
-        nowMs,
-        group.map((q) => q.req),
-      );
-    } catch (err) {
-      if (group.length === 1 || err instanceof CommitOutcomeUnknownError) {
-        for (const q of group) q.reject(err);
-        return;
-      }
-      // Nothing of the group was applied: write each half again, in order, in its own transaction.
-      const half = Math.ceil(group.length / 2);
-      await this.#run(nowMs, group.slice(0, half));
-      await this.#run(nowMs, group.slice(half));
-      return;
-    }
-    for (const [i, q] of group.entries()) q.resolve(outcomes[i]!);
-  }
-}
-
-/** Ingest requests, grouped by events (up to GROUP_EVENTS_MAX per group). */
-export class IngestBatcher extends GroupCommit<IngestRequest, Outcome<IngestResult>> {
-  constructor(deps: Deps, concurrency: number, writeGroup?: GroupWriter<IngestRequest, Outcome<IngestResult>>) {
-    super(
-      deps.clock,
-      concurrency,
-      writeGroup ??
-        ((nowMs, requests) => deps.store.write((tx) => ingestGroup(deps.ledger.begin(tx, nowMs), requests))),
-      (r) => r.events.length,
-      GROUP_EVENTS_MAX,
-      (r) => r.companyId,
-    );
-  }
-}
-
-/** Applies one settle, however the server does it (alone, or in a group); refusals are values. */
-export type SettleWriter = (req: SettleRequest) => Promise<Outcome<EventRow>>;
-
-/** Settles, grouped: on SQLite's writer thread, or through the store (see server.ts). */
-export class SettleBatcher extends GroupCommit<SettleRequest, Outcome<EventRow>> {
-  constructor(deps: Deps, concurrency: number, writeGroup: GroupWriter<SettleRequest, Outcome<EventRow>>) {
-    super(
-      deps.clock,
-      concurrency,
-      writeGroup,
-      () => 1,
-      GROUP_SETTLES_MAX,
-      (r) => r.companyId,
-    );
-  }
+/** How the server applies an ingest request or a settle: group-committed with others (src/ingest). */
+export interface EventWriters {
+  ingest(req: IngestRequest): Promise<Outcome<IngestResult>>;
+  settle(req: SettleRequest): Promise<Outcome<EventRow>>;
 }
 
 /** Plans and writes a whole group in one transaction; returns each request's outcome in order. */
@@ -424,25 +266,6 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
     );
   }
   return outcomes;
-}
-
-/** One settle in a transaction of the caller's. */
-export async function settleInTx(p: Posting, request: SettleRequest): Promise<Outcome<EventRow>> {
-  return (await settleGroup(p, [request]))[0]!;
-}
-
-/** One settle in its own transaction; a refusal is thrown as an OutcomeError. */
-export async function settleEvent(
-  deps: Deps,
-  companyId: string,
-  eventId: string,
-  input: SettleInput,
-): Promise<EventRow> {
-  const outcome = await deps.store.write((tx) =>
-    settleInTx(deps.ledger.begin(tx, deps.clock.now()), { companyId, eventId, input }),
-  );
-  if (!outcome.ok) fail(outcome.reason, outcome.message, outcome.param, outcome.details);
-  return outcome.value;
 }
 
 function notPending(event: EventRow): Failure {

@@ -203,7 +203,7 @@ for (const dialect of HTTP_DIALECTS) {
       await h.audit();
     });
 
-    test('a number beyond a double (1e400) is a 400 naming its field, wherever it is, and fails no one else', async () => {
+    test('a number beyond a double (1e400) is a 400 naming its field, anywhere, and fails no one else', async () => {
       const events = `/v1/accounts/${acc}/events`;
       const override = '"cost_override":{"amount":1,"denomination":"tokens"}';
       const cases: [string, string, string, string][] = [

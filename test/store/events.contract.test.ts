@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
 import { OutcomeError } from '../../src/domain/outcome.js';
 import { TestClock } from '../../src/lib/clock.js';
-import { ingestGroup, settleEvent } from '../../src/operations/events.js';
+import { transactionWriters } from '../../src/ingest/group-commits.js';
+import type { Deps } from '../../src/operations/deps.js';
+import { ingestGroup, type SettleInput } from '../../src/operations/events.js';
 import type { EventRow, Store, TransactionRow } from '../../src/store/types.js';
 import {
   DIALECTS,
@@ -14,6 +16,15 @@ import {
   type TestStore,
 } from '../support/stores.js';
 import { T0, balanceState, eventRow, ledger, request, sortStrings, txRow, testDeps } from './contract-support.js';
+
+/** One settle as the server applies it (a group of one, in its own transaction); a refusal is thrown. */
+async function settleOne(deps: Deps, companyId: string, eventId: string, input: SettleInput): Promise<EventRow> {
+  const [outcome] = await transactionWriters(deps.store, deps.ledger).settle(deps.clock.now(), [
+    { companyId, eventId, input },
+  ]);
+  if (!outcome!.ok) throw new OutcomeError(outcome!);
+  return outcome!.value;
+}
 
 for (const dialect of DIALECTS) {
   describe(dialect, () => {
@@ -614,26 +625,26 @@ for (const dialect of DIALECTS) {
           ]),
         );
         assert.ok(out.every((o) => o.ok));
-        const settled = await settleEvent(deps, a.companyId, 'p1', {
+        const settled = await settleOne(deps, a.companyId, 'p1', {
           state: 'complete',
           cost_override: { amount: 4, denomination: 'credits' },
         });
         assert.equal(settled.state, 'complete');
         assert.equal(settled.costAmount, 4);
-        await settleEvent(deps, a.companyId, 'p2', { state: 'cancelled' });
+        await settleOne(deps, a.companyId, 'p2', { state: 'cancelled' });
         assert.equal(
-          (await settleEvent(deps, a.companyId, 'p2', { state: 'cancelled' })).state,
+          (await settleOne(deps, a.companyId, 'p2', { state: 'cancelled' })).state,
           'cancelled',
           'repeating the state is a no-op',
         );
         await assert.rejects(
-          settleEvent(deps, a.companyId, 'p2', { state: 'complete' }),
+          settleOne(deps, a.companyId, 'p2', { state: 'complete' }),
           (e) => e instanceof OutcomeError && e.failure.reason === 'event_not_pending',
         );
         assert.equal((await store.read((tx) => tx.findBalance(a.accountId, 'credits')))!.pending, 1, 'p3 still held');
         clock.advanceTo(T0 + HOLD_DURATION_MS);
         await assert.rejects(
-          settleEvent(deps, a.companyId, 'p3', { state: 'complete' }),
+          settleOne(deps, a.companyId, 'p3', { state: 'complete' }),
           (e) => e instanceof OutcomeError && e.failure.reason === 'event_not_pending',
           'an expired hold is cancelled, not completed',
         );

@@ -6,16 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { IngestRequest } from '../../src/domain/events.js';
 import type { Outcome } from '../../src/domain/outcome.js';
-import { SqliteIngestWorker } from '../../src/ingest-worker/client.js';
+import { GroupCommit, type GroupWriter } from '../../src/ingest/group-commit.js';
+import { IngestBatcher, transactionWriters } from '../../src/ingest/group-commits.js';
+import { SqliteWriterThread } from '../../src/ingest/writer-thread.js';
 import { TestClock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/operations/deps.js';
-import {
-  GroupCommit,
-  IngestBatcher,
-  ingestGroup,
-  type GroupWriter,
-  type IngestResult,
-} from '../../src/operations/events.js';
+import type { IngestResult } from '../../src/operations/events.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/types.js';
 import { DIALECTS, openTestStore, seedBalance, seedCompanyAndAccount, type TestStore } from '../support/stores.js';
@@ -35,7 +31,7 @@ for (const dialect of DIALECTS) {
     let t: TestStore;
     let store: Store;
     let deps: Deps;
-    let thread: SqliteIngestWorker | undefined;
+    let thread: SqliteWriterThread | undefined;
     /** How the server writes a group: on the writer thread (SQLite), or through the store. */
     let write: Writer;
 
@@ -44,11 +40,11 @@ for (const dialect of DIALECTS) {
       store = t.store;
       deps = testDeps(store, new TestClock(T0));
       if (store instanceof SqliteStore) {
-        const worker = await SqliteIngestWorker.start(store);
+        const worker = await SqliteWriterThread.start(store);
         thread = worker;
         write = (nowMs, requests) => worker.ingest(nowMs, requests);
       } else {
-        write = (nowMs, requests) => store.write((tx) => ingestGroup(deps.ledger.begin(tx, nowMs), requests));
+        write = transactionWriters(store, deps.ledger).ingest;
       }
     });
     after(async () => {
@@ -73,7 +69,7 @@ for (const dialect of DIALECTS) {
         groups.push(requests);
         return write(nowMs, requests);
       };
-      const batcher = new IngestBatcher(deps, dialect === 'postgres' ? 3 : 2, recording);
+      const batcher = new IngestBatcher(deps.clock, dialect === 'postgres' ? 3 : 2, recording);
       const N = 300;
       const ok = Array.from({ length: N }, (_, i) =>
         batcher.submit(

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeEvent, type IngestRequest } from '../../src/domain/events.js';
-import { SqliteIngestWorker } from '../../src/ingest-worker/client.js';
+import { SqliteWriterThread } from '../../src/ingest/writer-thread.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 
@@ -29,14 +29,14 @@ async function withThread(
   entry: string,
   body: (ctx: {
     store: SqliteStore;
-    worker: SqliteIngestWorker;
+    worker: SqliteWriterThread;
     accountId: string;
     req: IngestRequest;
   }) => Promise<void>,
 ): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'billing-thread-'));
   const store = new SqliteStore(join(dir, 'billing.sqlite'));
-  const worker = await SqliteIngestWorker.start(store, {
+  const worker = await SqliteWriterThread.start(store, {
     entry: new URL(entry, import.meta.url),
     restartBackoffMs: RESTART_BACKOFF_MS,
   });

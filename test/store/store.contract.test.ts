@@ -4,7 +4,8 @@ import type { EventInput, IngestRequest } from '../../src/domain/events.js';
 import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
 import { newId } from '../../src/lib/ids.js';
 import { TestClock } from '../../src/lib/clock.js';
-import { IngestBatcher, ingestGroup } from '../../src/operations/events.js';
+import { IngestBatcher, transactionWriters } from '../../src/ingest/group-commits.js';
+import { ingestGroup } from '../../src/operations/events.js';
 import { lockBalanceMap } from '../../src/operations/ledger.js';
 import { balanceKey } from '../../src/domain/events.js';
 import { PostgresStore } from '../../src/store/postgres.js';
@@ -17,7 +18,7 @@ import {
   seedCompanyAndAccount,
   type TestStore,
 } from '../support/stores.js';
-import { T0, balanceState, ledger, request, testDeps } from './contract-support.js';
+import { T0, balanceState, ledger, request } from './contract-support.js';
 
 for (const dialect of DIALECTS) {
   describe(dialect, () => {
@@ -350,7 +351,11 @@ for (const dialect of DIALECTS) {
       test('IngestBatcher: many concurrent submissions, every one answered, ledger exact', async () => {
         const s = await seedCompanyAndAccount(store);
         await seedBalance(store, s.companyId, s.accountId, 'credits', 0);
-        const batcher = new IngestBatcher(testDeps(store, new TestClock(T0)), dialect === 'postgres' ? 4 : 1);
+        const batcher = new IngestBatcher(
+          new TestClock(T0),
+          dialect === 'postgres' ? 4 : 1,
+          transactionWriters(store, ledger).ingest,
+        );
         const outs = await Promise.all(
           Array.from({ length: 150 }, (_, i) =>
             batcher.submit(

@@ -13,5 +13,5 @@ if (!existsSync(marker)) {
   });
   parentPort!.postMessage('ready');
 } else {
-  await import('../../src/ingest-worker/thread.js');
+  await import('../../src/ingest/writer-thread-main.js');
 }

@@ -17,5 +17,5 @@ if (!existsSync(`${filename}.crashed`)) {
   writeFileSync(`${filename}.failed`, '');
   throw new Error('this thread cannot start');
 } else {
-  await import('../../src/ingest-worker/thread.js');
+  await import('../../src/ingest/writer-thread-main.js');
 }

@@ -34,7 +34,7 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     }
     const idempotency =
       claim && !claim.replayed ? { scope: claim.scope, key: claim.key, owner: claim.owner } : undefined;
-    const outcome = await ctx.ingest.submit({ companyId, accountId, events: normalized, gate, idempotency });
+    const outcome = await ctx.events.ingest({ companyId, accountId, events: normalized, gate, idempotency });
     if (!outcome.ok) throw new OutcomeError(outcome);
     return ingestAnswer(events.length, outcome.value.eventIds);
   }
@@ -67,7 +67,7 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
 
   app.put('/v1/events/:event_id', { config: companyRoute, schema: settleEventSchema }, async (request) => {
     const { event_id: eventId } = request.params;
-    const outcome = await ctx.settle({ companyId: requireCompany(request), eventId, input: request.body });
+    const outcome = await ctx.events.settle({ companyId: requireCompany(request), eventId, input: request.body });
     if (!outcome.ok) throw new OutcomeError(outcome);
     return { data: presentEvent(outcome.value) };
   });

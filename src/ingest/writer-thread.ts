@@ -11,7 +11,7 @@ import type { IngestResult, SettleRequest } from '../operations/events.js';
 import { CommitOutcomeUnknownError } from '../store/common.js';
 import type { EventRow } from '../store/types.js';
 import type { SqliteStore } from '../store/sqlite.js';
-import type { GroupKind, GroupKinds, GroupReply, GroupRequest, WorkerInit } from './protocol.js';
+import type { GroupKind, GroupKinds, GroupReply, GroupRequest, WorkerInit } from './writer-thread-protocol.js';
 
 interface Pending {
   resolve: (outcomes: GroupKinds[GroupKind]['outcome'][]) => void;
@@ -19,12 +19,12 @@ interface Pending {
 }
 
 /**
- * The thread's entry: the .ts source through a tsx boot file (tests, `npm start`), or thread.js
+ * The thread's entry: the .ts source through a tsx boot file (tests, `npm run dev`), or writer-thread-main.js
  * when built. `entry` replaces it (tests start a thread that fails on purpose).
  */
 function threadEntry(override?: URL): { url: URL; entry: string } {
   const ts = import.meta.url.endsWith('.ts');
-  const entry = override ?? new URL(ts ? './thread.ts' : './thread.js', import.meta.url);
+  const entry = override ?? new URL(ts ? './writer-thread-main.ts' : './writer-thread-main.js', import.meta.url);
   return {
     url: entry.pathname.endsWith('.ts') ? new URL('./boot-tsx.mjs', import.meta.url) : entry,
     entry: entry.href,
@@ -34,7 +34,7 @@ function threadEntry(override?: URL): { url: URL; entry: string } {
 /** After a writer thread failed to start, how long until a group tries to start a new one. */
 export const RESTART_BACKOFF_MS = 1_000;
 
-export class SqliteIngestWorker {
+export class SqliteWriterThread {
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #worker!: Worker;
@@ -58,8 +58,8 @@ export class SqliteIngestWorker {
   static async start(
     store: SqliteStore,
     opts: { entry?: URL; restartBackoffMs?: number } = {},
-  ): Promise<SqliteIngestWorker> {
-    const w = new SqliteIngestWorker(store, opts.entry, opts.restartBackoffMs ?? RESTART_BACKOFF_MS);
+  ): Promise<SqliteWriterThread> {
+    const w = new SqliteWriterThread(store, opts.entry, opts.restartBackoffMs ?? RESTART_BACKOFF_MS);
     w.#spawn();
     await w.#ready;
     return w;
@@ -85,7 +85,7 @@ export class SqliteIngestWorker {
     });
     this.#ready.then(
       () => {
-        worker.on('message', (reply: GroupReply) => this.#settle(reply));
+        worker.on('message', (reply: GroupReply) => this.#answer(reply));
         // A thread that dies with groups out may have committed them: they are not written again.
         worker.on('error', (err) =>
           this.#failAll(new CommitOutcomeUnknownError(`ingest writer thread failed: ${err.message}`, { cause: err })),
@@ -104,7 +104,7 @@ export class SqliteIngestWorker {
     );
   }
 
-  #settle(reply: GroupReply): void {
+  #answer(reply: GroupReply): void {
     const p = this.#pending.get(reply.id);
     if (!p) return;
     this.#pending.delete(reply.id);

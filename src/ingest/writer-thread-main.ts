@@ -6,44 +6,50 @@
  * so this connection and the main one never contend for SQLite's write lock.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ingestGroup, settleGroup, type SettleRequest } from '../operations/events.js';
 import type { IngestRequest } from '../domain/events.js';
+import type { SettleRequest } from '../operations/events.js';
 import { balanceEffects } from '../operations/effects.js';
 import { Ledger } from '../operations/ledger.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { OutcomeError } from '../domain/outcome.js';
-import type { GroupError, GroupKind, GroupKinds, GroupReply, GroupRequest, WorkerInit } from './protocol.js';
+import { transactionWriters } from './group-commits.js';
+import type {
+  GroupError,
+  GroupKind,
+  GroupKinds,
+  GroupReply,
+  GroupRequest,
+  WorkerInit,
+} from './writer-thread-protocol.js';
 
 const port = parentPort;
-if (!port) throw new Error('ingest-worker/thread.ts runs as a worker thread');
+if (!port) throw new Error('ingest/writer-thread-main.ts runs as a worker thread');
 
 const init = workerData as WorkerInit;
 // The same balance effects as the server's (refill decisions, plan alerts, notifications).
-const ledger = new Ledger(balanceEffects());
 const store = new SqliteStore(init.filename, { reader: false });
+const writers = transactionWriters(store, new Ledger(balanceEffects()));
 
 port.on('message', (msg: GroupRequest | 'close') => {
   if (msg === 'close') {
     void store.close().then(() => process.exit(0));
     return;
   }
-  store
-    .write<GroupKinds[GroupKind]['outcome'][]>((tx) =>
-      msg.kind === 'ingest'
-        ? ingestGroup(ledger.begin(tx, msg.nowMs), msg.requests as IngestRequest[])
-        : settleGroup(ledger.begin(tx, msg.nowMs), msg.requests as SettleRequest[]),
-    )
-    .then(
-      (outcomes) => {
-        try {
-          port.postMessage({ id: msg.id, outcomes } satisfies GroupReply);
-        } catch (err) {
-          // Committed, but the answer cannot be sent: the group must not be written again.
-          port.postMessage({ id: msg.id, error: errorOf(err), committed: true } satisfies GroupReply);
-        }
-      },
-      (err: unknown) => port.postMessage({ id: msg.id, error: errorOf(err) } satisfies GroupReply),
-    );
+  const written: Promise<GroupKinds[GroupKind]['outcome'][]> =
+    msg.kind === 'ingest'
+      ? writers.ingest(msg.nowMs, msg.requests as IngestRequest[])
+      : writers.settle(msg.nowMs, msg.requests as SettleRequest[]);
+  written.then(
+    (outcomes) => {
+      try {
+        port.postMessage({ id: msg.id, outcomes } satisfies GroupReply);
+      } catch (err) {
+        // Committed, but the answer cannot be sent: the group must not be written again.
+        port.postMessage({ id: msg.id, error: errorOf(err), committed: true } satisfies GroupReply);
+      }
+    },
+    (err: unknown) => port.postMessage({ id: msg.id, error: errorOf(err) } satisfies GroupReply),
+  );
 });
 
 function errorOf(err: unknown): GroupError {

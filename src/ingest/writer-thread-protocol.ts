@@ -5,7 +5,7 @@ import type { EventRow } from '../store/types.js';
 import type { IngestResult, SettleRequest } from '../operations/events.js';
 
 export interface WorkerInit {
-  /** URL of thread.ts or thread.js (read by boot-tsx.mjs). */
+  /** URL of writer-thread-main.ts or .js (read by boot-tsx.mjs). */
   entry: string;
   filename: string;
 }

@@ -1,0 +1,119 @@
+/**
+ * The group commits of one server, and the one place that decides how a group is written: on
+ * SQLite's writer thread when the database is a file (COMMIT's fsync never blocks HTTP), otherwise as
+ * one transaction of the store on this thread (PostgreSQL, several groups at once; SQLite in memory).
+ * The server (server.ts), the OpenAPI script and the tests build their group commits here.
+ */
+import type { IngestRequest } from '../domain/events.js';
+import type { Outcome } from '../domain/outcome.js';
+import type { Clock } from '../lib/clock.js';
+import type { Deps } from '../operations/deps.js';
+import {
+  ingestGroup,
+  settleGroup,
+  type EventWriters,
+  type IngestResult,
+  type SettleRequest,
+} from '../operations/events.js';
+import type { Ledger } from '../operations/ledger.js';
+import { SqliteStore } from '../store/sqlite.js';
+import type { EventRow, Store } from '../store/types.js';
+import { GroupCommit, type GroupWriter } from './group-commit.js';
+import { SqliteWriterThread } from './writer-thread.js';
+
+/** Most events one group transaction carries; more waiting requests form the next group. */
+export const GROUP_EVENTS_MAX = 10_000;
+/** Most settles one group transaction carries. */
+export const GROUP_SETTLES_MAX = 1_000;
+
+/** How groups of each kind are written. */
+export interface GroupWriters {
+  ingest: GroupWriter<IngestRequest, Outcome<IngestResult>>;
+  settle: GroupWriter<SettleRequest, Outcome<EventRow>>;
+}
+
+/** Each group one transaction of `store`, posted through `ledger` (this thread's, or the writer thread's own). */
+export function transactionWriters(store: Store, ledger: Ledger): GroupWriters {
+  return {
+    ingest: (nowMs, requests) => store.write((tx) => ingestGroup(ledger.begin(tx, nowMs), requests)),
+    settle: (nowMs, requests) => store.write((tx) => settleGroup(ledger.begin(tx, nowMs), requests)),
+  };
+}
+
+/** Ingest requests, grouped by events (up to GROUP_EVENTS_MAX per group), fair between companies. */
+export class IngestBatcher extends GroupCommit<IngestRequest, Outcome<IngestResult>> {
+  constructor(clock: Clock, concurrency: number, write: GroupWriters['ingest']) {
+    super(
+      clock,
+      concurrency,
+      write,
+      (r) => r.events.length,
+      GROUP_EVENTS_MAX,
+      (r) => r.companyId,
+    );
+  }
+}
+
+/** Settles, grouped (up to GROUP_SETTLES_MAX per group), fair between companies. */
+export class SettleBatcher extends GroupCommit<SettleRequest, Outcome<EventRow>> {
+  constructor(clock: Clock, concurrency: number, write: GroupWriters['settle']) {
+    super(
+      clock,
+      concurrency,
+      write,
+      () => 1,
+      GROUP_SETTLES_MAX,
+      (r) => r.companyId,
+    );
+  }
+}
+
+export interface GroupCommitOptions {
+  /** PostgreSQL's pool: half of it may write groups at once (default 1 group in flight). */
+  pgPoolSize?: number;
+  /** Wraps the writers (the server times groups and counts the events ingested: http/metrics.ts). */
+  instrument?: (writers: GroupWriters) => GroupWriters;
+}
+
+/** The server's ingest and settle group commits, and the writer thread when there is one. */
+export class GroupCommits implements EventWriters {
+  private constructor(
+    readonly events: IngestBatcher,
+    readonly settles: SettleBatcher,
+    private readonly thread: SqliteWriterThread | undefined,
+  ) {}
+
+  static async start(deps: Pick<Deps, 'store' | 'ledger' | 'clock'>, opts: GroupCommitOptions = {}) {
+    const { store } = deps;
+    // SQLite has one writer: groups written on its own thread (a file database), two in flight so
+    // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,
+    // row locks keep them apart.
+    const thread =
+      store instanceof SqliteStore && store.filename !== ':memory:' ? await SqliteWriterThread.start(store) : undefined;
+    const concurrency =
+      store.dialect === 'sqlite' ? (thread ? 2 : 1) : Math.max(1, Math.floor((opts.pgPoolSize ?? 2) / 2));
+    const own: GroupWriters = thread
+      ? { ingest: (nowMs, reqs) => thread.ingest(nowMs, reqs), settle: (nowMs, reqs) => thread.settle(nowMs, reqs) }
+      : transactionWriters(store, deps.ledger);
+    const writers = opts.instrument ? opts.instrument(own) : own;
+    return new GroupCommits(
+      new IngestBatcher(deps.clock, concurrency, writers.ingest),
+      new SettleBatcher(deps.clock, concurrency, writers.settle),
+      thread,
+    );
+  }
+
+  ingest(req: IngestRequest): Promise<Outcome<IngestResult>> {
+    return this.events.submit(req);
+  }
+
+  settle(req: SettleRequest): Promise<Outcome<EventRow>> {
+    return this.settles.submit(req);
+  }
+
+  /** Waits for every queued group to commit, then stops the writer thread. */
+  async close(): Promise<void> {
+    await Promise.all([this.events.drained(), this.settles.drained()]);
+    await this.thread?.close();
+  }
+}
