@@ -217,7 +217,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const deps = opts.deps;
   const keys = new ApiKeyCache(deps, opts.apiKeyCacheMs);
   // A key's last use being written when the server closes is written before the store closes.
-  app.addHook('onClose', async () => keys.settled());
+  app.addHook('onClose', async () => keys.lastUsesWritten());
   const attempts = new AttemptLimiter(opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT, 60_000);
   app.decorateRequest('principal', null);
   app.decorateRequest('session', null);

@@ -49,14 +49,14 @@ export function moneyJobs(deps: Deps, onCharge?: ChargeObserver): Job[] {
       'charges',
       CHARGE_TOPIC_PREFIX,
       async (row) => {
-        const settled = await carryOutCharge(deps, String(row.payload.charge_id), row.attempts);
+        const charge = await carryOutCharge(deps, String(row.payload.charge_id), row.attempts);
         onCharge?.(
           row.topic.slice(CHARGE_TOPIC_PREFIX.length),
-          settled.retryAtMs !== undefined ? 'retry' : settled.status,
+          charge.retryAtMs !== undefined ? 'retry' : charge.status,
         );
-        return settled.retryAtMs !== undefined
-          ? { done: false, retryAtMs: settled.retryAtMs, error: settled.failureMessage ?? 'processor unavailable' }
-          : { done: true };
+        if (charge.retryAtMs !== undefined)
+          return { done: false, retryAtMs: charge.retryAtMs, error: charge.failureMessage ?? 'processor unavailable' };
+        return { done: true, completed: charge.outboxCompleted === true };
       },
       { leaseMs: CHARGE_LEASE_MS, batchSize: CHARGE_BATCH_SIZE, concurrency: CHARGE_CONCURRENCY },
     ),

@@ -1,6 +1,7 @@
 /**
  * A worker over the outbox: claim due rows of one topic (leased, safe across processes), carry
- * each out after the commit that wrote it, then mark it done or schedule its next attempt.
+ * each out after the commit that wrote it, then mark it done (unless the handler did, in its own
+ * transaction) or schedule its next attempt.
  * Handlers run outside any transaction; a crash mid-way leaves the lease to expire and the row
  * to be claimed again, so handlers must be idempotent (processor idempotency keys, webhook ids).
  */
@@ -8,7 +9,11 @@ import type { Deps } from '../operations/deps.js';
 import type { ClaimedOutboxRow } from '../store/types.js';
 import type { Job } from './runner.js';
 
-export type OutboxOutcome = { done: true } | { done: false; retryAtMs: number; error: string };
+/**
+ * What became of a row. `completed`: the handler completed the row itself, in the transaction that
+ * recorded its outcome (a charge), so nothing is left to write.
+ */
+export type OutboxOutcome = { done: true; completed?: boolean } | { done: false; retryAtMs: number; error: string };
 
 export interface OutboxJobOptions {
   /** How long a claim keeps other workers off a row (longer than one handler run can take). */
@@ -44,6 +49,7 @@ export function outboxJob(
               error: err instanceof Error ? err.message : String(err),
             };
           }
+          if (outcome.done && outcome.completed) continue;
           await deps.store.write((tx) =>
             outcome.done
               ? tx.completeOutbox(row.outboxId, deps.clock.now())

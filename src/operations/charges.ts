@@ -6,7 +6,7 @@
  * neither loses nor doubles it. The outbox worker (or, for a mid-month increase, the request
  * itself) calls the processor with the charge id as the idempotency key, then settles the
  * charge in a second transaction: units are added only there, and only on success. Settling
- * locks the balance, then the charge row, and does nothing if another settler got there first.
+ * locks the balance, then the charge row, and does nothing if another request or worker recorded it first.
  */
 import { afterChargeOutcome } from '../domain/refill.js';
 import { refillAt, refillDayOf } from '../domain/monthly.js';
@@ -121,12 +121,12 @@ export type ChargeAttempt =
   /** The processor could not be reached; the same idempotency key may be tried again. */
   | { kind: 'unavailable'; message: string };
 
-/** Carries out one requested charge (the worker's handler): attempt, then settle. */
-export async function carryOutCharge(deps: Deps, chargeId: string, attempts: number): Promise<SettledCharge> {
+/** Carries out one requested charge (the worker's handler): attempt, then record the outcome. */
+export async function carryOutCharge(deps: Deps, chargeId: string, attempts: number): Promise<ChargeOutcome> {
   const charge = await deps.store.read((tx) => tx.findCharge(chargeId));
   if (charge?.status !== 'pending') return { status: charge?.status ?? 'failed' };
   const attempt = await attemptCharge(deps, charge);
-  return settleCharge(deps, chargeId, attempt, { mayRetry: true, attempts });
+  return recordChargeOutcome(deps, chargeId, attempt, { mayRetry: true, attempts });
 }
 
 /** Calls the processor for a pending charge; writes nothing. A 0-cent charge needs no processor. */
@@ -174,25 +174,27 @@ function describeCharge(c: ChargeRow): string {
   }
 }
 
-export interface SettledCharge {
+export interface ChargeOutcome {
   status: ChargeStatus;
   /** Set when the charge stays pending: try again then. */
   retryAtMs?: number;
   failureMessage?: string;
   /** The balance after a refill or proration was applied. */
   balance?: BalanceRow;
+  /** The charge's outbox row was completed with the outcome, in the same transaction. */
+  outboxCompleted?: boolean;
 }
 
 /**
  * Records the outcome of an attempt. `mayRetry`: an unreachable processor leaves the charge
  * pending for another attempt (worker); otherwise (a request waiting for the answer) it fails.
  */
-export async function settleCharge(
+export async function recordChargeOutcome(
   deps: Deps,
   chargeId: string,
   attempt: ChargeAttempt,
   opts: { mayRetry: boolean; attempts: number },
-): Promise<SettledCharge> {
+): Promise<ChargeOutcome> {
   return deps.store.write(async (tx) => {
     const now = deps.clock.now();
     const unlocked = await tx.findCharge(chargeId);
@@ -212,12 +214,14 @@ export async function settleCharge(
       attempt.kind === 'unavailable'
         ? { kind: 'rejected', code: 'processor_unavailable', message: attempt.message }
         : attempt;
-    const settled =
+    const recorded =
       outcome.kind === 'succeeded'
         ? await onSucceeded(deps.ledger.begin(tx, now), charge, locked, outcome.processorRef)
         : await onFailed(tx, now, charge, locked, outcome);
-    if (charge.outboxId !== null) await tx.completeOutbox(charge.outboxId, now);
-    return settled;
+    // The worker's outbox row is done in the same transaction (the worker then writes nothing more).
+    if (charge.outboxId === null) return recorded;
+    await tx.completeOutbox(charge.outboxId, now);
+    return { ...recorded, outboxCompleted: true };
   });
 }
 
@@ -226,7 +230,7 @@ async function onSucceeded(
   charge: ChargeRow,
   locked: Map<string, BalanceRow>,
   processorRef: string | null,
-): Promise<SettledCharge> {
+): Promise<ChargeOutcome> {
   const { tx, nowMs } = p;
   if (charge.reason === 'refill') {
     const { balance, transactionId } = await applyRefill(p, charge, locked);
@@ -249,7 +253,7 @@ async function onFailed(
   charge: ChargeRow,
   locked: Map<string, BalanceRow>,
   outcome: { kind: 'declined' | 'rejected'; code: string; message: string },
-): Promise<SettledCharge> {
+): Promise<ChargeOutcome> {
   const failure = { failureCode: outcome.code, failureMessage: outcome.message, updatedAtMs: nowMs };
   // Plan and overage charges are owed: a declined card leaves them waiting for a new card.
   const status: ChargeStatus =
@@ -305,7 +309,7 @@ async function applyRefill(
   return { balance, transactionId: posted.transactionIds[0]! };
 }
 
-/** What a mid-month increase changes, kept on its charge so that any settler can apply it. */
+/** What a mid-month increase changes, kept on its charge so that whoever records the charge's success applies it. */
 export interface ProrationDetails {
   amount: number;
   usd_charge: number;

@@ -244,7 +244,7 @@ export class ApiKeyCache {
   }
 
   /** Resolves when the `last_used_at` writes begun so far have ended (a key list waits for them). */
-  async settled(): Promise<void> {
+  async lastUsesWritten(): Promise<void> {
     await Promise.all(this.#writes);
   }
 

@@ -7,7 +7,7 @@
  * 2. write a pending `proration` charge whose details say what to apply, with a recovery outbox
  *    row due only after PRORATION_RECOVERY_DELAY_MS;
  * 3. call the processor with the charge id as idempotency key;
- * 4. settle in one transaction: on success the proration is applied (remaining units removed,
+ * 4. record the outcome in one transaction: on success the proration is applied (remaining units removed,
  *    new amount added, one `proration` transaction; refill settings replaced; refill day today)
  *    and the recovery row completed; on failure the charge is marked failed and nothing else changes.
  *
@@ -24,7 +24,7 @@ import { recurringRefillDay } from '../domain/monthly.js';
 import { fail } from '../domain/outcome.js';
 import { parseModifyMidMonthAmounts, prorateMidMonth } from '../domain/proration.js';
 import type { BalanceRow, ChargeRow } from '../store/types.js';
-import { applyProration, attemptCharge, requestCharge, settleCharge, type ProrationDetails } from './charges.js';
+import { applyProration, attemptCharge, requestCharge, recordChargeOutcome, type ProrationDetails } from './charges.js';
 import type { Deps } from './deps.js';
 import { lockBalanceMap } from './ledger.js';
 
@@ -166,7 +166,7 @@ export async function modifyMidMonth(
 }
 
 /**
- * Steps 3 and 4 for a pending charge; for one already settled (by the worker, or by the request
+ * Steps 3 and 4 for a pending charge; for one already recorded (by the worker, or by the request
  * before it died) only its outcome. Declined: 402 and nothing changed.
  */
 async function finishCharge(
@@ -179,10 +179,10 @@ async function finishCharge(
   let balance: BalanceRow | undefined;
   if (status === 'pending') {
     const attempt = await attemptCharge(deps, charge);
-    const settled = await settleCharge(deps, charge.chargeId, attempt, { mayRetry: false, attempts: 1 });
-    status = settled.status;
-    failure = settled.failureMessage ?? null;
-    balance = settled.balance;
+    const recorded = await recordChargeOutcome(deps, charge.chargeId, attempt, { mayRetry: false, attempts: 1 });
+    status = recorded.status;
+    failure = recorded.failureMessage ?? null;
+    balance = recorded.balance;
   }
   if (status !== 'succeeded') {
     fail(

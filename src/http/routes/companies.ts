@@ -67,7 +67,7 @@ export function companyRoutes(scope: FastifyInstance, { deps, keys, signupOpen }
 
   app.get(keysPath, { config: userOrCompany, schema: listApiKeysSchema }, async (request) => {
     await companyAccess(deps, request, request.params.company_id);
-    await keys.settled(); // the uses this process has begun to write, this request's own among them
+    await keys.lastUsesWritten(); // the uses this process has begun to write, this request's own among them
     return { data: (await listApiKeys(deps, request.params.company_id)).map(presentApiKey) };
   });
 
