@@ -13,7 +13,6 @@ import { balanceKey } from '../domain/events.js';
 import type { UsageAddition } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
 import type { BalanceRow, EventRow, TransactionKind, TransactionRow, Tx } from '../store/types.js';
-import { NotificationNotes } from './notifications.js';
 
 export interface PostedEntry {
   accountId: string;
@@ -59,16 +58,31 @@ export class Ledger {
   }
 }
 
-/** The ledger work of one database transaction: its postings and what they have notified. */
+/**
+ * A slot of a posting's memo: what an effect keeps for the rest of its database transaction (the
+ * notifications keep the subscriptions they looked up and the notifications they wrote, to coalesce).
+ * The slot object itself is the key, so two effects never share one by accident of naming.
+ */
+export interface MemoSlot<T> {
+  readonly name: string;
+  create(): T;
+}
+
+/** The ledger work of one database transaction: its postings, and its effects' memo. */
 export class Posting {
-  /** Subscriptions looked up and notifications written in this transaction (for coalescing). */
-  readonly notifications = new NotificationNotes();
+  readonly #memo = new Map<MemoSlot<unknown>, unknown>();
 
   constructor(
     readonly tx: Tx,
     readonly nowMs: number,
     private readonly effects: readonly BalanceEffect[],
   ) {}
+
+  /** This transaction's value of `slot`, created on first use. */
+  memo<T>(slot: MemoSlot<T>): T {
+    if (!this.#memo.has(slot)) this.#memo.set(slot, slot.create());
+    return this.#memo.get(slot) as T;
+  }
 
   /**
    * Applies `deltas` (net amount and pending change per balance key, balances already locked

@@ -2,7 +2,7 @@
  * Writing webhook notifications: every notification is a row of `webhook_deliveries`, written
  * in the database transaction of the change that causes it (so none is lost, even across a
  * crash), and sent later by the delivery worker. Two writers share one per-transaction memo
- * (`NotificationNotes`, carried by the transaction's `Posting`):
+ * (`NotificationNotes`, in the transaction's `Posting` memo):
  * - `writeBalanceNotifications`, a balance effect: `balance_change`, `negative_balance` and
  *   `threshold` (with its own threshold), at most one per subscription and balance per
  *   transaction, carrying the balance after the last change;
@@ -12,10 +12,10 @@
 import { newId } from '../lib/ids.js';
 import type { BalanceRow, Tx, WebhookDeliveryRow, WebhookTarget, WebhookType } from '../store/types.js';
 import { changeNotifies, notificationPayload } from '../webhooks/notifications.js';
-import type { BalanceChange, Posting } from './ledger.js';
+import type { BalanceChange, MemoSlot, Posting } from './ledger.js';
 
 /** What one transaction has already looked up and written. */
-export class NotificationNotes {
+class NotificationNotes {
   /** Company id → its live subscriptions. */
   readonly targets = new Map<string, WebhookTarget[]>();
   /** Subscription + balance → the callback id of the coalesced notification written in this transaction. */
@@ -29,6 +29,9 @@ export class NotificationNotes {
     for (const t of await tx.findWebhookTargets(unknown)) this.targets.get(t.companyId)?.push(t);
   }
 }
+
+/** The notes' slot in each posting's memo. */
+const NOTES: MemoSlot<NotificationNotes> = { name: 'webhook notifications', create: () => new NotificationNotes() };
 
 function delivery(callbackId: string, t: WebhookTarget, payload: string, nowMs: number): WebhookDeliveryRow {
   return {
@@ -65,7 +68,7 @@ function payloadOf(callbackId: string, t: WebhookTarget, b: BalanceRow, nowMs: n
  * same transaction rewrites the body of the notification an earlier one wrote.
  */
 export async function writeBalanceNotifications(p: Posting, changes: BalanceChange[]): Promise<void> {
-  const notes = p.notifications;
+  const notes = p.memo(NOTES);
   await notes.targetsOf(
     p.tx,
     changes.map((c) => c.after.companyId),
@@ -107,9 +110,10 @@ export async function notifyBalance(
   b: BalanceRow,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  await p.notifications.targetsOf(p.tx, [b.companyId]);
+  const notes = p.memo(NOTES);
+  await notes.targetsOf(p.tx, [b.companyId]);
   const inserts: WebhookDeliveryRow[] = [];
-  for (const t of p.notifications.targets.get(b.companyId) ?? []) {
+  for (const t of notes.targets.get(b.companyId) ?? []) {
     if (t.type !== type || (type === 'threshold' && t.threshold !== null)) continue;
     const callbackId = newId('cl');
     inserts.push(delivery(callbackId, t, payloadOf(callbackId, t, b, p.nowMs, extra), p.nowMs));
