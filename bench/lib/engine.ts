@@ -48,7 +48,7 @@ export type { EventRow, Store, TransactionRow, Tx, WebhookDeliveryRow } from '..
 // webhook bench the server's dependencies.
 export { balanceEffects } from '../../src/operations/effects.js';
 export { Ledger as EngineLedger } from '../../src/operations/ledger.js';
-export { DAY_MS } from '../../src/operations/deps.js';
+export { DAY_MS } from '../../src/domain/time.js';
 export { EVENT_MAX_AGE_DAYS_DEFAULT, USAGE_RETENTION_DAYS_DEFAULT } from '../../src/config.js';
 
 // bench/pg-rows.ts measures PostgreSQL's cost per row for the statements the store runs.

@@ -27,6 +27,8 @@ export const USAGE_GROUP_KEYS = ['type', 'denomination', 'account_id'] as const;
 export type UsageGroupKey = (typeof USAGE_GROUP_KEYS)[number];
 /** Most windows one usage request may span. */
 export const USAGE_WINDOWS_MAX = 1000;
+/** Most hourly rollup rows one usage answer may add up (a company grouped by account over a long period). */
+export const USAGE_ROWS_MAX = 200_000;
 
 export interface UsageQueryInput {
   from: string;

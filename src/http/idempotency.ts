@@ -29,7 +29,7 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import type { Deps } from '../operations/deps.js';
 import type { Store } from '../store/types.js';
 import { idempotencyAnswerContext } from '../operations/secrets.js';
-export { IDEMPOTENCY_RETENTION_MS } from '../operations/deps.js';
+export { IDEMPOTENCY_RETENTION_MS } from '../domain/limits.js';
 
 export const IDEMPOTENCY_KEY_LENGTH_MAX = 255;
 /** How long a claim survives its owner without being renewed. */

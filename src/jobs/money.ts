@@ -4,7 +4,7 @@
  * writer), and the charges requested through the outbox. `runDue` runs them in this order until
  * none has work, so a test-clock advance sees every renewal charged and every refill applied.
  */
-import { startDueMonthlyRefill } from '../operations/auto-refill.js';
+import { startDueMonthlyRefill } from '../operations/refills.js';
 import { carryOutCharge, CHARGE_LEASE_MS, CHARGE_TOPIC_PREFIX } from '../operations/charges.js';
 import type { Deps } from '../operations/deps.js';
 import { renewPlanPeriod } from '../operations/plans.js';

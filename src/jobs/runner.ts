@@ -4,8 +4,9 @@
  * clock's advance waits for it); `start` polls on an interval with the injected clock.
  * Jobs claim their rows safely across processes (PostgreSQL SKIP LOCKED, SQLite's single writer).
  */
-import { IDEMPOTENCY_RETENTION_MS, type Deps } from '../operations/deps.js';
-import { expireHolds } from '../operations/holds.js';
+import { IDEMPOTENCY_RETENTION_MS } from '../domain/limits.js';
+import type { Deps } from '../operations/deps.js';
+import { expireHolds } from '../operations/events.js';
 
 export interface Job {
   name: string;

@@ -18,6 +18,7 @@ import { newId } from '../lib/ids.js';
 import type { BalanceRow, ChargeReason, ChargeRow, ChargeStatus, Page, PageResult, Tx } from '../store/types.js';
 import { processorFor } from './secrets.js';
 import type { Deps } from './deps.js';
+import { unknownCursor } from './lookups.js';
 import { lockBalanceMap, type Posting } from './ledger.js';
 import { notifyBalance } from './notifications.js';
 
@@ -362,5 +363,5 @@ export async function listCharges(
     if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
     return tx.listCharges(accountId, page);
   });
-  return result ?? fail('unknown_cursor', 'starting_after names no item of this list', 'starting_after');
+  return result ?? unknownCursor();
 }

@@ -40,12 +40,3 @@ export interface UsageSettings {
   /** BILLING_USAGE_RETENTION_DAYS: rollups of older hours are deleted, and cannot be asked for. */
   retentionMs: number;
 }
-
-export const DAY_MS = 86_400_000;
-
-/** Default and largest page of every list endpoint. */
-export const PAGE_LIMIT_DEFAULT = 20;
-export const PAGE_LIMIT_MAX = 100;
-
-/** How long an Idempotency-Key and its first response are kept (the contract says at least 24 hours). */
-export const IDEMPOTENCY_RETENTION_MS = 48 * 60 * 60 * 1000;

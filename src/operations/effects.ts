@@ -4,7 +4,7 @@
  * state the others wrote). The composition root (server.ts) and the SQLite writer thread build
  * their `Ledger` from this one list.
  */
-import { thresholdRefillEffect } from './auto-refill.js';
+import { thresholdRefillEffect } from './refills.js';
 import type { BalanceEffect } from './ledger.js';
 import { writeBalanceNotifications } from './notifications.js';
 import { planThresholdAlertEffect } from './plans.js';

@@ -1,9 +1,9 @@
 /**
- * Usage events: ingest, read, settle. The ingest path is the hot one: a request is validated by
- * its schema, queued by the group commit (src/ingest), and applied together with every other
- * request that arrived meanwhile, in ONE transaction with a handful of statements for the whole
- * group (ingestGroup, settleGroup); each request is still all-or-nothing, and is answered only
- * after the commit is durable.
+ * Usage events: ingest, read and list, settle, and the expiry of holds. The ingest path is the hot
+ * one: a request is validated by its schema, queued by the group commit (src/ingest), and applied
+ * together with every other request that arrived meanwhile, in ONE transaction with a handful of
+ * statements for the whole group (ingestGroup, settleGroup); each request is still all-or-nothing,
+ * and is answered only after the commit is durable.
  */
 import {
   balanceKey,
@@ -20,9 +20,10 @@ import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Ou
 import type { Price } from '../domain/pricing.js';
 import { usageOf } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
-import type { BalanceKey, EventRow } from '../store/types.js';
+import { parseRfc3339 } from '../domain/time.js';
+import type { BalanceKey, EventFilter, EventRow, EventStateValue, Page, PageResult } from '../store/types.js';
 import type { Deps } from './deps.js';
-import { cancelHolds, expireHolds } from './holds.js';
+import { ownedAccount, unknownCursor } from './lookups.js';
 import { lockBalanceMap, type NetDelta, type Posting, type PostedEntry } from './ledger.js';
 
 export interface IngestResult {
@@ -278,3 +279,121 @@ function notPending(event: EventRow): Failure {
 }
 
 export type { NormalizedEvent };
+
+// ---------------------------------------------------------------------------------------
+// Holds that outlive their hour are cancelled: by the sweeper job, by a read of the balance,
+// by ingest before it gates on a balance, and by settling an expired event.
+
+/** Most holds one sweep transaction cancels; the sweeper loops until none are due. */
+export const EXPIRE_BATCH_MAX = 1000;
+
+/** Cancels expired holds (of `only` balances, or any); returns the events cancelled. */
+export async function expireHolds(p: Posting, only?: BalanceKey[]): Promise<EventRow[]> {
+  const expired = await p.tx.findExpiredHolds(p.nowMs, EXPIRE_BATCH_MAX, only);
+  if (expired.length === 0) return [];
+  await cancelHolds(p, expired);
+  return expired;
+}
+
+/** Releases the holds of these (locked, pending) events and marks them cancelled. */
+export async function cancelHolds(p: Posting, events: EventRow[]): Promise<void> {
+  const { tx, nowMs } = p;
+  const deltas = new Map<string, NetDelta>();
+  for (const e of events) {
+    const key = balanceKey(e.accountId, e.denomination);
+    const d = deltas.get(key) ?? { amount: 0, pending: 0 };
+    d.pending += settleHold(e.costAmount, 'cancelled').pendingDelta;
+    deltas.set(key, d);
+  }
+  const locked = await lockBalanceMap(tx, events);
+  await p.post(locked, [], deltas);
+  await tx.updateEvents(
+    events.map((e) => ({
+      companyId: e.companyId,
+      eventId: e.eventId,
+      state: 'cancelled' as const,
+      costAmount: e.costAmount,
+      updatedAtMs: nowMs,
+    })),
+  );
+}
+
+/** Cancels the account's expired holds (of one balance, or all), if it has any: a read sees no expired hold. */
+export async function expireDueHoldsOfAccount(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination?: string,
+): Promise<void> {
+  const now = deps.clock.now();
+  const due = await deps.store.read(async (tx) => {
+    const account = await tx.findAccount(companyId, accountId);
+    if (!account) return false;
+    const keys =
+      denomination !== undefined
+        ? [{ accountId, denomination }]
+        : (await tx.listBalances(accountId)).map((b) => ({ accountId, denomination: b.denomination }));
+    return (await tx.findExpiredHolds(now, 1, keys)).length > 0;
+  });
+  if (!due) return;
+  await deps.store.write(async (tx) => {
+    const keys =
+      denomination !== undefined
+        ? [{ accountId, denomination }]
+        : (await tx.listBalances(accountId)).map((b) => ({ accountId, denomination: b.denomination }));
+    await expireHolds(deps.ledger.begin(tx, now), keys);
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Event lists
+
+export interface EventListInput {
+  account_id?: string;
+  type?: string;
+  state?: EventStateValue;
+  denomination?: string;
+  from?: string;
+  to?: string;
+}
+
+function instant(text: string | undefined, param: 'from' | 'to'): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseRfc3339(text);
+  if (ms === null) fail('invalid_timestamp', `${param} must be an RFC 3339 date-time`, param);
+  return ms;
+}
+
+/**
+ * Events newest first, of the company or of one account. Holds that expired are cancelled first
+ * (as every read does), so a listed pending event is still holding.
+ */
+export async function listEvents(
+  deps: Deps,
+  companyId: string,
+  input: EventListInput,
+  page: Page,
+): Promise<PageResult<EventRow>> {
+  const filter: EventFilter = {};
+  if (input.account_id !== undefined) {
+    await deps.store.read((tx) => ownedAccount(tx, companyId, input.account_id!));
+    filter.accountId = input.account_id;
+  }
+  if (input.type !== undefined) filter.type = input.type;
+  if (input.state !== undefined) filter.state = input.state;
+  if (input.denomination !== undefined) filter.denomination = input.denomination;
+  const fromMs = instant(input.from, 'from');
+  const toMs = instant(input.to, 'to');
+  if (fromMs !== undefined) filter.fromMs = fromMs;
+  if (toMs !== undefined) filter.toMs = toMs;
+  if (input.state === undefined || input.state === 'pending') {
+    if (filter.accountId !== undefined) await expireDueHoldsOfAccount(deps, companyId, filter.accountId);
+    else {
+      const now = deps.clock.now();
+      if ((await deps.store.read((tx) => tx.findExpiredHolds(now, 1))).length > 0)
+        await deps.store.write((tx) => expireHolds(deps.ledger.begin(tx, now)));
+    }
+  }
+  const result = await deps.store.read((tx) => tx.listEvents(companyId, filter, page));
+  return result ?? unknownCursor();
+}

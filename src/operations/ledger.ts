@@ -12,7 +12,9 @@
 import { balanceKey } from '../domain/events.js';
 import type { UsageAddition } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
-import type { BalanceRow, EventRow, TransactionKind, TransactionRow, Tx } from '../store/types.js';
+import type { BalanceRow, EventRow, Page, TransactionKind, TransactionRow, Tx } from '../store/types.js';
+import type { Deps } from './deps.js';
+import { ownedAccount, unknownCursor } from './lookups.js';
 
 export interface PostedEntry {
   accountId: string;
@@ -150,4 +152,19 @@ export async function lockBalanceMap(
   const sorted = [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, k]) => k);
   const rows = await tx.lockBalances(sorted);
   return new Map(rows.map((r) => [balanceKey(r.accountId, r.denomination), r]));
+}
+
+/** An account's transactions, newest first (of one denomination, or all). */
+export async function listTransactions(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string | undefined,
+  page: Page,
+) {
+  const result = await deps.store.read(async (tx) => {
+    await ownedAccount(tx, companyId, accountId);
+    return tx.listTransactions(accountId, denomination, page);
+  });
+  return result ?? unknownCursor();
 }

@@ -13,6 +13,7 @@ import { newId } from '../lib/ids.js';
 import type { AccountPlanRow, AccountRow, BalanceRow, Page, PageResult, PlanRow, Tx } from '../store/types.js';
 import { recordChargeAwaitingCard, requestCharge, type NewCharge } from './charges.js';
 import type { Deps } from './deps.js';
+import { unknownCursor } from './lookups.js';
 import { lockBalanceMap, type BalanceEffect, type NetDelta, type Posting, type PostedEntry } from './ledger.js';
 import { notifyBalance } from './notifications.js';
 
@@ -57,10 +58,7 @@ export async function getPlan(deps: Deps, companyId: string, planId: string): Pr
 }
 
 export async function listPlans(deps: Deps, companyId: string, page: Page): Promise<PageResult<PlanRow>> {
-  return (
-    (await deps.store.read((tx) => tx.listPlans(companyId, page))) ??
-    fail('unknown_cursor', 'starting_after names no item of this list', 'starting_after')
-  );
+  return (await deps.store.read((tx) => tx.listPlans(companyId, page))) ?? unknownCursor();
 }
 
 /**

@@ -8,7 +8,8 @@ import { fail } from '../domain/outcome.js';
 import { sha256Hex } from '../lib/canonical.js';
 import { hashPassword } from '../lib/password.js';
 import type { CompanyRow, SessionRow, UserRow, UserTokenPurpose } from '../store/types.js';
-import { DAY_MS, type Deps } from './deps.js';
+import { DAY_MS } from '../domain/time.js';
+import type { Deps } from './deps.js';
 import { PASSWORD_LENGTH_MIN, normalizeEmail, splitName } from './identity.js';
 
 /** A session ends 30 days after it began, however active. */

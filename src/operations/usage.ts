@@ -1,11 +1,10 @@
 /**
- * Usage read back (contract "Usage"): event lists and usage by window. Both read committed data
- * written by the same transaction that recorded or settled the events, so an answered request is
- * visible at once, on every process sharing the database. Usage comes from the hourly rollups
- * (store: usage_hours, usage_company_hours), never from scanning events.
+ * Usage read back (contract "Usage"): usage by window and group. It reads the hourly rollups
+ * (store: usage_hours, usage_company_hours), never scanning events, written by the same transaction
+ * that recorded or settled the events: an answered request is visible at once, on every process
+ * sharing the database. (Event lists are the events' own: operations/events.ts.)
  */
 import { fail } from '../domain/outcome.js';
-import { parseRfc3339 } from '../domain/time.js';
 import {
   aggregateUsage,
   pageUsage,
@@ -13,69 +12,10 @@ import {
   type UsageGroup,
   type UsageGroupPosition,
   type UsageQueryInput,
+  USAGE_ROWS_MAX,
 } from '../domain/usage.js';
-import type { EventFilter, EventRow, EventStateValue, Page, PageResult } from '../store/types.js';
-import { expireDueHoldsOfAccount } from './accounts.js';
 import type { Deps } from './deps.js';
-import { expireHolds } from './holds.js';
-
-/** Most hourly rollup rows one usage answer may add up (a company grouped by account over a long period). */
-export const USAGE_ROWS_MAX = 200_000;
-
-export interface EventListInput {
-  account_id?: string;
-  type?: string;
-  state?: EventStateValue;
-  denomination?: string;
-  from?: string;
-  to?: string;
-}
-
-function instant(text: string | undefined, param: 'from' | 'to'): number | undefined {
-  if (text === undefined) return undefined;
-  const ms = parseRfc3339(text);
-  if (ms === null) fail('invalid_timestamp', `${param} must be an RFC 3339 date-time`, param);
-  return ms;
-}
-
-async function requireAccount(deps: Deps, companyId: string, accountId: string): Promise<void> {
-  if (!(await deps.store.read((tx) => tx.findAccount(companyId, accountId))))
-    fail('not_found', `no such account: ${accountId}`, 'account_id');
-}
-
-/**
- * Events newest first, of the company or of one account. Holds that expired are cancelled first
- * (as every read does), so a listed pending event is still holding.
- */
-export async function listEvents(
-  deps: Deps,
-  companyId: string,
-  input: EventListInput,
-  page: Page,
-): Promise<PageResult<EventRow>> {
-  const filter: EventFilter = {};
-  if (input.account_id !== undefined) {
-    await requireAccount(deps, companyId, input.account_id);
-    filter.accountId = input.account_id;
-  }
-  if (input.type !== undefined) filter.type = input.type;
-  if (input.state !== undefined) filter.state = input.state;
-  if (input.denomination !== undefined) filter.denomination = input.denomination;
-  const fromMs = instant(input.from, 'from');
-  const toMs = instant(input.to, 'to');
-  if (fromMs !== undefined) filter.fromMs = fromMs;
-  if (toMs !== undefined) filter.toMs = toMs;
-  if (input.state === undefined || input.state === 'pending') {
-    if (filter.accountId !== undefined) await expireDueHoldsOfAccount(deps, companyId, filter.accountId);
-    else {
-      const now = deps.clock.now();
-      if ((await deps.store.read((tx) => tx.findExpiredHolds(now, 1))).length > 0)
-        await deps.store.write((tx) => expireHolds(deps.ledger.begin(tx, now)));
-    }
-  }
-  const result = await deps.store.read((tx) => tx.listEvents(companyId, filter, page));
-  return result ?? fail('unknown_cursor', 'starting_after names no item of this list', 'starting_after');
-}
+import { ownedAccount } from './lookups.js';
 
 export interface UsageInput extends UsageQueryInput {
   account_id?: string;
@@ -99,7 +39,7 @@ export async function getUsage(
   const parsed = parseUsageQuery(input, earliestMs);
   if (!parsed.ok) fail(parsed.reason, parsed.message, parsed.param);
   const q = parsed.value;
-  if (input.account_id !== undefined) await requireAccount(deps, companyId, input.account_id);
+  if (input.account_id !== undefined) await deps.store.read((tx) => ownedAccount(tx, companyId, input.account_id!));
   const types = listOf(input.type);
   const denominations = listOf(input.denomination);
   const rows = await deps.store.read((tx) =>

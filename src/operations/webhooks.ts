@@ -17,6 +17,7 @@ import { WEBHOOKS_PER_COMPANY_MAX, isWebhookType } from '../webhooks/notificatio
 import { generateWebhookSecret } from '../webhooks/signing.js';
 import { webhookSecretContext } from './secrets.js';
 import type { Deps } from './deps.js';
+import { unknownCursor } from './lookups.js';
 import { DELIVERY_LEASE_MS, sendClaimedDelivery, type WebhookSettings } from './webhook-delivery.js';
 
 export type { WebhookSettings };
@@ -85,10 +86,6 @@ export async function createWebhook(
     await tx.insertWebhookSubscription({ ...row, secret: deps.secrets.seal(secret, webhookSecretContext(webhookId)) });
     return row;
   });
-}
-
-function unknownCursor(): never {
-  fail('unknown_cursor', 'starting_after names no item of this list', 'starting_after');
 }
 
 export async function listWebhooks(

@@ -6,7 +6,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { canonicalJson, sha256Hex } from '../../src/lib/canonical.js';
 import { derivedId } from '../../src/lib/ids.js';
 import { requestCharge } from '../../src/operations/charges.js';
-import { PRORATION_RECOVERY_DELAY_MS } from '../../src/operations/modify-mid-month.js';
+import { PRORATION_RECOVERY_DELAY_MS } from '../../src/operations/refills.js';
 import { HTTP_DIALECTS, assertError, signUpCompany, startHarness, type Harness } from '../support/harness.js';
 import {
   FUTURE_YEAR,

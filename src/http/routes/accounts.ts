@@ -2,7 +2,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { createAccount, getAccount, listAccounts, updateAccount } from '../../operations/accounts.js';
-import { type Deps, PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
+import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
+import type { Deps } from '../../operations/deps.js';
 import type { BalanceRow } from '../../store/types.js';
 import { requireCompany, requireCompanyOfPath } from '../auth.js';
 import { answeredInTransaction } from '../idempotency.js';

@@ -1,7 +1,7 @@
 /** Auto-refill settings of a balance: by its path, or with the denomination in the body. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { putAutoRefill } from '../../operations/auto-refill.js';
+import { putAutoRefill } from '../../operations/refills.js';
 import { requireCompany } from '../auth.js';
 import { presentBalance } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';

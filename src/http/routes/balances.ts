@@ -1,7 +1,7 @@
 /** Balances: create one of a denomination, read it, and credit or debit it by hand. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { adjustBalance, createBalance, getBalance } from '../../operations/accounts.js';
+import { adjustBalance, createBalance, getBalance } from '../../operations/balances.js';
 import { requireCompany } from '../auth.js';
 import { answeredInTransaction } from '../idempotency.js';
 import { presentBalance } from '../present.js';

@@ -2,7 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { listCharges } from '../../operations/charges.js';
-import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
+import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
 import { presentCharge, presentPage } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';

@@ -1,7 +1,7 @@
 /** The mid-month increase of a monthly refill: charged now, prorated against what is left. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { modifyMidMonth } from '../../operations/modify-mid-month.js';
+import { modifyMidMonth } from '../../operations/refills.js';
 import { requireCompany } from '../auth.js';
 import { operationId } from '../idempotency.js';
 import { type RouteContext, companyRoute } from '../route-context.js';

@@ -2,7 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PlanInput } from '../../domain/plans.js';
-import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
+import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { createPlan, getPlan, listPlans } from '../../operations/plans.js';
 import { requireCompany, requireCompanyOfPath } from '../auth.js';
 import { answeredInTransaction } from '../idempotency.js';

@@ -1,8 +1,8 @@
 /** Prices: the unit price of each event type, used when an event carries no cost_override. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { listPrices, putPrice } from '../../operations/accounts.js';
-import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
+import { listPrices, putPrice } from '../../operations/prices.js';
+import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
 import { presentPage, presentPrice } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';

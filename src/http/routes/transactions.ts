@@ -1,8 +1,8 @@
 /** Transactions: an account's ledger, newest first, optionally of one denomination. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { listTransactions } from '../../operations/accounts.js';
-import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
+import { listTransactions } from '../../operations/ledger.js';
+import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
 import { presentPage, presentTransaction } from '../present.js';
 import { type RouteContext, companyRoute } from '../route-context.js';

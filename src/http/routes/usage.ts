@@ -2,8 +2,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { UsageGroup } from '../../domain/usage.js';
-import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
-import { encodeUsageCursor, getUsage, listEvents } from '../../operations/usage.js';
+import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
+import { listEvents } from '../../operations/events.js';
+import { encodeUsageCursor, getUsage } from '../../operations/usage.js';
 import type { EventStateValue } from '../../store/types.js';
 import { requireCompany } from '../auth.js';
 import { toIso } from '../../lib/clock.js';

@@ -1,7 +1,7 @@
 /** Webhook subscriptions, their delivery log and the manual resend. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { PAGE_LIMIT_DEFAULT } from '../../operations/deps.js';
+import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import {
   createWebhook,
   deleteWebhook,

@@ -6,7 +6,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { DENOMINATION_PATTERN } from '../../domain/denomination.js';
 import { CLIENT_EVENT_ID_LENGTH_MAX } from '../../domain/events.js';
 import { METADATA_ENTRIES_MAX, METADATA_LIMITS_TEXT } from '../../domain/metadata.js';
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../operations/deps.js';
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../domain/limits.js';
 import { ERROR_TYPES, type ErrorType } from '../errors.js';
 
 export const Denomination = Type.String({

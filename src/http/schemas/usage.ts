@@ -1,7 +1,7 @@
 /** Usage read back: event lists (company, account) and usage by window (company, account). */
 import { Type } from '@sinclair/typebox';
 import { USAGE_GROUP_KEYS, USAGE_WINDOWS, USAGE_WINDOWS_MAX } from '../../domain/usage.js';
-import { USAGE_ROWS_MAX } from '../../operations/usage.js';
+import { USAGE_ROWS_MAX } from '../../domain/usage.js';
 import { AccountParams, Denomination, PageOf, PageQuery, companyAuth, errorResponses } from './common.js';
 
 const Instant = (what: string) =>

@@ -1,0 +1,95 @@
+/** Balances of an account: created (with an initial grant), read, adjusted. */
+import { balanceKey } from '../domain/events.js';
+import { AMOUNT_MAX } from '../domain/money.js';
+import { fail } from '../domain/outcome.js';
+import type { BalanceRow } from '../store/types.js';
+import type { Deps } from './deps.js';
+import { expireDueHoldsOfAccount } from './events.js';
+import { lockBalanceMap } from './ledger.js';
+import { ownedAccount } from './lookups.js';
+
+export async function createBalance(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  initialAmount: number,
+): Promise<BalanceRow> {
+  return deps.store.write(async (tx) => {
+    await ownedAccount(tx, companyId, accountId);
+    const now = deps.clock.now();
+    const created = await tx.insertBalance({
+      accountId,
+      companyId,
+      denomination,
+      amount: 0,
+      pending: 0,
+      refillThreshold: null,
+      refillAmount: null,
+      refillUsdCents: null,
+      refillOnDay: null,
+      createdAtMs: now,
+    });
+    if (!created)
+      fail(
+        'balance_already_exists',
+        `the account already has a balance of denomination "${denomination}"`,
+        'denomination',
+      );
+    const key = balanceKey(accountId, denomination);
+    const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
+    if (initialAmount === 0) return locked.get(key)!;
+    const after = await deps.ledger
+      .begin(tx, now)
+      .post(
+        locked,
+        [{ accountId, denomination, amount: initialAmount, kind: 'grant', reason: 'initial grant' }],
+        new Map([[key, { amount: initialAmount, pending: 0 }]]),
+      );
+    return after.balances.get(key)!;
+  });
+}
+
+/** A balance as read now: holds that expired are cancelled first, even before the sweeper runs. */
+export async function getBalance(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+): Promise<BalanceRow> {
+  await expireDueHoldsOfAccount(deps, companyId, accountId, denomination);
+  return deps.store.read(async (tx) => {
+    await ownedAccount(tx, companyId, accountId);
+    const balance = await tx.findBalance(accountId, denomination);
+    if (!balance) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+    return balance;
+  });
+}
+
+export async function adjustBalance(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  input: { amount: number; reason?: string },
+): Promise<BalanceRow> {
+  if (input.amount === 0) fail('adjustment_amount_must_not_be_zero', 'an adjustment must change the balance', 'amount');
+  return deps.store.write(async (tx) => {
+    await ownedAccount(tx, companyId, accountId);
+    const key = balanceKey(accountId, denomination);
+    const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
+    const before = locked.get(key);
+    if (!before) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+    const amount = before.amount + input.amount;
+    if (Math.abs(amount) > AMOUNT_MAX || Math.abs(amount - before.pending) > AMOUNT_MAX)
+      fail('amount_out_of_range', 'the adjustment would take the balance beyond the exact integer range', 'amount');
+    const after = await deps.ledger
+      .begin(tx, deps.clock.now())
+      .post(
+        locked,
+        [{ accountId, denomination, amount: input.amount, kind: 'adjustment', reason: input.reason ?? null }],
+        new Map([[key, { amount: input.amount, pending: 0 }]]),
+      );
+    return after.balances.get(key)!;
+  });
+}
