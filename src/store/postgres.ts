@@ -6,7 +6,7 @@
  * business errors. The SQL PostgreSQL runs differently is in postgres/.
  */
 import pg from 'pg';
-import { MIGRATIONS } from './migrations.js';
+import { MIGRATIONS } from './migrations/index.js';
 import { PgExec, isStalePlan } from './postgres/exec.js';
 import { PgTx } from './postgres/tx.js';
 import { CommitOutcomeUnknownError } from './common.js';
