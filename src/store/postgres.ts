@@ -6,16 +6,15 @@
  * business errors. The SQL PostgreSQL runs differently is in postgres/.
  */
 import pg from 'pg';
-import { MIGRATIONS } from './migrations.js';
+import { MIGRATIONS } from './migrations/index.js';
 import { PgExec, isStalePlan } from './postgres/exec.js';
 import { PgTx } from './postgres/tx.js';
 import { CommitOutcomeUnknownError } from './common.js';
 import type { ReadTx, Store, Tx } from './types.js';
 
-// What this module exported before the parts moved to postgres/ (bench/ imports them from here).
-export { pgArrayLiteral, query } from './postgres/exec.js';
+// bench/pg-rows.ts measures the ingest path's statements on a connection of its own (through bench/lib/engine.ts).
+export { query } from './postgres/exec.js';
 export { insertEventsStatement, insertTransactionsStatement, writeLedgerStatement } from './postgres/statements.js';
-export { postgresInList, postgresSeqOrder } from './postgres/tx.js';
 
 /** BIGINT columns hold amounts within the exact integer range: read them as numbers. */
 const INT8_OID = 20;

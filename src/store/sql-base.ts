@@ -6,47 +6,33 @@
  * transaction with a stub executor). Where the dialects differ in what is fast or how rows are
  * locked, sqlite/tx.ts and postgres/tx.ts override a method.
  *
- * Innermost first; an aggregate that calls another's methods comes after it (`eventsSql` needs
- * `applyBalanceDeltas` and `auditMoneyMovement`, and its type says so).
+ * Innermost first; an aggregate that calls another's methods comes after it, and its type says
+ * so (`ledgerSql` needs `insertEvents`, `applyBalanceDeltas`, `addUsage` and `auditMoneyMovement`:
+ * it comes after events, balances, usage and charges).
  */
 import { accountsSql } from './accounts/sql.js';
+import { balancesSql } from './balances/sql.js';
+import { cardsSql } from './cards/sql.js';
 import { chargesSql } from './charges/sql.js';
 import { eventsSql } from './events/sql.js';
 import { idempotencySql } from './idempotency/sql.js';
 import { identitySql } from './identity/sql.js';
+import { ledgerSql } from './ledger/sql.js';
 import { outboxSql } from './outbox/sql.js';
 import { plansSql } from './plans/sql.js';
+import { pricesSql } from './prices/sql.js';
+import { refillsSql } from './refills/sql.js';
 import { sessionsSql } from './sessions/sql.js';
 import { SqlCore } from './sql-core.js';
 import type { Tx } from './types.js';
+import { usageSql } from './usage/sql.js';
 import { webhooksSql } from './webhooks/sql.js';
 
-export abstract class SqlTx
-  extends sessionsSql(
-    outboxSql(webhooksSql(plansSql(eventsSql(chargesSql(accountsSql(idempotencySql(identitySql(SqlCore)))))))),
-  )
-  implements Tx {}
+// Innermost first, in three lines for reading: identity, idempotency, accounts and what an
+// account holds and spends (balances, prices, events, usage); the money around them (cards,
+// refills, charges) and the ledger, which calls into events, balances, usage and charges; then
+// plans, webhooks, the outbox and sessions.
+const UpToUsage = usageSql(eventsSql(pricesSql(balancesSql(accountsSql(idempotencySql(identitySql(SqlCore)))))));
+const UpToLedger = ledgerSql(chargesSql(refillsSql(cardsSql(UpToUsage))));
 
-// What this module exported before the split (bench/lib/growth-explain.ts imports SqlTx and the types).
-export { type SqlExec, type SqlRow, placeholders } from './sql-core.js';
-export { toApiKey, toCompany, toUser } from './identity/sql.js';
-export { toAccount, toBalance } from './accounts/sql.js';
-export {
-  EVENT_COLUMNS,
-  TRANSACTION_COLUMNS,
-  distinctEventKeys,
-  pushEventParams,
-  pushTransactionParams,
-  toEvent,
-  toPrice,
-  toTransaction,
-} from './events/sql.js';
-export { toCharge } from './charges/sql.js';
-export {
-  WEBHOOK_ATTEMPT_COLUMNS,
-  WEBHOOK_DELIVERY_COLUMNS,
-  toWebhookDelivery,
-  toWebhookSubscription,
-  webhookAttemptParams,
-  webhookDeliveryParams,
-} from './webhooks/sql.js';
+export abstract class SqlTx extends sessionsSql(outboxSql(webhooksSql(plansSql(UpToLedger)))) implements Tx {}

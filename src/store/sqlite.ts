@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { MIGRATIONS } from './migrations.js';
+import { MIGRATIONS } from './migrations/index.js';
 import { SqliteExec } from './sqlite/exec.js';
 import { SqliteTx } from './sqlite/tx.js';
 import type { ReadTx, Store, Tx } from './types.js';

@@ -15,9 +15,15 @@
  *
  *   identity/     users, companies, members, API keys
  *   idempotency/  idempotency keys (request replay)
- *   accounts/     accounts and balances (locks, deltas)
- *   events/       events and holds, prices, ledger transactions, writeLedger, the ledger audit
- *   charges/      cards, charges, refill settings and state, the monthly refill schedule
+ *   accounts/     accounts
+ *   balances/     balances: reads, locks, deltas
+ *   prices/       a company's unit price per event type
+ *   events/       events and holds
+ *   usage/        the hourly usage rollups (per account, per company), their retention
+ *   cards/        an account's card on file
+ *   refills/      refill settings and state of a balance, the monthly refill schedule
+ *   charges/      USD charges to a card, the money-movement audit
+ *   ledger/       ledger transactions, writeLedger (the ingest path's whole write), the ledger audit
  *   plans/        plans, account plans, plan balances
  *   webhooks/     subscriptions, deliveries, attempts, claims, retention
  *   outbox/       the outbox (jobs): insert, claims, retention
@@ -30,38 +36,57 @@
  *   postgres/     what PostgreSQL does differently: exec.ts (numbered, prepared, array
  *                 parameters), statements.ts (the ingest path's batch statements), tx.ts
  *   sqlite.ts, postgres.ts   the stores: connections, transactions, migrations on open
- *   open.ts       picks the store from DATABASE_URL; migrations.ts: the schema
+ *   open.ts       picks the store from DATABASE_URL
+ *   migrations/   the schema: one file per migration, index.ts lists them in order
  *
  * Every type is re-exported here: code outside src/store imports only this file.
  */
 import type { AccountsReadTx, AccountsTx } from './accounts/types.js';
+import type { BalancesReadTx, BalancesTx } from './balances/types.js';
+import type { CardsReadTx, CardsTx } from './cards/types.js';
 import type { ChargesReadTx, ChargesTx } from './charges/types.js';
 import type { EventsReadTx, EventsTx } from './events/types.js';
 import type { IdempotencyReadTx, IdempotencyTx } from './idempotency/types.js';
 import type { IdentityReadTx, IdentityTx } from './identity/types.js';
+import type { LedgerReadTx, LedgerTx } from './ledger/types.js';
 import type { OutboxReadTx, OutboxTx } from './outbox/types.js';
 import type { PlansReadTx, PlansTx } from './plans/types.js';
+import type { PricesReadTx, PricesTx } from './prices/types.js';
+import type { RefillsTx } from './refills/types.js';
 import type { SessionsReadTx, SessionsTx } from './sessions/types.js';
+import type { UsageReadTx, UsageTx } from './usage/types.js';
 import type { WebhooksReadTx, WebhooksTx } from './webhooks/types.js';
 
 export type * from './accounts/types.js';
+export type * from './balances/types.js';
+export type * from './cards/types.js';
 export type * from './charges/types.js';
 export type * from './common.js';
 export { CommitOutcomeUnknownError } from './common.js';
 export type * from './events/types.js';
 export type * from './idempotency/types.js';
 export type * from './identity/types.js';
+export type * from './ledger/types.js';
 export type * from './outbox/types.js';
 export type * from './plans/types.js';
+export type * from './prices/types.js';
+export type * from './refills/types.js';
 export type * from './sessions/types.js';
+export type * from './usage/types.js';
 export type * from './webhooks/types.js';
 
+/** Refills have no read of their own: a balance's refill columns are read with it (balances/). */
 export interface ReadTx
   extends IdentityReadTx,
     IdempotencyReadTx,
     AccountsReadTx,
+    BalancesReadTx,
+    PricesReadTx,
     EventsReadTx,
+    UsageReadTx,
+    CardsReadTx,
     ChargesReadTx,
+    LedgerReadTx,
     PlansReadTx,
     WebhooksReadTx,
     OutboxReadTx,
@@ -72,8 +97,14 @@ export interface Tx
     IdentityTx,
     IdempotencyTx,
     AccountsTx,
+    BalancesTx,
+    PricesTx,
     EventsTx,
+    UsageTx,
+    CardsTx,
+    RefillsTx,
     ChargesTx,
+    LedgerTx,
     PlansTx,
     WebhooksTx,
     OutboxTx,

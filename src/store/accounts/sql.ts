@@ -1,10 +1,7 @@
-/**
- * Accounts and balances: row mappers and the SQL both databases share (mixed into SqlTx,
- * sql-base.ts). Locking balances and applying deltas differ by dialect: sqlite/tx.ts, postgres/tx.ts.
- */
+/** Accounts: the row mapper and the SQL both databases share (mixed into SqlTx, sql-base.ts). */
 import type { Page } from '../common.js';
-import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
-import type { AccountRow, AccountsTx, BalanceDelta, BalanceKey, BalanceRow, NewBalanceRow } from './types.js';
+import { json, jsonOrNull, num, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
+import type { AccountRow, AccountsTx } from './types.js';
 
 export const toAccount = (r: SqlRow): AccountRow => ({
   accountId: String(r.account_id),
@@ -15,28 +12,6 @@ export const toAccount = (r: SqlRow): AccountRow => ({
   processorId: strOrNull(r.processor_id),
   planId: strOrNull(r.plan_id),
   createdAtMs: num(r.created_at),
-});
-export const toBalance = (r: SqlRow): BalanceRow => ({
-  accountId: String(r.account_id),
-  companyId: String(r.company_id),
-  denomination: String(r.denomination),
-  amount: num(r.amount),
-  pending: num(r.pending),
-  refillThreshold: numOrNull(r.refill_threshold),
-  refillAmount: numOrNull(r.refill_amount),
-  refillUsdCents: numOrNull(r.refill_usd_amount),
-  refillOnDay: strOrNull(r.refill_on_day),
-  createdAtMs: num(r.created_at),
-  // Money movement: every field always filled, in one object literal (no spread of another per row).
-  refillMonthly: Boolean(r.refill_monthly),
-  monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at),
-  nextRefillAtMs: numOrNull(r.next_refill_at),
-  refillChargeId: strOrNull(r.refill_charge_id),
-  consecutiveDeclines: num(r.consecutive_declines ?? 0),
-  autoRefillPaused: Boolean(r.auto_refill_paused),
-  planIncluded: numOrNull(r.plan_included),
-  planAlertPercentage: strOrNull(r.plan_alert_percentage),
-  planAlerted: Boolean(r.plan_alerted),
 });
 
 export function accountsSql<Base extends SqlBase>(base: Base) {
@@ -80,25 +55,6 @@ export function accountsSql<Base extends SqlBase>(base: Base) {
       );
       return { rows: rows.slice(0, page.limit).map(toAccount), hasMore: rows.length > page.limit };
     }
-    async findBalance(accountId: string, denomination: string) {
-      const r = await this.one('SELECT * FROM balances WHERE account_id = ? AND denomination = ?', [
-        accountId,
-        denomination,
-      ]);
-      return r && toBalance(r);
-    }
-    async listBalances(accountId: string) {
-      return (await this.db.all('SELECT * FROM balances WHERE account_id = ? ORDER BY denomination', [accountId])).map(
-        toBalance,
-      );
-    }
-    async listBalancesOfAccounts(accountIds: string[]) {
-      if (accountIds.length === 0) return [];
-      const [inIds, params] = this.inList('account_id', accountIds);
-      return (await this.db.all(`SELECT * FROM balances WHERE ${inIds} ORDER BY account_id, denomination`, params)).map(
-        toBalance,
-      );
-    }
 
     async insertAccount(a: AccountRow) {
       await this.db.run(
@@ -114,27 +70,6 @@ export function accountsSql<Base extends SqlBase>(base: Base) {
         [a.name, a.email, json(a.metadata), a.processorId, a.planId, a.accountId, a.companyId],
       );
     }
-    async insertBalance(b: NewBalanceRow) {
-      const changed = await this.db.run(
-        'INSERT INTO balances (account_id, denomination, company_id, amount, pending, refill_threshold, ' +
-          `refill_amount, refill_usd_amount, refill_on_day, created_at)
-       VALUES (?, ?, ?, 0, 0, ?, ?, ?, ?, ?) ON CONFLICT (account_id, denomination) DO NOTHING`,
-        [
-          b.accountId,
-          b.denomination,
-          b.companyId,
-          b.refillThreshold,
-          b.refillAmount,
-          b.refillUsdCents,
-          b.refillOnDay,
-          b.createdAtMs,
-        ],
-      );
-      return changed > 0;
-    }
-    /** The dialect's: PostgreSQL locks `FOR UPDATE` in key order; SQLite's writer holds the only lock. */
-    abstract lockBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
-    abstract applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;
   }
   return AccountsSql;
 }

@@ -1,19 +1,7 @@
-/** Charges and refills: row mappers and the SQL both databases share (mixed into SqlTx, sql-base.ts). */
-import { toBalance } from '../accounts/sql.js';
+/** Charges: the row mapper and the SQL both databases share (mixed into SqlTx, sql-base.ts). */
 import type { AuditViolation, Page } from '../common.js';
 import { num, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
-import type { CardRow, ChargeChanges, ChargeRow, ChargesTx, RefillSettings } from './types.js';
-
-const toCard = (r: SqlRow): CardRow => ({
-  accountId: String(r.account_id),
-  companyId: String(r.company_id),
-  paymentMethodId: String(r.payment_method_id),
-  brand: String(r.brand),
-  last4: String(r.last4),
-  expMonth: num(r.exp_month),
-  expYear: num(r.exp_year),
-  createdAtMs: num(r.created_at),
-});
+import type { ChargeChanges, ChargeRow, ChargesTx } from './types.js';
 
 export const toCharge = (r: SqlRow): ChargeRow => ({
   chargeId: String(r.charge_id),
@@ -35,10 +23,6 @@ export const toCharge = (r: SqlRow): ChargeRow => ({
 
 export function chargesSql<Base extends SqlBase>(base: Base) {
   abstract class ChargesSql extends base implements ChargesTx {
-    async findCard(accountId: string) {
-      const r = await this.one('SELECT * FROM cards WHERE account_id = ?', [accountId]);
-      return r && toCard(r);
-    }
     async findCharge(chargeId: string) {
       const r = await this.one('SELECT * FROM charges WHERE charge_id = ?', [chargeId]);
       return r && toCharge(r);
@@ -116,19 +100,6 @@ export function chargesSql<Base extends SqlBase>(base: Base) {
       return out;
     }
 
-    async upsertCard(c: CardRow) {
-      await this.db.run(
-        'INSERT INTO cards (account_id, company_id, payment_method_id, brand, last4, exp_month, exp_year, ' +
-          `created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (account_id) DO UPDATE SET payment_method_id = excluded.payment_method_id, ` +
-          `brand = excluded.brand, last4 = excluded.last4,
-         exp_month = excluded.exp_month, exp_year = excluded.exp_year, created_at = excluded.created_at`,
-        [c.accountId, c.companyId, c.paymentMethodId, c.brand, c.last4, c.expMonth, c.expYear, c.createdAtMs],
-      );
-    }
-    async deleteCard(accountId: string) {
-      await this.db.run('DELETE FROM cards WHERE account_id = ?', [accountId]);
-    }
     async insertCharges(rows: ChargeRow[]) {
       for (const c of rows) {
         await this.db.run(
@@ -187,67 +158,6 @@ export function chargesSql<Base extends SqlBase>(base: Base) {
           [accountId],
         )
       ).map(toCharge);
-    }
-    async updateRefillSettings(accountId: string, denomination: string, s: RefillSettings) {
-      await this.db.run(
-        'UPDATE balances SET refill_threshold = ?, refill_amount = ?, refill_usd_amount = ?, refill_on_day = ?, ' +
-          `refill_monthly = ?, monthly_anchor_at = ?, next_refill_at = ?
-       WHERE account_id = ? AND denomination = ?`,
-        [
-          s.refillThreshold,
-          s.refillAmount,
-          s.refillUsdCents,
-          s.refillOnDay,
-          this.bool(s.refillMonthly),
-          s.monthlyAnchorAtMs,
-          s.nextRefillAtMs,
-          accountId,
-          denomination,
-        ],
-      );
-    }
-    async updateRefillState(
-      accountId: string,
-      denomination: string,
-      s: {
-        refillChargeId?: string | null;
-        consecutiveDeclines?: number;
-        autoRefillPaused?: boolean;
-        nextRefillAtMs?: number | null;
-      },
-    ) {
-      const sets: string[] = [];
-      const params: unknown[] = [];
-      if (s.refillChargeId !== undefined) {
-        sets.push('refill_charge_id = ?');
-        params.push(s.refillChargeId);
-      }
-      if (s.consecutiveDeclines !== undefined) {
-        sets.push('consecutive_declines = ?');
-        params.push(s.consecutiveDeclines);
-      }
-      if (s.autoRefillPaused !== undefined) {
-        sets.push('auto_refill_paused = ?');
-        params.push(this.bool(s.autoRefillPaused));
-      }
-      if (s.nextRefillAtMs !== undefined) {
-        sets.push('next_refill_at = ?');
-        params.push(s.nextRefillAtMs);
-      }
-      if (sets.length === 0) return;
-      await this.db.run(`UPDATE balances SET ${sets.join(', ')} WHERE account_id = ? AND denomination = ?`, [
-        ...params,
-        accountId,
-        denomination,
-      ]);
-    }
-    async claimDueMonthlyRefill(nowMs: number) {
-      const r = await this.one(
-        `SELECT * FROM balances WHERE next_refill_at IS NOT NULL AND next_refill_at <= ? AND refill_charge_id IS NULL
-       ORDER BY next_refill_at LIMIT 1${this.skipLocked()}`,
-        [nowMs],
-      );
-      return r && toBalance(r);
     }
   }
   return ChargesSql;

@@ -1,12 +1,17 @@
 /**
  * The ingest path's batch writes as single statements (arrays unnested server-side), built from
- * rows: events, ledger transactions, balance deltas, and all three at once (`writeLedger`). Also
- * measured by bench/pg-rows.ts.
+ * rows: events, ledger transactions, balance deltas, usage rollups, and all of them at once
+ * (`writeLedger`). One file for the aggregates they write because `writeLedger` composes the
+ * others into one statement. Also measured by bench/pg-rows.ts.
  */
 import { balanceKey } from '../../lib/keys.js';
-import type { BalanceDelta } from '../accounts/types.js';
-import { EVENT_COLUMNS, TRANSACTION_COLUMNS, companyUsage } from '../events/sql.js';
-import type { EventRow, TransactionRow, UsageRow } from '../events/types.js';
+import type { BalanceDelta } from '../balances/types.js';
+import { EVENT_COLUMNS } from '../events/sql.js';
+import type { EventRow } from '../events/types.js';
+import { TRANSACTION_COLUMNS } from '../ledger/sql.js';
+import type { TransactionRow } from '../ledger/types.js';
+import { companyUsage } from '../usage/sql.js';
+import type { UsageRow } from '../usage/types.js';
 
 /**
  * A NOT NULL column of a batch as `[array, scalar]`. When every row holds the same value (the

@@ -2,11 +2,13 @@
  * PgTx: the shared SQL (SqlTx) with what PostgreSQL does differently, by aggregate: lists as
  * arrays, row locks (`FOR UPDATE`, `SKIP LOCKED`), and batches written with one statement each.
  */
-import { toBalance } from '../accounts/sql.js';
-import type { BalanceDelta, BalanceKey } from '../accounts/types.js';
+import { toBalance } from '../balances/sql.js';
+import type { BalanceDelta, BalanceKey } from '../balances/types.js';
 import { distinctEventKeys, toEvent } from '../events/sql.js';
-import type { EventKey, EventRow, EventStateValue, TransactionRow, UsageRow } from '../events/types.js';
+import type { EventKey, EventRow, EventStateValue } from '../events/types.js';
+import type { TransactionRow } from '../ledger/types.js';
 import { SqlTx } from '../sql-base.js';
+import type { UsageRow } from '../usage/types.js';
 import type { WebhookDeliveryRow, WebhookDeliveryUpdate, WebhookTarget } from '../webhooks/types.js';
 import { WEBHOOK_ATTEMPT_COLUMNS, WEBHOOK_DELIVERY_COLUMNS } from '../webhooks/sql.js';
 import {
@@ -19,19 +21,6 @@ import {
   writeLedgerStatement,
 } from './statements.js';
 
-/**
- * Lists, and the leading key of keyset pages, as `= ANY(array)`. For a page, with the key also
- * named in ORDER BY, the planner walks the (key…, seq) index instead of the primary key
- * filtered: 61 ms → 0.05 ms for the first page of a 300,000-transaction account whose rows are
- * old. (Exported for the growth bench's plan check, which runs the shared SQL as PgTx does.)
- */
-export function postgresInList(column: string, values: readonly string[]): [string, unknown[]] {
-  return [`${column} = ANY(?::text[])`, [values]];
-}
-export function postgresSeqOrder(leadingColumn: string): string {
-  return `${leadingColumn} DESC, seq DESC`;
-}
-
 /** The company-rollup shard of one statement (statements.ts). */
 const usageShard = (): number => Math.floor(Math.random() * USAGE_COMPANY_SHARDS);
 
@@ -40,11 +29,17 @@ export class PgTx extends SqlTx {
   protected bool(b: boolean) {
     return b;
   }
+  /**
+   * Lists, and the leading key of keyset pages, as `= ANY(array)`. For a page, with the key also
+   * named in ORDER BY (seqOrder), the planner walks the (key…, seq) index instead of the primary
+   * key filtered: 61 ms → 0.05 ms for the first page of a 300,000-transaction account whose rows
+   * are old.
+   */
   protected override inList(column: string, values: readonly string[]): [string, unknown[]] {
-    return postgresInList(column, values);
+    return [`${column} = ANY(?::text[])`, [values]];
   }
   protected override seqOrder(leadingColumn: string): string {
-    return postgresSeqOrder(leadingColumn);
+    return `${leadingColumn} DESC, seq DESC`;
   }
   protected override skipLocked(): string {
     return ' FOR UPDATE SKIP LOCKED';
@@ -63,7 +58,7 @@ export class PgTx extends SqlTx {
     );
   }
 
-  // --- accounts and balances
+  // --- balances
   async lockBalances(keys: BalanceKey[]) {
     if (keys.length === 0) return [];
     const rows = await this.db.all(
@@ -79,35 +74,10 @@ export class PgTx extends SqlTx {
     return (await this.db.all(APPLY_BALANCE_DELTAS, balanceDeltaParams(input))).map(toBalance);
   }
 
-  // --- events and the ledger
-  /**
-   * The ingest path's write as ONE statement: the events, the balance deltas and the ledger rows
-   * in data-modifying CTEs, each of which PostgreSQL runs exactly once and to completion,
-   * referenced or not. Two round trips fewer per group than three statements, and one
-   * statement's overhead instead of three (bench/pg-rows.ts: `write-ledger` against `both-separately`).
-   */
-  override async writeLedger(
-    events: EventRow[],
-    deltas: BalanceDelta[],
-    transactions: TransactionRow[],
-    usage: UsageRow[] = [],
-  ) {
-    if (events.length === 0 && transactions.length === 0 && usage.length === 0) return this.applyBalanceDeltas(deltas);
-    return (await this.db.all(...writeLedgerStatement(events, deltas, transactions, usage, usageShard()))).map(
-      toBalance,
-    );
-  }
-  async addUsage(rows: UsageRow[]) {
-    if (rows.length === 0) return;
-    for (const statement of addUsageStatements(rows, usageShard())) await this.db.run(...statement);
-  }
+  // --- events
   async insertEvents(rows: EventRow[]) {
     if (rows.length === 0) return;
     await this.db.run(...insertEventsStatement(rows));
-  }
-  async insertTransactions(rows: TransactionRow[]) {
-    if (rows.length === 0) return;
-    await this.db.run(...insertTransactionsStatement(rows));
   }
   override async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
     if (only === undefined) {
@@ -159,6 +129,35 @@ export class PgTx extends SqlTx {
         [keys.map((k) => k.companyId), keys.map((k) => k.eventId)],
       )
     ).map(toEvent);
+  }
+
+  // --- the ledger
+  async insertTransactions(rows: TransactionRow[]) {
+    if (rows.length === 0) return;
+    await this.db.run(...insertTransactionsStatement(rows));
+  }
+  /**
+   * The ingest path's write as ONE statement: the events, the balance deltas and the ledger rows
+   * in data-modifying CTEs, each of which PostgreSQL runs exactly once and to completion,
+   * referenced or not. Two round trips fewer per group than three statements, and one
+   * statement's overhead instead of three (bench/pg-rows.ts: `write-ledger` against `both-separately`).
+   */
+  override async writeLedger(
+    events: EventRow[],
+    deltas: BalanceDelta[],
+    transactions: TransactionRow[],
+    usage: UsageRow[] = [],
+  ) {
+    if (events.length === 0 && transactions.length === 0 && usage.length === 0) return this.applyBalanceDeltas(deltas);
+    return (await this.db.all(...writeLedgerStatement(events, deltas, transactions, usage, usageShard()))).map(
+      toBalance,
+    );
+  }
+
+  // --- usage
+  async addUsage(rows: UsageRow[]) {
+    if (rows.length === 0) return;
+    for (const statement of addUsageStatements(rows, usageShard())) await this.db.run(...statement);
   }
 
   // --- webhooks: one statement per batch instead of one round trip per row.

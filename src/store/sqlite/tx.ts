@@ -4,20 +4,16 @@
  * statements run synchronously on prepared statements (SqliteExec).
  */
 import { balanceKey } from '../../lib/keys.js';
-import { toBalance } from '../accounts/sql.js';
-import type { BalanceDelta, BalanceKey, BalanceRow } from '../accounts/types.js';
-import {
-  companyUsage,
-  EVENT_COLUMNS,
-  TRANSACTION_COLUMNS,
-  distinctEventKeys,
-  pushEventParams,
-  pushTransactionParams,
-  toEvent,
-} from '../events/sql.js';
-import type { EventKey, EventRow, TransactionRow, UsageRow } from '../events/types.js';
+import { toBalance } from '../balances/sql.js';
+import type { BalanceDelta, BalanceKey, BalanceRow } from '../balances/types.js';
+import { EVENT_COLUMNS, distinctEventKeys, pushEventParams, toEvent } from '../events/sql.js';
+import type { EventKey, EventRow } from '../events/types.js';
+import { TRANSACTION_COLUMNS, pushTransactionParams } from '../ledger/sql.js';
+import type { TransactionRow } from '../ledger/types.js';
 import { SqlTx } from '../sql-base.js';
 import { placeholders } from '../sql-core.js';
+import { companyUsage } from '../usage/sql.js';
+import type { UsageRow } from '../usage/types.js';
 import type { SqliteExec } from './exec.js';
 
 /**
@@ -34,7 +30,7 @@ export class SqliteTx extends SqlTx {
     return b ? 1 : 0;
   }
 
-  // --- accounts and balances
+  // --- balances
   async lockBalances(keys: BalanceKey[]) {
     // The IMMEDIATE transaction already holds SQLite's single write lock: reading is locking.
     // One query per 500 accounts (the primary key's prefix), not one per key.
@@ -65,7 +61,7 @@ export class SqliteTx extends SqlTx {
     return this.lockBalances(deltas);
   }
 
-  // --- events and the ledger
+  // --- events
   override async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
     // Ingest asks for every balance of its group; holds are rarely due (the sweeper cancels
     // them), so one probe of the expiry index usually answers for all of them.
@@ -80,9 +76,25 @@ export class SqliteTx extends SqlTx {
   async insertEvents(rows: EventRow[]) {
     this.#insertMany('events', EVENT_COLUMNS, 15, rows, (e, p) => pushEventParams(e, this.bool, p));
   }
+  async lockEvents(keys: EventKey[]) {
+    // The IMMEDIATE transaction already holds the write lock; a primary-key probe each.
+    const out: EventRow[] = [];
+    for (const k of distinctEventKeys(keys)) {
+      const r = this.db.allSync('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [
+        k.companyId,
+        k.eventId,
+      ])[0];
+      if (r) out.push(toEvent(r));
+    }
+    return out;
+  }
+
+  // --- the ledger
   async insertTransactions(rows: TransactionRow[]) {
     this.#insertMany('transactions', TRANSACTION_COLUMNS, 9, rows, pushTransactionParams);
   }
+
+  // --- usage
   /**
    * Both rollups by multi-row upserts; quantities add exactly through `decimal_add` (registered
    * on every connection, sqlite.ts). One writer: the company rollup needs no shards (shard 0).
@@ -134,6 +146,8 @@ export class SqliteTx extends SqlTx {
     }
     return deleted;
   }
+
+  // --- the batch inserts of events, ledger rows and usage
   /**
    * Multi-row INSERTs in order (`seq` follows the rows' order, which balance_after chains rely
    * on), parameters pushed straight into one flat array per statement: the hot path's rows.
@@ -153,18 +167,6 @@ export class SqliteTx extends SqlTx {
       for (let j = i; j < end; j++) push(rows[j]!, params);
       this.db.prepare(insertSql(table, columns, width, end - i, onConflict)).run(params);
     }
-  }
-  async lockEvents(keys: EventKey[]) {
-    // The IMMEDIATE transaction already holds the write lock; a primary-key probe each.
-    const out: EventRow[] = [];
-    for (const k of distinctEventKeys(keys)) {
-      const r = this.db.allSync('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [
-        k.companyId,
-        k.eventId,
-      ])[0];
-      if (r) out.push(toEvent(r));
-    }
-    return out;
   }
 }
 

@@ -1,0 +1,92 @@
+/**
+ * Balances: what an account holds of each denomination (`amount`, and `pending`: held by pending
+ * events). Balances change only through `applyBalanceDeltas` (or `writeLedger`, ledger/types.ts)
+ * after `lockBalances`, with ledger rows appended in the same transaction.
+ *
+ * A balance row also carries its refill settings and state (written by refills/) and its plan
+ * columns (written by plans/): every read of a balance fills them, and nothing here writes them.
+ */
+
+export interface BalanceRow {
+  accountId: string;
+  companyId: string;
+  denomination: string;
+  amount: number;
+  pending: number;
+  refillThreshold: number | null;
+  refillAmount: number | null;
+  refillUsdCents: number | null;
+  refillOnDay: string | null;
+  createdAtMs: number;
+  // --- money movement: filled by every read of a balance row (their columns' defaults on a new balance)
+  /** Monthly refill switched on. */
+  refillMonthly: boolean;
+  /** Start instant of the monthly schedule (the day rule counts from it). */
+  monthlyAnchorAtMs: number | null;
+  /** When the next monthly refill is due. */
+  nextRefillAtMs: number | null;
+  /** The refill charge in flight for this balance (at most one), or null. */
+  refillChargeId: string | null;
+  consecutiveDeclines: number;
+  /** Threshold and monthly refills stopped after repeated declines, until a new card is attached. */
+  autoRefillPaused: boolean;
+  /**
+   * Plan balances: the included amount per period, the alert percentage, and whether it was
+   * alerted this period.
+   */
+  planIncluded: number | null;
+  planAlertPercentage: string | null;
+  planAlerted: boolean;
+}
+
+/** The money-movement fields of a balance row: set by refills/ and plans/ methods, never by insertBalance. */
+type BalanceMoneyFields =
+  | 'refillMonthly'
+  | 'monthlyAnchorAtMs'
+  | 'nextRefillAtMs'
+  | 'refillChargeId'
+  | 'consecutiveDeclines'
+  | 'autoRefillPaused'
+  | 'planIncluded'
+  | 'planAlertPercentage'
+  | 'planAlerted';
+
+/**
+ * A balance as code builds it for `insertBalance`: the money-movement fields may be left out
+ * (insertBalance writes none of them; a new balance starts with their columns' defaults).
+ */
+export type NewBalanceRow = Omit<BalanceRow, BalanceMoneyFields> & Partial<Pick<BalanceRow, BalanceMoneyFields>>;
+
+export interface BalanceDelta {
+  accountId: string;
+  denomination: string;
+  amount: number;
+  pending: number;
+}
+
+export interface BalanceKey {
+  accountId: string;
+  denomination: string;
+}
+
+export interface BalancesReadTx {
+  findBalance(accountId: string, denomination: string): Promise<BalanceRow | undefined>;
+  listBalances(accountId: string): Promise<BalanceRow[]>;
+  /** The balances of several accounts (a page of them) in one query, by account then denomination. */
+  listBalancesOfAccounts(accountIds: string[]): Promise<BalanceRow[]>;
+}
+
+export interface BalancesTx extends BalancesReadTx {
+  /** Inserts a zero balance; returns false when that balance already exists. */
+  insertBalance(row: NewBalanceRow): Promise<boolean>;
+  /**
+   * Locks the balances (PostgreSQL: `SELECT … FOR UPDATE` in sorted key order) and returns
+   * them. Missing keys are simply absent from the result.
+   */
+  lockBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
+  /**
+   * `amount = amount + Δ, pending = pending + Δ` for each (already locked) balance; returns each
+   * changed balance once, as after every delta.
+   */
+  applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;
+}

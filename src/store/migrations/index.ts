@@ -1,0 +1,37 @@
+/**
+ * Schema migrations, one list for both databases, one file per migration. Each step has the SQL
+ * of each dialect; the differences are kept to types (identity columns, booleans, doubles:
+ * `both`, migration.ts). Applied at start, in order, each once (recorded by id in
+ * schema_migrations): a migration's id, and what it did to existing databases, never change; a
+ * new one goes at the end, in a file of its own.
+ */
+import { coreLedger } from './001-core-ledger.js';
+import { moneyMovement } from './002-money-movement.js';
+import { webhooks } from './003-webhooks.js';
+import { leanLedgerIndexes } from './004-lean-ledger-indexes.js';
+import { byteOrderText } from './005-byte-order-text.js';
+import { naturalKeysForLedgerRows } from './006-natural-keys-for-ledger-rows.js';
+import { retentionIndexes } from './007-retention-indexes.js';
+import { usage } from './008-usage.js';
+import { idempotencyLease } from './009-idempotency-lease.js';
+import { sessions } from './010-sessions.js';
+import { clusteredUsageRollups } from './011-clustered-usage-rollups.js';
+import { apiKeyLastUsed } from './012-api-key-last-used.js';
+import type { Migration } from './migration.js';
+
+export type { Migration } from './migration.js';
+
+export const MIGRATIONS: Migration[] = [
+  coreLedger,
+  moneyMovement,
+  webhooks,
+  leanLedgerIndexes,
+  byteOrderText,
+  naturalKeysForLedgerRows,
+  retentionIndexes,
+  usage,
+  idempotencyLease,
+  sessions,
+  clusteredUsageRollups,
+  apiKeyLastUsed,
+];

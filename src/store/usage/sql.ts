@@ -1,0 +1,106 @@
+/**
+ * Usage: the row mapper, the company rollup of a group's rows, and the SQL both databases share
+ * (mixed into SqlTx, sql-base.ts). The rollup upserts and (on SQLite) retention's deletes differ
+ * by dialect: sqlite/tx.ts, postgres/tx.ts and postgres/statements.ts.
+ */
+import { addDecimal, formatDecimal, parseDecimal, type Decimal } from '../../lib/decimal.js';
+import { num, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
+import type { UsageFilter, UsageRow, UsageTx } from './types.js';
+
+export const toUsage = (r: SqlRow): UsageRow => ({
+  companyId: String(r.company_id),
+  accountId: strOrNull(r.account_id),
+  denomination: String(r.denomination),
+  type: String(r.type),
+  hourMs: num(r.hour),
+  events: num(r.events),
+  quantity: String(r.quantity),
+  cost: num(r.cost),
+});
+
+/**
+ * The company-wide rollup rows of a group's per-account usage: summed per (company, hour,
+ * denomination, type), exactly, in key order (the order their row locks are taken).
+ */
+export function companyUsage(rows: UsageRow[]): UsageRow[] {
+  const sums = new Map<string, UsageRow & { exact: Decimal }>();
+  for (const r of rows) {
+    const key = `${r.companyId}\u0000${r.hourMs}\u0000${r.denomination}\u0000${r.type}`;
+    const q = parseDecimal(r.quantity);
+    if (q === null) throw new Error(`usage: quantity ${r.quantity} is not a decimal`);
+    const s = sums.get(key);
+    if (s) {
+      s.events += r.events;
+      s.cost += r.cost;
+      s.exact = addDecimal(s.exact, q);
+    } else sums.set(key, { ...r, accountId: null, exact: q });
+  }
+  return [...sums.values()]
+    .map(({ exact, ...r }) => ({ ...r, quantity: formatDecimal(exact) }))
+    .sort((a, b) =>
+      compareKeys([a.companyId, a.hourMs, a.denomination, a.type], [b.companyId, b.hourMs, b.denomination, b.type]),
+    );
+}
+
+function compareKeys(a: (string | number)[], b: (string | number)[]): number {
+  for (let i = 0; i < a.length; i++) {
+    if (a[i]! < b[i]!) return -1;
+    if (a[i]! > b[i]!) return 1;
+  }
+  return 0;
+}
+
+export function usageSql<Base extends SqlBase>(base: Base) {
+  abstract class UsageSql extends base implements UsageTx {
+    async listUsage(filter: UsageFilter, limit: number) {
+      const where = ['hour >= ?', 'hour < ?'];
+      const params: unknown[] = [filter.fromMs, filter.toMs];
+      let table = 'usage_company_hours';
+      let columns = 'company_id, NULL AS account_id';
+      if (filter.accountId !== undefined) {
+        table = 'usage_hours';
+        columns = 'company_id, account_id';
+        where.unshift('account_id = ?');
+        params.unshift(filter.accountId);
+      } else {
+        where.unshift('company_id = ?');
+        params.unshift(filter.companyId);
+        if (filter.byAccount) {
+          table = 'usage_hours';
+          columns = 'company_id, account_id';
+        }
+      }
+      for (const [column, values] of [
+        ['type', filter.types],
+        ['denomination', filter.denominations],
+      ] as const) {
+        if (values === undefined) continue;
+        const [sql, p] = this.inList(column, values);
+        where.push(sql);
+        params.push(...p);
+      }
+      const rows = await this.db.all(
+        // As text: PostgreSQL's NUMERIC must not pass through a JavaScript number.
+        `SELECT ${columns}, hour, denomination, type, events, CAST(quantity AS TEXT) AS quantity, cost FROM ${table} ` +
+          `WHERE ${where.join(' AND ')} LIMIT ?`,
+        [...params, limit],
+      );
+      return rows.map(toUsage);
+    }
+    async deleteUsageBefore(hourMs: number, limit: number) {
+      let deleted = 0;
+      for (const table of ['usage_hours', 'usage_company_hours']) {
+        if (deleted >= limit) break;
+        deleted += await this.db.run(
+          `DELETE FROM ${table} WHERE ${this.rowId()} IN (SELECT ${this.rowId()} FROM ${table} WHERE hour < ? ` +
+            `LIMIT ?${this.skipLocked()})`,
+          [hourMs, limit - deleted],
+        );
+      }
+      return deleted;
+    }
+    /** The dialect's: one multi-row upsert per rollup table (exact decimal sums either way). */
+    abstract addUsage(rows: UsageRow[]): Promise<void>;
+  }
+  return UsageSql;
+}
