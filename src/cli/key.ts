@@ -2,7 +2,7 @@
  * `billing key create|list|revoke`: a company's API keys, through the operations behind
  * `/v1/companies/{id}/api_keys`. Only `create` prints a secret, once; `list` shows prefixes.
  */
-import { presentApiKey } from '../http/present.js';
+import { presentApiKey } from '../http/schemas/identity.js';
 import { ApiKeyCache, createApiKey, findCompany, listApiKeys, revokeApiKey } from '../operations/identity.js';
 import type { Deps } from '../operations/deps.js';
 import { KEY_USAGE } from './usage.js';

@@ -10,7 +10,7 @@ import type { FastifyError, FastifySchemaValidationError } from 'fastify';
 import type { Reason } from '../domain/reasons.js';
 import { errorBody } from './errors.js';
 import { ErrorResponse } from './schemas/common.js';
-import { SHARED_SCHEMAS } from './schemas/resources.js';
+import { SHARED_SCHEMAS } from './schemas/shared.js';
 
 /** The JSON Schema keywords a reason can be named for; `required` is a missing field. */
 type Keyword =

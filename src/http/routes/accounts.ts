@@ -7,9 +7,15 @@ import type { Deps } from '../../operations/deps.js';
 import type { BalanceRow } from '../../store/types.js';
 import { requireCompany, requireCompanyOfPath } from '../auth.js';
 import { answeredInTransaction } from '../idempotency.js';
-import { presentAccount, presentPage } from '../present.js';
-import { type RouteContext, companyRoute } from '../route-context.js';
-import { createAccountSchema, getAccountSchema, listAccountsSchema, updateAccountSchema } from '../schemas/accounts.js';
+import {
+  createAccountSchema,
+  getAccountSchema,
+  listAccountsSchema,
+  presentAccount,
+  updateAccountSchema,
+} from '../schemas/accounts.js';
+import { presentPage } from '../schemas/common.js';
+import { companyRoute, type RouteContext } from '../route-context.js';
 
 /** The balances of a page of accounts, by account: one query for the page, not one per account. */
 async function balancesByAccount(deps: Deps, accountIds: string[]): Promise<Map<string, BalanceRow[]>> {

@@ -4,9 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { adjustBalance, createBalance, getBalance } from '../../operations/balances.js';
 import { requireCompany } from '../auth.js';
 import { answeredInTransaction } from '../idempotency.js';
-import { presentBalance } from '../present.js';
-import { type RouteContext, companyRoute } from '../route-context.js';
-import { adjustBalanceSchema, createBalanceSchema, getBalanceSchema } from '../schemas/balances.js';
+import { adjustBalanceSchema, createBalanceSchema, getBalanceSchema, presentBalance } from '../schemas/balances.js';
+import { companyRoute, type RouteContext } from '../route-context.js';
 
 export function balanceRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();

@@ -4,9 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { attachCard, getCard } from '../../operations/cards.js';
 import { requireCompany } from '../auth.js';
 import { answeredInTransaction } from '../idempotency.js';
-import { presentCard } from '../present.js';
-import { type RouteContext, companyRoute } from '../route-context.js';
-import { attachCardSchema, getCardSchema } from '../schemas/cards.js';
+import { attachCardSchema, getCardSchema, presentCard } from '../schemas/cards.js';
+import { companyRoute, type RouteContext } from '../route-context.js';
 
 export function cardRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();

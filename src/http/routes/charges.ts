@@ -4,9 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { listCharges } from '../../operations/charges.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
-import { presentCharge, presentPage } from '../present.js';
-import { type RouteContext, companyRoute } from '../route-context.js';
-import { listChargesSchema } from '../schemas/charges.js';
+import { listChargesSchema, presentCharge } from '../schemas/charges.js';
+import { presentPage } from '../schemas/common.js';
+import { companyRoute, type RouteContext } from '../route-context.js';
 
 export function chargeRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();

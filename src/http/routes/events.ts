@@ -2,20 +2,25 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type NormalizedEvent, ingestAnswer, normalizeEvent } from '../../domain/events.js';
+import { ingestAnswer, type NormalizedEvent, normalizeEvent } from '../../domain/events.js';
 import { OutcomeError } from '../../domain/outcome.js';
-import { getEvent } from '../../operations/events.js';
+import { getEvent, listEvents } from '../../operations/events.js';
 import { requireCompany } from '../auth.js';
-import { presentEvent } from '../present.js';
-import { type RouteContext, companyRoute } from '../route-context.js';
-import type { BodyForms } from '../validation.js';
 import {
   type EventList,
   getEventSchema,
   ingestSchema,
   ingestWithAccountSchema,
+  listAccountEventsSchema,
+  listEventsSchema,
+  presentEvent,
   settleEventSchema,
 } from '../schemas/events.js';
+import { companyRoute, type RouteContext } from '../route-context.js';
+import type { BodyForms } from '../validation.js';
+import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
+import type { EventStateValue } from '../../store/types.js';
+import { presentPage } from '../schemas/common.js';
 
 export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
@@ -71,4 +76,34 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     if (!outcome.ok) throw new OutcomeError(outcome);
     return { data: presentEvent(outcome.value) };
   });
+
+  app.get('/v1/events', { config: companyRoute, schema: listEventsSchema }, async (request) => {
+    const { limit = PAGE_LIMIT_DEFAULT, starting_after, state, ...filters } = request.query;
+    const page = await listEvents(
+      deps,
+      requireCompany(request),
+      { ...filters, ...(state !== undefined ? { state: state as EventStateValue } : {}) },
+      { limit, startingAfter: starting_after },
+    );
+    return presentPage(page, presentEvent, (e) => e.eventId);
+  });
+
+  app.get(
+    '/v1/accounts/:account_id/events',
+    { config: companyRoute, schema: listAccountEventsSchema },
+    async (request) => {
+      const { limit = PAGE_LIMIT_DEFAULT, starting_after, state, ...filters } = request.query;
+      const page = await listEvents(
+        deps,
+        requireCompany(request),
+        {
+          ...filters,
+          account_id: request.params.account_id,
+          ...(state !== undefined ? { state: state as EventStateValue } : {}),
+        },
+        { limit, startingAfter: starting_after },
+      );
+      return presentPage(page, presentEvent, (e) => e.eventId);
+    },
+  );
 }

@@ -6,9 +6,9 @@ import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { createPlan, getPlan, listPlans } from '../../operations/plans.js';
 import { requireCompany, requireCompanyOfPath } from '../auth.js';
 import { answeredInTransaction } from '../idempotency.js';
-import { presentPage, presentPlan } from '../present.js';
-import { type RouteContext, companyRoute } from '../route-context.js';
-import { createPlanSchema, getPlanSchema, listPlansSchema, planBodyViolations } from '../schemas/plans.js';
+import { presentPage } from '../schemas/common.js';
+import { createPlanSchema, getPlanSchema, listPlansSchema, planBodyViolations, presentPlan } from '../schemas/plans.js';
+import { companyRoute, type RouteContext } from '../route-context.js';
 
 export function planRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();

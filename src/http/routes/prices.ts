@@ -4,9 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { listPrices, putPrice } from '../../operations/prices.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
-import { presentPage, presentPrice } from '../present.js';
-import { type RouteContext, companyRoute } from '../route-context.js';
-import { listPricesSchema, putPriceSchema } from '../schemas/prices.js';
+import { presentPage } from '../schemas/common.js';
+import { listPricesSchema, presentPrice, putPriceSchema } from '../schemas/prices.js';
+import { companyRoute, type RouteContext } from '../route-context.js';
 
 export function priceRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();

@@ -12,7 +12,7 @@ import {
 import { toIso } from '../../lib/clock.js';
 import type { CompanyRow, SessionRow } from '../../store/types.js';
 import { SESSION_COOKIE, checkPassword, requireUser, unauthorized } from '../auth.js';
-import { presentUser } from '../present.js';
+import { presentUser } from '../schemas/identity.js';
 import type { RouteContext } from '../route-context.js';
 import { createSessionSchema, deleteSessionSchema, getSessionSchema } from '../schemas/sessions.js';
 

@@ -3,14 +3,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { UsageGroup } from '../../domain/usage.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
-import { listEvents } from '../../operations/events.js';
 import { encodeUsageCursor, getUsage } from '../../operations/usage.js';
-import type { EventStateValue } from '../../store/types.js';
 import { requireCompany } from '../auth.js';
 import { toIso } from '../../lib/clock.js';
-import { presentEvent, presentPage } from '../present.js';
+import { presentPage } from '../schemas/common.js';
 import { type RouteContext, companyRoute } from '../route-context.js';
-import { accountUsageSchema, listAccountEventsSchema, listEventsSchema, usageSchema } from '../schemas/usage.js';
+import { accountUsageSchema, usageSchema } from '../schemas/usage.js';
 
 function presentUsage(g: UsageGroup) {
   return {
@@ -27,36 +25,6 @@ function presentUsage(g: UsageGroup) {
 
 export function usageRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-
-  app.get('/v1/events', { config: companyRoute, schema: listEventsSchema }, async (request) => {
-    const { limit = PAGE_LIMIT_DEFAULT, starting_after, state, ...filters } = request.query;
-    const page = await listEvents(
-      deps,
-      requireCompany(request),
-      { ...filters, ...(state !== undefined ? { state: state as EventStateValue } : {}) },
-      { limit, startingAfter: starting_after },
-    );
-    return presentPage(page, presentEvent, (e) => e.eventId);
-  });
-
-  app.get(
-    '/v1/accounts/:account_id/events',
-    { config: companyRoute, schema: listAccountEventsSchema },
-    async (request) => {
-      const { limit = PAGE_LIMIT_DEFAULT, starting_after, state, ...filters } = request.query;
-      const page = await listEvents(
-        deps,
-        requireCompany(request),
-        {
-          ...filters,
-          account_id: request.params.account_id,
-          ...(state !== undefined ? { state: state as EventStateValue } : {}),
-        },
-        { limit, startingAfter: starting_after },
-      );
-      return presentPage(page, presentEvent, (e) => e.eventId);
-    },
-  );
 
   app.get('/v1/usage', { config: companyRoute, schema: usageSchema }, async (request) => {
     const { limit = PAGE_LIMIT_DEFAULT, starting_after, ...input } = request.query;

@@ -11,15 +11,18 @@ import {
 } from '../../operations/webhooks.js';
 import { requireCompany } from '../auth.js';
 import { answeredInTransaction } from '../idempotency.js';
-import { presentCreatedWebhook, presentDelivery, presentPage, presentWebhook } from '../present.js';
-import { type RouteContext, companyRoute } from '../route-context.js';
 import {
   createWebhookSchema,
   deleteWebhookSchema,
   listDeliveriesSchema,
   listWebhooksSchema,
+  presentCreatedWebhook,
+  presentDelivery,
+  presentWebhook,
   retryDeliverySchema,
 } from '../schemas/webhooks.js';
+import { presentPage } from '../schemas/common.js';
+import { companyRoute, type RouteContext } from '../route-context.js';
 
 export function webhookRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();

@@ -2,15 +2,20 @@
 import { Type } from '@sinclair/typebox';
 import {
   AccountParams,
+  companyAuth,
   CompanyParams,
   Email,
+  errorResponses,
   Metadata,
+  Nullable,
   PageOf,
   PageQuery,
   Text,
-  companyAuth,
-  errorResponses,
+  Timestamp,
 } from './common.js';
+import { toIso } from '../../lib/clock.js';
+import type { AccountRow, BalanceRow } from '../../store/types.js';
+import { presentBalance } from './balances.js';
 
 const AccountFields = {
   name: Type.Optional(Text('Name of the end user')),
@@ -20,6 +25,7 @@ const AccountFields = {
     Type.String({ minLength: 1, maxLength: 255, description: 'Existing customer at the payment processor' }),
   ),
 };
+
 const DataAccount = Type.Object({ data: Type.Ref('Account') }, { description: 'The account, with its balances' });
 
 /** At `/v1/companies/{company_id}/accounts`, with or without the trailing slash. */
@@ -98,3 +104,45 @@ export const updateAccountSchema = {
   body: Type.Object(AccountFields, { additionalProperties: false, examples: [{ name: 'Ada King' }] }),
   response: { 200: DataAccount, ...errorResponses(404) },
 };
+
+export const Account = Type.Object(
+  {
+    account_id: Type.String({ description: 'a_…' }),
+    name: Nullable(Type.String()),
+    email: Nullable(Type.String()),
+    metadata: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+    processor_id: Nullable(Type.String()),
+    plan_id: Nullable(Type.String()),
+    created_at: Timestamp,
+    balances: Type.Array(Type.Ref('Balance')),
+  },
+  {
+    $id: 'Account',
+    title: 'Account',
+    examples: [
+      {
+        account_id: 'a_3kTQ9x0bM2',
+        name: 'Ada Lovelace',
+        email: 'ada@example.com',
+        metadata: { crm_id: 'crm-42' },
+        processor_id: null,
+        plan_id: null,
+        created_at: '2026-11-23T10:00:00.000Z',
+        balances: [],
+      },
+    ],
+  },
+);
+
+export function presentAccount(a: AccountRow, balances: BalanceRow[]) {
+  return {
+    account_id: a.accountId,
+    name: a.name,
+    email: a.email,
+    metadata: a.metadata,
+    processor_id: a.processorId,
+    plan_id: a.planId,
+    created_at: toIso(a.createdAtMs),
+    balances: balances.map(presentBalance),
+  };
+}

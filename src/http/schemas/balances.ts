@@ -1,6 +1,18 @@
 /** Balances: creating one (with an optional initial grant), reading it, and manual adjustments. */
-import { Type } from '@sinclair/typebox';
-import { BalanceParams, DataBalance, SafeInteger, Text, companyAuth, errorResponses } from './common.js';
+import { type Static, Type } from '@sinclair/typebox';
+import {
+  BalanceParams,
+  companyAuth,
+  DataBalance,
+  errorResponses,
+  Nullable,
+  SafeInteger,
+  Text,
+  Timestamp,
+} from './common.js';
+import { available } from '../../domain/holds.js';
+import { toIso } from '../../lib/clock.js';
+import type { BalanceRow } from '../../store/types.js';
 
 export const createBalanceSchema = {
   operationId: 'createBalance',
@@ -41,3 +53,66 @@ export const adjustBalanceSchema = {
   ),
   response: { 200: DataBalance, ...errorResponses(404) },
 };
+
+export const Balance = Type.Object(
+  {
+    account_id: Type.String(),
+    denomination: Type.String(),
+    amount: Type.Integer({ description: "Posted amount; equals the sum of the balance's transactions" }),
+    pending: Type.Integer({ description: 'Held by events in state pending' }),
+    available: Type.Integer({ description: 'amount − pending' }),
+    refill_threshold: Nullable(Type.Integer()),
+    refill_amount: Nullable(Type.Integer()),
+    refill_usd_amount: Nullable(Type.Integer({ description: 'USD cents' })),
+    refill_on_day: Nullable(Type.String({ description: 'Day of month of the monthly refill, e.g. "15" or "1"' })),
+    // --- money movement
+    refill_monthly: Type.Boolean({ description: 'Monthly refill switched on' }),
+    next_refill_at: Type.Union([Timestamp, Type.Null()], { description: 'When the next monthly refill is due' }),
+    auto_refill_paused: Type.Boolean({
+      description: 'Auto-refill stopped after 3 declined charges in a row, until a new card is attached',
+    }),
+    consecutive_declines: Type.Integer({ description: 'Declined refill charges in a row' }),
+  },
+  {
+    $id: 'Balance',
+    title: 'Balance',
+    examples: [
+      {
+        account_id: 'a_3kTQ9x0bM2',
+        denomination: 'tokens',
+        amount: 1000,
+        pending: 25,
+        available: 975,
+        refill_threshold: 100,
+        refill_amount: 1000,
+        refill_usd_amount: 1000,
+        refill_on_day: null,
+        refill_monthly: false,
+        next_refill_at: null,
+        auto_refill_paused: false,
+        consecutive_declines: 0,
+      },
+    ],
+  },
+);
+
+export type BalanceJson = Static<typeof Balance>;
+
+export function presentBalance(b: BalanceRow) {
+  return {
+    account_id: b.accountId,
+    denomination: b.denomination,
+    amount: b.amount,
+    pending: b.pending,
+    available: available(b.amount, b.pending),
+    refill_threshold: b.refillThreshold,
+    refill_amount: b.refillAmount,
+    refill_usd_amount: b.refillUsdCents,
+    refill_on_day: b.refillOnDay,
+    // --- money movement
+    refill_monthly: b.refillMonthly ?? false,
+    next_refill_at: b.nextRefillAtMs == null ? null : toIso(b.nextRefillAtMs),
+    auto_refill_paused: b.autoRefillPaused ?? false,
+    consecutive_declines: b.consecutiveDeclines ?? 0,
+  };
+}

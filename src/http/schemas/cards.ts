@@ -1,6 +1,7 @@
 /** Cards: the schema and OpenAPI description of attaching a card to an account. */
 import { Type } from '@sinclair/typebox';
 import { AccountParams, companyAuth, errorResponses } from './common.js';
+import type { CardRow } from '../../store/types.js';
 
 const Card = Type.Object({
   brand: Type.String(),
@@ -57,3 +58,7 @@ export const attachCardSchema = {
     ...errorResponses(402, 404, 409, 503),
   },
 };
+
+export function presentCard(c: CardRow) {
+  return { brand: c.brand, last4: c.last4, exp_month: c.expMonth, exp_year: c.expYear };
+}

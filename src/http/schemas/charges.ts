@@ -1,6 +1,8 @@
 /** Charges: the USD charges made to an account's card, and how to read their status. */
 import { Type } from '@sinclair/typebox';
-import { AccountParams, PageOf, PageQuery, Timestamp, companyAuth, errorResponses } from './common.js';
+import { AccountParams, companyAuth, errorResponses, PageOf, PageQuery, Timestamp } from './common.js';
+import { toIso } from '../../lib/clock.js';
+import type { ChargeRow } from '../../store/types.js';
 
 const Charge = Type.Object({
   charge_id: Type.String({ description: 'ch_…; also the processor idempotency key' }),
@@ -38,3 +40,15 @@ export const listChargesSchema = {
   querystring: PageQuery,
   response: { 200: PageOf(Charge), ...errorResponses(404) },
 };
+
+export function presentCharge(c: ChargeRow) {
+  return {
+    charge_id: c.chargeId,
+    usd_amount: c.usdCents,
+    status: c.status,
+    reason: c.reason,
+    denomination: c.denomination,
+    failure_code: c.failureCode,
+    created_at: toIso(c.createdAtMs),
+  };
+}

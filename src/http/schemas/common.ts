@@ -124,3 +124,20 @@ type Security = { [scheme: string]: string[] }[];
 export const companyAuth: Security = [{ companyKey: [] }, { sessionCookie: [] }];
 export const userOrCompanyAuth: Security = [{ userPassword: [] }, { companyKey: [] }, { sessionCookie: [] }];
 export const userAuth: Security = [{ userPassword: [] }, { sessionCookie: [] }];
+
+/** A field that may be null. */
+export const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(t: T) =>
+  Type.Union([t, Type.Null()]);
+
+export const Instant = (what: string) =>
+  Type.String({ minLength: 1, maxLength: 64, description: `RFC 3339 date-time: ${what}` });
+
+/** A page of rows and the cursor to the next one. */
+export function presentPage<R, J>(page: { rows: R[]; hasMore: boolean }, present: (r: R) => J, idOf: (r: R) => string) {
+  const last = page.rows[page.rows.length - 1];
+  return {
+    data: page.rows.map(present),
+    has_more: page.hasMore,
+    next_cursor: page.hasMore && last !== undefined ? idOf(last) : null,
+  };
+}

@@ -1,7 +1,25 @@
-/** Usage events: the ingest bodies (an array, `{events}`, or `{account_id, events}`), reads and settling. */
+/**
+ * Usage events: the ingest bodies (an array, `{events}`, or `{account_id, events}`), reads, lists
+ * and settling; the event record and its presenter.
+ */
 import { Type } from '@sinclair/typebox';
 import { EVENTS_PER_REQUEST_MAX } from '../../domain/events.js';
-import { ClientEventId, Denomination, Metadata, SafeInteger, Text, companyAuth, errorResponses } from './common.js';
+import {
+  AccountParams,
+  ClientEventId,
+  companyAuth,
+  Denomination,
+  errorResponses,
+  Instant,
+  Metadata,
+  PageOf,
+  PageQuery,
+  SafeInteger,
+  Text,
+  Timestamp,
+} from './common.js';
+import { toIso } from '../../lib/clock.js';
+import type { EventRow } from '../../store/types.js';
 
 const CostOverride = Type.Object(
   {
@@ -50,11 +68,13 @@ const EventBody = Type.Object(
 
 /** The events of one ingest request, as validated: at least one, at most EVENTS_PER_REQUEST_MAX. */
 export const EventList = Type.Array(EventBody, { minItems: 1, maxItems: EVENTS_PER_REQUEST_MAX });
+
 const Gate = Type.Optional(
   Type.Boolean({
     description: 'Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0',
   }),
 );
+
 const IngestResponse = Type.Object(
   {
     events_submitted: Type.Integer(),
@@ -65,6 +85,7 @@ const IngestResponse = Type.Object(
     examples: [{ events_submitted: 2, event_ids: ['ev_5TzK1pQ8', 'req-7f3a'] }],
   },
 );
+
 const ingestDescription =
   `All or nothing, at most ${EVENTS_PER_REQUEST_MAX} events. Committed durably before the answer. ` +
   'A repeated client id with identical content is accepted again without a second deduction; with different ' +
@@ -150,4 +171,105 @@ export const settleEventSchema = {
     200: Type.Object({ data: Type.Ref('Event') }, { description: 'The event, settled' }),
     ...errorResponses(404, 409),
   },
+};
+
+export const Cost = Type.Object({ amount: Type.Integer(), denomination: Type.String() });
+
+export const Event = Type.Object(
+  {
+    event_id: Type.String({ description: 'The client id where one was given, else ev_…' }),
+    account_id: Type.String(),
+    type: Type.String(),
+    quantity: Type.Number(),
+    cost: Cost,
+    metadata: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+    state: Type.Union([Type.Literal('pending'), Type.Literal('complete'), Type.Literal('cancelled')]),
+    timestamp: Type.String({
+      format: 'date-time',
+      description: "When the usage happened: the request's timestamp, else when the event was recorded",
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    expires_at: Type.Optional(
+      Type.String({ format: 'date-time', description: 'While pending: when the hold is cancelled automatically' }),
+    ),
+  },
+  {
+    $id: 'Event',
+    title: 'Event',
+    examples: [
+      {
+        event_id: 'req-7f3a',
+        account_id: 'a_3kTQ9x0bM2',
+        type: 'api_call',
+        quantity: 1,
+        cost: { amount: 25, denomination: 'tokens' },
+        metadata: null,
+        state: 'pending',
+        timestamp: '2026-11-23T10:00:00.000Z',
+        created_at: '2026-11-23T10:00:00.000Z',
+        updated_at: '2026-11-23T10:00:00.000Z',
+        expires_at: '2026-11-23T11:00:00.000Z',
+      },
+    ],
+  },
+);
+
+export function presentEvent(e: EventRow) {
+  return {
+    event_id: e.eventId,
+    account_id: e.accountId,
+    type: e.type,
+    quantity: e.quantity,
+    cost: { amount: e.costAmount, denomination: e.denomination },
+    metadata: e.metadata,
+    state: e.state,
+    timestamp: toIso(e.occurredAtMs),
+    created_at: toIso(e.createdAtMs),
+    updated_at: toIso(e.updatedAtMs),
+    ...(e.state === 'pending' && e.expiresAtMs !== null ? { expires_at: toIso(e.expiresAtMs) } : {}),
+  };
+}
+
+const eventFilters = {
+  type: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Only events of this type' })),
+  state: Type.Optional(
+    Type.String({ enum: ['pending', 'complete', 'cancelled'], description: 'Only events in this state' }),
+  ),
+  denomination: Type.Optional(Denomination),
+  from: Type.Optional(Instant('only events whose timestamp is at or after it')),
+  to: Type.Optional(Instant('only events whose timestamp is before it')),
+};
+
+const listEventsDescription =
+  'Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as soon as ' +
+  'the request that recorded it has been answered, on every server process. Pending events whose hold expired ' +
+  'are cancelled before the list is read.';
+
+export const listEventsSchema = {
+  operationId: 'listEvents',
+  tags: ['events'],
+  summary: "List the company's events",
+  description: listEventsDescription,
+  security: companyAuth,
+  querystring: Type.Object(
+    {
+      ...PageQuery.properties,
+      ...eventFilters,
+      account_id: Type.Optional(Type.String({ maxLength: 64, description: "Only this account's events" })),
+    },
+    { additionalProperties: false },
+  ),
+  response: { 200: PageOf(Type.Ref('Event')), ...errorResponses(404) },
+};
+
+export const listAccountEventsSchema = {
+  operationId: 'listAccountEvents',
+  tags: ['events'],
+  summary: "List an account's events",
+  description: listEventsDescription,
+  security: companyAuth,
+  params: AccountParams,
+  querystring: Type.Object({ ...PageQuery.properties, ...eventFilters }, { additionalProperties: false }),
+  response: { 200: PageOf(Type.Ref('Event')), ...errorResponses(404) },
 };

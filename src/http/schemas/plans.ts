@@ -3,15 +3,17 @@ import { Type } from '@sinclair/typebox';
 import { PLAN_BALANCES_MAX, PLAN_NAME_LENGTH_MAX } from '../../domain/plans.js';
 import type { BodyViolationReasons } from '../validation.js';
 import {
+  companyAuth,
   CompanyParams,
   Denomination,
+  errorResponses,
   PageOf,
   PageQuery,
   SafeInteger,
   Timestamp,
-  companyAuth,
-  errorResponses,
 } from './common.js';
+import { toIso } from '../../lib/clock.js';
+import type { PlanRow } from '../../store/types.js';
 
 const PlanBalance = Type.Object({
   amount: Type.String({ description: 'Included amount per period (numeric string)' }),
@@ -37,7 +39,9 @@ const Plan = Type.Object({
 
 /** USD, the only currency of charges, in any letter case (stored as `usd`). */
 const USD_PATTERN = '^[Uu][Ss][Dd]$';
+
 const NOT_BLANK_PATTERN = '\\S';
+
 const DIGITS_PATTERN = '^[0-9]+$';
 
 /**
@@ -179,3 +183,23 @@ export const getPlanSchema = {
   params: Type.Object({ plan_id: Type.String({ maxLength: 64 }) }),
   response: { 200: Type.Object({ data: Plan }, { description: 'The plan' }), ...errorResponses(404) },
 };
+
+export function presentPlan(p: PlanRow) {
+  return {
+    plan_id: p.planId,
+    name: p.name,
+    charge_amount: p.chargeAmountUsdCents,
+    charge_denomination: 'usd' as const,
+    billing_period: p.billingPeriod,
+    overage_charge_mode: p.overageChargeMode,
+    threshold_alert_percentage: p.thresholdAlertPercentage,
+    rollover: p.rollover,
+    balances: p.balances.map((b) => ({
+      amount: String(b.amount),
+      denomination: b.denomination,
+      overage_charge_amount: b.overageUnitUsdCents,
+      overage_charge_denomination: 'usd' as const,
+    })),
+    created_at: toIso(p.createdAtMs),
+  };
+}

@@ -1,6 +1,8 @@
 /** Prices: a company's unit price of each event type, and how a cost is computed from it. */
 import { Type } from '@sinclair/typebox';
-import { Denomination, PageOf, PageQuery, Text, companyAuth, errorResponses } from './common.js';
+import { companyAuth, Denomination, errorResponses, PageOf, PageQuery, Text, Timestamp } from './common.js';
+import { toIso } from '../../lib/clock.js';
+import type { PriceRow } from '../../store/types.js';
 
 export const putPriceSchema = {
   operationId: 'setPrice',
@@ -32,3 +34,17 @@ export const listPricesSchema = {
   querystring: PageQuery,
   response: { 200: PageOf(Type.Ref('Price')), ...errorResponses() },
 };
+
+export const Price = Type.Object(
+  {
+    type: Type.String(),
+    denomination: Type.String(),
+    unit_amount: Type.String({ description: 'Exact decimal: units per unit of quantity' }),
+    updated_at: Timestamp,
+  },
+  { $id: 'Price', title: 'Price' },
+);
+
+export function presentPrice(p: PriceRow) {
+  return { type: p.type, denomination: p.denomination, unit_amount: p.unitAmount, updated_at: toIso(p.updatedAtMs) };
+}

@@ -1,54 +1,7 @@
-/** Usage read back: event lists (company, account) and usage by window (company, account). */
+/** Usage read back: usage by window and group, of the company or of one account. */
 import { Type } from '@sinclair/typebox';
-import { USAGE_GROUP_KEYS, USAGE_WINDOWS, USAGE_WINDOWS_MAX } from '../../domain/usage.js';
-import { USAGE_ROWS_MAX } from '../../domain/usage.js';
-import { AccountParams, Denomination, PageOf, PageQuery, companyAuth, errorResponses } from './common.js';
-
-const Instant = (what: string) =>
-  Type.String({ minLength: 1, maxLength: 64, description: `RFC 3339 date-time: ${what}` });
-
-const eventFilters = {
-  type: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Only events of this type' })),
-  state: Type.Optional(
-    Type.String({ enum: ['pending', 'complete', 'cancelled'], description: 'Only events in this state' }),
-  ),
-  denomination: Type.Optional(Denomination),
-  from: Type.Optional(Instant('only events whose timestamp is at or after it')),
-  to: Type.Optional(Instant('only events whose timestamp is before it')),
-};
-
-const listEventsDescription =
-  'Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as soon as ' +
-  'the request that recorded it has been answered, on every server process. Pending events whose hold expired ' +
-  'are cancelled before the list is read.';
-
-export const listEventsSchema = {
-  operationId: 'listEvents',
-  tags: ['events'],
-  summary: "List the company's events",
-  description: listEventsDescription,
-  security: companyAuth,
-  querystring: Type.Object(
-    {
-      ...PageQuery.properties,
-      ...eventFilters,
-      account_id: Type.Optional(Type.String({ maxLength: 64, description: "Only this account's events" })),
-    },
-    { additionalProperties: false },
-  ),
-  response: { 200: PageOf(Type.Ref('Event')), ...errorResponses(404) },
-};
-
-export const listAccountEventsSchema = {
-  operationId: 'listAccountEvents',
-  tags: ['events'],
-  summary: "List an account's events",
-  description: listEventsDescription,
-  security: companyAuth,
-  params: AccountParams,
-  querystring: Type.Object({ ...PageQuery.properties, ...eventFilters }, { additionalProperties: false }),
-  response: { 200: PageOf(Type.Ref('Event')), ...errorResponses(404) },
-};
+import { USAGE_GROUP_KEYS, USAGE_ROWS_MAX, USAGE_WINDOWS, USAGE_WINDOWS_MAX } from '../../domain/usage.js';
+import { AccountParams, companyAuth, errorResponses, Instant, PageOf, PageQuery } from './common.js';
 
 export const UsageGroup = Type.Object(
   {

@@ -4,7 +4,10 @@
  */
 import { Type } from '@sinclair/typebox';
 import { RETRY_WINDOW_MS, WEBHOOKS_PER_COMPANY_MAX } from '../../webhooks/notifications.js';
-import { PageOf, PageQuery, SafeInteger, companyAuth, errorResponses } from './common.js';
+import { companyAuth, errorResponses, PageOf, PageQuery, SafeInteger } from './common.js';
+import { toIso } from '../../lib/clock.js';
+import type { WebhookSubscriptionRow } from '../../store/types.js';
+import type { DeliveryView } from '../../operations/webhooks.js';
 
 const WebhookTypeSchema = Type.Union(
   [
@@ -34,6 +37,7 @@ const Webhook = Type.Object({
   }),
   disabled_reason: Type.Union([Type.String(), Type.Null()]),
 });
+
 const CreatedWebhook = Type.Object({
   webhook_id: Type.String(),
   type: WebhookTypeSchema,
@@ -42,6 +46,7 @@ const CreatedWebhook = Type.Object({
   secret: Type.String({ description: 'whsec_…: the Standard Webhooks signing secret, shown only here' }),
   created_at: Type.String({ format: 'date-time' }),
 });
+
 const Attempt = Type.Object({
   attempted_at: Type.String({ format: 'date-time' }),
   status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'null when no HTTP response arrived' }),
@@ -53,6 +58,7 @@ const Attempt = Type.Object({
   success: Type.Boolean(),
   manual: Type.Boolean({ description: 'Sent by the retry endpoint' }),
 });
+
 const Delivery = Type.Object({
   callback_id: Type.String({ description: 'cl_…: the webhook-id header of every attempt' }),
   webhook_id: Type.String(),
@@ -157,3 +163,52 @@ export const retryDeliverySchema = {
     ...errorResponses(404, 409),
   },
 };
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : toIso(ms));
+
+export function presentWebhook(w: WebhookSubscriptionRow) {
+  return {
+    webhook_id: w.webhookId,
+    type: w.type,
+    url: w.url,
+    threshold: w.threshold,
+    created_at: toIso(w.createdAtMs),
+    disabled_at: isoOrNull(w.disabledAtMs),
+    disabled_reason: w.disabledReason,
+  };
+}
+
+/** A new subscription: the only time its signing secret is shown. */
+export function presentCreatedWebhook(w: WebhookSubscriptionRow) {
+  return {
+    webhook_id: w.webhookId,
+    type: w.type,
+    url: w.url,
+    threshold: w.threshold,
+    secret: w.secret,
+    created_at: toIso(w.createdAtMs),
+  };
+}
+
+export function presentDelivery({ delivery: d, attempts }: DeliveryView) {
+  return {
+    callback_id: d.callbackId,
+    webhook_id: d.webhookId,
+    type: d.type,
+    status: d.status,
+    payload: JSON.parse(d.payload) as unknown,
+    created_at: toIso(d.createdAtMs),
+    next_attempt_at: d.status === 'pending' ? isoOrNull(d.nextAttemptAtMs) : null,
+    delivered_at: isoOrNull(d.deliveredAtMs),
+    last_error: d.lastError,
+    attempts: attempts.map((a) => ({
+      attempted_at: toIso(a.attemptedAtMs),
+      status_code: a.statusCode,
+      latency_ms: a.latencyMs,
+      response_snippet: a.responseSnippet,
+      error: a.error,
+      success: a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300,
+      manual: a.manual,
+    })),
+  };
+}

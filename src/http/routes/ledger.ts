@@ -1,14 +1,14 @@
-/** Transactions: an account's ledger, newest first, optionally of one denomination. */
+/** The ledger: an account's transactions, newest first, optionally of one denomination. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { listTransactions } from '../../operations/ledger.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
-import { presentPage, presentTransaction } from '../present.js';
-import { type RouteContext, companyRoute } from '../route-context.js';
-import { listTransactionsSchema } from '../schemas/transactions.js';
+import { presentPage } from '../schemas/common.js';
+import { listTransactionsSchema, presentTransaction } from '../schemas/ledger.js';
+import { companyRoute, type RouteContext } from '../route-context.js';
 
-export function transactionRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+export function ledgerRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get(

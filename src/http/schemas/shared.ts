@@ -1,0 +1,12 @@
+/**
+ * The records several routes refer to by `$ref` (components of the OpenAPI document, in this order),
+ * each defined with its aggregate's schemas.
+ */
+import { Account } from './accounts.js';
+import { Balance } from './balances.js';
+import { Event } from './events.js';
+import { ApiKey, User } from './identity.js';
+import { Transaction } from './ledger.js';
+import { Price } from './prices.js';
+
+export const SHARED_SCHEMAS = [Balance, Account, Event, Transaction, Price, User, ApiKey];
