@@ -56,7 +56,7 @@ test('our signature equals the library signature byte for byte (incl. non-ASCII 
   assert.equal(signWebhook({ secret, msgId: 'cb_x', timestampSeconds: ts, body: Buffer.from(BODY) }), ours);
 });
 
-test('signatures are the specification\'s HMAC-SHA256 of id.timestamp.body, byte for byte', () => {
+test('signatures are the HMAC-SHA256 the specification defines, of id.timestamp.body, byte for byte', () => {
   // The published Standard Webhooks example: secret, id, timestamp and payload with their signature.
   const example = {
     secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
