@@ -6,7 +6,8 @@
 # Run:   docker run -p 8080:8080 -v billing-data:/data billing-engine
 # CLI:   docker run --rm -v billing-data:/data billing-engine billing audit
 
-# --- build: every dependency, then tsc to dist/ and the web console (Vite) to console/dist/
+# --- build: every dependency (the build tools are devDependencies), then tsc to dist/ and the web console (Vite)
+#     to console/dist/
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -16,13 +17,14 @@ COPY src ./src
 COPY console ./console
 RUN npm run build
 
-# --- production dependencies only (better-sqlite3 is native: built here, on the runtime's base image)
+# --- production dependencies only: what dist/ imports, no compiler, bundler or console library
+#     (better-sqlite3 is native: built here, on the runtime's base image)
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# --- runtime
+# --- runtime: those dependencies, the compiled server and the built console
 FROM node:20-bookworm-slim
 # tini forwards SIGTERM to node and reaps zombies (the server drains and exits 0 on SIGTERM).
 RUN apt-get update \

@@ -16,6 +16,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { isIPv4, isIPv6, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export type AddressClass = 'public' | 'private' | 'forbidden';
 
@@ -41,176 +42,99 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 const ALLOWED_PROTOCOLS = new Set(['http:', 'https:']);
 
 // ---------------------------------------------------------------------------------------
-// IPv4
+// Addresses: ipaddr.js names the special-purpose range an address is in; here each name gets its class.
 
-type V4Range = readonly [base: string, prefixLength: number, cls: Exclude<AddressClass, 'public'>];
+type IPv4 = ipaddr.IPv4;
+type IPv6 = ipaddr.IPv6;
 
-/** Forbidden entries come first: the first match wins and some sit inside private ranges. */
-const IPV4_RANGES: readonly V4Range[] = [
-  ['169.254.0.0', 16, 'forbidden'], // link-local, incl. 169.254.169.254 / 169.254.170.2 metadata
-  ['100.100.100.200', 32, 'forbidden'], // Alibaba Cloud metadata (inside CGNAT)
-  ['224.0.0.0', 4, 'forbidden'], // multicast
-  ['240.0.0.0', 4, 'forbidden'], // reserved, incl. 255.255.255.255 broadcast
-  ['0.0.0.0', 8, 'private'], // "this network"; connecting to 0.0.0.0 reaches the local host
-  ['10.0.0.0', 8, 'private'],
-  ['100.64.0.0', 10, 'private'], // carrier-grade NAT
-  ['127.0.0.0', 8, 'private'], // loopback
-  ['172.16.0.0', 12, 'private'],
-  ['192.0.0.0', 24, 'private'], // IETF protocol assignments
-  ['192.0.2.0', 24, 'private'], // TEST-NET-1
-  ['192.88.99.0', 24, 'private'], // 6to4 relay anycast
-  ['192.168.0.0', 16, 'private'],
-  ['198.18.0.0', 15, 'private'], // benchmarking
-  ['198.51.100.0', 24, 'private'], // TEST-NET-2
-  ['203.0.113.0', 24, 'private'], // TEST-NET-3
-];
+/** Cloud metadata services inside ranges that are otherwise only private: refused even with allowPrivate. */
+const METADATA_ADDRESSES = new Set([
+  '100.100.100.200', // Alibaba Cloud (inside carrier-grade NAT)
+  'fd00:ec2::254', // AWS over IPv6 (inside unique local)
+]);
 
-/**
- * Parses every IPv4 spelling WHATWG URL and inet_aton accept: 1–4 parts, each decimal,
- * octal (leading 0) or hex (0x); the last part fills the remaining bytes (`127.1`,
- * `2130706433`, `0x7f.1`). Returns the address as an unsigned 32-bit integer.
- */
-export function parseIPv4(text: string): number | null {
-  const parts = text.split('.');
-  if (parts.length > 4) return null;
-  const values = parts.map(parseIPv4Part);
-  let result = 0;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (v === null || v === undefined) return null;
-    const isLast = i === values.length - 1;
-    const max = isLast ? 256 ** (5 - values.length) - 1 : 255;
-    if (v > max) return null;
-    result += isLast ? v : v * 256 ** (3 - i);
+/** 240.0.0.0/4, reserved for future use: ipaddr.js files it with the documentation ranges; it is no receiver. */
+const IPV4_FUTURE_USE = ipaddr.IPv4.parseCIDR('240.0.0.0/4');
+/** NAT64's well-known prefix carries an IPv4 address; its local-use sibling (RFC 8215) is one network's own. */
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+/** IPv4-compatible addresses (`::a.b.c.d`, deprecated); ipaddr.js calls them unicast. */
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
+/** Global unicast: the only IPv6 space that can be public; ipaddr.js calls any address it has no name for unicast. */
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+/** IETF protocol assignments (RFC 2928): special-purpose, whatever ipaddr.js names its parts. */
+const IETF_PROTOCOL_ASSIGNMENTS = ipaddr.IPv6.parseCIDR('2001::/23');
+
+/** The IPv4 address in four bytes of an IPv6 address, from `offset`. */
+function embeddedIPv4(ip: IPv6, offset: number): IPv4 {
+  return new ipaddr.IPv4(ip.toByteArray().slice(offset, offset + 4));
+}
+
+function classifyIPv4(ip: IPv4): AddressClass {
+  if (METADATA_ADDRESSES.has(ip.toString())) return 'forbidden';
+  switch (ip.range()) {
+    case 'unicast':
+    case 'as112': // public anycast DNS (RFC 7534)
+    case 'amt': // public anycast relays (RFC 7450)
+      return 'public';
+    case 'linkLocal': // 169.254.169.254 and 169.254.170.2 are metadata services
+    case 'multicast':
+    case 'broadcast':
+      return 'forbidden';
+    case 'reserved':
+      return ip.match(IPV4_FUTURE_USE) ? 'forbidden' : 'private';
+    default:
+      // Unspecified (connecting to 0.0.0.0 reaches the local host), loopback, RFC 1918, carrier-grade NAT, and
+      // any range a later ipaddr.js names.
+      return 'private';
   }
-  return result;
 }
 
-function parseIPv4Part(part: string): number | null {
-  if (/^0x[0-9a-f]*$/i.test(part)) return part.length === 2 ? 0 : Number.parseInt(part.slice(2), 16);
-  if (/^0[0-7]+$/.test(part)) return Number.parseInt(part, 8);
-  if (/^(0|[1-9][0-9]*)$/.test(part)) return Number.parseInt(part, 10);
-  return null;
-}
-
-function v4ToInt(dotted: string): number {
-  const n = parseIPv4(dotted);
-  if (n === null) throw new Error(`bad IPv4 table entry ${dotted}`);
-  return n;
-}
-
-const IPV4_TABLE = IPV4_RANGES.map(([base, len, cls]) => ({ base: v4ToInt(base), len, cls }));
-
-function inV4Range(ip: number, base: number, len: number): boolean {
-  const size = 2 ** (32 - len);
-  return Math.floor(ip / size) === Math.floor(base / size);
-}
-
-export function classifyIPv4(ip: number): AddressClass {
-  for (const r of IPV4_TABLE) if (inV4Range(ip, r.base, r.len)) return r.cls;
-  return 'public';
-}
-
-// ---------------------------------------------------------------------------------------
-// IPv6
-
-/** Expands any valid IPv6 text (incl. `::`, embedded dotted IPv4) to 16 bytes. */
-export function parseIPv6(text: string): Uint8Array | null {
-  if (!isIPv6(text)) return null;
-  let hex = text;
-  const lastColon = hex.lastIndexOf(':');
-  if (hex.includes('.', lastColon)) {
-    const v4 = parseIPv4(hex.slice(lastColon + 1));
-    if (v4 === null) return null;
-    hex = `${hex.slice(0, lastColon + 1)}${Math.floor(v4 / 65536).toString(16)}:${(v4 % 65536).toString(16)}`;
+function classifyIPv6(ip: IPv6): AddressClass {
+  if (METADATA_ADDRESSES.has(ip.toString())) return 'forbidden';
+  // A string: ipaddr.js returns more names than its type declares (deprecatedSiteLocal, discard, …).
+  const range: string = ip.range();
+  switch (range) {
+    // Addresses that carry an IPv4 address are what it is: `[::ffff:7f00:1]` is loopback.
+    case 'ipv4Mapped':
+    case 'rfc6145': // IPv4-translated (SIIT)
+      return classifyIPv4(embeddedIPv4(ip, 12));
+    case 'rfc6052': // NAT64
+      return ip.match(NAT64_WELL_KNOWN) ? classifyIPv4(embeddedIPv4(ip, 12)) : 'private';
+    case '6to4': // 2002:<IPv4 gateway>::/48
+      return classifyIPv4(embeddedIPv4(ip, 2));
+    case 'linkLocal':
+    case 'multicast':
+      return 'forbidden';
+    case 'as112v6': // public anycast DNS, but its 2001:4:112::/48 lies in the IETF assignments
+      return ip.match(IETF_PROTOCOL_ASSIGNMENTS) ? 'private' : 'public';
+    case 'unicast':
+      if (ip.match(IPV4_COMPATIBLE)) {
+        return classifyIPv4(embeddedIPv4(ip, 12)) === 'forbidden' ? 'forbidden' : 'private';
+      }
+      return ip.match(GLOBAL_UNICAST) ? 'public' : 'private';
+    default:
+      // Unspecified, loopback, unique local, site-local, Teredo (embeds addresses), documentation, benchmarking,
+      // ORCHID, and any range a later ipaddr.js names.
+      return 'private';
   }
-  const [headText, tailText] = hex.split('::');
-  const head = headText ? headText.split(':') : [];
-  const tail = tailText ? tailText.split(':') : [];
-  const zeros = tailText === undefined ? 0 : 8 - head.length - tail.length;
-  const groups = [...head, ...Array<string>(zeros).fill('0'), ...tail];
-  if (groups.length !== 8) return null;
-  const bytes = new Uint8Array(16);
-  groups.forEach((g, i) => {
-    const v = Number.parseInt(g, 16);
-    bytes[2 * i] = v >> 8;
-    bytes[2 * i + 1] = v & 0xff;
-  });
-  return bytes;
 }
 
-type V6Rule = {
-  prefix: Uint8Array;
-  len: number;
-  cls: Exclude<AddressClass, 'public'> | 'embedded-v4' | 'compat-v4';
-};
-
-function v6Rule(prefix: string, len: number, cls: V6Rule['cls']): V6Rule {
-  const bytes = parseIPv6(prefix);
-  if (!bytes) throw new Error(`bad IPv6 table entry ${prefix}`);
-  return { prefix: bytes, len, cls };
-}
-
-/**
- * First match wins. `embedded-v4` ranges carry an IPv4 address in their last 32 bits
- * (6to4 is special-cased) and are classified by it: `[::ffff:7f00:1]` is loopback.
- * `compat-v4` addresses are never public, and forbidden if what they embed is.
- */
-const IPV6_RULES: readonly V6Rule[] = [
-  v6Rule('::', 128, 'private'), // unspecified
-  v6Rule('::1', 128, 'private'), // loopback
-  v6Rule('::ffff:0:0', 96, 'embedded-v4'), // IPv4-mapped
-  v6Rule('::ffff:0:0:0', 96, 'embedded-v4'), // IPv4-translated (SIIT)
-  v6Rule('64:ff9b::', 96, 'embedded-v4'), // NAT64 well-known prefix
-  v6Rule('64:ff9b:1::', 48, 'private'), // local-use NAT64
-  v6Rule('::', 96, 'compat-v4'), // IPv4-compatible: deprecated, at best private
-  v6Rule('fd00:ec2::254', 128, 'forbidden'), // AWS metadata over IPv6 (inside ULA)
-  v6Rule('fe80::', 10, 'forbidden'), // link-local
-  v6Rule('ff00::', 8, 'forbidden'), // multicast
-  v6Rule('fc00::', 7, 'private'), // unique local
-  v6Rule('fec0::', 10, 'private'), // deprecated site-local
-  v6Rule('2001::', 23, 'private'), // IETF protocol assignments, incl. Teredo (embeds addresses)
-  v6Rule('2001:db8::', 32, 'private'), // documentation
-  v6Rule('3fff::', 20, 'private'), // documentation
-];
-
-function matchesPrefix(addr: Uint8Array, prefix: Uint8Array, len: number): boolean {
-  const fullBytes = Math.floor(len / 8);
-  for (let i = 0; i < fullBytes; i++) if (addr[i] !== prefix[i]) return false;
-  const bits = len % 8;
-  if (bits === 0) return true;
-  const mask = (0xff << (8 - bits)) & 0xff;
-  return ((addr[fullBytes] ?? 0) & mask) === ((prefix[fullBytes] ?? 0) & mask);
-}
-
-function v4At(addr: Uint8Array, offset: number): number {
-  return (
-    (addr[offset] ?? 0) * 2 ** 24 +
-    ((addr[offset + 1] ?? 0) << 16) +
-    ((addr[offset + 2] ?? 0) << 8) +
-    (addr[offset + 3] ?? 0)
-  );
-}
-
-export function classifyIPv6(addr: Uint8Array): AddressClass {
-  for (const r of IPV6_RULES) {
-    if (!matchesPrefix(addr, r.prefix, r.len)) continue;
-    if (r.cls === 'embedded-v4') return classifyIPv4(v4At(addr, 12));
-    if (r.cls === 'compat-v4') return classifyIPv4(v4At(addr, 12)) === 'forbidden' ? 'forbidden' : 'private';
-    return r.cls;
-  }
-  // 6to4 (2002::/16) carries its IPv4 gateway in bytes 2..5.
-  if (addr[0] === 0x20 && addr[1] === 0x02) return classifyIPv4(v4At(addr, 2));
-  // Only global unicast (2000::/3) is public; everything else is special-purpose.
-  return ((addr[0] ?? 0) & 0xe0) === 0x20 ? 'public' : 'private';
+/** Parses a literal address (dotted IPv4 or IPv6, brackets/zone allowed); null if not one. */
+function parseAddress(text: string): IPv4 | IPv6 | null {
+  const bare = stripBrackets(text).split('%')[0] ?? '';
+  if (isIPv4(bare)) return ipaddr.IPv4.parse(bare);
+  if (!isIPv6(bare)) return null;
+  // ipaddr.js reads `::a.b.c.d` as the IPv4-mapped `::ffff:a.b.c.d`, another address; written with its
+  // first group, `0::a.b.c.d`, it is read as itself.
+  const v6 = /^::[0-9.]+$/.test(bare) ? `0${bare}` : bare;
+  return ipaddr.IPv6.isValid(v6) ? ipaddr.IPv6.parse(v6) : null;
 }
 
 /** Classifies a literal address (dotted IPv4 or IPv6, brackets/zone allowed); null if not one. */
 export function classifyAddress(ip: string): AddressClass | null {
-  const bare = stripBrackets(ip).split('%')[0] ?? '';
-  if (isIPv4(bare)) return classifyIPv4(v4ToInt(bare));
-  const v6 = parseIPv6(bare);
-  return v6 ? classifyIPv6(v6) : null;
+  const parsed = parseAddress(ip);
+  if (parsed === null) return null;
+  return parsed instanceof ipaddr.IPv4 ? classifyIPv4(parsed) : classifyIPv6(parsed);
 }
 
 /** Used at connect time: true only for globally routable unicast addresses. */
@@ -260,9 +184,8 @@ export function classifyHost(rawHost: string): AddressClass {
   const host = normalizeHost(rawHost);
   const literal = classifyAddress(host);
   if (literal) return literal;
-  // Spellings like `0x7f.1` or `127.0.0.1..` that resolvers read as IPv4.
-  const v4 = parseIPv4(host);
-  if (v4 !== null) return classifyIPv4(v4);
+  // Spellings like `0x7f.1`, `2130706433` or `127.0.0.1..` that resolvers (inet_aton) read as IPv4.
+  if (ipaddr.IPv4.isValid(host)) return classifyIPv4(ipaddr.IPv4.parse(host));
   if (METADATA_HOSTNAMES.has(host)) return 'forbidden';
   // A single-label name is resolved through search domains, i.e. inside the network.
   if (!host.includes('.')) return 'private';

@@ -1,4 +1,6 @@
-// Guarantees our webhook signatures verify with the independent Standard Webhooks library, and tampering breaks them.
+// Guarantees our webhook signatures verify with the independent Standard Webhooks library, keep the wire format the
+// specification defines byte for byte, and tampering breaks them.
+import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
@@ -52,6 +54,25 @@ test('our signature equals the library signature byte for byte (incl. non-ASCII 
   const ours = signWebhook({ secret, msgId: 'cb_x', timestampSeconds: ts, body: BODY });
   assert.equal(ours, new Webhook(secret).sign('cb_x', new Date(ts * 1000), BODY));
   assert.equal(signWebhook({ secret, msgId: 'cb_x', timestampSeconds: ts, body: Buffer.from(BODY) }), ours);
+});
+
+test('signatures are the HMAC-SHA256 the specification defines, of id.timestamp.body, byte for byte', () => {
+  // The published Standard Webhooks example: secret, id, timestamp and payload with their signature.
+  const example = {
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    msgId: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+    timestampSeconds: 1614265330,
+    body: '{"test": 2432232314}',
+  };
+  assert.equal(signWebhook(example), 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+  // The same computed here from the definition, for fresh secrets and a non-ASCII body.
+  for (let i = 0; i < 20; i++) {
+    const secret = generateWebhookSecret();
+    const ts = nowSeconds() - i;
+    const key = Buffer.from(secret.slice(WEBHOOK_SECRET_PREFIX.length), 'base64');
+    const mac = createHmac('sha256', key).update(`cb_${i}.${ts}.${BODY}`).digest('base64');
+    assert.equal(signedHeaders(secret, `cb_${i}`, ts)['webhook-signature'], `v1,${mac}`);
+  }
 });
 
 test('tampered body, timestamp, id or secret fails verification', () => {

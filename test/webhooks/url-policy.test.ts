@@ -7,7 +7,9 @@ import type { AddressInfo } from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import {
   ADDRESS_REFUSED_CODE,
+  type AddressClass,
   checkWebhookUrl,
+  classifyAddress,
   createGuardedLookup,
   isPublicAddress,
   type Resolver,
@@ -238,6 +240,42 @@ test('isPublicAddress classifies resolved addresses', () => {
   ]) {
     assert.equal(isPublicAddress(ip), false, ip);
   }
+});
+
+test('addresses at the edges of the named ranges: embedded IPv4, metadata inside private ranges, odd IPv6 space', () => {
+  const cases: [string, AddressClass][] = [
+    ['100.100.100.200', 'forbidden'], // Alibaba Cloud metadata, inside carrier-grade NAT
+    ['100.100.100.201', 'private'],
+    ['240.0.0.1', 'forbidden'], // reserved for future use
+    ['239.255.255.255', 'forbidden'],
+    ['198.18.0.1', 'private'], // benchmarking
+    ['203.0.113.9', 'private'], // documentation
+    ['192.175.48.1', 'public'], // AS112 anycast DNS
+    ['192.52.193.1', 'public'], // AMT relays
+    ['::8.8.8.8', 'private'], // IPv4-compatible: never public, not the same as ::ffff:8.8.8.8
+    ['::808:808', 'private'],
+    ['::169.254.169.254', 'forbidden'],
+    ['::ffff:8.8.8.8', 'public'],
+    ['::ffff:0:808:808', 'public'], // IPv4-translated
+    ['::ffff:0:a9fe:a9fe', 'forbidden'],
+    ['64:ff9b:1::808:808', 'private'], // local-use NAT64
+    ['2002:a9fe:a9fe::', 'forbidden'], // 6to4 around link-local
+    ['2002:a00:1::', 'private'],
+    ['2001::1', 'private'], // Teredo
+    ['2001:4:112::1', 'private'], // AS112 inside the IETF protocol assignments
+    ['2620:4f:8000::1', 'public'], // AS112 in global unicast
+    ['3fff::1', 'private'], // documentation
+    ['fec0::1', 'private'], // site-local
+    ['fd00:ec2::253', 'private'],
+    ['5f00::1', 'private'], // outside global unicast
+    ['100::1', 'private'], // discard
+    ['4000::1', 'private'],
+    ['2a00:1450:4001::1', 'public'],
+  ];
+  assert.deepEqual(
+    cases.map(([ip]) => [ip, classifyAddress(ip)]),
+    cases,
+  );
 });
 
 // ---------------------------------------------------------------------------------------
