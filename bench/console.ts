@@ -2,14 +2,17 @@
  * `npm run bench:console`: the web console measured in the headless Chromium the tests use, against the
  * real server (SQLite, in-process): the JavaScript and CSS transferred on a first load (compressed, as
  * sent), the time until an account page with 1,000 transactions is interactive (its transactions table
- * and its chart drawn), and how long a change made through the API takes to show on the open page.
- * Figures are reported, never asserted.
+ * and its chart drawn), how many requests the open account page makes per second once it has loaded (and
+ * what the browser logs to its console meanwhile), and how long a change made through the API takes to show
+ * on the open page. Figures are reported, never asserted.
  */
 import { assertOk, median } from './console-lib.js';
 import { DESKTOP, ensureConsoleBuilt, launchBrowser, newContext } from '../test/support/console.js';
 import { signUpCompany, startHarness } from '../test/support/harness.js';
 
 const RUNS = 5;
+/** How long the open account page is watched for its requests. */
+const WATCH_MS = 10_000;
 
 await ensureConsoleBuilt();
 const h = await startHarness('sqlite');
@@ -74,6 +77,21 @@ try {
     complete.push(Date.now() - t0);
   }
 
+  // Idle: the loaded account page, left open; every request the page makes and every console message.
+  const requests: string[] = [];
+  const logged: string[] = [];
+  const onRequest = (r: { url(): string }) => requests.push(new URL(r.url()).pathname);
+  const onConsole = (m: { type(): string; text(): string }) => logged.push(`${m.type()}: ${m.text()}`);
+  page.on('console', onConsole);
+  await page.goto(accountUrl);
+  await page.locator(`[data-points="${transactions}"]`).waitFor({ timeout: 30_000 });
+  page.on('request', onRequest);
+  await page.waitForTimeout(WATCH_MS);
+  page.off('request', onRequest);
+  page.off('console', onConsole);
+  const byPath = new Map<string, number>();
+  for (const p of requests) byPath.set(p, (byPath.get(p) ?? 0) + 1);
+
   // Live: an adjustment through the API, until the page shows the new amount.
   const live: number[] = [];
   for (let i = 0; i < RUNS; i++) {
@@ -100,6 +118,11 @@ try {
   );
   console.log(`  interactive (balances, table, chart drawn): median ${median(ready)} ms, all: ${ready.join(', ')} ms`);
   console.log(`  chart holds all ${transactions}: median ${median(complete)} ms, all: ${complete.join(', ')} ms`);
+  console.log(`open account page, loaded, watched for ${WATCH_MS / 1000} s:`);
+  console.log(`  ${(requests.length / (WATCH_MS / 1000)).toFixed(1)} requests/s (${requests.length} requests)`);
+  for (const [p, n] of [...byPath].sort()) console.log(`    ${n} × ${p}`);
+  console.log(`  console messages from its load on: ${logged.length === 0 ? 'none' : logged.length}`);
+  for (const m of logged) console.log(`    ${m}`);
   console.log(`change through the API until it shows on the open page (${RUNS} runs, 1 s polling):`);
   console.log(`  median ${median(live)} ms, all: ${live.join(', ')} ms`);
 } finally {
