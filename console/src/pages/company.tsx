@@ -1,7 +1,7 @@
 /** Registering a company (its first API key shown once) and the company's API keys. */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api';
-import { useSession } from '../app';
+import { useSession } from '../session';
 import { when } from '../format';
 import { navigate, usePoll } from '../hooks';
 import { Alert, ConfirmButton, Empty, Field, Loading, SecretOnce, Select, Submit, formValues, useAction } from '../ui';

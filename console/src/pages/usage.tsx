@@ -5,7 +5,7 @@ import { Chart } from '../chart';
 import { day, toCsv, units, usagePeriod } from '../format';
 import { usePoll } from '../hooks';
 import { Alert, Loading, Select } from '../ui';
-import { UsageTable, usageChartData } from './account';
+import { UsageTable, usageChartData } from '../usage-table';
 
 export function UsagePage({ companyId }: { companyId: string }) {
   const [days, setDays] = useState('30');
