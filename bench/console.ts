@@ -92,8 +92,9 @@ try {
   const byPath = new Map<string, number>();
   for (const p of requests) byPath.set(p, (byPath.get(p) ?? 0) + 1);
 
-  // Live: an adjustment through the API, until the page shows the new amount.
+  // Live: an adjustment through the API, until the page shows the new amount, then the new transaction.
   const live: number[] = [];
+  const liveRow: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const r = await h.request('POST', `/v1/accounts/${accountId}/balance/tokens/adjustments`, {
       auth: co.auth,
@@ -104,6 +105,8 @@ try {
     const amount = new Intl.NumberFormat('en-US').format(r.body.data.amount);
     await page.locator('[data-denomination=tokens] [data-field=amount]', { hasText: amount }).waitFor();
     live.push(Date.now() - t0);
+    await page.locator('[data-table=transactions] tbody tr', { hasText: `bench ${i}` }).waitFor();
+    liveRow.push(Date.now() - t0);
   }
 
   const total = (k: 'transfer' | 'body' | 'raw') => transfer.reduce((s, e) => s + e[k], 0);
@@ -124,7 +127,8 @@ try {
   console.log(`  console messages from its load on: ${logged.length === 0 ? 'none' : logged.length}`);
   for (const m of logged) console.log(`    ${m}`);
   console.log(`change through the API until it shows on the open page (${RUNS} runs, 1 s polling):`);
-  console.log(`  median ${median(live)} ms, all: ${live.join(', ')} ms`);
+  console.log(`  balance: median ${median(live)} ms, all: ${live.join(', ')} ms`);
+  console.log(`  its transaction in the table: median ${median(liveRow)} ms, all: ${liveRow.join(', ')} ms`);
 } finally {
   await close();
   await h.close();

@@ -5,7 +5,7 @@
  * which lists changed: each list notes the "footprint" of the account it was loaded under, and only a list
  * whose footprint moved is asked for again. The few changes the account does not show (a charge that
  * failed without touching a balance, a card replaced, an event that cost nothing) are caught by asking again,
- * every SWEEP_MS, the list asked longest ago. The lists together make at most LIST_BUDGET requests in any
+ * every SWEEP_TICKS ticks that have nothing else to ask, the list asked longest ago. The lists together make at most LIST_BUDGET requests in any
  * BUDGET_MS, so that the page makes at most two requests a second however busy the account is (the lists
  * wait their turn, longest-waiting first). The first load and a person's action ask for everything at once.
  */
@@ -33,8 +33,8 @@ export type Part = (typeof PARTS)[number];
 /** At most this many list requests in any BUDGET_MS (besides the account's own, one a tick). */
 export const LIST_BUDGET = 10;
 export const BUDGET_MS = 10_000;
-/** How often a list is asked for although the account does not show that it changed. */
-export const SWEEP_MS = 2_000;
+/** How often (in ticks with nothing else to ask) a list is asked for although the account shows no change. */
+export const SWEEP_TICKS = 2;
 /** The usage panel's period. */
 export const USAGE_DAYS = 14;
 /** The chart draws at most this many pages of the newest transactions. */
@@ -67,12 +67,13 @@ export interface AccountQuery {
   askedAt: Record<Part, number>;
   /** When the lists' budgeted requests were made, within the last BUDGET_MS. */
   spent: number[];
-  sweptAt: number;
+  /** Ticks since the last sweep. */
+  idle: number;
 }
 
 export function accountQuery(accountId: string, eventState: EventState = ''): AccountQuery {
   const askedAt = Object.fromEntries(PARTS.map((p) => [p, 0])) as Record<Part, number>;
-  return { accountId, eventState, force: new Set(), askedAt, spent: [], sweptAt: 0 };
+  return { accountId, eventState, force: new Set(), askedAt, spent: [], idle: 0 };
 }
 
 const amounts = (a: Account) => a.balances.map((b) => `${b.denomination}=${b.amount}`).join(',');
@@ -122,11 +123,11 @@ export function choose(q: AccountQuery, view: AccountView | undefined, a: Accoun
     if (!view || chosen.has(p) || view.loadedUnder[p] === footprint(p, a, q)) continue;
     if (!asks(p, a) || spend(q, now)) chosen.add(p);
   }
-  if (chosen.size === 0 && now - q.sweptAt >= SWEEP_MS) {
+  if (chosen.size === 0 && ++q.idle >= SWEEP_TICKS) {
     const p = waiting.find((x) => asks(x, a));
     if (p && spend(q, now)) {
       chosen.add(p);
-      q.sweptAt = now;
+      q.idle = 0;
     }
   }
   for (const p of chosen) q.askedAt[p] = now;
