@@ -3,7 +3,7 @@
  * real server (SQLite, in-process): the JavaScript and CSS transferred on a first load (compressed, as
  * sent), the time until an account page with 1,000 transactions is interactive (its transactions table
  * and its chart drawn), how many requests the open account page makes per second once it has loaded (and
- * what the browser logs to its console meanwhile), and how long a change made through the API takes to show
+ * what the browser logs to its console meanwhile), and while usage keeps arriving, and how long a change made through the API takes to show
  * on the open page. Figures are reported, never asserted.
  */
 import { assertOk, median } from './console-lib.js';
@@ -13,6 +13,8 @@ import { signUpCompany, startHarness } from '../test/support/harness.js';
 const RUNS = 5;
 /** How long the open account page is watched for its requests. */
 const WATCH_MS = 10_000;
+/** How often a usage event arrives on the busy account. */
+const BUSY_EVERY_MS = 250;
 
 await ensureConsoleBuilt();
 const h = await startHarness('sqlite');
@@ -109,6 +111,27 @@ try {
     liveRow.push(Date.now() - t0);
   }
 
+  // Busy: a usage event through the API every BUSY_EVERY_MS while the page is open; the requests the page makes
+  // meanwhile, and how long after the last event its transaction shows.
+  const busy: string[] = [];
+  const onBusy = (r: { url(): string }) => busy.push(new URL(r.url()).pathname);
+  page.on('request', onBusy);
+  const busyStart = Date.now();
+  let sent = 0;
+  while (Date.now() - busyStart < WATCH_MS) {
+    const body = [{ type: 'api_call', id: `busy-${sent}`, cost_override: { amount: 1, denomination: 'tokens' } }];
+    assertOk(await h.request('POST', `/v1/accounts/${accountId}/events`, { auth: co.auth, body }));
+    sent++;
+    await new Promise((r) => setTimeout(r, BUSY_EVERY_MS));
+  }
+  const busySeconds = (Date.now() - busyStart) / 1000;
+  page.off('request', onBusy);
+  const lastSent = Date.now();
+  await page.locator('[data-table=transactions] tbody tr', { hasText: `event busy-${sent - 1}` }).waitFor();
+  const catchUp = Date.now() - lastSent;
+  const busyByPath = new Map<string, number>();
+  for (const p of busy) busyByPath.set(p, (busyByPath.get(p) ?? 0) + 1);
+
   const total = (k: 'transfer' | 'body' | 'raw') => transfer.reduce((s, e) => s + e[k], 0);
   console.log('console first load (JS + CSS):');
   for (const e of transfer) console.log(`  ${e.name}: ${e.body} bytes sent compressed (${e.raw} uncompressed)`);
@@ -126,6 +149,10 @@ try {
   for (const [p, n] of [...byPath].sort()) console.log(`    ${n} × ${p}`);
   console.log(`  console messages from its load on: ${logged.length === 0 ? 'none' : logged.length}`);
   for (const m of logged) console.log(`    ${m}`);
+  console.log(`open account page while a usage event arrives every ${BUSY_EVERY_MS} ms (${sent} events):`);
+  console.log(`  ${(busy.length / busySeconds).toFixed(1)} requests/s (${busy.length} requests in ${busySeconds} s)`);
+  for (const [p, n] of [...busyByPath].sort()) console.log(`    ${n} × ${p}`);
+  console.log(`  the last event's transaction in the table ${catchUp} ms after it was sent`);
   console.log(`change through the API until it shows on the open page (${RUNS} runs, 1 s polling):`);
   console.log(`  balance: median ${median(live)} ms, all: ${live.join(', ')} ms`);
   console.log(`  its transaction in the table: median ${median(liveRow)} ms, all: ${liveRow.join(', ')} ms`);

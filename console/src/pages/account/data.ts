@@ -1,13 +1,15 @@
 /**
  * What the account page shows, asked for by the page's one poll (usePoll, every second).
  *
- * Each tick asks for the account. Its balances move with every transaction, hold and refill, so they tell
- * which lists changed: each list notes the "footprint" of the account it was loaded under, and only a list
- * whose footprint moved is asked for again. The few changes the account does not show (a charge that
- * failed without touching a balance, a card replaced, an event that cost nothing) are caught by asking again,
- * every SWEEP_TICKS ticks that have nothing else to ask, the list asked longest ago. The lists together make at most LIST_BUDGET requests in any
- * BUDGET_MS, so that the page makes at most two requests a second however busy the account is (the lists
- * wait their turn, longest-waiting first). The first load and a person's action ask for everything at once.
+ * Each tick asks for the account. Its balances move with every transaction and hold, so they tell which lists
+ * changed, and the new transactions then tell what happened (usage, a refill, a proration): each list notes the
+ * "footprint" it was loaded under, and only a list whose footprint moved is asked for again (those that read the
+ * transactions after them, in a second round of the same tick). The few changes that leave no footprint (a
+ * charge that failed without touching a balance, a card replaced, an event that cost nothing) are caught by
+ * asking again, every SWEEP_TICKS ticks with nothing else to ask, the list asked longest ago. The lists together
+ * make at most LIST_BUDGET requests in any BUDGET_MS, so that the page makes at most two requests a second however
+ * busy the account is (the lists then wait their turn, longest-waiting first). The first load and a person's
+ * action ask for everything at once.
  */
 import {
   type Account,
@@ -78,23 +80,38 @@ export function accountQuery(accountId: string, eventState: EventState = ''): Ac
 
 const amounts = (a: Account) => a.balances.map((b) => `${b.denomination}=${b.amount}`).join(',');
 const pending = (a: Account) => a.balances.map((b) => `${b.denomination}=${b.pending}`).join(',');
+/** The newest transaction of these kinds among those loaded. */
+const newest = (txs: Transaction[] | undefined, kinds: Transaction['kind'][]) =>
+  txs?.find((t) => kinds.includes(t.kind))?.transaction_id ?? '';
 
-/** What of the account moves when the list changes: the list is asked for again when this moves. */
-export function footprint(part: Part, a: Account, q: AccountQuery): string {
+/** What the footprints are read from: the account, and the transactions loaded. */
+type Basis = Pick<AccountView, 'account' | 'transactions'>;
+
+/** The lists whose footprint reads the transactions: loaded after them when both are due. */
+const READS_TRANSACTIONS = new Set<Part>(['events', 'usage', 'charges']);
+
+/** What moves when the list changes: the list is asked for again when this moves. */
+export function footprint(part: Part, v: Basis, q: AccountQuery): string {
+  const a = v.account;
   switch (part) {
     case 'transactions':
-      return amounts(a); // every transaction changes the amount of its balance
-    case 'events':
-      return `${q.eventState}|${amounts(a)}|${pending(a)}`; // a pending event holds its cost; a complete one is paid
+      return amounts(a); // every transaction moves the amount of its balance
     case 'holds':
       return pending(a);
+    case 'events':
+      // A pending event moves `pending`; a complete one adds a usage transaction.
+      return `${q.eventState}|${pending(a)}|${newest(v.transactions, ['usage'])}`;
     case 'usage': {
       const { from, to } = usagePeriod(USAGE_DAYS); // and the period moves on with the clock
-      return `${from}|${to}|${amounts(a)}`;
+      return `${from}|${to}|${newest(v.transactions, ['usage'])}`;
     }
-    case 'charges':
-      // A refill adds to the amount, a declined one counts in the balance; a plan's fee needs plan and customer.
-      return JSON.stringify([a.processor_id, a.plan_id, a.balances]);
+    case 'charges': {
+      // A paid charge adds a refill, proration or period_reset transaction; a declined refill counts in its
+      // balance; a plan's fee comes with the plan.
+      const declines = a.balances.map((b) => `${b.consecutive_declines}${b.auto_refill_paused ? 'p' : ''}`);
+      const paid = newest(v.transactions, ['refill', 'proration', 'period_reset']);
+      return JSON.stringify([a.processor_id, a.plan_id, declines, paid]);
+    }
     case 'card':
       return a.processor_id ?? '';
   }
@@ -114,24 +131,30 @@ function spend(q: AccountQuery, now: number): boolean {
   return true;
 }
 
-/** The lists this tick asks for: forced, then stale ones while the budget lasts, else one sweep. */
-export function choose(q: AccountQuery, view: AccountView | undefined, a: Account, now: number): Part[] {
-  const chosen = new Set<Part>(view ? q.force : PARTS);
-  q.force.clear();
-  const waiting = [...PARTS].sort((x, y) => q.askedAt[x] - q.askedAt[y]);
-  for (const p of waiting) {
-    if (!view || chosen.has(p) || view.loadedUnder[p] === footprint(p, a, q)) continue;
-    if (!asks(p, a) || spend(q, now)) chosen.add(p);
-  }
-  if (chosen.size === 0 && ++q.idle >= SWEEP_TICKS) {
+/**
+ * The lists a tick asks for: those a person's action forced (no budget), then the stale ones while the budget
+ * lasts, longest-waiting first; else, on an idle tick now and then, the list asked for longest ago (a sweep).
+ * `done`: asked for already this tick (a second round looks only at what the new transactions made stale).
+ */
+export function choose(q: AccountQuery, v: AccountView, now: number, done: Set<Part>): Part[] {
+  const a = v.account;
+  const waiting = PARTS.filter((p) => !done.has(p)).sort((x, y) => q.askedAt[x] - q.askedAt[y]);
+  const chosen = waiting.filter(
+    (p) =>
+      (q.force.has(p) || v.loadedUnder[p] !== footprint(p, v, q)) && (q.force.has(p) || !asks(p, a) || spend(q, now)),
+  );
+  if (done.size === 0 && chosen.length === 0 && ++q.idle >= SWEEP_TICKS) {
     const p = waiting.find((x) => asks(x, a));
     if (p && spend(q, now)) {
-      chosen.add(p);
+      chosen.push(p);
       q.idle = 0;
     }
   }
-  for (const p of chosen) q.askedAt[p] = now;
-  return [...chosen];
+  for (const p of chosen) {
+    q.askedAt[p] = now;
+    q.force.delete(p);
+  }
+  return chosen;
 }
 
 const path = (q: AccountQuery) => ({ account_id: q.accountId });
@@ -241,28 +264,47 @@ export async function loadAccountView(
   partial: (view: AccountView) => void,
 ): Promise<AccountView> {
   const account = (await ok(api.GET('/v1/accounts/{account_id}', { params: { path: path(q) } }))).data;
-  const parts = choose(q, prev, account, Date.now());
-  // Nothing moved: the same object, so that nothing renders again.
-  if (prev && parts.length === 0 && JSON.stringify(prev.account) === JSON.stringify(account)) return prev;
+  const now = Date.now();
   let view: AccountView = prev ? { ...prev, account } : { account, errors: {}, loadedUnder: {} };
-  if (!prev) partial(view);
-  await Promise.all(
-    parts.map(async (part) => {
-      const under = footprint(part, account, q);
-      try {
-        const patch = await loadPart(part, q, view, (p) => {
-          view = { ...view, ...p };
-          partial(view);
-        });
-        const errors = { ...view.errors };
-        delete errors[part];
-        view = { ...view, ...patch, errors, loadedUnder: { ...view.loadedUnder, [part]: under } };
-      } catch (err) {
-        const error = err instanceof ApiError ? err : new ApiError(0, 'client', String(err));
-        view = { ...view, errors: { ...view.errors, [part]: error } };
-      }
-      partial(view);
-    }),
-  );
+  const load = (parts: readonly Part[]) =>
+    Promise.all(
+      parts.map(async (part) => {
+        const under = footprint(part, view, q);
+        try {
+          const patch = await loadPart(part, q, view, (p) => {
+            view = { ...view, ...p };
+            partial(view);
+          });
+          const errors = { ...view.errors };
+          delete errors[part];
+          view = { ...view, ...patch, errors, loadedUnder: { ...view.loadedUnder, [part]: under } };
+        } catch (err) {
+          const error = err instanceof ApiError ? err : new ApiError(0, 'client', String(err));
+          view = { ...view, errors: { ...view.errors, [part]: error } };
+        }
+        partial(view);
+      }),
+    );
+  if (!prev) {
+    // The first load: the account shows at once, every list follows as it arrives (those that read the
+    // transactions are loaded under none, so the next tick asks for them again: nothing slips between).
+    partial(view);
+    for (const p of PARTS) q.askedAt[p] = now;
+    await load(PARTS);
+    return view;
+  }
+  const done = new Set<Part>();
+  let round = choose(q, view, now, done);
+  // Nothing moved: the same object, so that nothing renders again.
+  if (round.length === 0 && JSON.stringify(prev.account) === JSON.stringify(account)) return prev;
+  while (round.length > 0) {
+    for (const p of round) done.add(p);
+    // The lists that read the transactions are loaded after them, under what they say.
+    const after = round.includes('transactions') ? round.filter((p) => READS_TRANSACTIONS.has(p)) : [];
+    await load(round.filter((p) => !after.includes(p)));
+    await load(after);
+    // New transactions can make other lists stale: a second round.
+    round = choose(q, view, now, done);
+  }
   return view;
 }

@@ -74,8 +74,8 @@ export function MidMonth({ account, onChange }: ActionProps) {
       ) : (
         <section class="quote" aria-label="Mid-month increase quote">
           <p>
-            Increasing the monthly refill of <strong>{quote.denomination}</strong> to {units(quote.amount)} units for{' '}
-            {cents(quote.usd_charge)} charges the card <strong data-quote>{cents(quote.charged)}</strong> now
+            Increasing the monthly refill of <strong>{quote.denomination}</strong> to {units(quote.amount)} units for
+            {` ${cents(quote.usd_charge)}`} charges the card <strong data-quote>{cents(quote.charged)}</strong> now
             (prorated); the balance becomes {units(quote.balanceAfter)}.
           </p>
           <Alert error={error} />
