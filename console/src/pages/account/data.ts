@@ -55,7 +55,7 @@ export interface AccountView {
   card?: Card | null;
   /** Why a list could not be loaded the last time (what it showed before stays). */
   errors: Partial<Record<Part, ApiError>>;
-  /** The account's footprint each list was last loaded under. */
+  /** The footprint (see `footprint`) each list was last loaded under. */
   loadedUnder: Partial<Record<Part, string>>;
 }
 
@@ -139,10 +139,10 @@ function spend(q: AccountQuery, now: number): boolean {
 export function choose(q: AccountQuery, v: AccountView, now: number, done: Set<Part>): Part[] {
   const a = v.account;
   const waiting = PARTS.filter((p) => !done.has(p)).sort((x, y) => q.askedAt[x] - q.askedAt[y]);
-  const chosen = waiting.filter(
-    (p) =>
-      (q.force.has(p) || v.loadedUnder[p] !== footprint(p, v, q)) && (q.force.has(p) || !asks(p, a) || spend(q, now)),
-  );
+  const due = (p: Part) => q.force.has(p) || v.loadedUnder[p] !== footprint(p, v, q);
+  // A forced list, and one answered without a request, cost nothing; the others spend the budget.
+  const free = (p: Part) => q.force.has(p) || !asks(p, a);
+  const chosen = waiting.filter((p) => due(p) && (free(p) || spend(q, now)));
   if (done.size === 0 && chosen.length === 0 && ++q.idle >= SWEEP_TICKS) {
     const p = waiting.find((x) => asks(x, a));
     if (p && spend(q, now)) {
@@ -286,8 +286,8 @@ export async function loadAccountView(
       }),
     );
   if (!prev) {
-    // The first load: the account shows at once, every list follows as it arrives (those that read the
-    // transactions are loaded under none, so the next tick asks for them again: nothing slips between).
+    // The first load: the account shows at once, every list follows as it arrives. Those that read the
+    // transactions are loaded before these are known, so the next tick asks for them again: nothing slips by.
     partial(view);
     for (const p of PARTS) q.askedAt[p] = now;
     await load(PARTS);
