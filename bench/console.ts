@@ -3,8 +3,8 @@
  * real server (SQLite, in-process): the JavaScript and CSS transferred on a first load (compressed, as
  * sent), the time until an account page with 1,000 transactions is interactive (its transactions table
  * and its chart drawn), how many requests the open account page makes per second once it has loaded (and
- * what the browser logs to its console meanwhile), and while usage keeps arriving, and how long a change made through the API takes to show
- * on the open page. Figures are reported, never asserted.
+ * what the browser logs to its console meanwhile) and while usage keeps arriving, and how long a change
+ * made through the API takes to show on the open page. Figures are reported, never asserted.
  */
 import { assertOk, median } from './console-lib.js';
 import { DESKTOP, ensureConsoleBuilt, launchBrowser, newContext } from '../test/support/console.js';
