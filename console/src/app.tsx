@@ -1,8 +1,7 @@
 /** The shell: who is logged in, which company is open, the navigation, and which page a path shows. */
-import { createContext } from 'preact';
-import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { type CompanySummary, type Session, onUnauthorized, sessions, setCompany, setCsrfToken } from './api';
-import { navigate, useLocation } from './hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { type Session, onUnauthorized, sessions, setCompany, setCsrfToken } from './api';
+import { navigate, onLocationChange, useLocation } from './hooks';
 import { AccountPage } from './pages/account';
 import { AccountsPage } from './pages/accounts';
 import { ForgotPage, LoginPage, ResetPage, SignupPage, VerifyBanner, VerifyPage } from './pages/auth';
@@ -10,18 +9,7 @@ import { KeysPage, NewCompanyPage } from './pages/company';
 import { PlansPage } from './pages/plans';
 import { UsagePage } from './pages/usage';
 import { WebhooksPage } from './pages/webhooks';
-
-export interface SessionState {
-  session: Session | null;
-  /** Ask the server who is logged in (after log-in, log-out or registering a company). */
-  refresh: () => Promise<Session | null>;
-}
-export const SessionContext = createContext<SessionState>({ session: null, refresh: async () => null });
-export const useSession = () => useContext(SessionContext);
-
-export function useCompany(companyId: string): CompanySummary | undefined {
-  return useSession().session?.companies.find((c) => c.company_id === companyId);
-}
+import { SessionContext } from './session';
 
 const PUBLIC = ['/login', '/signup', '/verify-email', '/forgot-password', '/reset-password'];
 
@@ -92,10 +80,15 @@ export function App() {
 
 const COMPANY_PATH = /^\/c\/(c_[A-Za-z0-9_-]+)(?:\/(.*))?$/;
 
+// The company the requests name (Billing-Company) is the one in the address: set when the address changes,
+// before the pages render and ask, never while rendering.
+const followCompany = () => setCompany(COMPANY_PATH.exec(location.pathname)?.[1] ?? null);
+followCompany();
+onLocationChange(followCompany);
+
 function Authed({ session, path }: { session: Session; path: string }) {
   const m = COMPANY_PATH.exec(path);
   const companyId = m?.[1];
-  setCompany(companyId ?? null);
   useEffect(() => {
     if (path === '/' || path === '') {
       const first = session.companies[0];

@@ -9,12 +9,15 @@ export interface Polled<T> {
   data: T | undefined;
   error: ApiError | null;
   loading: boolean;
+  /** Load again now, after the load under way if any (so that it sees a change just made). */
   reload: () => Promise<void>;
 }
 
 /**
- * Loads `fn` at once and again every POLL_MS while the tab is visible (a hidden tab asks nothing and
- * catches up the moment it is shown). A request never overlaps the previous one. `key` restarts it.
+ * The console's one data hook. Loads `fn` at once and again every POLL_MS while the tab is visible (a hidden
+ * tab asks nothing and catches up the moment it is shown). A load never overlaps the previous one: a tick
+ * that finds one under way is skipped. `key` restarts it. `fn` gets what it returned last time, so that it
+ * can ask only for what changed (the account page), and `partial` to show a long first load as it arrives.
  */
 export function usePoll<T>(
   fn: (previous: T | undefined, partial: (data: T) => void) => Promise<T>,
@@ -58,9 +61,16 @@ export function usePoll<T>(
     try {
       await p;
     } finally {
-      busy.current = null;
+      // Only its own: after a restart (`key`) another load may be under way already.
+      if (busy.current === p) busy.current = null;
     }
   }, []);
+
+  const reload = useCallback(async () => {
+    // A load under way may have read before the change that asks for this one: wait for it, then load again.
+    if (busy.current) await busy.current;
+    await run();
+  }, [run]);
 
   useEffect(() => {
     generation.current++;
@@ -81,7 +91,7 @@ export function usePoll<T>(
     };
   }, key);
 
-  return { data, error, loading, reload: run };
+  return { data, error, loading, reload };
 }
 
 // --- routing
@@ -91,6 +101,12 @@ export function navigate(to: string, replace = false): void {
   if (replace) history.replaceState(null, '', to);
   else history.pushState(null, '', to);
   for (const l of listeners) l();
+}
+
+/** Calls `fn` whenever the address changes (a link, navigate(), back or forward), before the pages render it. */
+export function onLocationChange(fn: () => void): void {
+  listeners.add(fn);
+  window.addEventListener('popstate', fn);
 }
 
 export function useLocation(): { path: string; query: URLSearchParams } {

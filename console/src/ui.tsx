@@ -1,4 +1,4 @@
-/** Small building blocks shared by the pages: fields with their messages, alerts, secrets shown once. */
+/** Small building blocks shared by the pages: fields with their messages, alerts, lists, secrets shown once. */
 import type { ComponentChildren, InputHTMLAttributes, LooseInputHTMLAttributes } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from './api';
@@ -179,6 +179,28 @@ export function Loading({ what }: { what: string }) {
     <p class="muted" aria-busy="true">
       Loading {what}…
     </p>
+  );
+}
+
+/**
+ * What every list of the console shows, in one place: the error if the last load failed (the items loaded
+ * before stay), "Loading …" until the first answer, `empty` when there is nothing, else the items as
+ * `children` draws them.
+ */
+export function List<T>(props: {
+  items: T[] | undefined;
+  error?: ApiError | string | null | undefined;
+  /** Said while loading: "Loading {what}…". */
+  what: string;
+  empty: ComponentChildren;
+  children: (items: T[]) => ComponentChildren;
+}) {
+  const { items } = props;
+  return (
+    <>
+      <Alert error={props.error} />
+      {items === undefined ? <Loading what={props.what} /> : items.length === 0 ? props.empty : props.children(items)}
+    </>
   );
 }
 

@@ -175,6 +175,12 @@ for (const dialect of HTTP_DIALECTS) {
       await page.getByRole('button', { name: 'Search' }).click();
       await seeText(page, '.empty', 'No account matches');
       await page.getByRole('button', { name: 'Clear' }).click();
+      // What the browser logs as errors while the account page is open: a request answered 4xx or 5xx is one.
+      const logged: string[] = [];
+      const onConsole = (m: { type(): string; text(): string }) => {
+        if (m.type() === 'error') logged.push(m.text());
+      };
+      page.on('console', onConsole);
       await page.getByRole('link', { name: 'Ada Lovelace' }).click();
       await heading(page, 'Ada Lovelace');
       await seeText(page, '[data-denomination=tokens] [data-field=available]', '1,000');
@@ -241,6 +247,30 @@ for (const dialect of HTTP_DIALECTS) {
       await seeText(page, '[role=status]', `charged ${quote}`);
       await page.locator(`[data-table=transactions] tbody tr >> nth=${txBefore}`).waitFor(WAIT);
       pages.push(['account', `/c/${companyId}/accounts/${accountId}`]);
+      page.off('console', onConsole);
+      // Before the card was attached the page said "No card on file" without asking for a card it knew absent.
+      assert.deepEqual(logged, [], 'no error in the browser console (the absent card is not a 404)');
+
+      // Left open with nothing changing, each poll (one a second) asks for the account and at most one list.
+      const poll = `/v1/accounts/${accountId}`;
+      const asked: string[] = [];
+      const onRequest = (r: { url(): string }) => {
+        const path = new URL(r.url()).pathname;
+        if (path.startsWith('/v1/')) asked.push(path);
+      };
+      page.on('request', onRequest);
+      try {
+        for (let i = 0; i < 7; i++) await page.waitForRequest((r) => new URL(r.url()).pathname === poll, WAIT);
+      } finally {
+        page.off('request', onRequest);
+      }
+      const starts = asked.flatMap((p, i) => (p === poll ? [i] : []));
+      const between = starts.slice(1).map((end, k) => end - starts[k]! - 1);
+      assert.ok(between.length >= 6, asked.join(' '));
+      assert.ok(
+        between.every((n) => n <= 1),
+        `at most one request besides the account's per poll: ${asked.join(' ')}`,
+      );
 
       assert.equal(await page.evaluate(() => (window as any).__sameDocument), true, 'no reload happened');
     });

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { type Account, ApiError, allPages, api, ok } from '../api';
 import { units, when } from '../format';
 import { usePoll } from '../hooks';
-import { Alert, Empty, Loading } from '../ui';
+import { Empty, List } from '../ui';
 
 const PAGE = 25;
 
@@ -53,7 +53,6 @@ export function AccountsPage({ companyId }: { companyId: string }) {
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
   const page = usePoll(() => listAccounts(q, cursor), [companyId, q, cursor]);
-  const accounts = page.data?.data ?? [];
   return (
     <section>
       <h1 tabIndex={-1}>Accounts</h1>
@@ -82,68 +81,72 @@ export function AccountsPage({ companyId }: { companyId: string }) {
           </button>
         )}
       </form>
-      <Alert error={page.error} />
-      {page.loading && !page.data ? (
-        <Loading what="accounts" />
-      ) : accounts.length === 0 ? (
-        q ? (
-          <Empty title={`No account matches “${q}”`}>Try part of a name, an email, an id or a metadata value.</Empty>
-        ) : (
-          <Empty title="No accounts yet">
-            <p>Accounts are created by your code through the API. With one of your API keys:</p>
-            <pre class="code">
-              {`curl -u ${companyId}:YOUR_API_KEY \\\n  -H 'content-type: application/json' \\\n` +
-                `  -d '{"name":"Ada Lovelace","email":"ada@example.com"}' \\\n` +
-                `  ${location.origin}/v1/companies/${companyId}/accounts`}
-            </pre>
-            <p>
-              No key at hand? <a href={`/c/${companyId}/keys`}>Create an API key</a>. The account appears here within a
-              second.
-            </p>
-          </Empty>
-        )
-      ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Accounts{q ? ` matching ${q}` : ''}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Account</th>
-                <th scope="col" class="wide-only">
-                  Email
-                </th>
-                <th scope="col">Balances (available)</th>
-                <th scope="col" class="wide-only">
-                  Created
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {accounts.map((a) => (
-                <tr key={a.account_id}>
-                  <td>
-                    <a href={`/c/${companyId}/accounts/${encodeURIComponent(a.account_id)}`}>
-                      {a.name || a.account_id}
-                    </a>
-                    <div class="muted small">{a.account_id}</div>
-                  </td>
-                  <td class="wide-only">{a.email ?? '—'}</td>
-                  <td>
-                    {a.balances.length === 0
-                      ? '—'
-                      : a.balances.map((b) => (
-                          <span key={b.denomination} class="pill" data-balance={b.denomination}>
-                            {units(b.available)} {b.denomination}
-                          </span>
-                        ))}
-                  </td>
-                  <td class="wide-only">{when(a.created_at)}</td>
+      <List
+        items={page.data?.data}
+        error={page.error}
+        what="accounts"
+        empty={
+          q ? (
+            <Empty title={`No account matches “${q}”`}>Try part of a name, an email, an id or a metadata value.</Empty>
+          ) : (
+            <Empty title="No accounts yet">
+              <p>Accounts are created by your code through the API. With one of your API keys:</p>
+              <pre class="code">
+                {`curl -u ${companyId}:YOUR_API_KEY \\\n  -H 'content-type: application/json' \\\n` +
+                  `  -d '{"name":"Ada Lovelace","email":"ada@example.com"}' \\\n` +
+                  `  ${location.origin}/v1/companies/${companyId}/accounts`}
+              </pre>
+              <p>
+                No key at hand? <a href={`/c/${companyId}/keys`}>Create an API key</a>. The account appears here within
+                a second.
+              </p>
+            </Empty>
+          )
+        }
+      >
+        {(accounts) => (
+          <div class="table-wrap">
+            <table>
+              <caption class="sr-only">Accounts{q ? ` matching ${q}` : ''}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Account</th>
+                  <th scope="col" class="wide-only">
+                    Email
+                  </th>
+                  <th scope="col">Balances (available)</th>
+                  <th scope="col" class="wide-only">
+                    Created
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+              </thead>
+              <tbody>
+                {accounts.map((a) => (
+                  <tr key={a.account_id}>
+                    <td>
+                      <a href={`/c/${companyId}/accounts/${encodeURIComponent(a.account_id)}`}>
+                        {a.name || a.account_id}
+                      </a>
+                      <div class="muted small">{a.account_id}</div>
+                    </td>
+                    <td class="wide-only">{a.email ?? '—'}</td>
+                    <td>
+                      {a.balances.length === 0
+                        ? '—'
+                        : a.balances.map((b) => (
+                            <span key={b.denomination} class="pill" data-balance={b.denomination}>
+                              {units(b.available)} {b.denomination}
+                            </span>
+                          ))}
+                    </td>
+                    <td class="wide-only">{when(a.created_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </List>
       <nav class="pager" aria-label="Pages of accounts">
         <button
           type="button"

@@ -1,7 +1,7 @@
 /** Sign up, log in, verify the email address, forgot and reset the password. */
 import { useEffect, useState } from 'preact/hooks';
 import { type ApiError, api, ok, sessions, setCsrfToken } from '../api';
-import { useSession } from '../app';
+import { useSession } from '../session';
 import { navigate } from '../hooks';
 import { Alert, Field, Notice, Submit, formValues, useAction } from '../ui';
 

@@ -1,10 +1,10 @@
 /** Registering a company (its first API key shown once) and the company's API keys. */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api';
-import { useSession } from '../app';
+import { useSession } from '../session';
 import { when } from '../format';
 import { navigate, usePoll } from '../hooks';
-import { Alert, ConfirmButton, Empty, Field, Loading, SecretOnce, Select, Submit, formValues, useAction } from '../ui';
+import { Alert, ConfirmButton, Empty, Field, List, SecretOnce, Select, Submit, formValues, useAction } from '../ui';
 
 export function NewCompanyPage() {
   const { refresh } = useSession();
@@ -105,7 +105,6 @@ export function KeysPage({ companyId }: { companyId: string }) {
       );
       await keys.reload();
     });
-  const list = keys.data ?? [];
   return (
     <section>
       <h1 tabIndex={-1}>API keys</h1>
@@ -120,52 +119,54 @@ export function KeysPage({ companyId }: { companyId: string }) {
           <Submit busy={busy}>Create an API key</Submit>
         </form>
       )}
-      <Alert error={error ?? keys.error} />
-      {keys.loading && !keys.data ? (
-        <Loading what="API keys" />
-      ) : list.length === 0 ? (
-        <Empty title="No API keys">Create one above.</Empty>
-      ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((k) => (
-                <tr key={k.key_id}>
-                  <td>
-                    <code>{k.prefix}…</code>
-                  </td>
-                  <td>{when(k.created_at)}</td>
-                  {/* Recorded at most once a minute per key: right to within a minute. */}
-                  {k.last_used_at ? <td>{when(k.last_used_at)}</td> : <td class="muted">never</td>}
-                  <td>{k.revoked_at ? `Revoked ${when(k.revoked_at)}` : 'Active'}</td>
-                  <td>
-                    {!k.revoked_at && (
-                      <ConfirmButton
-                        label="Revoke"
-                        question={`Revoke ${k.prefix}…? Code using it stops working at once.`}
-                        confirm="Yes, revoke"
-                        onConfirm={() => revoke(k.key_id)}
-                      />
-                    )}
-                  </td>
+      <List
+        items={keys.data}
+        error={error ?? keys.error}
+        what="API keys"
+        empty={<Empty title="No API keys">Create one above.</Empty>}
+      >
+        {(list) => (
+          <div class="table-wrap">
+            <table>
+              <caption class="sr-only">API keys</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+              </thead>
+              <tbody>
+                {list.map((k) => (
+                  <tr key={k.key_id}>
+                    <td>
+                      <code>{k.prefix}…</code>
+                    </td>
+                    <td>{when(k.created_at)}</td>
+                    {/* Recorded at most once a minute per key: right to within a minute. */}
+                    {k.last_used_at ? <td>{when(k.last_used_at)}</td> : <td class="muted">never</td>}
+                    <td>{k.revoked_at ? `Revoked ${when(k.revoked_at)}` : 'Active'}</td>
+                    <td>
+                      {!k.revoked_at && (
+                        <ConfirmButton
+                          label="Revoke"
+                          question={`Revoke ${k.prefix}…? Code using it stops working at once.`}
+                          confirm="Yes, revoke"
+                          onConfirm={() => revoke(k.key_id)}
+                        />
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </List>
     </section>
   );
 }

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { type ApiError, api, ok } from '../api';
 import { cents, units, when } from '../format';
 import { usePoll } from '../hooks';
-import { Alert, Empty, Field, Loading, Notice, Submit, formValues, useAction } from '../ui';
+import { Alert, Empty, Field, List, Notice, Submit, formValues, useAction } from '../ui';
 
 /** "balances/0/amount", "balances.0.amount" and "/balances/0/amount" name the same field. */
 const normalize = (param: string | undefined) =>
@@ -45,53 +45,57 @@ function Plans({ companyId }: { companyId: string }) {
   return (
     <section aria-labelledby="plans-h">
       <h2 id="plans-h">Plans</h2>
-      <Alert error={plans.error} />
-      {!plans.data ? (
-        <Loading what="plans" />
-      ) : plans.data.length === 0 ? (
-        <Empty title="No plans yet">
-          A plan gives an account included balances every month for a fee; create one with the form above.
-        </Empty>
-      ) : (
-        <div class="table-wrap">
-          <table data-table="plans">
-            <caption class="sr-only">Plans</caption>
-            <thead>
-              <tr>
-                <th scope="col">Plan</th>
-                <th scope="col">Fee / month</th>
-                <th scope="col">Included</th>
-                <th scope="col">Rollover</th>
-                <th scope="col">Alert at</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {plans.data.map((p) => (
-                <tr key={p.plan_id}>
-                  <td>
-                    {p.name}
-                    <div class="small muted">
-                      <code>{p.plan_id}</code>
-                    </div>
-                  </td>
-                  <td class="num">{cents(p.charge_amount)}</td>
-                  <td>
-                    {p.balances.map((b) => (
-                      <div key={b.denomination}>
-                        {units(Number(b.amount))} {b.denomination}, overage {cents(b.overage_charge_amount)}/unit
-                      </div>
-                    ))}
-                  </td>
-                  <td>{p.rollover ? 'Yes' : 'No'}</td>
-                  <td>{p.threshold_alert_percentage ? `${p.threshold_alert_percentage}%` : '—'}</td>
-                  <td>{when(p.created_at)}</td>
+      <List
+        items={plans.data}
+        error={plans.error}
+        what="plans"
+        empty={
+          <Empty title="No plans yet">
+            A plan gives an account included balances every month for a fee; create one with the form above.
+          </Empty>
+        }
+      >
+        {(list) => (
+          <div class="table-wrap">
+            <table data-table="plans">
+              <caption class="sr-only">Plans</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Plan</th>
+                  <th scope="col">Fee / month</th>
+                  <th scope="col">Included</th>
+                  <th scope="col">Rollover</th>
+                  <th scope="col">Alert at</th>
+                  <th scope="col">Created</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+              </thead>
+              <tbody>
+                {list.map((p) => (
+                  <tr key={p.plan_id}>
+                    <td>
+                      {p.name}
+                      <div class="small muted">
+                        <code>{p.plan_id}</code>
+                      </div>
+                    </td>
+                    <td class="num">{cents(p.charge_amount)}</td>
+                    <td>
+                      {p.balances.map((b) => (
+                        <div key={b.denomination}>
+                          {units(Number(b.amount))} {b.denomination}, overage {cents(b.overage_charge_amount)}/unit
+                        </div>
+                      ))}
+                    </td>
+                    <td>{p.rollover ? 'Yes' : 'No'}</td>
+                    <td>{p.threshold_alert_percentage ? `${p.threshold_alert_percentage}%` : '—'}</td>
+                    <td>{when(p.created_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </List>
     </section>
   );
 }
@@ -238,36 +242,38 @@ function Prices() {
     <section aria-labelledby="prices-h" class="panel">
       <h2 id="prices-h">Prices</h2>
       <p class="small muted">An event's cost is its quantity × the unit amount of its type, rounded up.</p>
-      <Alert error={prices.error} />
-      {!prices.data ? (
-        <Loading what="prices" />
-      ) : prices.data.length === 0 ? (
-        <p class="muted">No prices yet. Events of a type without a price need a cost_override.</p>
-      ) : (
-        <div class="table-wrap">
-          <table data-table="prices">
-            <caption class="sr-only">Prices</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event type</th>
-                <th scope="col">Unit amount</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {prices.data.map((p) => (
-                <tr key={p.type}>
-                  <td>{p.type}</td>
-                  <td class="num">
-                    {p.unit_amount} {p.denomination}
-                  </td>
-                  <td>{when(p.updated_at)}</td>
+      <List
+        items={prices.data}
+        error={prices.error}
+        what="prices"
+        empty={<p class="muted">No prices yet. Events of a type without a price need a cost_override.</p>}
+      >
+        {(list) => (
+          <div class="table-wrap">
+            <table data-table="prices">
+              <caption class="sr-only">Prices</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Event type</th>
+                  <th scope="col">Unit amount</th>
+                  <th scope="col">Updated</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+              </thead>
+              <tbody>
+                {list.map((p) => (
+                  <tr key={p.type}>
+                    <td>{p.type}</td>
+                    <td class="num">
+                      {p.unit_amount} {p.denomination}
+                    </td>
+                    <td>{when(p.updated_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </List>
       <form onSubmit={submit}>
         <h3>Set a price</h3>
         <Field label="Event type" name="type" required error={field('type')} />

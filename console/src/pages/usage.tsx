@@ -4,8 +4,8 @@ import { allPages, api, ok } from '../api';
 import { Chart } from '../chart';
 import { day, toCsv, units, usagePeriod } from '../format';
 import { usePoll } from '../hooks';
-import { Alert, Loading, Select } from '../ui';
-import { UsageTable, usageChartData } from './account';
+import { List, Select } from '../ui';
+import { UsageTable, usageChartData } from '../usage-table';
 
 export function UsagePage({ companyId }: { companyId: string }) {
   const [days, setDays] = useState('30');
@@ -77,30 +77,32 @@ export function UsagePage({ companyId }: { companyId: string }) {
         )}
       </div>
       <p class="muted">Completed events by UTC day and type, at their final cost, for every account.</p>
-      <Alert error={usage.error} />
-      {!usage.data ? (
-        <Loading what="usage" />
-      ) : usage.data.groups.length === 0 ? (
-        <p class="muted">No completed usage in this period.</p>
-      ) : (
-        <>
-          <Chart
-            title="Cost per day by event type"
-            kind="bars"
-            x={chart!.x}
-            series={chart!.series}
-            summary={totals.map(([k, v]) => `${k}: ${units(v.cost)}`).join(', ')}
-          />
-          <ul class="totals">
-            {totals.map(([k, v]) => (
-              <li key={k}>
-                <strong>{k}</strong>: {units(v.events)} events, cost {units(v.cost)}
-              </li>
-            ))}
-          </ul>
-          <UsageTable name="usage" groups={usage.data.groups} />
-        </>
-      )}
+      <List
+        items={usage.data?.groups}
+        error={usage.error}
+        what="usage"
+        empty={<p class="muted">No completed usage in this period.</p>}
+      >
+        {(groups) => (
+          <>
+            <Chart
+              title="Cost per day by event type"
+              kind="bars"
+              x={chart!.x}
+              series={chart!.series}
+              summary={totals.map(([k, v]) => `${k}: ${units(v.cost)}`).join(', ')}
+            />
+            <ul class="totals">
+              {totals.map(([k, v]) => (
+                <li key={k}>
+                  <strong>{k}</strong>: {units(v.events)} events, cost {units(v.cost)}
+                </li>
+              ))}
+            </ul>
+            <UsageTable name="usage" groups={groups} />
+          </>
+        )}
+      </List>
     </section>
   );
 }

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../api';
 import { units, when } from '../format';
 import { usePoll } from '../hooks';
-import { Alert, ConfirmButton, Empty, Field, Loading, SecretOnce, Select, Submit, formValues, useAction } from '../ui';
+import { Alert, ConfirmButton, Empty, Field, List, SecretOnce, Select, Submit, formValues, useAction } from '../ui';
 
 type WebhookType = 'balance_change' | 'negative_balance' | 'auto_refill' | 'threshold';
 const TYPES: { value: WebhookType; label: string }[] = [
@@ -39,7 +39,6 @@ export function WebhooksPage({ companyId }: { companyId: string }) {
     });
   };
   const field = (name: string) => (error?.param === name ? error.message : undefined);
-  const list = hooks.data ?? [];
   return (
     <section>
       <h1 tabIndex={-1}>Webhooks</h1>
@@ -90,59 +89,61 @@ export function WebhooksPage({ companyId }: { companyId: string }) {
         </section>
       </div>
       <h2>Subscriptions</h2>
-      <Alert error={hooks.error ?? del.error} />
-      {!hooks.data ? (
-        <Loading what="webhooks" />
-      ) : list.length === 0 ? (
-        <Empty title="No webhooks">Subscribe a URL above to hear about balance changes as they happen.</Empty>
-      ) : (
-        <ul class="hooks">
-          {list.map((w) => (
-            <li key={w.webhook_id} class="hook" data-webhook={w.webhook_id}>
-              <div class="row">
-                <div>
-                  <strong>{w.type}</strong>
-                  {w.threshold !== null && <> below {units(w.threshold)}</>} → <code class="break">{w.url}</code>
-                  <div class="small muted">
-                    {w.webhook_id} · since {when(w.created_at)}
-                    {w.disabled_at && (
-                      <>
-                        {' '}
-                        · switched off {when(w.disabled_at)} ({w.disabled_reason})
-                      </>
-                    )}
+      <List
+        items={hooks.data}
+        error={hooks.error ?? del.error}
+        what="webhooks"
+        empty={<Empty title="No webhooks">Subscribe a URL above to hear about balance changes as they happen.</Empty>}
+      >
+        {(list) => (
+          <ul class="hooks">
+            {list.map((w) => (
+              <li key={w.webhook_id} class="hook" data-webhook={w.webhook_id}>
+                <div class="row">
+                  <div>
+                    <strong>{w.type}</strong>
+                    {w.threshold !== null && <> below {units(w.threshold)}</>} → <code class="break">{w.url}</code>
+                    <div class="small muted">
+                      {w.webhook_id} · since {when(w.created_at)}
+                      {w.disabled_at && (
+                        <>
+                          {' '}
+                          · switched off {when(w.disabled_at)} ({w.disabled_reason})
+                        </>
+                      )}
+                    </div>
+                  </div>
+                  <div class="actions">
+                    <button
+                      type="button"
+                      class="secondary"
+                      aria-expanded={open === w.webhook_id}
+                      onClick={() => setOpen(open === w.webhook_id ? null : w.webhook_id)}
+                    >
+                      {open === w.webhook_id ? 'Hide deliveries' : 'Deliveries'}
+                    </button>
+                    <ConfirmButton
+                      label="Delete"
+                      question="Delete this webhook? Nothing more is sent to it."
+                      confirm="Yes, delete"
+                      onConfirm={() =>
+                        void del.run(async () => {
+                          await ok(
+                            api.DELETE('/v1/webhooks/{webhook_id}', { params: { path: { webhook_id: w.webhook_id } } }),
+                          );
+                          if (open === w.webhook_id) setOpen(null);
+                          await hooks.reload();
+                        })
+                      }
+                    />
                   </div>
                 </div>
-                <div class="actions">
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-expanded={open === w.webhook_id}
-                    onClick={() => setOpen(open === w.webhook_id ? null : w.webhook_id)}
-                  >
-                    {open === w.webhook_id ? 'Hide deliveries' : 'Deliveries'}
-                  </button>
-                  <ConfirmButton
-                    label="Delete"
-                    question="Delete this webhook? Nothing more is sent to it."
-                    confirm="Yes, delete"
-                    onConfirm={() =>
-                      void del.run(async () => {
-                        await ok(
-                          api.DELETE('/v1/webhooks/{webhook_id}', { params: { path: { webhook_id: w.webhook_id } } }),
-                        );
-                        if (open === w.webhook_id) setOpen(null);
-                        await hooks.reload();
-                      })
-                    }
-                  />
-                </div>
-              </div>
-              {open === w.webhook_id && <Deliveries webhookId={w.webhook_id} />}
-            </li>
-          ))}
-        </ul>
-      )}
+                {open === w.webhook_id && <Deliveries webhookId={w.webhook_id} />}
+              </li>
+            ))}
+          </ul>
+        )}
+      </List>
     </section>
   );
 }
@@ -169,61 +170,63 @@ function Deliveries({ webhookId }: { webhookId: string }) {
     });
   return (
     <section class="deliveries" aria-label="Delivery log">
-      <Alert error={log.error ?? error} />
-      {!log.data ? (
-        <Loading what="deliveries" />
-      ) : log.data.length === 0 ? (
-        <p class="muted">Nothing sent yet. Notifications appear here within a second of being sent.</p>
-      ) : (
-        <div class="table-wrap">
-          <table data-table="deliveries">
-            <caption class="sr-only">Notifications and their attempts, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts (time, response, latency)</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {log.data.map((d) => (
-                <tr key={d.callback_id} data-callback={d.callback_id}>
-                  <td>
-                    {when(d.created_at)}
-                    <div class="small muted">
-                      <code>{d.callback_id}</code>
-                    </div>
-                  </td>
-                  <td>
-                    <span class={`state state-${d.status}`}>{d.status}</span>
-                    {d.next_attempt_at && d.status === 'pending' && (
-                      <div class="small">next {when(d.next_attempt_at)}</div>
-                    )}
-                  </td>
-                  <td>
-                    <ol class="attempts" data-attempts={d.attempts.length}>
-                      {d.attempts.map((a) => (
-                        <li key={a.attempted_at}>
-                          {when(a.attempted_at)}: {a.status_code ?? a.error ?? 'no answer'}
-                          {a.success ? ' ok' : ' failed'}, {a.latency_ms} ms{a.manual ? ' (retry)' : ''}
-                        </li>
-                      ))}
-                    </ol>
-                  </td>
-                  <td>
-                    <button type="button" class="secondary" disabled={busy} onClick={() => retry(d.callback_id)}>
-                      Retry now
-                    </button>
-                  </td>
+      <List
+        items={log.data}
+        error={log.error ?? error}
+        what="deliveries"
+        empty={<p class="muted">Nothing sent yet. Notifications appear here within a second of being sent.</p>}
+      >
+        {(deliveries) => (
+          <div class="table-wrap">
+            <table data-table="deliveries">
+              <caption class="sr-only">Notifications and their attempts, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Created</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempts (time, response, latency)</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+              </thead>
+              <tbody>
+                {deliveries.map((d) => (
+                  <tr key={d.callback_id} data-callback={d.callback_id}>
+                    <td>
+                      {when(d.created_at)}
+                      <div class="small muted">
+                        <code>{d.callback_id}</code>
+                      </div>
+                    </td>
+                    <td>
+                      <span class={`state state-${d.status}`}>{d.status}</span>
+                      {d.next_attempt_at && d.status === 'pending' && (
+                        <div class="small">next {when(d.next_attempt_at)}</div>
+                      )}
+                    </td>
+                    <td>
+                      <ol class="attempts" data-attempts={d.attempts.length}>
+                        {d.attempts.map((a) => (
+                          <li key={a.attempted_at}>
+                            {when(a.attempted_at)}: {a.status_code ?? a.error ?? 'no answer'}
+                            {a.success ? ' ok' : ' failed'}, {a.latency_ms} ms{a.manual ? ' (retry)' : ''}
+                          </li>
+                        ))}
+                      </ol>
+                    </td>
+                    <td>
+                      <button type="button" class="secondary" disabled={busy} onClick={() => retry(d.callback_id)}>
+                        Retry now
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </List>
     </section>
   );
 }
