@@ -58,11 +58,13 @@ export async function companyCommand(args: string[], io: Io): Promise<number> {
     const owner = await deps.store.read((tx) => tx.findUserByEmail(normalizeEmail(ownerEmail)));
     if (!owner) throw new CliError(`no user with the email ${ownerEmail} (billing user create makes one)`);
     // The operation checks the processor and its key exactly as POST /v1/companies does.
-    const { company, apiKey: secret } = await createCompany(deps, owner, {
-      name,
-      processor: processor as (typeof PROCESSORS)[number],
-      ...(apiKey !== undefined ? { processor_api_key: apiKey } : {}),
-    });
+    const { company, apiKey: secret } = await deps.store.write(
+      await createCompany(deps, owner, {
+        name,
+        processor: processor as (typeof PROCESSORS)[number],
+        ...(apiKey !== undefined ? { processor_api_key: apiKey } : {}),
+      }),
+    );
     if (p.json)
       io.out(
         JSON.stringify({

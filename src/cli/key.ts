@@ -3,7 +3,7 @@
  * `/v1/companies/{id}/api_keys`. Only `create` prints a secret, once; `list` shows prefixes.
  */
 import { presentApiKey } from '../http/schemas/identity.js';
-import { ApiKeyCache, createApiKey, findCompany, listApiKeys, revokeApiKey } from '../operations/identity.js';
+import { createApiKey, findCompany, listApiKeys, revokeApiKey } from '../operations/identity.js';
 import type { Deps } from '../operations/deps.js';
 import { KEY_USAGE } from './usage.js';
 import {
@@ -54,7 +54,7 @@ export async function keyCommand(args: string[], io: Io): Promise<number> {
   return withStore(io, async ({ deps }) => {
     await companyMustExist(deps, companyId);
     if (sub === 'create') {
-      const key = await createApiKey(deps, companyId);
+      const key = await deps.store.write(await createApiKey(deps, companyId));
       if (p.json) io.out(JSON.stringify({ key_id: key.row.keyId, api_key: key.secret }));
       else {
         io.out(`key_id   ${key.row.keyId}`);
@@ -71,8 +71,8 @@ export async function keyCommand(args: string[], io: Io): Promise<number> {
         ))
           io.out(line);
     } else {
-      // A cache of this process only: nothing to forget elsewhere; other servers re-check within their TTL.
-      await revokeApiKey(deps, new ApiKeyCache(deps, 0), companyId, keyId);
+      // Servers forget it within their key cache's TTL.
+      await deps.store.write(await revokeApiKey(deps, companyId, keyId));
       io.out(`key ${keyId} revoked`);
     }
     return EXIT_OK;

@@ -54,7 +54,7 @@ export async function userCommand(args: string[], io: Io): Promise<number> {
   if (!Value.Check(Text(), name)) throw new UsageError(`--name must be 1 to ${TEXT_LENGTH_MAX} characters`, USER_USAGE);
   const password = await passwordFrom(p.values.password, io);
   return withStore(io, async ({ deps }) => {
-    const user = await signUp(deps, { name, email, password });
+    const user = await deps.store.write(await signUp(deps, { name, email, password }));
     if (p.json) io.out(JSON.stringify({ user_id: user.id, email: user.email, name: user.name }));
     else io.out(`user ${user.id} created: ${user.email}`);
     return EXIT_OK;

@@ -11,14 +11,15 @@
  * (kill -9, power loss), its lease runs out and the next retry with the same request takes the key
  * over and runs the request; only the owner may record the answer or release the key.
  *
- * So that a crash after the operation and before its answer cannot let that retry apply it twice, the
- * answer is recorded in the operation's own transaction wherever the operation is one: ingest records
- * it with the events (operations/events.ts), and the routes that create or change something use
- * answeredInTransaction (below), which also fences the operation by the claim. A request of several
- * transactions gives what it writes first an id derived from its key (operationId), and its retry
- * finishes that instead of starting over (the mid-month charge). The answer of the rest (PUTs and
- * settles, which converge when repeated; sign-up, email and test-clock routes) is recorded here, in
- * onSend, in a transaction of its own.
+ * One path records answers: the answer is written in the transaction of the change it answers, so a
+ * crash between the two cannot exist, and a retry after a crash replays the answer instead of applying
+ * the change twice. A route whose operation is one transaction runs it through runCommand (below); an
+ * ingest request's answer is written by its group commit (operations/events.ts, ingestGroup). What is
+ * left is answered in onSend, in a transaction of its own:
+ * - refusals (4xx), which changed nothing;
+ * - the routes of ANSWERED_AFTER, each with the reason its change and its answer cannot share a
+ *   transaction. test/http/idempotency-in-transaction.test.ts keeps every write route in one of the
+ *   two groups.
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -26,8 +27,7 @@ import { OutcomeError, failure, idempotencyKeyInUse } from '../domain/outcome.js
 import { canonicalJson, sha256Hex } from '../lib/canonical.js';
 import { derivedId, type IdPrefix } from '../lib/ids.js';
 import { systemClock, type Clock } from '../lib/clock.js';
-import type { Deps } from '../operations/deps.js';
-import type { Store } from '../store/types.js';
+import type { Command, Deps } from '../operations/deps.js';
 import { idempotencyAnswerContext } from '../operations/secrets.js';
 export { IDEMPOTENCY_RETENTION_MS } from '../domain/limits.js';
 
@@ -43,12 +43,12 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 const SECRET_ANSWERS = new Set(['/v1/webhooks', '/v1/companies', '/v1/companies/:company_id/api_keys']);
 
-interface IdempotencyClaim {
+export interface IdempotencyClaim {
   scope: string;
   key: string;
   replayed: boolean;
   owner: string;
-  /** The answer was recorded in the operation's own transaction (answeredInTransaction). */
+  /** The answer was recorded in the transaction of the change (runCommand, or the group commit). */
   answered?: boolean;
   renewal?: NodeJS.Timeout;
 }
@@ -81,6 +81,31 @@ function scopeOf(request: FastifyRequest, requestHash: string): string {
 
 const inUse = () => new OutcomeError(idempotencyKeyInUse());
 
+/**
+ * The write routes whose answer is recorded after their change, in a transaction of its own, and why
+ * each cannot record it with the change. Every other write route records it with the change.
+ */
+export const ANSWERED_AFTER: Readonly<Record<string, string>> = {
+  'PUT /v1/events/:event_id':
+    "settles are group-committed on SQLite's writer thread, which cannot present the HTTP answer; a settle " +
+    'repeated after a crash converges (the state the event already has is a no-op answered with the same event)',
+  'POST /v1/accounts/:account_id/modifymidmonth':
+    'several transactions around a card charge; its charge id is derived from the key (operationId), so a retry ' +
+    'finishes that charge instead of charging again',
+  'POST /v1/users/:user_id/email_verifications':
+    'writes a one-time token and emails it after the answer; a repeat sends another valid link, no other change',
+  'POST /v1/password_resets':
+    'the token is written and emailed in the background, after the answer (which must not tell whether the ' +
+    'address exists); a repeat sends another link',
+  'POST /v1/webhooks/deliveries/:callback_id/retry':
+    'an HTTP delivery is attempted before its outcome is written; a repeat attempts once more, and receivers ' +
+    'drop a repeated webhook-id',
+  'DELETE /v1/sessions/current':
+    'its answer clears the session cookie, which a stored answer cannot replay; revoking a session twice is a no-op',
+  'POST /v1/test_clock/advance':
+    'the due jobs it runs are transactions of their own (a test clock: development and tests only)',
+};
+
 /** The answer as stored: sealed when it shows a secret. */
 function storedAnswer(deps: Deps, request: FastifyRequest, idem: IdempotencyClaim, body: string): string {
   return request.method === 'POST' && SECRET_ANSWERS.has(request.routeOptions.url ?? '')
@@ -89,52 +114,42 @@ function storedAnswer(deps: Deps, request: FastifyRequest, idem: IdempotencyClai
 }
 
 /**
- * Runs a write route's operation so that the answer to its Idempotency-Key is recorded in the
- * operation's own transaction: a crash after that commit leaves the key answered, and a retry replays
- * the answer instead of applying the operation again (the claim's lease alone would let it run twice).
- * The same statement fences the operation: if this request no longer owns the claim (its lease was
- * taken over), nothing is recorded and the transaction rolls back with 409 idempotency_key_in_use.
- *
- * `run` gets the operation's dependencies with a store whose one write does this; `present` turns the
- * operation's result into the answer's body (serialized as the route serializes it, for a replay to be
- * byte for byte the answer). The operation must make at most one write and return that write's
- * result (ops in operations/ that are one transaction); anything else is a programming error, thrown.
- * Without a key (or on a route that ignores keys), it is `present(await run(deps))`.
+ * The command runner: runs a write route's command (operations/deps.ts, Command) in a transaction it
+ * opens, and with an Idempotency-Key records the request's answer in that same transaction. A crash
+ * after that commit leaves the key answered, and a retry replays the answer instead of applying the
+ * command again. The same statement fences the command: if this request no longer owns the claim (its
+ * lease was taken over), nothing is recorded and the transaction rolls back with 409
+ * idempotency_key_in_use. `present` turns the command's result into the answer's body, serialized as
+ * the route serializes it, so that a replay is the answer byte for byte.
  */
-export async function answeredInTransaction<T, A>(
+export async function runCommand<T, A>(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Deps,
-  run: (deps: Deps) => Promise<T>,
+  command: Command<T> | Promise<Command<T>>,
   present: (value: T) => A,
 ): Promise<A> {
-  const idem = request.idempotency;
-  if (!idem || idem.replayed) return present(await run(deps));
-  let writes = 0;
-  let recorded: { result: unknown; answer: A } | undefined;
-  const store: Store = {
-    dialect: deps.store.dialect,
-    read: (fn) => deps.store.read(fn),
-    close: () => deps.store.close(),
-    write: (fn) => {
-      if (++writes > 1) throw new Error(`${request.routeOptions.url}: answeredInTransaction allows one write`);
-      return deps.store.write(async (tx) => {
-        const result = await fn(tx);
-        const answer = present(result as unknown as T);
-        const body = storedAnswer(deps, request, idem, reply.serialize(answer) as string);
-        if (!(await tx.completeIdempotency(idem.scope, idem.key, idem.owner, reply.statusCode, body))) throw inUse();
-        recorded = { result, answer };
-        return result;
-      });
-    },
-  };
-  const value = await run({ ...deps, store });
-  if (!recorded) return present(value);
-  if (recorded.result !== value)
-    throw new Error(`${request.routeOptions.url}: the operation's result is not its transaction's`);
+  const run = await command;
+  const idem = request.idempotency && !request.idempotency.replayed ? request.idempotency : undefined;
+  const answer = await deps.store.write(async (tx) => {
+    const answer = present(await run(tx));
+    if (idem) {
+      const body = storedAnswer(deps, request, idem, reply.serialize(answer) as string);
+      if (!(await tx.completeIdempotency(idem.scope, idem.key, idem.owner, reply.statusCode, body))) throw inUse();
+    }
+    return answer;
+  });
+  if (idem) answeredWithTheChange(idem);
+  return answer;
+}
+
+/**
+ * The claim of a request whose answer was recorded with its change (by runCommand, or by the group
+ * commit of an ingest request or a settle): onSend records nothing more.
+ */
+export function answeredWithTheChange(idem: IdempotencyClaim): void {
   idem.answered = true;
   stopRenewing(idem);
-  return recorded.answer;
 }
 
 /**
@@ -238,6 +253,9 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
     if (!idem || idem.replayed) return payload;
     stopRenewing(idem);
     if (idem.answered) return payload;
+    const route = `${request.method} ${request.routeOptions.url ?? ''}`;
+    if (reply.statusCode < 300 && !(route in ANSWERED_AFTER))
+      request.log.error({ route }, 'a change was answered outside its transaction: run it through runCommand');
     if (reply.statusCode >= 500) {
       await deps.store.write((tx) => tx.releaseIdempotency(idem.scope, idem.key, idem.owner));
     } else {

@@ -3,7 +3,7 @@ import { metadataViolation } from '../domain/metadata.js';
 import { OutcomeError } from '../domain/outcome.js';
 import { newId } from '../lib/ids.js';
 import type { AccountRow, BalanceRow, Page, PageResult } from '../store/types.js';
-import type { Deps } from './deps.js';
+import type { Command, Deps } from './deps.js';
 import { expireDueHoldsOfAccount } from './events.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
 import { applyPlanToNewAccount } from './plans.js';
@@ -28,9 +28,9 @@ function checkMetadata(metadata: unknown): void {
   if (refused) throw new OutcomeError(refused);
 }
 
-export async function createAccount(deps: Deps, companyId: string, input: AccountInput): Promise<AccountView> {
+export async function createAccount(deps: Deps, companyId: string, input: AccountInput): Promise<Command<AccountView>> {
   checkMetadata(input.metadata);
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     const account: AccountRow = {
       accountId: newId('a'),
       companyId,
@@ -48,7 +48,7 @@ export async function createAccount(deps: Deps, companyId: string, input: Accoun
         balances: await applyPlanToNewAccount(deps.ledger.begin(tx, account.createdAtMs), account, input.plan_id),
       };
     return { account, balances: [] };
-  });
+  };
 }
 
 export async function getAccount(deps: Deps, companyId: string, accountId: string): Promise<AccountView> {
@@ -60,13 +60,13 @@ export async function getAccount(deps: Deps, companyId: string, accountId: strin
 }
 
 export async function updateAccount(
-  deps: Deps,
+  _deps: Deps,
   companyId: string,
   accountId: string,
   input: Omit<AccountInput, 'plan_id'>,
-): Promise<AccountView> {
+): Promise<Command<AccountView>> {
   checkMetadata(input.metadata);
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     const current = await ownedAccount(tx, companyId, accountId);
     const account: AccountRow = {
       ...current,
@@ -81,7 +81,7 @@ export async function updateAccount(
     // no_card_on_file), as for an account that never had one.
     if (account.processorId !== current.processorId) await tx.deleteCard(accountId);
     return { account, balances: await tx.listBalances(accountId) };
-  });
+  };
 }
 
 /** The company's accounts, newest first; with `q`, only those it matches (searchAccounts in the store). */

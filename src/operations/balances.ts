@@ -3,7 +3,7 @@ import { balanceKey } from '../domain/events.js';
 import { AMOUNT_MAX } from '../domain/money.js';
 import { fail } from '../domain/outcome.js';
 import type { BalanceRow } from '../store/types.js';
-import type { Deps } from './deps.js';
+import type { Command, Deps } from './deps.js';
 import { expireDueHoldsOfAccount } from './events.js';
 import { lockBalanceMap } from './ledger.js';
 import { ownedAccount } from './lookups.js';
@@ -14,8 +14,8 @@ export async function createBalance(
   accountId: string,
   denomination: string,
   initialAmount: number,
-): Promise<BalanceRow> {
-  return deps.store.write(async (tx) => {
+): Promise<Command<BalanceRow>> {
+  return async (tx) => {
     await ownedAccount(tx, companyId, accountId);
     const now = deps.clock.now();
     const created = await tx.insertBalance({
@@ -47,7 +47,7 @@ export async function createBalance(
         new Map([[key, { amount: initialAmount, pending: 0 }]]),
       );
     return after.balances.get(key)!;
-  });
+  };
 }
 
 /** A balance as read now: holds that expired are cancelled first, even before the sweeper runs. */
@@ -72,9 +72,9 @@ export async function adjustBalance(
   accountId: string,
   denomination: string,
   input: { amount: number; reason?: string },
-): Promise<BalanceRow> {
+): Promise<Command<BalanceRow>> {
   if (input.amount === 0) fail('adjustment_amount_must_not_be_zero', 'an adjustment must change the balance', 'amount');
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     await ownedAccount(tx, companyId, accountId);
     const key = balanceKey(accountId, denomination);
     const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
@@ -91,5 +91,5 @@ export async function adjustBalance(
         new Map([[key, { amount: input.amount, pending: 0 }]]),
       );
     return after.balances.get(key)!;
-  });
+  };
 }

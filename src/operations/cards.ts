@@ -11,7 +11,7 @@ import type { ProcessorError } from '../processors/types.js';
 import type { CardRow } from '../store/types.js';
 import { collectChargesAwaitingCard } from './charges.js';
 import { processorFor } from './secrets.js';
-import type { Deps } from './deps.js';
+import type { Command, Deps } from './deps.js';
 import { lockBalanceMap } from './ledger.js';
 
 /** Expected processor failures as the reason codes of the error registry. */
@@ -45,7 +45,12 @@ export async function getCard(deps: Deps, companyId: string, accountId: string):
   return card;
 }
 
-export async function attachCard(deps: Deps, companyId: string, accountId: string, token: string): Promise<CardRow> {
+export async function attachCard(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  token: string,
+): Promise<Command<CardRow>> {
   const { account, company } = await deps.store.read(async (tx) => ({
     account: await tx.findAccount(companyId, accountId),
     company: await tx.findCompany(companyId),
@@ -67,7 +72,7 @@ export async function attachCard(deps: Deps, companyId: string, accountId: strin
   if (!attached.ok) failFromProcessor(attached.error, 'token');
   const c = attached.value;
   const customer = customerId;
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     const now = deps.clock.now();
     const current = await tx.findAccount(companyId, accountId);
     if (!current) fail('not_found', `no such account: ${accountId}`, 'account_id');
@@ -100,5 +105,5 @@ export async function attachCard(deps: Deps, companyId: string, accountId: strin
     }
     await collectChargesAwaitingCard(tx, now, accountId);
     return card;
-  });
+  };
 }

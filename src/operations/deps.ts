@@ -2,7 +2,7 @@ import type { EmailSender } from '../email/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { ProcessorFactory } from '../processors/types.js';
-import type { Store } from '../store/types.js';
+import type { Store, Tx } from '../store/types.js';
 import type { Ledger } from './ledger.js';
 import type { WebhookSettings } from './webhook-delivery.js';
 
@@ -40,3 +40,12 @@ export interface UsageSettings {
   /** BILLING_USAGE_RETENTION_DAYS: rollups of older hours are deleted, and cannot be asked for. */
   retentionMs: number;
 }
+
+/**
+ * A change made in one database transaction. An operation that is one transaction checks its input
+ * (and does what must come first, such as a processor call) and returns its command; whoever runs the
+ * command opens the transaction: `deps.store.write(command)`, or the HTTP layer's command runner
+ * (http/idempotency.ts, runCommand), which records the request's Idempotency-Key answer in the same
+ * transaction. So an operation never decides alone where its transaction ends.
+ */
+export type Command<T> = (tx: Tx) => Promise<T>;

@@ -10,7 +10,7 @@ import { newId, newSecret } from '../lib/ids.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../lib/password.js';
 import type { ApiKeyRow, CompanyRow, UserRow } from '../store/types.js';
 import { processorKeyContext } from './secrets.js';
-import type { Deps } from './deps.js';
+import type { Command, Deps } from './deps.js';
 
 export const PASSWORD_LENGTH_MIN = 8;
 export const API_KEY_PREFIX = 'sk_';
@@ -28,12 +28,15 @@ export function splitName(name: string): { firstName: string; lastName: string }
   return { firstName: words[0] ?? '', lastName: words.slice(1).join(' ') };
 }
 
-export async function signUp(deps: Deps, input: { name: string; email: string; password: string }): Promise<UserRow> {
+export async function signUp(
+  deps: Deps,
+  input: { name: string; email: string; password: string },
+): Promise<Command<UserRow>> {
   if (input.password.length < PASSWORD_LENGTH_MIN)
     fail('password_too_short', `password must be at least ${PASSWORD_LENGTH_MIN} characters`, 'password');
   const email = normalizeEmail(input.email);
   const passwordHash = await hashPassword(input.password);
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     if (await tx.findUserByEmail(email))
       fail('email_already_registered', 'a user with this email already exists', 'email');
     return tx.insertUser({
@@ -44,7 +47,7 @@ export async function signUp(deps: Deps, input: { name: string; email: string; p
       emailVerified: false,
       createdAtMs: deps.clock.now(),
     });
-  });
+  };
 }
 
 /** Checks `email:password`; undefined when wrong. Always pays for one scrypt, so timing tells nothing. */
@@ -55,11 +58,11 @@ export async function authenticateUser(deps: Deps, email: string, password: stri
 }
 
 export async function updateUser(
-  deps: Deps,
+  _deps: Deps,
   userId: number,
   changes: { name?: string; email?: string },
-): Promise<UserRow> {
-  return deps.store.write(async (tx) => {
+): Promise<Command<UserRow>> {
+  return async (tx) => {
     const email = changes.email === undefined ? undefined : normalizeEmail(changes.email);
     if (email !== undefined) {
       const other = await tx.findUserByEmail(email);
@@ -73,7 +76,7 @@ export async function updateUser(
     const user = await tx.findUserById(userId);
     if (!user) fail('not_found', 'no such user');
     return user;
-  });
+  };
 }
 
 function newApiKey(companyId: string, nowMs: number): { row: ApiKeyRow; secret: string } {
@@ -96,7 +99,7 @@ export async function createCompany(
   deps: Deps,
   owner: UserRow,
   input: { name: string; processor?: 'sandbox' | 'stripe'; processor_api_key?: string },
-): Promise<{ company: CompanyRow; apiKey: string }> {
+): Promise<Command<{ company: CompanyRow; apiKey: string }>> {
   const processor = input.processor ?? 'sandbox';
   if (processor === 'stripe' && !input.processor_api_key)
     fail(
@@ -107,7 +110,7 @@ export async function createCompany(
     );
   if (processor === 'sandbox' && input.processor_api_key !== undefined)
     fail('processor_api_key_not_used', 'the sandbox processor takes no processor_api_key', 'processor_api_key');
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     const now = deps.clock.now();
     const companyId = newId('c');
     const company: CompanyRow = {
@@ -127,27 +130,30 @@ export async function createCompany(
     const key = newApiKey(company.companyId, now);
     await tx.insertApiKey(key.row);
     return { company, apiKey: key.secret };
-  });
+  };
 }
 
-export async function createApiKey(deps: Deps, companyId: string): Promise<{ row: ApiKeyRow; secret: string }> {
-  return deps.store.write(async (tx) => {
+export async function createApiKey(
+  deps: Deps,
+  companyId: string,
+): Promise<Command<{ row: ApiKeyRow; secret: string }>> {
+  return async (tx) => {
     const key = newApiKey(companyId, deps.clock.now());
     await tx.insertApiKey(key.row);
     return key;
-  });
+  };
 }
 
 export async function listApiKeys(deps: Deps, companyId: string): Promise<ApiKeyRow[]> {
   return deps.store.read((tx) => tx.listApiKeys(companyId));
 }
 
-export async function revokeApiKey(deps: Deps, keys: ApiKeyCache, companyId: string, keyId: string): Promise<void> {
-  await deps.store.write(async (tx) => {
+/** Revokes a key; once it has run, this process's key cache must forget the company (`ApiKeyCache.forgetCompany`). */
+export async function revokeApiKey(deps: Deps, companyId: string, keyId: string): Promise<Command<void>> {
+  return async (tx) => {
     if (!(await tx.revokeApiKey(companyId, keyId, deps.clock.now())))
       fail('not_found', 'no such active API key', 'key_id');
-  });
-  keys.forgetCompany(companyId);
+  };
 }
 
 export async function companyForUser(deps: Deps, companyId: string, userId: number): Promise<CompanyRow | undefined> {

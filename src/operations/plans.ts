@@ -12,16 +12,16 @@ import { parsePlan, renewPlanBalance, thresholdAlertCrossed } from '../domain/pl
 import { newId } from '../lib/ids.js';
 import type { AccountPlanRow, AccountRow, BalanceRow, Page, PageResult, PlanRow, Tx } from '../store/types.js';
 import { recordChargeAwaitingCard, requestCharge, type NewCharge } from './charges.js';
-import type { Deps } from './deps.js';
+import type { Command, Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
 import { lockBalanceMap, type BalanceEffect, type NetDelta, type Posting, type PostedEntry } from './ledger.js';
 import { notifyBalance } from './notifications.js';
 
-export async function createPlan(deps: Deps, companyId: string, body: unknown): Promise<PlanRow> {
+export async function createPlan(deps: Deps, companyId: string, body: unknown): Promise<Command<PlanRow>> {
   const parsed = parsePlan(body);
   if (!parsed.ok) fail(parsed.reason, planMessage(parsed.reason), parsed.param);
   const p = parsed.plan;
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     const row: PlanRow = {
       planId: newId('p'),
       companyId,
@@ -40,7 +40,7 @@ export async function createPlan(deps: Deps, companyId: string, body: unknown): 
     };
     await tx.insertPlan(row);
     return row;
-  });
+  };
 }
 
 /** The reason code already reads as a sentence; the message says it with spaces. */

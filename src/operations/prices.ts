@@ -2,7 +2,7 @@
 import { fail } from '../domain/outcome.js';
 import { parseUnitAmount } from '../domain/pricing.js';
 import type { Page, PageResult, PriceRow } from '../store/types.js';
-import type { Deps } from './deps.js';
+import type { Command, Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
 
 export async function putPrice(
@@ -10,10 +10,10 @@ export async function putPrice(
   companyId: string,
   type: string,
   input: { denomination: string; unit_amount: string | number },
-): Promise<PriceRow> {
+): Promise<Command<PriceRow>> {
   const unit = parseUnitAmount(input.unit_amount);
   if (!unit.ok) fail(unit.reason, unit.message, unit.param);
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     const row: PriceRow = {
       companyId,
       type,
@@ -23,7 +23,7 @@ export async function putPrice(
     };
     await tx.upsertPrice(row);
     return row;
-  });
+  };
 }
 
 export async function listPrices(deps: Deps, companyId: string, page: Page): Promise<PageResult<PriceRow>> {

@@ -12,7 +12,7 @@ import { parseModifyMidMonthAmounts, prorateMidMonth } from '../domain/proration
 import { thresholdRefillDecision } from '../domain/refill.js';
 import type { BalanceRow, ChargeRow, Tx } from '../store/types.js';
 import { applyProration, attemptCharge, recordChargeOutcome, requestCharge, type ProrationDetails } from './charges.js';
-import type { Deps } from './deps.js';
+import type { Command, Deps } from './deps.js';
 import { lockBalanceMap, type BalanceEffect } from './ledger.js';
 
 export interface AutoRefillInput {
@@ -36,7 +36,7 @@ export async function putAutoRefill(
   accountId: string,
   denomination: string,
   input: AutoRefillInput,
-): Promise<BalanceRow> {
+): Promise<Command<BalanceRow>> {
   if (input.denomination !== undefined && input.denomination !== denomination) {
     fail(
       'denomination_does_not_match_path',
@@ -52,7 +52,7 @@ export async function putAutoRefill(
     );
   }
   const monthlyWanted = input.refill_period === 'monthly' ? true : input.refill_monthly;
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
     const key = balanceKey(accountId, denomination);
     const b = (await lockBalanceMap(tx, [{ accountId, denomination }])).get(key);
@@ -102,7 +102,7 @@ export async function putAutoRefill(
         { trigger: 'monthly', due_at_ms: now },
       );
     return (await tx.findBalance(accountId, denomination))!;
-  });
+  };
 }
 
 /** Requests a refill charge for a locked balance and marks it in flight. */

@@ -9,7 +9,7 @@ import { sha256Hex } from '../lib/canonical.js';
 import { hashPassword } from '../lib/password.js';
 import type { CompanyRow, SessionRow, UserRow, UserTokenPurpose } from '../store/types.js';
 import { DAY_MS } from '../domain/time.js';
-import type { Deps } from './deps.js';
+import type { Command, Deps } from './deps.js';
 import { PASSWORD_LENGTH_MIN, normalizeEmail, splitName } from './identity.js';
 
 /** A session ends 30 days after it began, however active. */
@@ -130,8 +130,8 @@ export async function prepareVerificationEmail(deps: Deps, user: UserRow): Promi
     });
 }
 
-export async function verifyEmail(deps: Deps, token: string): Promise<UserRow> {
-  return deps.store.write(async (tx) => {
+export async function verifyEmail(deps: Deps, token: string): Promise<Command<UserRow>> {
+  return async (tx) => {
     const used = SECRET_PATTERN.test(token)
       ? await tx.useUserToken(sha256Hex(token), 'verify_email', deps.clock.now())
       : undefined;
@@ -140,7 +140,7 @@ export async function verifyEmail(deps: Deps, token: string): Promise<UserRow> {
     const user = await tx.findUserById(used.userId);
     if (!user) invalidToken();
     return user;
-  });
+  };
 }
 
 /** Sends a reset link (valid 1 hour) when the email belongs to a user; says nothing either way. */
@@ -162,12 +162,12 @@ export async function requestPasswordReset(deps: Deps, email: string): Promise<v
  * Sets the new password with a reset token (used once), logs the user out everywhere, and marks the
  * address verified (the link reached it).
  */
-export async function completePasswordReset(deps: Deps, token: string, password: string): Promise<UserRow> {
+export async function completePasswordReset(deps: Deps, token: string, password: string): Promise<Command<UserRow>> {
   if (password.length < PASSWORD_LENGTH_MIN)
     fail('password_too_short', `password must be at least ${PASSWORD_LENGTH_MIN} characters`, 'password');
   if (!SECRET_PATTERN.test(token)) invalidToken();
   const passwordHash = await hashPassword(password);
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     const now = deps.clock.now();
     const used = await tx.useUserToken(sha256Hex(token), 'reset_password', now);
     if (!used) invalidToken();
@@ -177,5 +177,5 @@ export async function completePasswordReset(deps: Deps, token: string, password:
     const user = await tx.findUserById(used.userId);
     if (!user) invalidToken();
     return user;
-  });
+  };
 }

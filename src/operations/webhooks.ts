@@ -16,7 +16,7 @@ import { checkWebhookUrl } from '../webhooks/url-policy.js';
 import { WEBHOOKS_PER_COMPANY_MAX, isWebhookType } from '../webhooks/notifications.js';
 import { generateWebhookSecret } from '../webhooks/signing.js';
 import { webhookSecretContext } from './secrets.js';
-import type { Deps } from './deps.js';
+import type { Command, Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
 import { DELIVERY_LEASE_MS, sendClaimedDelivery, type WebhookSettings } from './webhook-delivery.js';
 
@@ -35,7 +35,7 @@ export async function createWebhook(
   deps: Deps,
   companyId: string,
   input: WebhookInput,
-): Promise<WebhookSubscriptionRow> {
+): Promise<Command<WebhookSubscriptionRow>> {
   if (!isWebhookType(input.type))
     fail(
       'unknown_webhook_type',
@@ -49,7 +49,7 @@ export async function createWebhook(
   }
   if (input.threshold !== undefined && input.threshold < 0)
     fail('threshold_must_not_be_negative', 'threshold must be ≥ 0', 'threshold');
-  return deps.store.write(async (tx) => {
+  return async (tx) => {
     if ((await tx.countWebhookSubscriptions(companyId)) >= WEBHOOKS_PER_COMPANY_MAX) {
       fail('too_many_webhooks', `a company may have at most ${WEBHOOKS_PER_COMPANY_MAX} webhooks; delete one first`);
     }
@@ -85,7 +85,7 @@ export async function createWebhook(
     // Stored sealed; the answer (the only time the secret is shown) has it in the clear.
     await tx.insertWebhookSubscription({ ...row, secret: deps.secrets.seal(secret, webhookSecretContext(webhookId)) });
     return row;
-  });
+  };
 }
 
 export async function listWebhooks(
@@ -96,11 +96,11 @@ export async function listWebhooks(
   return (await deps.store.read((tx) => tx.listWebhookSubscriptions(companyId, page))) ?? unknownCursor();
 }
 
-export async function deleteWebhook(deps: Deps, companyId: string, webhookId: string): Promise<void> {
-  await deps.store.write(async (tx) => {
+export async function deleteWebhook(deps: Deps, companyId: string, webhookId: string): Promise<Command<void>> {
+  return async (tx) => {
     if (!(await tx.deleteWebhookSubscription(companyId, webhookId, deps.clock.now())))
       fail('not_found', `no such webhook: ${webhookId}`, 'webhook_id');
-  });
+  };
 }
 
 export interface DeliveryView {

@@ -28,7 +28,9 @@ test('BILLING_SIGNUP=closed: sign-up and company registration answer 403 forbidd
   assert.equal(await h.store.read((tx) => tx.findUserByEmail('eve@example.com')), undefined);
 
   // A user the operator created (billing user create) may not register companies over HTTP either.
-  const ada = await signUp(deps, { name: 'Ada', email: 'ada@example.com', password: 'correct horse' });
+  const ada = await deps.store.write(
+    await signUp(deps, { name: 'Ada', email: 'ada@example.com', password: 'correct horse' }),
+  );
   const company = await h.request('POST', '/v1/companies', {
     auth: ['ada@example.com', 'correct horse'],
     body: { name: 'Acme' },
@@ -39,7 +41,7 @@ test('BILLING_SIGNUP=closed: sign-up and company registration answer 403 forbidd
   assert.equal(anonymous.status, 401);
 
   // A company the operator created (billing company create) works as usual.
-  const made = await createCompany(deps, ada, { name: 'Acme' });
+  const made = await deps.store.write(await createCompany(deps, ada, { name: 'Acme' }));
   const accounts = await h.request('GET', '/v1/accounts', { auth: [made.company.companyId, made.apiKey] });
   assert.equal(accounts.status, 200, accounts.text);
   const key = await h.request('POST', `/v1/companies/${made.company.companyId}/api_keys`, {

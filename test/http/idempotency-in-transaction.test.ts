@@ -6,6 +6,7 @@
 // held mid-transaction).
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { ANSWERED_AFTER } from '../../src/http/idempotency.js';
 import type { ReadTx, Store } from '../../src/store/types.js';
 import {
   HTTP_DIALECTS,
@@ -214,6 +215,54 @@ for (const dialect of HTTP_DIALECTS) {
           };
         },
       },
+      {
+        name: 'a price',
+        async prepare(co) {
+          return {
+            method: 'PUT',
+            path: '/v1/prices/once',
+            body: { denomination: 'tokens', unit_amount: '0.25' },
+            applied: async (tx) => (await tx.findPrices(co.companyId, ['once'])).length === 1,
+          };
+        },
+      },
+      {
+        name: 'an account changed',
+        async prepare(co) {
+          const acc = await createAccountWithBalance(h, co, 'tokens', 100);
+          return {
+            method: 'PUT',
+            path: `/v1/accounts/${acc}`,
+            body: { name: 'Renamed' },
+            applied: async (tx) => (await tx.findAccount(co.companyId, acc))?.name === 'Renamed',
+          };
+        },
+      },
+      {
+        name: 'auto-refill settings',
+        async prepare(co) {
+          const acc = await createAccountWithBalance(h, co, 'tokens', 100);
+          return {
+            method: 'PUT',
+            path: `/v1/accounts/${acc}/balance/tokens/autorefill`,
+            body: { threshold: 10, amount: 50, usd_charge: 500 },
+            applied: async (tx) => (await tx.findBalance(acc, 'tokens'))?.refillThreshold === 10,
+          };
+        },
+      },
+      {
+        name: 'a user changed',
+        async prepare(co) {
+          return {
+            method: 'PATCH',
+            path: `/v1/users/${co.userId}`,
+            body: { name: 'Ada Renamed' },
+            auth: [co.email, co.password],
+            scope: `user:${co.userId}`,
+            applied: async (tx) => (await tx.findUserById(co.userId))?.name === 'Ada Renamed',
+          };
+        },
+      },
     ];
 
     for (const c of cases) {
@@ -248,6 +297,42 @@ for (const dialect of HTTP_DIALECTS) {
         assert.equal(retry.text, first.text, 'the replay is the answer, byte for byte');
       });
     }
+
+    test('every write route records its answer with its change, or is listed in ANSWERED_AFTER with why', () => {
+      // The routes whose answer is written in the transaction of their change: runCommand, or (ingest) the group.
+      const withTheChange = [
+        'POST /v1/users',
+        'PATCH /v1/users/:user_id',
+        'POST /v1/email_verifications',
+        'POST /v1/password_resets/complete',
+        'POST /v1/companies',
+        'POST /v1/companies/:company_id/api_keys',
+        'DELETE /v1/companies/:company_id/api_keys/:key_id',
+        'POST /v1/companies/:company_id/accounts',
+        'PUT /v1/accounts/:account_id',
+        'POST /v1/accounts/:account_id/balance/:denomination',
+        'POST /v1/accounts/:account_id/balance/:denomination/adjustments',
+        'PUT /v1/prices/:type',
+        'POST /v1/accounts/:account_id/events',
+        'POST /v1/events',
+        'POST /v1/accounts/:account_id/card',
+        'PUT /v1/accounts/:account_id/balance/:denomination/autorefill',
+        'PUT /v1/accounts/:account_id/auto_refill',
+        'POST /v1/companies/:company_id/plan',
+        'POST /v1/webhooks',
+        'DELETE /v1/webhooks/:webhook_id',
+      ];
+      const keyless = ['POST /v1/sessions']; // idempotency: false (its answer sets a cookie)
+      const writes = h.server.routes
+        .filter((r) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method))
+        .map((r) => `${r.method} ${r.url}`);
+      assert.deepEqual(
+        [...writes].sort(),
+        [...withTheChange, ...Object.keys(ANSWERED_AFTER), ...keyless].sort(),
+        'a new write route must say how its Idempotency-Key answer is recorded',
+      );
+      for (const [route, why] of Object.entries(ANSWERED_AFTER)) assert.ok(why.length > 20, `${route} says why`);
+    });
 
     test('an answer that shows a secret is recorded sealed, and replayed in clear', async () => {
       const co = await signUpCompany(h);

@@ -6,7 +6,7 @@ import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import type { Deps } from '../../operations/deps.js';
 import type { BalanceRow } from '../../store/types.js';
 import { requireCompany, requireCompanyOfPath } from '../auth.js';
-import { answeredInTransaction } from '../idempotency.js';
+import { runCommand } from '../idempotency.js';
 import {
   createAccountSchema,
   getAccountSchema,
@@ -36,13 +36,9 @@ export function accountRoutes(scope: FastifyInstance, { deps }: RouteContext): v
     { config: { ...companyRoute, optionalBody: true }, schema: createAccountSchema },
     async (request, reply) => {
       const companyId = requireCompanyOfPath(request, request.params.company_id);
-      return answeredInTransaction(
-        request,
-        reply,
-        deps,
-        (d) => createAccount(d, companyId, request.body),
-        (v) => ({ data: presentAccount(v.account, v.balances) }),
-      );
+      return runCommand(request, reply, deps, createAccount(deps, companyId, request.body), (v) => ({
+        data: presentAccount(v.account, v.balances),
+      }));
     },
   );
 
@@ -65,8 +61,8 @@ export function accountRoutes(scope: FastifyInstance, { deps }: RouteContext): v
     return { data: presentAccount(v.account, v.balances) };
   });
 
-  app.put('/v1/accounts/:account_id', { config: companyRoute, schema: updateAccountSchema }, async (request) => {
-    const v = await updateAccount(deps, requireCompany(request), request.params.account_id, request.body);
-    return { data: presentAccount(v.account, v.balances) };
+  app.put('/v1/accounts/:account_id', { config: companyRoute, schema: updateAccountSchema }, async (request, reply) => {
+    const update = updateAccount(deps, requireCompany(request), request.params.account_id, request.body);
+    return runCommand(request, reply, deps, update, (v) => ({ data: presentAccount(v.account, v.balances) }));
   });
 }

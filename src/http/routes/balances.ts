@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { adjustBalance, createBalance, getBalance } from '../../operations/balances.js';
 import { requireCompany } from '../auth.js';
-import { answeredInTransaction } from '../idempotency.js';
+import { runCommand } from '../idempotency.js';
 import { adjustBalanceSchema, createBalanceSchema, getBalanceSchema, presentBalance } from '../schemas/balances.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
 
@@ -18,11 +18,11 @@ export function balanceRoutes(scope: FastifyInstance, { deps }: RouteContext): v
       const { account_id, denomination } = request.params;
       const initialAmount = request.body.amount ?? 0;
       const companyId = requireCompany(request);
-      return answeredInTransaction(
+      return runCommand(
         request,
         reply,
         deps,
-        (d) => createBalance(d, companyId, account_id, denomination, initialAmount),
+        createBalance(deps, companyId, account_id, denomination, initialAmount),
         (b) => ({ data: presentBalance(b) }),
       );
     },
@@ -36,11 +36,11 @@ export function balanceRoutes(scope: FastifyInstance, { deps }: RouteContext): v
   app.post(`${path}/adjustments`, { config: companyRoute, schema: adjustBalanceSchema }, async (request, reply) => {
     const { account_id, denomination } = request.params;
     const companyId = requireCompany(request);
-    return answeredInTransaction(
+    return runCommand(
       request,
       reply,
       deps,
-      (d) => adjustBalance(d, companyId, account_id, denomination, request.body),
+      adjustBalance(deps, companyId, account_id, denomination, request.body),
       (b) => ({ data: presentBalance(b) }),
     );
   });

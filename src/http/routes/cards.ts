@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { attachCard, getCard } from '../../operations/cards.js';
 import { requireCompany } from '../auth.js';
-import { answeredInTransaction } from '../idempotency.js';
+import { runCommand } from '../idempotency.js';
 import { attachCardSchema, getCardSchema, presentCard } from '../schemas/cards.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
 
@@ -20,11 +20,11 @@ export function cardRoutes(scope: FastifyInstance, { deps }: RouteContext): void
     { config: companyRoute, schema: attachCardSchema },
     async (request, reply) => {
       const companyId = requireCompany(request);
-      return answeredInTransaction(
+      return runCommand(
         request,
         reply,
         deps,
-        (d) => attachCard(d, companyId, request.params.account_id, request.body.token),
+        attachCard(deps, companyId, request.params.account_id, request.body.token),
         (card) => ({ data: presentCard(card) }),
       );
     },

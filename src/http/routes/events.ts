@@ -6,6 +6,7 @@ import { ingestAnswer, type NormalizedEvent, normalizeEvent } from '../../domain
 import { OutcomeError } from '../../domain/outcome.js';
 import { getEvent, listEvents } from '../../operations/events.js';
 import { requireCompany } from '../auth.js';
+import { answeredWithTheChange } from '../idempotency.js';
 import {
   type EventList,
   getEventSchema,
@@ -41,6 +42,7 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
       claim && !claim.replayed ? { scope: claim.scope, key: claim.key, owner: claim.owner } : undefined;
     const outcome = await ctx.events.ingest({ companyId, accountId, events: normalized, gate, idempotency });
     if (!outcome.ok) throw new OutcomeError(outcome);
+    if (claim && idempotency) answeredWithTheChange(claim); // by ingestGroup, in the group's transaction
     return ingestAnswer(events.length, outcome.value.eventIds);
   }
 

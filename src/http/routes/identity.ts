@@ -39,7 +39,7 @@ import {
   verifyEmailSchema,
 } from '../schemas/identity.js';
 import { refuseSignUp, type RouteContext } from '../route-context.js';
-import { answeredInTransaction } from '../idempotency.js';
+import { runCommand } from '../idempotency.js';
 import { presentCompanySummary } from './sessions.js';
 
 /** The user a request may act on: the caller itself, or a member of the calling company. Anyone else: 404. */
@@ -76,11 +76,16 @@ export function userRoutes(scope: FastifyInstance, { deps, signupOpen, signupRat
   app.post(
     '/v1/users',
     { config: { auth: 'none', rateLimit: signupRateLimit }, schema: signUpSchema },
-    async (request) => {
+    async (request, reply) => {
       if (!signupOpen) refuseSignUp();
-      const user = await signUp(deps, request.body);
-      sendInBackground(request, 'sign-up verification', await prepareVerificationEmail(deps, user));
-      return presentUser(user, 'createDate');
+      let user: UserRow | undefined;
+      const answer = await runCommand(request, reply, deps, signUp(deps, request.body), (u) => {
+        user = u;
+        return presentUser(u, 'createDate');
+      });
+      // The link is emailed once the user is committed (a replay of the answer sends none).
+      if (user) sendInBackground(request, 'sign-up verification', await prepareVerificationEmail(deps, user));
+      return answer;
     },
   );
 
@@ -88,9 +93,11 @@ export function userRoutes(scope: FastifyInstance, { deps, signupOpen, signupRat
     presentUser(await reachableUser(deps, request, Number(request.params.user_id)), 'signUpDate'),
   );
 
-  app.patch('/v1/users/:user_id', { config: userOrCompany, schema: updateUserSchema }, async (request) => {
+  app.patch('/v1/users/:user_id', { config: userOrCompany, schema: updateUserSchema }, async (request, reply) => {
     const user = await reachableUser(deps, request, Number(request.params.user_id));
-    return { data: presentUser(await updateUser(deps, user.id, request.body), 'signUpDate') };
+    return runCommand(request, reply, deps, updateUser(deps, user.id, request.body), (u) => ({
+      data: presentUser(u, 'signUpDate'),
+    }));
   });
 }
 
@@ -111,9 +118,11 @@ export function emailRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     },
   );
 
-  app.post('/v1/email_verifications', { config: anonymous, schema: verifyEmailSchema }, async (request) => ({
-    data: presentUser(await verifyEmail(deps, request.body.token), 'signUpDate'),
-  }));
+  app.post('/v1/email_verifications', { config: anonymous, schema: verifyEmailSchema }, async (request, reply) =>
+    runCommand(request, reply, deps, verifyEmail(deps, request.body.token), (u) => ({
+      data: presentUser(u, 'signUpDate'),
+    })),
+  );
 
   app.post('/v1/password_resets', { config: anonymous, schema: requestPasswordResetSchema }, async (request, reply) => {
     const key = [`email:${normalizeEmail(request.body.email)}`];
@@ -130,9 +139,10 @@ export function emailRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   app.post(
     '/v1/password_resets/complete',
     { config: anonymous, schema: completePasswordResetSchema },
-    async (request) => ({
-      data: presentUser(await completePasswordReset(deps, request.body.token, request.body.password), 'signUpDate'),
-    }),
+    async (request, reply) =>
+      runCommand(request, reply, deps, completePasswordReset(deps, request.body.token, request.body.password), (u) => ({
+        data: presentUser(u, 'signUpDate'),
+      })),
   );
 }
 
@@ -156,15 +166,9 @@ export function companyRoutes(scope: FastifyInstance, { deps, keys, signupOpen }
     if (request.principal?.kind !== 'user') throw unauthorized();
     if (!signupOpen) refuseSignUp();
     const owner = request.principal.user;
-    return answeredInTransaction(
-      request,
-      reply,
-      deps,
-      (d) => createCompany(d, owner, request.body),
-      ({ company, apiKey }) => ({
-        data: { company_id: company.companyId, name: company.name, processor: company.processor, api_key: apiKey },
-      }),
-    );
+    return runCommand(request, reply, deps, createCompany(deps, owner, request.body), ({ company, apiKey }) => ({
+      data: { company_id: company.companyId, name: company.name, processor: company.processor, api_key: apiKey },
+    }));
   });
 
   app.get('/v1/companies', { config: passwordRoute, schema: listCompaniesSchema }, async (request) => ({
@@ -174,13 +178,9 @@ export function companyRoutes(scope: FastifyInstance, { deps, keys, signupOpen }
   app.post(keysPath, { config: userOrCompany, schema: createApiKeySchema }, async (request, reply) => {
     const companyId = request.params.company_id;
     await companyAccess(deps, request, companyId);
-    return answeredInTransaction(
-      request,
-      reply,
-      deps,
-      (d) => createApiKey(d, companyId),
-      (key) => ({ data: { key_id: key.row.keyId, api_key: key.secret } }),
-    );
+    return runCommand(request, reply, deps, createApiKey(deps, companyId), (key) => ({
+      data: { key_id: key.row.keyId, api_key: key.secret },
+    }));
   });
 
   app.get(keysPath, { config: userOrCompany, schema: listApiKeysSchema }, async (request) => {
@@ -192,12 +192,10 @@ export function companyRoutes(scope: FastifyInstance, { deps, keys, signupOpen }
   app.delete(`${keysPath}/:key_id`, { config: userOrCompany, schema: revokeApiKeySchema }, async (request, reply) => {
     const { company_id, key_id } = request.params;
     await companyAccess(deps, request, company_id);
-    return answeredInTransaction(
-      request,
-      reply,
-      deps,
-      (d) => revokeApiKey(d, keys, company_id, key_id),
-      () => ({ data: { key_id, revoked: true } }),
-    );
+    const answer = await runCommand(request, reply, deps, revokeApiKey(deps, company_id, key_id), () => ({
+      data: { key_id, revoked: true },
+    }));
+    keys.forgetCompany(company_id);
+    return answer;
   });
 }

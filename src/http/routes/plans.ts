@@ -5,7 +5,7 @@ import type { PlanInput } from '../../domain/plans.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { createPlan, getPlan, listPlans } from '../../operations/plans.js';
 import { requireCompany, requireCompanyOfPath } from '../auth.js';
-import { answeredInTransaction } from '../idempotency.js';
+import { runCommand } from '../idempotency.js';
 import { presentPage } from '../schemas/common.js';
 import { createPlanSchema, getPlanSchema, listPlansSchema, planBodyViolations, presentPlan } from '../schemas/plans.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
@@ -20,11 +20,11 @@ export function planRoutes(scope: FastifyInstance, { deps }: RouteContext): void
     { config: createPlanConfig, schema: createPlanSchema },
     async (request, reply) => {
       const companyId = requireCompanyOfPath(request, request.params.company_id);
-      return answeredInTransaction(
+      return runCommand(
         request,
         reply,
         deps,
-        (d) => createPlan(d, companyId, request.body satisfies PlanInput),
+        createPlan(deps, companyId, request.body satisfies PlanInput),
         (plan) => ({ data: presentPlan(plan) }),
       );
     },

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { listPrices, putPrice } from '../../operations/prices.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
+import { runCommand } from '../idempotency.js';
 import { presentPage } from '../schemas/common.js';
 import { listPricesSchema, presentPrice, putPriceSchema } from '../schemas/prices.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
@@ -11,9 +12,10 @@ import { companyRoute, type RouteContext } from '../route-context.js';
 export function priceRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.put('/v1/prices/:type', { config: companyRoute, schema: putPriceSchema }, async (request) => ({
-    data: presentPrice(await putPrice(deps, requireCompany(request), request.params.type, request.body)),
-  }));
+  app.put('/v1/prices/:type', { config: companyRoute, schema: putPriceSchema }, async (request, reply) => {
+    const put = putPrice(deps, requireCompany(request), request.params.type, request.body);
+    return runCommand(request, reply, deps, put, (p) => ({ data: presentPrice(p) }));
+  });
 
   app.get('/v1/prices', { config: companyRoute, schema: listPricesSchema }, async (request) => {
     const { limit = PAGE_LIMIT_DEFAULT, starting_after } = request.query;

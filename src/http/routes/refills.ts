@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { modifyMidMonth, putAutoRefill } from '../../operations/refills.js';
 import { requireCompany } from '../auth.js';
+import { runCommand } from '../idempotency.js';
 import { presentBalance } from '../schemas/balances.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
 import { modifyMidMonthSchema, putAccountAutoRefillSchema, putBalanceAutoRefillSchema } from '../schemas/refills.js';
@@ -18,20 +19,20 @@ function autoRefillRoutes(scope: FastifyInstance, { deps }: RouteContext): void 
   app.put(
     '/v1/accounts/:account_id/balance/:denomination/autorefill',
     { config: companyRoute, schema: putBalanceAutoRefillSchema },
-    async (request) => {
+    async (request, reply) => {
       const { account_id, denomination } = request.params;
-      const b = await putAutoRefill(deps, requireCompany(request), account_id, denomination, request.body);
-      return { data: presentBalance(b) };
+      const put = putAutoRefill(deps, requireCompany(request), account_id, denomination, request.body);
+      return runCommand(request, reply, deps, put, (b) => ({ data: presentBalance(b) }));
     },
   );
 
   app.put(
     '/v1/accounts/:account_id/auto_refill',
     { config: companyRoute, schema: putAccountAutoRefillSchema },
-    async (request) => {
+    async (request, reply) => {
       const { account_id } = request.params;
-      const b = await putAutoRefill(deps, requireCompany(request), account_id, request.body.denomination, request.body);
-      return { data: presentBalance(b) };
+      const put = putAutoRefill(deps, requireCompany(request), account_id, request.body.denomination, request.body);
+      return runCommand(request, reply, deps, put, (b) => ({ data: presentBalance(b) }));
     },
   );
 }

@@ -10,7 +10,7 @@ import {
   retryDelivery,
 } from '../../operations/webhooks.js';
 import { requireCompany } from '../auth.js';
-import { answeredInTransaction } from '../idempotency.js';
+import { runCommand } from '../idempotency.js';
 import {
   createWebhookSchema,
   deleteWebhookSchema,
@@ -29,13 +29,9 @@ export function webhookRoutes(scope: FastifyInstance, { deps }: RouteContext): v
 
   app.post('/v1/webhooks', { config: companyRoute, schema: createWebhookSchema }, async (request, reply) => {
     const companyId = requireCompany(request);
-    return answeredInTransaction(
-      request,
-      reply,
-      deps,
-      (d) => createWebhook(d, companyId, request.body),
-      (w) => ({ data: presentCreatedWebhook(w) }),
-    );
+    return runCommand(request, reply, deps, createWebhook(deps, companyId, request.body), (w) => ({
+      data: presentCreatedWebhook(w),
+    }));
   });
 
   app.get('/v1/webhooks', { config: companyRoute, schema: listWebhooksSchema }, async (request) => {
@@ -50,13 +46,9 @@ export function webhookRoutes(scope: FastifyInstance, { deps }: RouteContext): v
     async (request, reply) => {
       const companyId = requireCompany(request);
       const webhookId = request.params.webhook_id;
-      return answeredInTransaction(
-        request,
-        reply,
-        deps,
-        (d) => deleteWebhook(d, companyId, webhookId),
-        () => ({ webhooks_deleted: webhookId }),
-      );
+      return runCommand(request, reply, deps, deleteWebhook(deps, companyId, webhookId), () => ({
+        webhooks_deleted: webhookId,
+      }));
     },
   );
 
