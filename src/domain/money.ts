@@ -9,10 +9,6 @@ export type UsdCents = number & { readonly __brand: 'UsdCents' };
 /** Largest magnitude an amount may have: JavaScript numbers are exact integers up to here. */
 export const AMOUNT_MAX = Number.MAX_SAFE_INTEGER;
 
-export function isSafeAmount(n: unknown): n is number {
-  return typeof n === 'number' && Number.isSafeInteger(n);
-}
-
 export function units(n: number): Units {
   if (!Number.isSafeInteger(n)) throw new RangeError(`units must be a safe integer, got ${n}`);
   return n as Units;

@@ -32,12 +32,6 @@ export function parseNonNegativeInteger(raw: unknown): ParsedInteger {
   return { ok: false, problem: 'must_be_a_non_negative_integer' };
 }
 
-/** A non-negative safe integer given as a JSON number only (where the spec says integer). */
-export function parseNonNegativeIntegerStrict(raw: unknown): ParsedInteger {
-  if (typeof raw !== 'number') return { ok: false, problem: 'must_be_a_non_negative_integer' };
-  return parseNonNegativeInteger(raw);
-}
-
 /**
  * An exact non-negative decimal: `numerator / 10^scaleDigits`, e.g. "12.5" → 125 / 10^1.
  * `text` is the canonical spelling (no superfluous zeros) for storing and echoing back.

@@ -50,10 +50,6 @@ export function thresholdRefillDecision(s: ThresholdRefillState): ThresholdRefil
   return { refill: true };
 }
 
-export function shouldThresholdRefill(s: ThresholdRefillState): boolean {
-  return thresholdRefillDecision(s).refill;
-}
-
 /**
  * - `succeeded`: the card was charged; the streak ends.
  * - `declined`: the processor refused the card; the streak grows.
@@ -68,8 +64,8 @@ export interface DeclineState {
 }
 
 /**
- * The decline streak after a refill charge. The operation resets the streak (to 0, unpaused)
- * when a card is attached or the auto-refill settings are saved again.
+ * The decline streak after a refill charge. Attaching a card resets it (to 0, unpaused:
+ * operations/cards.ts); saving the auto-refill settings again does not.
  */
 export function afterChargeOutcome(consecutiveDeclines: number, outcome: ChargeOutcome): DeclineState {
   if (!Number.isSafeInteger(consecutiveDeclines) || consecutiveDeclines < 0) {

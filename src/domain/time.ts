@@ -34,11 +34,6 @@ export function parseRfc3339(text: string): number | null {
   return local + ms - offsetMinutes * 60_000;
 }
 
-/** The start of the UTC hour holding `ms`. */
-export function hourStart(ms: number): number {
-  return Math.floor(ms / HOUR_MS) * HOUR_MS;
-}
-
 /** The start of the UTC day holding `ms`. */
 export function dayStart(ms: number): number {
   return Math.floor(ms / DAY_MS) * DAY_MS;

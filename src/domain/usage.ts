@@ -24,7 +24,6 @@ import { HOUR_MS, dayStart, monthStart, nextMonthStart, parseRfc3339 } from './t
 export const USAGE_WINDOWS = ['hour', 'day', 'month', 'all'] as const;
 export type UsageWindow = (typeof USAGE_WINDOWS)[number];
 export const USAGE_GROUP_KEYS = ['type', 'denomination', 'account_id'] as const;
-export type UsageGroupKey = (typeof USAGE_GROUP_KEYS)[number];
 /** Most windows one usage request may span. */
 export const USAGE_WINDOWS_MAX = 1000;
 /** Most hourly rollup rows one usage answer may add up (a company grouped by account over a long period). */

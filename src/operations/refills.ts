@@ -79,7 +79,7 @@ export async function putAutoRefill(
     if (!monthly) schedule = { refillOnDay: null, monthlyAnchorAtMs: null, nextRefillAtMs: null };
     else if (!wasMonthly) {
       // Refill 0 of the new schedule is now. With a refill already in flight it stays due and the
-      // monthly worker starts it as soon as that one is settled.
+      // monthly worker starts it as soon as that one's outcome is recorded.
       refillNow = b.refillChargeId === null && !b.autoRefillPaused;
       schedule = {
         refillOnDay: refillDayOf(now),

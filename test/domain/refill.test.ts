@@ -6,11 +6,13 @@ import fc from 'fast-check';
 import {
   DECLINES_BEFORE_PAUSE,
   afterChargeOutcome,
-  shouldThresholdRefill,
   thresholdRefillDecision,
   type ChargeOutcome,
   type ThresholdRefillState,
 } from '../../src/domain/refill.js';
+
+/** Whether the decision is to refill. */
+const refills = (s: ThresholdRefillState): boolean => thresholdRefillDecision(s).refill;
 
 const base: ThresholdRefillState = {
   available: 99,
@@ -22,9 +24,9 @@ const base: ThresholdRefillState = {
 };
 
 test('below the threshold with complete settings: refill', () => {
-  assert.equal(shouldThresholdRefill(base), true);
-  assert.equal(shouldThresholdRefill({ ...base, available: -5000 }), true);
-  assert.equal(shouldThresholdRefill({ ...base, refillUsdCents: 0 }), true, 'a free refill is allowed');
+  assert.equal(refills(base), true);
+  assert.equal(refills({ ...base, available: -5000 }), true);
+  assert.equal(refills({ ...base, refillUsdCents: 0 }), true, 'a free refill is allowed');
 });
 
 test('at or above the threshold: no refill', () => {
@@ -32,7 +34,7 @@ test('at or above the threshold: no refill', () => {
     refill: false,
     reason: 'available_not_below_threshold',
   });
-  assert.equal(shouldThresholdRefill({ ...base, available: 101 }), false);
+  assert.equal(refills({ ...base, available: 101 }), false);
 });
 
 test('incomplete settings: no refill', () => {
@@ -57,7 +59,7 @@ test('a refill in flight or a paused refill: no second refill', () => {
   });
 });
 
-test('property: shouldThresholdRefill is exactly the conjunction of its conditions', () => {
+test('property: a refill is decided exactly when all its conditions hold', () => {
   const nullable = (arb: fc.Arbitrary<number>) => fc.option(arb, { nil: null });
   fc.assert(
     fc.property(
@@ -78,7 +80,7 @@ test('property: shouldThresholdRefill is exactly the conjunction of its conditio
           s.available < s.threshold &&
           !s.inFlight &&
           !s.paused;
-        assert.equal(shouldThresholdRefill(s), expected);
+        assert.equal(refills(s), expected);
       },
     ),
   );
