@@ -3,7 +3,7 @@
 // commits exactly once, and a company with a backlog of requests cannot keep another's out of the
 // next group.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import type { IngestRequest } from '../../src/domain/events.js';
 import type { Outcome } from '../../src/domain/outcome.js';
 import { SqliteIngestWorker } from '../../src/ingest-worker/client.js';
@@ -17,8 +17,7 @@ import {
   type IngestResult,
 } from '../../src/operations/events.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/types.js';
-import { DIALECTS, openTestStore, seedBalance, seedCompanyAndAccount, type TestStore } from '../support/stores.js';
+import { forEachDialect, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 import { T0, request, testDeps } from './contract-support.js';
 
 type Writer = GroupWriter<IngestRequest, Outcome<IngestResult>>;
@@ -30,18 +29,14 @@ function deepMetadata(levels: number): Record<string, unknown> {
   return m;
 }
 
-for (const dialect of DIALECTS) {
-  describe(`group commit (${dialect})`, () => {
-    let t: TestStore;
-    let store: Store;
+forEachDialect(
+  (store, { dialect }) => {
     let deps: Deps;
     let thread: SqliteIngestWorker | undefined;
     /** How the server writes a group: on the writer thread (SQLite), or through the store. */
     let write: Writer;
 
     before(async () => {
-      t = await openTestStore(dialect, { poolSize: 8 });
-      store = t.store;
       deps = testDeps(store, new TestClock(T0));
       if (store instanceof SqliteStore) {
         const worker = await SqliteIngestWorker.start(store);
@@ -53,7 +48,6 @@ for (const dialect of DIALECTS) {
     });
     after(async () => {
       await thread?.close();
-      await t.cleanup();
     });
 
     test('a request the store cannot write fails alone; the rest of its busy group commits once', async () => {
@@ -148,5 +142,6 @@ for (const dialect of DIALECTS) {
       assert.equal(placed, 1, `the other company's request is in the group right after the one in flight (${placed})`);
       assert.equal(groups[0]!.length, 10);
     });
-  });
-}
+  },
+  { title: 'group commit' },
+);
