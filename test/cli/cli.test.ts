@@ -332,17 +332,16 @@ describe('billing CLI: a database it cannot use', { concurrency: true }, () => {
   });
 
   test('within BILLING_DB_CONNECT_TIMEOUT_MS it retries, one line per attempt, then gives up in one line', async () => {
-    const started = Date.now();
     const r = await billing(['audit'], {
       DATABASE_URL: 'postgres://postgres@127.0.0.1:1/billing',
       BILLING_DB_CONNECT_TIMEOUT_MS: '1200',
     });
     assert.equal(r.code, 1);
-    assert.ok(Date.now() - started < 15_000);
     const lines = r.stderr.trimEnd().split('\n');
     assert.ok(lines.length >= 3, r.stderr);
+    // Each attempt counts down from the configured 1.2 s (not from a default), and the last one gives up.
     for (const line of lines.slice(0, -1))
-      assert.match(line, /^billing: database .* not reachable \(connect ECONNREFUSED/);
+      assert.match(line, /^billing: database .* not reachable \(connect ECONNREFUSED.*, giving up in [12] s$/);
     assert.match(lines.at(-1)!, /^billing: cannot reach the PostgreSQL database .* after \d+ attempts in 1 s: /);
     assert.doesNotMatch(r.stderr, STACK_LINE);
   });

@@ -18,6 +18,7 @@ import {
   startHarness,
   type Harness,
 } from '../support/harness.js';
+import { until } from '../support/wait.js';
 
 type Co = Awaited<ReturnType<typeof signUpCompany>>;
 
@@ -34,14 +35,16 @@ interface Watch {
  * begins: what is seen is the state that commit left (a write in the background, such as an API key's
  * last use, cannot commit between a commit and its look).
  */
-function watching(store: Store, current: () => Watch | undefined): Store {
+function watching(store: Store, current: () => Watch | undefined, queue: { waiting: number }): Store {
   let previous: Promise<unknown> = Promise.resolve();
   return {
     dialect: store.dialect,
     read: (fn) => store.read(fn),
     close: () => store.close(),
     write(fn) {
+      queue.waiting++;
       const next = previous.then(async () => {
+        queue.waiting--;
         const result = await store.write(fn);
         const w = current();
         if (w) {
@@ -77,8 +80,10 @@ for (const dialect of HTTP_DIALECTS) {
   describe(`Idempotency-Key answered in the operation's transaction (${dialect})`, () => {
     let h: Harness;
     let watch: Watch | undefined;
+    /** How many of the server's writes wait for the one in progress. */
+    const queue = { waiting: 0 };
     before(async () => {
-      h = await startHarness(dialect, {}, undefined, undefined, (s) => watching(s, () => watch));
+      h = await startHarness(dialect, {}, undefined, undefined, (s) => watching(s, () => watch, queue));
     });
     after(async () => h.close());
     afterEach(async () => {
@@ -374,7 +379,7 @@ for (const dialect of HTTP_DIALECTS) {
           });
           const scope = `company:${co.companyId}`;
           await claimed(h, scope, 'stolen-1');
-          await new Promise((r) => setTimeout(r, 100));
+          await hold.blocked();
           // Meanwhile its claim passes to another owner (as when a lease lapses and a retry takes it over).
           const stolen = await hold.sql("UPDATE idempotency_keys SET owner = 'another' WHERE key = 'stolen-1'");
           assert.equal(stolen.rowCount, 1);
@@ -404,8 +409,11 @@ for (const dialect of HTTP_DIALECTS) {
           });
           const scope = `company:${co.companyId}`;
           await claimed(h, scope, 'stolen-ingest');
+          await hold.blocked();
+          const waitingBefore = queue.waiting;
           const beside = h.request('POST', `/v1/accounts/${other}/events`, { auth: co.auth, body: events });
-          await new Promise((r) => setTimeout(r, 100));
+          // The other request's group is written after the held one, whose transaction is still open.
+          await until('the other request waits to be written', () => queue.waiting > waitingBefore);
           const taken = await hold.sql("UPDATE idempotency_keys SET owner = 'another' WHERE key = 'stolen-ingest'");
           assert.equal(taken.rowCount, 1);
           await hold.release();

@@ -15,6 +15,7 @@ import {
   startHarness,
   type Harness,
 } from '../support/harness.js';
+import { until } from '../support/wait.js';
 
 const LEASE_MS = 1_000;
 
@@ -88,9 +89,18 @@ for (const dialect of HTTP_DIALECTS) {
         const hold = await holdBalancesOf(acc);
         try {
           const first = h.request('POST', url, { auth: co.auth, body, headers });
-          // The claim is written before the handler blocks; wait for it, then for the lease to pass twice.
-          await claimed(h, `company:${co.companyId}`, 'slow-1');
-          await new Promise((r) => setTimeout(r, 2.5 * LEASE_MS));
+          // The claim is written before the handler blocks; wait for it, and for the request to wait on the rows.
+          const scope = `company:${co.companyId}`;
+          await claimed(h, scope, 'slow-1');
+          const firstLease = (await h.store.read((tx) => tx.findIdempotency(scope, 'slow-1')))?.leaseExpiresAtMs;
+          assert.ok(typeof firstLease === 'number', 'a claim in progress has a lease');
+          await hold.blocked();
+          // Then until two leases have passed since it was claimed and the claim, renewed, is still live.
+          await until('the claim is renewed past its first lease', async () => {
+            const row = await h.store.read((tx) => tx.findIdempotency(scope, 'slow-1'));
+            const now = Date.now();
+            return now > firstLease + LEASE_MS && (row?.leaseExpiresAtMs ?? 0) > now;
+          });
           const dup = await h.request('POST', url, { auth: co.auth, body, headers });
           assertError(dup, 409, 'conflict');
           await hold.release();

@@ -175,7 +175,9 @@ for (const dialect of HTTP_DIALECTS) {
         const other = await signUpCompany(h);
         const [a1, a2] = [await account(h, co), await account(h, co)];
         const foreign = await account(h, other);
-        const day = Math.floor(h.server.clock.now() / (24 * HOUR)) * 24 * HOUR - 24 * HOUR; // yesterday 00:00
+        // The day before yesterday, 00:00: the two days from it (the window asked for) are wholly past at any hour,
+        // so no event in them is in the future (at 00:10 UTC, yesterday 00:00 + 25 h would be).
+        const day = Math.floor(h.server.clock.now() / (24 * HOUR)) * 24 * HOUR - 2 * 24 * HOUR;
         await send(h, co.auth, a1, [
           { ...ev('llm', 3, { timestamp: iso(day + HOUR + 5) }), quantity: 0.1 },
           { ...ev('llm', 4, { timestamp: iso(day + HOUR + 9) }), quantity: 0.2 },

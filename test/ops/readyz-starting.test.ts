@@ -9,23 +9,13 @@ import { type Server, type Socket, connect, createServer } from 'node:net';
 import { type TestContext, describe, test } from 'node:test';
 import pg from 'pg';
 import { freshDatabase } from '../cli/support.js';
+import { until } from '../support/wait.js';
 import { type Child, startChild } from './support.js';
 
 /** The advisory lock PostgresStore takes while it migrates (MIGRATION_LOCK_ID in src/store/postgres.ts). */
 const MIGRATION_LOCK_ID = 727_001;
 
 type Envelope = { error: { type: string; code: string; message: string } };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it holds (a bound on the attempts, not on time). */
-async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  throw new Error(`never: ${what}`);
-}
 
 /** What a starting server answers, asserted in full. */
 async function assertStarting(url: string, phase: string): Promise<void> {

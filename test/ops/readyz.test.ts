@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
 import { PostgresStore } from '../../src/store/postgres.js';
 import { PG_URL } from '../support/harness.js';
+import { until } from '../support/wait.js';
 
 /** Forwards 127.0.0.1:<port> to PostgreSQL; `stop` refuses new connections and cuts the open ones. */
 class DbProxy {
@@ -44,13 +45,11 @@ class DbProxy {
   }
 }
 
-async function waitForStatus(url: string, status: number): Promise<Response> {
-  for (let i = 0; i < 200; i++) {
+function waitForStatus(url: string, status: number): Promise<Response> {
+  return until(`${url} answers ${status}`, async () => {
     const res = await fetch(url);
-    if (res.status === status) return res;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} never answered ${status}`);
+    return res.status === status && res;
+  });
 }
 
 test('/readyz follows the database through a proxy that goes away and comes back (postgres)', async () => {

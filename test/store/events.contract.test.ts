@@ -1,4 +1,8 @@
-import { describe, test, before, after } from 'node:test';
+// Guarantees: on SQLite and PostgreSQL, prices are upserted and paged by type; events are stored and found exactly
+// (awkward values, mixed and NULL columns), unique per company, and expired holds are found oldest first; the
+// transactions of a balance page newest first; a ledger posting is all or nothing; the ledger audit finds no
+// violation in an exact ledger and reports each kind of violation.
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
 import { OutcomeError } from '../../src/domain/outcome.js';
@@ -6,15 +10,8 @@ import { TestClock } from '../../src/lib/clock.js';
 import { transactionWriters } from '../../src/ingest/group-commits.js';
 import type { Deps } from '../../src/operations/deps.js';
 import { ingestGroup, type SettleInput } from '../../src/operations/events.js';
-import type { EventRow, Store, TransactionRow } from '../../src/store/types.js';
-import {
-  DIALECTS,
-  openTestStore,
-  seedAccount,
-  seedBalance,
-  seedCompanyAndAccount,
-  type TestStore,
-} from '../support/stores.js';
+import type { EventRow, TransactionRow } from '../../src/store/types.js';
+import { forEachDialect, openTestStore, seedAccount, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 import { T0, balanceState, eventRow, ledger, request, sortStrings, txRow, testDeps } from './contract-support.js';
 
 /** One settle as the server applies it (a group of one, in its own transaction); a refusal is thrown. */
@@ -26,694 +23,677 @@ async function settleOne(deps: Deps, companyId: string, eventId: string, input: 
   return outcome!.value;
 }
 
-for (const dialect of DIALECTS) {
-  describe(dialect, () => {
-    let t: TestStore;
-    let store: Store;
-
-    before(async () => {
-      t = await openTestStore(dialect, { poolSize: 8 });
-      store = t.store;
-    });
-    after(async () => {
-      await t.cleanup();
-    });
-
-    describe('prices', () => {
-      test('upsertPrice replaces; findPrices; listPrices paging by type', async () => {
-        const a = await seedCompanyAndAccount(store);
-        const b = await seedCompanyAndAccount(store);
-        await store.write(async (tx) => {
-          for (const type of ['d', 'b', 'a', 'c', 'e'])
-            await tx.upsertPrice({
-              companyId: a.companyId,
-              type,
-              denomination: 'credits',
-              unitAmount: '1',
-              updatedAtMs: T0,
-            });
+forEachDialect((store, t) => {
+  describe('prices', () => {
+    test('upsertPrice replaces; findPrices; listPrices paging by type', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const b = await seedCompanyAndAccount(store);
+      await store.write(async (tx) => {
+        for (const type of ['d', 'b', 'a', 'c', 'e'])
           await tx.upsertPrice({
-            companyId: b.companyId,
-            type: 'a',
-            denomination: 'other',
-            unitAmount: '9',
+            companyId: a.companyId,
+            type,
+            denomination: 'credits',
+            unitAmount: '1',
             updatedAtMs: T0,
           });
+        await tx.upsertPrice({
+          companyId: b.companyId,
+          type: 'a',
+          denomination: 'other',
+          unitAmount: '9',
+          updatedAtMs: T0,
         });
-        await store.write((tx) =>
-          tx.upsertPrice({
-            companyId: a.companyId,
-            type: 'c',
-            denomination: 'USD',
-            unitAmount: '0.0015',
-            updatedAtMs: T0 + 9,
-          }),
-        );
-        const found = await store.read((tx) => tx.findPrices(a.companyId, ['c', 'zz']));
-        assert.deepEqual(found, [
-          { companyId: a.companyId, type: 'c', denomination: 'USD', unitAmount: '0.0015', updatedAtMs: T0 + 9 },
-        ]);
-        assert.deepEqual(await store.read((tx) => tx.findPrices(a.companyId, [])), []);
-
-        const p1 = await store.read((tx) => tx.listPrices(a.companyId, { limit: 2 }));
-        assert.deepEqual(
-          p1!.rows.map((p) => p.type),
-          ['a', 'b'],
-        );
-        assert.equal(p1!.hasMore, true);
-        assert.equal(p1!.rows[0]!.denomination, 'credits', "another company's price of the same type is not mixed in");
-        const p2 = await store.read((tx) => tx.listPrices(a.companyId, { limit: 2, startingAfter: 'b' }));
-        assert.deepEqual(
-          p2!.rows.map((p) => p.type),
-          ['c', 'd'],
-        );
-        assert.equal(p2!.hasMore, true);
-        const p3 = await store.read((tx) => tx.listPrices(a.companyId, { limit: 2, startingAfter: 'd' }));
-        assert.deepEqual(
-          p3!.rows.map((p) => p.type),
-          ['e'],
-        );
-        assert.equal(p3!.hasMore, false);
-        assert.equal(
-          await store.read((tx) => tx.listPrices(a.companyId, { limit: 2, startingAfter: 'nope' })),
-          undefined,
-        );
-        const all = await store.read((tx) => tx.listPrices(a.companyId, { limit: 100 }));
-        assert.equal(all!.rows.length, 5, 'upsert replaced rather than added');
       });
+      await store.write((tx) =>
+        tx.upsertPrice({
+          companyId: a.companyId,
+          type: 'c',
+          denomination: 'USD',
+          unitAmount: '0.0015',
+          updatedAtMs: T0 + 9,
+        }),
+      );
+      const found = await store.read((tx) => tx.findPrices(a.companyId, ['c', 'zz']));
+      assert.deepEqual(found, [
+        { companyId: a.companyId, type: 'c', denomination: 'USD', unitAmount: '0.0015', updatedAtMs: T0 + 9 },
+      ]);
+      assert.deepEqual(await store.read((tx) => tx.findPrices(a.companyId, [])), []);
+
+      const p1 = await store.read((tx) => tx.listPrices(a.companyId, { limit: 2 }));
+      assert.deepEqual(
+        p1!.rows.map((p) => p.type),
+        ['a', 'b'],
+      );
+      assert.equal(p1!.hasMore, true);
+      assert.equal(p1!.rows[0]!.denomination, 'credits', "another company's price of the same type is not mixed in");
+      const p2 = await store.read((tx) => tx.listPrices(a.companyId, { limit: 2, startingAfter: 'b' }));
+      assert.deepEqual(
+        p2!.rows.map((p) => p.type),
+        ['c', 'd'],
+      );
+      assert.equal(p2!.hasMore, true);
+      const p3 = await store.read((tx) => tx.listPrices(a.companyId, { limit: 2, startingAfter: 'd' }));
+      assert.deepEqual(
+        p3!.rows.map((p) => p.type),
+        ['e'],
+      );
+      assert.equal(p3!.hasMore, false);
+      assert.equal(
+        await store.read((tx) => tx.listPrices(a.companyId, { limit: 2, startingAfter: 'nope' })),
+        undefined,
+      );
+      const all = await store.read((tx) => tx.listPrices(a.companyId, { limit: 100 }));
+      assert.equal(all!.rows.length, 5, 'upsert replaced rather than added');
+    });
+  });
+
+  describe('events', () => {
+    test('insertEvents, findEvent, findEventsByIds, lockEvents, updateEvents', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const b = await seedCompanyAndAccount(store);
+      const e1 = eventRow(a.companyId, a.accountId, {
+        eventId: 'client-1',
+        clientSupplied: true,
+        quantity: 2.5,
+        costAmount: 3,
+        metadata: { k: 'v', n: [1, { z: null }] },
+        contentHash: 'h1',
+      });
+      const e2 = eventRow(a.companyId, a.accountId, {
+        state: 'pending',
+        expiresAtMs: T0 + HOLD_DURATION_MS,
+        costAmount: 9,
+      });
+      const e3 = eventRow(a.companyId, a.accountId, { state: 'cancelled', quantity: 0 });
+      await store.write((tx) => tx.insertEvents([e1, e2, e3]));
+      await store.write((tx) => tx.insertEvents([]));
+      assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e1.eventId)), e1);
+      assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e2.eventId)), e2);
+      assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e3.eventId)), e3);
+      assert.equal(await store.read((tx) => tx.findEvent(b.companyId, e1.eventId)), undefined, 'scoped to the company');
+
+      const byIds = await store.read((tx) => tx.findEventsByIds(a.companyId, [e1.eventId, e3.eventId, 'unknown']));
+      assert.deepEqual(sortStrings(byIds.map((e) => e.eventId)), sortStrings([e1.eventId, e3.eventId]));
+      assert.deepEqual(await store.read((tx) => tx.findEventsByIds(b.companyId, [e1.eventId])), []);
+      assert.deepEqual(await store.read((tx) => tx.findEventsByIds(a.companyId, [])), []);
+
+      const locked = await store.write((tx) =>
+        tx.lockEvents([
+          { companyId: a.companyId, eventId: e2.eventId },
+          { companyId: b.companyId, eventId: e1.eventId },
+          { companyId: a.companyId, eventId: 'unknown' },
+          { companyId: a.companyId, eventId: e1.eventId },
+          { companyId: a.companyId, eventId: e2.eventId },
+        ]),
+      );
+      assert.deepEqual(
+        sortStrings(locked.map((e) => e.eventId)),
+        sortStrings([e1.eventId, e2.eventId]),
+        "only this company's events, each once, the missing ones absent",
+      );
+      assert.deepEqual(
+        locked.find((e) => e.eventId === e2.eventId),
+        e2,
+      );
+      assert.deepEqual(await store.write((tx) => tx.lockEvents([])), []);
+
+      await store.write((tx) =>
+        tx.updateEvents([
+          { companyId: a.companyId, eventId: e2.eventId, state: 'complete', costAmount: 7, updatedAtMs: T0 + 5 },
+        ]),
+      );
+      assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e2.eventId)), {
+        ...e2,
+        state: 'complete',
+        costAmount: 7,
+        updatedAtMs: T0 + 5,
+        expiresAtMs: null,
+      });
+      await store.write((tx) =>
+        tx.updateEvents([
+          { companyId: b.companyId, eventId: e1.eventId, state: 'cancelled', costAmount: 0, updatedAtMs: T0 + 6 },
+        ]),
+      );
+      assert.deepEqual(
+        await store.read((tx) => tx.findEvent(a.companyId, e1.eventId)),
+        e1,
+        "another company's update touches nothing",
+      );
     });
 
-    describe('events', () => {
-      test('insertEvents, findEvent, findEventsByIds, lockEvents, updateEvents', async () => {
-        const a = await seedCompanyAndAccount(store);
-        const b = await seedCompanyAndAccount(store);
-        const e1 = eventRow(a.companyId, a.accountId, {
-          eventId: 'client-1',
+    test('awkward strings and numbers in a batch are stored and found exactly', async () => {
+      // PostgreSQL receives a batch's columns as array literals: every character that means
+      // something in that syntax, or in SQL, must come back as it was sent.
+      const a = await seedCompanyAndAccount(store);
+      const awkward = [
+        'NULL',
+        'null',
+        '',
+        ' ',
+        ' padded ',
+        'a,b',
+        '{x}',
+        '{"y":1}',
+        'quo"te',
+        'back\\slash',
+        '\\"',
+        'tab\tnew\nline',
+        "it's",
+        'ünïcødé ✓ 𝄞',
+        '$1',
+        '?',
+        'a;b',
+        '(1,2)',
+      ];
+      const rows = awkward.map((s, i) =>
+        eventRow(a.companyId, a.accountId, {
+          eventId: s === '' ? 'empty-id' : s,
           clientSupplied: true,
-          quantity: 2.5,
-          costAmount: 3,
-          metadata: { k: 'v', n: [1, { z: null }] },
-          contentHash: 'h1',
-        });
-        const e2 = eventRow(a.companyId, a.accountId, {
+          type: s === '' ? 'empty-type' : s,
+          contentHash: s,
+          quantity: [0.1, 1e-7, 12_345.678, 2 ** 53 - 1, 0][i % 5]!,
+          costAmount: [Number.MAX_SAFE_INTEGER, 0, 1, 7][i % 4]!,
+          metadata: { s, nested: [s, { [s]: s }] },
+        }),
+      );
+      await store.write((tx) => tx.insertEvents(rows));
+      const found = await store.read((tx) =>
+        tx.findEventsByIds(
+          a.companyId,
+          rows.map((r) => r.eventId),
+        ),
+      );
+      assert.equal(found.length, rows.length);
+      const byId = new Map(found.map((e) => [e.eventId, e]));
+      for (const r of rows) assert.deepEqual(byId.get(r.eventId), r, JSON.stringify(r.eventId));
+      assert.deepEqual(await store.read((tx) => tx.findEventsByIds(a.companyId, ['NULL', 'nul', '"NULL"'])), [
+        found.find((e) => e.eventId === 'NULL'),
+      ]);
+
+      const entries = awkward.map((s, i) =>
+        txRow(a.accountId, 'credits', -(i + 1), -(i + 1), { kind: 'usage', eventId: s, reason: s }),
+      );
+      await store.write((tx) => tx.insertTransactions(entries));
+      const { transactions } = await balanceState(store, a.accountId, 'credits');
+      assert.deepEqual(
+        transactions.map((t) => [t.eventId, t.reason]).reverse(),
+        awkward.map((s) => [s, s]),
+      );
+    });
+
+    test('a batch round-trips whether each column is the same in every row, differs, or is partly NULL', async () => {
+      // PostgreSQL sends a column that is the same in every row once, not once per row.
+      const a = await seedCompanyAndAccount(store);
+      const other = await seedAccount(store, a.companyId);
+      const same = (i: number) =>
+        eventRow(a.companyId, a.accountId, {
+          eventId: `same-${i}`,
+          type: 'NULL',
+          quantity: 0.5,
+          costAmount: 0,
+          denomination: '',
           state: 'pending',
-          expiresAtMs: T0 + HOLD_DURATION_MS,
-          costAmount: 9,
+          contentHash: 'h',
+          metadata: { k: 'v' },
+          expiresAtMs: T0 + 1,
         });
-        const e3 = eventRow(a.companyId, a.accountId, { state: 'cancelled', quantity: 0 });
-        await store.write((tx) => tx.insertEvents([e1, e2, e3]));
-        await store.write((tx) => tx.insertEvents([]));
-        assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e1.eventId)), e1);
-        assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e2.eventId)), e2);
-        assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e3.eventId)), e3);
-        assert.equal(
-          await store.read((tx) => tx.findEvent(b.companyId, e1.eventId)),
-          undefined,
-          'scoped to the company',
-        );
-
-        const byIds = await store.read((tx) => tx.findEventsByIds(a.companyId, [e1.eventId, e3.eventId, 'unknown']));
-        assert.deepEqual(sortStrings(byIds.map((e) => e.eventId)), sortStrings([e1.eventId, e3.eventId]));
-        assert.deepEqual(await store.read((tx) => tx.findEventsByIds(b.companyId, [e1.eventId])), []);
-        assert.deepEqual(await store.read((tx) => tx.findEventsByIds(a.companyId, [])), []);
-
-        const locked = await store.write((tx) =>
-          tx.lockEvents([
-            { companyId: a.companyId, eventId: e2.eventId },
-            { companyId: b.companyId, eventId: e1.eventId },
-            { companyId: a.companyId, eventId: 'unknown' },
-            { companyId: a.companyId, eventId: e1.eventId },
-            { companyId: a.companyId, eventId: e2.eventId },
-          ]),
-        );
-        assert.deepEqual(
-          sortStrings(locked.map((e) => e.eventId)),
-          sortStrings([e1.eventId, e2.eventId]),
-          "only this company's events, each once, the missing ones absent",
-        );
-        assert.deepEqual(
-          locked.find((e) => e.eventId === e2.eventId),
-          e2,
-        );
-        assert.deepEqual(await store.write((tx) => tx.lockEvents([])), []);
-
-        await store.write((tx) =>
-          tx.updateEvents([
-            { companyId: a.companyId, eventId: e2.eventId, state: 'complete', costAmount: 7, updatedAtMs: T0 + 5 },
-          ]),
-        );
-        assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e2.eventId)), {
-          ...e2,
-          state: 'complete',
-          costAmount: 7,
-          updatedAtMs: T0 + 5,
-          expiresAtMs: null,
+      const varied = (i: number) =>
+        eventRow(a.companyId, i % 2 === 0 ? a.accountId : other, {
+          eventId: `varied-${i}`,
+          clientSupplied: i % 2 === 0,
+          type: `t${i}`,
+          quantity: i,
+          costAmount: i * 3,
+          denomination: `d${i % 3}`,
+          state: i % 2 === 0 ? 'pending' : 'complete',
+          contentHash: i % 2 === 0 ? null : `h${i}`,
+          metadata: i === 1 ? { i } : null,
+          createdAtMs: T0 + i,
+          updatedAtMs: T0 + 2 * i,
+          expiresAtMs: i === 2 ? T0 : null,
         });
-        await store.write((tx) =>
-          tx.updateEvents([
-            { companyId: b.companyId, eventId: e1.eventId, state: 'cancelled', costAmount: 0, updatedAtMs: T0 + 6 },
-          ]),
-        );
-        assert.deepEqual(
-          await store.read((tx) => tx.findEvent(a.companyId, e1.eventId)),
-          e1,
-          "another company's update touches nothing",
-        );
-      });
-
-      test('awkward strings and numbers in a batch are stored and found exactly', async () => {
-        // PostgreSQL receives a batch's columns as array literals: every character that means
-        // something in that syntax, or in SQL, must come back as it was sent.
-        const a = await seedCompanyAndAccount(store);
-        const awkward = [
-          'NULL',
-          'null',
-          '',
-          ' ',
-          ' padded ',
-          'a,b',
-          '{x}',
-          '{"y":1}',
-          'quo"te',
-          'back\\slash',
-          '\\"',
-          'tab\tnew\nline',
-          "it's",
-          'ünïcødé ✓ 𝄞',
-          '$1',
-          '?',
-          'a;b',
-          '(1,2)',
-        ];
-        const rows = awkward.map((s, i) =>
-          eventRow(a.companyId, a.accountId, {
-            eventId: s === '' ? 'empty-id' : s,
-            clientSupplied: true,
-            type: s === '' ? 'empty-type' : s,
-            contentHash: s,
-            quantity: [0.1, 1e-7, 12_345.678, 2 ** 53 - 1, 0][i % 5]!,
-            costAmount: [Number.MAX_SAFE_INTEGER, 0, 1, 7][i % 4]!,
-            metadata: { s, nested: [s, { [s]: s }] },
-          }),
-        );
-        await store.write((tx) => tx.insertEvents(rows));
+      for (const batch of [[0, 1, 2].map(same), [0, 1, 2, 3].map(varied), [same(9)]]) {
+        await store.write((tx) => tx.insertEvents(batch));
         const found = await store.read((tx) =>
           tx.findEventsByIds(
             a.companyId,
-            rows.map((r) => r.eventId),
+            batch.map((e) => e.eventId),
           ),
         );
-        assert.equal(found.length, rows.length);
-        const byId = new Map(found.map((e) => [e.eventId, e]));
-        for (const r of rows) assert.deepEqual(byId.get(r.eventId), r, JSON.stringify(r.eventId));
-        assert.deepEqual(await store.read((tx) => tx.findEventsByIds(a.companyId, ['NULL', 'nul', '"NULL"'])), [
-          found.find((e) => e.eventId === 'NULL'),
-        ]);
-
-        const entries = awkward.map((s, i) =>
-          txRow(a.accountId, 'credits', -(i + 1), -(i + 1), { kind: 'usage', eventId: s, reason: s }),
-        );
-        await store.write((tx) => tx.insertTransactions(entries));
-        const { transactions } = await balanceState(store, a.accountId, 'credits');
         assert.deepEqual(
-          transactions.map((t) => [t.eventId, t.reason]).reverse(),
-          awkward.map((s) => [s, s]),
+          found.sort((p, q) => (p.eventId < q.eventId ? -1 : 1)),
+          batch.sort((p, q) => (p.eventId < q.eventId ? -1 : 1)),
         );
-      });
+      }
+      const rows = [
+        txRow(a.accountId, 'L', 5, 5, { kind: 'grant', reason: 'NULL' }),
+        txRow(a.accountId, 'L', 5, 10, { kind: 'grant', reason: 'NULL' }),
+        txRow(a.accountId, 'L', -2, 8, { kind: 'usage', eventId: 'varied-1', createdAtMs: T0 + 9 }),
+      ];
+      await store.write((tx) => tx.insertTransactions(rows));
+      assert.deepEqual((await balanceState(store, a.accountId, 'L')).transactions.reverse(), rows);
+    });
 
-      test('a batch round-trips whether each column is the same in every row, differs, or is partly NULL', async () => {
-        // PostgreSQL sends a column that is the same in every row once, not once per row.
-        const a = await seedCompanyAndAccount(store);
-        const other = await seedAccount(store, a.companyId);
-        const same = (i: number) =>
-          eventRow(a.companyId, a.accountId, {
-            eventId: `same-${i}`,
-            type: 'NULL',
-            quantity: 0.5,
-            costAmount: 0,
-            denomination: '',
-            state: 'pending',
-            contentHash: 'h',
-            metadata: { k: 'v' },
-            expiresAtMs: T0 + 1,
-          });
-        const varied = (i: number) =>
-          eventRow(a.companyId, i % 2 === 0 ? a.accountId : other, {
-            eventId: `varied-${i}`,
-            clientSupplied: i % 2 === 0,
-            type: `t${i}`,
-            quantity: i,
-            costAmount: i * 3,
-            denomination: `d${i % 3}`,
-            state: i % 2 === 0 ? 'pending' : 'complete',
-            contentHash: i % 2 === 0 ? null : `h${i}`,
-            metadata: i === 1 ? { i } : null,
-            createdAtMs: T0 + i,
-            updatedAtMs: T0 + 2 * i,
-            expiresAtMs: i === 2 ? T0 : null,
-          });
-        for (const batch of [[0, 1, 2].map(same), [0, 1, 2, 3].map(varied), [same(9)]]) {
-          await store.write((tx) => tx.insertEvents(batch));
-          const found = await store.read((tx) =>
-            tx.findEventsByIds(
-              a.companyId,
-              batch.map((e) => e.eventId),
-            ),
-          );
-          assert.deepEqual(
-            found.sort((p, q) => (p.eventId < q.eventId ? -1 : 1)),
-            batch.sort((p, q) => (p.eventId < q.eventId ? -1 : 1)),
-          );
-        }
-        const rows = [
-          txRow(a.accountId, 'L', 5, 5, { kind: 'grant', reason: 'NULL' }),
-          txRow(a.accountId, 'L', 5, 10, { kind: 'grant', reason: 'NULL' }),
-          txRow(a.accountId, 'L', -2, 8, { kind: 'usage', eventId: 'varied-1', createdAtMs: T0 + 9 }),
-        ];
-        await store.write((tx) => tx.insertTransactions(rows));
-        assert.deepEqual((await balanceState(store, a.accountId, 'L')).transactions.reverse(), rows);
-      });
+    test('(company, event_id) is unique: a duplicate makes the write reject and nothing of it is kept', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const b = await seedCompanyAndAccount(store);
+      await seedBalance(store, a.companyId, a.accountId, 'credits', 100);
+      await store.write((tx) => tx.insertEvents([eventRow(a.companyId, a.accountId, { eventId: 'same' })]));
+      await store.write((tx) => tx.insertEvents([eventRow(b.companyId, b.accountId, { eventId: 'same' })]));
 
-      test('(company, event_id) is unique: a duplicate makes the write reject and nothing of it is kept', async () => {
-        const a = await seedCompanyAndAccount(store);
-        const b = await seedCompanyAndAccount(store);
-        await seedBalance(store, a.companyId, a.accountId, 'credits', 100);
-        await store.write((tx) => tx.insertEvents([eventRow(a.companyId, a.accountId, { eventId: 'same' })]));
-        await store.write((tx) => tx.insertEvents([eventRow(b.companyId, b.accountId, { eventId: 'same' })]));
+      const fresh = eventRow(a.companyId, a.accountId);
+      await assert.rejects(
+        store.write(async (tx) => {
+          await tx.insertEvents([fresh]);
+          await tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'credits', amount: -1, pending: 0 }]);
+          await tx.insertTransactions([txRow(a.accountId, 'credits', -1, 99)]);
+          await tx.insertEvents([eventRow(a.companyId, a.accountId, { eventId: 'same' })]);
+        }),
+      );
+      assert.equal(await store.read((tx) => tx.findEvent(a.companyId, fresh.eventId)), undefined);
+      const { balance, transactions } = await balanceState(store, a.accountId, 'credits');
+      assert.equal(balance.amount, 100);
+      assert.equal(transactions.length, 1);
 
-        const fresh = eventRow(a.companyId, a.accountId);
-        await assert.rejects(
-          store.write(async (tx) => {
-            await tx.insertEvents([fresh]);
-            await tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'credits', amount: -1, pending: 0 }]);
-            await tx.insertTransactions([txRow(a.accountId, 'credits', -1, 99)]);
-            await tx.insertEvents([eventRow(a.companyId, a.accountId, { eventId: 'same' })]);
-          }),
-        );
-        assert.equal(await store.read((tx) => tx.findEvent(a.companyId, fresh.eventId)), undefined);
-        const { balance, transactions } = await balanceState(store, a.accountId, 'credits');
-        assert.equal(balance.amount, 100);
-        assert.equal(transactions.length, 1);
+      await assert.rejects(
+        store.write((tx) =>
+          tx.insertEvents([
+            eventRow(a.companyId, a.accountId, { eventId: 'twice' }),
+            eventRow(a.companyId, a.accountId, { eventId: 'twice' }),
+          ]),
+        ),
+        'a duplicate within one batch',
+      );
+      assert.equal(await store.read((tx) => tx.findEvent(a.companyId, 'twice')), undefined);
+    });
 
-        await assert.rejects(
-          store.write((tx) =>
-            tx.insertEvents([
-              eventRow(a.companyId, a.accountId, { eventId: 'twice' }),
-              eventRow(a.companyId, a.accountId, { eventId: 'twice' }),
-            ]),
+    test('findExpiredHolds: only pending holds expired by now, oldest first, limit, `only` filter', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const other = await seedAccount(store, a.companyId);
+      // Expiry times far below any other test's, so the global query sees only these.
+      const e = {
+        old: eventRow(a.companyId, a.accountId, { state: 'pending', expiresAtMs: 1000 }),
+        mid: eventRow(a.companyId, a.accountId, { state: 'pending', expiresAtMs: 2000, denomination: 'usd' }),
+        atNow: eventRow(a.companyId, other, { state: 'pending', expiresAtMs: 3000 }),
+        future: eventRow(a.companyId, a.accountId, { state: 'pending', expiresAtMs: 3001 }),
+        done: eventRow(a.companyId, a.accountId, { state: 'complete', expiresAtMs: 500 }),
+        cancelled: eventRow(a.companyId, other, { state: 'cancelled', expiresAtMs: 500 }),
+      };
+      await store.write((tx) => tx.insertEvents([e.future, e.atNow, e.done, e.mid, e.cancelled, e.old]));
+      const ids = (rows: EventRow[]) => rows.map((r) => r.eventId);
+
+      assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(3000, 100))), [
+        e.old.eventId,
+        e.mid.eventId,
+        e.atNow.eventId,
+      ]);
+      assert.deepEqual(
+        ids(await store.write((tx) => tx.findExpiredHolds(3000, 100))),
+        [e.old.eventId, e.mid.eventId, e.atNow.eventId],
+        'inside a write too',
+      );
+      assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(3000, 2))), [e.old.eventId, e.mid.eventId]);
+      assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(999, 100))), []);
+      assert.deepEqual(
+        ids(
+          await store.read((tx) =>
+            tx.findExpiredHolds(3000, 100, [{ accountId: a.accountId, denomination: 'credits' }]),
           ),
-          'a duplicate within one batch',
-        );
-        assert.equal(await store.read((tx) => tx.findEvent(a.companyId, 'twice')), undefined);
-      });
-
-      test('findExpiredHolds: only pending holds expired by now, oldest first, limit, `only` filter', async () => {
-        const a = await seedCompanyAndAccount(store);
-        const other = await seedAccount(store, a.companyId);
-        // Expiry times far below any other test's, so the global query sees only these.
-        const e = {
-          old: eventRow(a.companyId, a.accountId, { state: 'pending', expiresAtMs: 1000 }),
-          mid: eventRow(a.companyId, a.accountId, { state: 'pending', expiresAtMs: 2000, denomination: 'usd' }),
-          atNow: eventRow(a.companyId, other, { state: 'pending', expiresAtMs: 3000 }),
-          future: eventRow(a.companyId, a.accountId, { state: 'pending', expiresAtMs: 3001 }),
-          done: eventRow(a.companyId, a.accountId, { state: 'complete', expiresAtMs: 500 }),
-          cancelled: eventRow(a.companyId, other, { state: 'cancelled', expiresAtMs: 500 }),
-        };
-        await store.write((tx) => tx.insertEvents([e.future, e.atNow, e.done, e.mid, e.cancelled, e.old]));
-        const ids = (rows: EventRow[]) => rows.map((r) => r.eventId);
-
-        assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(3000, 100))), [
-          e.old.eventId,
-          e.mid.eventId,
-          e.atNow.eventId,
-        ]);
-        assert.deepEqual(
-          ids(await store.write((tx) => tx.findExpiredHolds(3000, 100))),
-          [e.old.eventId, e.mid.eventId, e.atNow.eventId],
-          'inside a write too',
-        );
-        assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(3000, 2))), [e.old.eventId, e.mid.eventId]);
-        assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(999, 100))), []);
-        assert.deepEqual(
+        ),
+        [e.old.eventId],
+      );
+      assert.deepEqual(
+        sortStrings(
           ids(
             await store.read((tx) =>
-              tx.findExpiredHolds(3000, 100, [{ accountId: a.accountId, denomination: 'credits' }]),
-            ),
-          ),
-          [e.old.eventId],
-        );
-        assert.deepEqual(
-          sortStrings(
-            ids(
-              await store.read((tx) =>
-                tx.findExpiredHolds(3000, 100, [
-                  { accountId: other, denomination: 'credits' },
-                  { accountId: a.accountId, denomination: 'usd' },
-                ]),
-              ),
-            ),
-          ),
-          sortStrings([e.atNow.eventId, e.mid.eventId]),
-        );
-        assert.deepEqual(
-          ids(
-            await store.read((tx) =>
-              tx.findExpiredHolds(3000, 1, [
-                { accountId: other, denomination: 'credits' },
-                { accountId: a.accountId, denomination: 'usd' },
-              ]),
-            ),
-          ),
-          [e.mid.eventId],
-          'oldest first across the given balances, whatever their order',
-        );
-        assert.deepEqual(
-          ids(
-            await store.write((tx) =>
               tx.findExpiredHolds(3000, 100, [
                 { accountId: other, denomination: 'credits' },
                 { accountId: a.accountId, denomination: 'usd' },
               ]),
             ),
           ),
-          [e.mid.eventId, e.atNow.eventId],
-        );
-        assert.deepEqual(await store.read((tx) => tx.findExpiredHolds(3000, 100, [])), []);
-
-        await store.write((tx) =>
-          tx.updateEvents([
-            { companyId: a.companyId, eventId: e.old.eventId, state: 'cancelled', costAmount: 1, updatedAtMs: T0 },
-          ]),
-        );
-        assert.deepEqual(
-          ids(await store.read((tx) => tx.findExpiredHolds(3000, 100))),
-          [e.mid.eventId, e.atNow.eventId],
-          'a settled hold is no longer due',
-        );
-        await store.write((tx) =>
-          tx.updateEvents(
-            [e.mid, e.atNow].map((x) => ({
-              companyId: a.companyId,
-              eventId: x.eventId,
-              state: 'cancelled' as const,
-              costAmount: 1,
-              updatedAtMs: T0,
-            })),
-          ),
-        );
-      });
-    });
-
-    describe('transactions', () => {
-      test('listTransactions: newest first, denomination filter, paging, unknown cursor', async () => {
-        const a = await seedCompanyAndAccount(store);
-        const rows: TransactionRow[] = [];
-        let x = 0;
-        let y = 0;
-        for (let i = 0; i < 7; i++) {
-          const den = i % 3 === 2 ? 'y' : 'x';
-          const amount = i + 1;
-          if (den === 'x') x += amount;
-          else y += amount;
-          const after = den === 'x' ? x : y;
-          rows.push(
-            txRow(a.accountId, den, amount, after, {
-              kind: i === 0 ? 'grant' : 'usage',
-              eventId: i === 1 ? 'ev_1' : null,
-              reason: i === 0 ? 'welcome' : null,
-              createdAtMs: T0 + i,
-            }),
-          );
-        }
-        await store.write(async (tx) => {
-          await tx.insertTransactions(rows.slice(0, 3));
-          await tx.insertTransactions(rows.slice(3));
-          await tx.insertTransactions([]);
-        });
-        const all = await store.read((tx) => tx.listTransactions(a.accountId, undefined, { limit: 100 }));
-        assert.deepEqual(all!.rows, [...rows].reverse(), 'every field round-trips, newest first');
-        assert.equal(all!.hasMore, false);
-
-        const xs = rows.filter((r) => r.denomination === 'x').reverse();
-        const p1 = await store.read((tx) => tx.listTransactions(a.accountId, 'x', { limit: 2 }));
-        assert.deepEqual(
-          p1!.rows.map((r) => r.transactionId),
-          xs.slice(0, 2).map((r) => r.transactionId),
-        );
-        assert.equal(p1!.hasMore, true);
-        const p2 = await store.read((tx) =>
-          tx.listTransactions(a.accountId, 'x', { limit: 2, startingAfter: p1!.rows[1]!.transactionId }),
-        );
-        assert.deepEqual(
-          p2!.rows.map((r) => r.transactionId),
-          xs.slice(2, 4).map((r) => r.transactionId),
-        );
-        assert.equal(p2!.hasMore, true);
-        const p3 = await store.read((tx) =>
-          tx.listTransactions(a.accountId, 'x', { limit: 2, startingAfter: p2!.rows[1]!.transactionId }),
-        );
-        assert.deepEqual(
-          p3!.rows.map((r) => r.transactionId),
-          xs.slice(4).map((r) => r.transactionId),
-        );
-        assert.equal(p3!.hasMore, false);
-
-        const ys = await store.read((tx) => tx.listTransactions(a.accountId, 'y', { limit: 10 }));
-        assert.deepEqual(
-          ys!.rows.map((r) => r.amount),
-          [6, 3],
-        );
-        assert.equal(
-          await store.read((tx) => tx.listTransactions(a.accountId, 'x', { limit: 2, startingAfter: 'tx_unknown' })),
-          undefined,
-        );
-        assert.equal(
+        ),
+        sortStrings([e.atNow.eventId, e.mid.eventId]),
+      );
+      assert.deepEqual(
+        ids(
           await store.read((tx) =>
-            tx.listTransactions(a.accountId, 'x', { limit: 2, startingAfter: ys!.rows[0]!.transactionId }),
+            tx.findExpiredHolds(3000, 1, [
+              { accountId: other, denomination: 'credits' },
+              { accountId: a.accountId, denomination: 'usd' },
+            ]),
           ),
-          undefined,
-          'a cursor outside the filtered list is unknown',
-        );
-        const other = await seedCompanyAndAccount(store);
-        assert.equal(
-          await store.read((tx) =>
-            tx.listTransactions(other.accountId, undefined, { limit: 2, startingAfter: rows[0]!.transactionId }),
+        ),
+        [e.mid.eventId],
+        'oldest first across the given balances, whatever their order',
+      );
+      assert.deepEqual(
+        ids(
+          await store.write((tx) =>
+            tx.findExpiredHolds(3000, 100, [
+              { accountId: other, denomination: 'credits' },
+              { accountId: a.accountId, denomination: 'usd' },
+            ]),
           ),
-          undefined,
-        );
-        assert.deepEqual(await store.read((tx) => tx.listTransactions(other.accountId, undefined, { limit: 2 })), {
-          rows: [],
-          hasMore: false,
-        });
-      });
+        ),
+        [e.mid.eventId, e.atNow.eventId],
+      );
+      assert.deepEqual(await store.read((tx) => tx.findExpiredHolds(3000, 100, [])), []);
 
-      test('writeLedger: events, summed balance deltas and ledger rows in one posting, all or nothing', async () => {
-        const a = await seedCompanyAndAccount(store);
-        await seedBalance(store, a.companyId, a.accountId, 'x', 100);
-        await seedBalance(store, a.companyId, a.accountId, 'y', 50);
-        const x0 = (await balanceState(store, a.accountId, 'x')).transactions.length;
-        const events = [
-          eventRow(a.companyId, a.accountId, { denomination: 'x', costAmount: 3 }),
-          eventRow(a.companyId, a.accountId, {
-            denomination: 'x',
-            costAmount: 4,
-            state: 'pending',
-            expiresAtMs: T0 + 1,
-          }),
-        ];
-        const rows = [
-          txRow(a.accountId, 'x', -3, 97, { kind: 'usage', eventId: events[0]!.eventId }),
-          txRow(a.accountId, 'y', 5, 55),
-          txRow(a.accountId, 'x', -1, 96),
-        ];
-        const after = await store.write(async (tx) => {
-          await tx.lockBalances([
-            { accountId: a.accountId, denomination: 'x' },
-            { accountId: a.accountId, denomination: 'y' },
-          ]);
-          // Two deltas of one balance: both count.
-          return tx.writeLedger(
-            events,
-            [
-              { accountId: a.accountId, denomination: 'x', amount: -3, pending: 4 },
-              { accountId: a.accountId, denomination: 'y', amount: 5, pending: 0 },
-              { accountId: a.accountId, denomination: 'x', amount: -1, pending: 0 },
-            ],
-            rows,
-          );
-        });
-        const byDenomination = new Map(after.map((b) => [b.denomination, [b.amount, b.pending]]));
-        assert.deepEqual(
-          Object.fromEntries(byDenomination),
-          { x: [96, 4], y: [55, 0] },
-          'the balances after are returned, once each',
-        );
-        assert.deepEqual(
-          await store
-            .read((tx) =>
-              tx.findEventsByIds(
-                a.companyId,
-                events.map((e) => e.eventId),
-              ),
-            )
-            .then((r) => r.sort((p, q) => p.costAmount - q.costAmount)),
-          events,
-        );
-        const x = await balanceState(store, a.accountId, 'x');
-        assert.deepEqual(
-          x.transactions.slice(0, x.transactions.length - x0).reverse(),
-          [rows[0], rows[2]],
-          'ledger rows in order',
-        );
-        assert.deepEqual(
-          (await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === a.accountId),
-          [],
-        );
-
-        // Only deltas, or nothing at all.
-        assert.deepEqual(
-          (
-            await store.write((tx) =>
-              tx.writeLedger([], [{ accountId: a.accountId, denomination: 'y', amount: 0, pending: 2 }], []),
-            )
-          ).map((b) => b.pending),
-          [2],
-        );
-        assert.deepEqual(await store.write((tx) => tx.writeLedger([], [], [])), []);
-        // A duplicate event id fails the whole posting: no delta, no row stays.
-        await assert.rejects(
-          store.write((tx) =>
-            tx.writeLedger(
-              [events[0]!],
-              [{ accountId: a.accountId, denomination: 'y', amount: 9, pending: 0 }],
-              [txRow(a.accountId, 'y', 9, 64)],
-            ),
-          ),
-        );
-        const y = await store.read((tx) => tx.findBalance(a.accountId, 'y'));
-        assert.deepEqual([y!.amount, y!.pending], [55, 2]);
-      });
-    });
-
-    describe('auditLedger', () => {
-      test('an exact ledger built by the operations has no violations', async () => {
-        const a = await seedCompanyAndAccount(store);
-        await seedBalance(store, a.companyId, a.accountId, 'credits', 1000);
-        await seedBalance(store, a.companyId, a.accountId, 'usd', 50);
-        await store.write((tx) =>
-          tx.upsertPrice({
+      await store.write((tx) =>
+        tx.updateEvents([
+          { companyId: a.companyId, eventId: e.old.eventId, state: 'cancelled', costAmount: 1, updatedAtMs: T0 },
+        ]),
+      );
+      assert.deepEqual(
+        ids(await store.read((tx) => tx.findExpiredHolds(3000, 100))),
+        [e.mid.eventId, e.atNow.eventId],
+        'a settled hold is no longer due',
+      );
+      await store.write((tx) =>
+        tx.updateEvents(
+          [e.mid, e.atNow].map((x) => ({
             companyId: a.companyId,
-            type: 'call',
-            denomination: 'credits',
-            unitAmount: '0.5',
+            eventId: x.eventId,
+            state: 'cancelled' as const,
+            costAmount: 1,
             updatedAtMs: T0,
-          }),
-        );
-        const clock = new TestClock(T0);
-        const deps = testDeps(store, clock);
-        const out = await store.write((tx) =>
-          ingestGroup(ledger.begin(tx, T0), [
-            request(a.companyId, a.accountId, [
-              { type: 'call', quantity: 3 },
-              { type: 'x', cost_override: { amount: 7, denomination: 'usd' } },
-            ]),
-            request(a.companyId, a.accountId, [
-              { type: 'call', id: 'p1', state: 'pending', quantity: 10 },
-              { type: 'call', id: 'p2', state: 'pending' },
-              { type: 'call', id: 'p3', state: 'pending' },
-            ]),
-          ]),
-        );
-        assert.ok(out.every((o) => o.ok));
-        const settled = await settleOne(deps, a.companyId, 'p1', {
-          state: 'complete',
-          cost_override: { amount: 4, denomination: 'credits' },
-        });
-        assert.equal(settled.state, 'complete');
-        assert.equal(settled.costAmount, 4);
-        await settleOne(deps, a.companyId, 'p2', { state: 'cancelled' });
-        assert.equal(
-          (await settleOne(deps, a.companyId, 'p2', { state: 'cancelled' })).state,
-          'cancelled',
-          'repeating the state is a no-op',
-        );
-        await assert.rejects(
-          settleOne(deps, a.companyId, 'p2', { state: 'complete' }),
-          (e) => e instanceof OutcomeError && e.failure.reason === 'event_not_pending',
-        );
-        assert.equal((await store.read((tx) => tx.findBalance(a.accountId, 'credits')))!.pending, 1, 'p3 still held');
-        clock.advanceTo(T0 + HOLD_DURATION_MS);
-        await assert.rejects(
-          settleOne(deps, a.companyId, 'p3', { state: 'complete' }),
-          (e) => e instanceof OutcomeError && e.failure.reason === 'event_not_pending',
-          'an expired hold is cancelled, not completed',
-        );
-
-        const credits = await store.read((tx) => tx.findBalance(a.accountId, 'credits'));
-        assert.deepEqual([credits!.amount, credits!.pending], [1000 - 2 - 4, 0]);
-        assert.equal((await store.read((tx) => tx.findEvent(a.companyId, 'p3')))!.state, 'cancelled');
-        assert.deepEqual(
-          (await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === a.accountId),
-          [],
-        );
-      });
-
-      test('reports each kind of violation', async () => {
-        // A store of its own: the corruption must not leak into the other tests' audits.
-        const own = await openTestStore(dialect);
-        try {
-          const s = own.store;
-          assert.deepEqual(await s.read((tx) => tx.auditLedger()), [], 'an empty ledger is exact');
-          const a = await seedCompanyAndAccount(s);
-          for (const d of ['good', 'sum', 'chain', 'held']) await seedBalance(s, a.companyId, a.accountId, d, 100);
-          await s.write((tx) =>
-            tx.insertEvents([
-              eventRow(a.companyId, a.accountId, {
-                denomination: 'good',
-                state: 'pending',
-                costAmount: 5,
-                expiresAtMs: T0 + HOLD_DURATION_MS,
-              }),
-            ]),
-          );
-          await s.write((tx) =>
-            tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'good', amount: 0, pending: 5 }]),
-          );
-          assert.deepEqual(await s.read((tx) => tx.auditLedger()), [], 'a correct ledger with a hold is exact');
-
-          // amount ≠ sum of transactions: a delta with no transaction.
-          await s.write((tx) =>
-            tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'sum', amount: 3, pending: 0 }]),
-          );
-          // A broken balance_after chain: the sum still matches, the running figure does not.
-          await s.write(async (tx) => {
-            await tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'chain', amount: 10, pending: 0 }]);
-            await tx.insertTransactions([txRow(a.accountId, 'chain', 10, 999)]);
-          });
-          // pending ≠ held cost of pending events.
-          await s.write((tx) =>
-            tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'held', amount: 0, pending: 7 }]),
-          );
-          // A transaction of a balance that does not exist.
-          await s.write((tx) => tx.insertTransactions([txRow(a.accountId, 'ghost', 1, 1)]));
-
-          const v = await s.read((tx) => tx.auditLedger());
-          const by = (d: string) => v.filter((x) => x.denomination === d);
-          assert.equal(by('good').length, 0);
-          assert.equal(by('sum').length, 1);
-          assert.match(by('sum')[0]!.problem, /amount 103 ≠ sum of transactions 100/);
-          assert.equal(by('chain').length, 1);
-          assert.match(by('chain')[0]!.problem, /100 \+ 10 ≠ balance_after 999/);
-          assert.equal(by('held').length, 1);
-          assert.match(by('held')[0]!.problem, /pending 7 ≠ held cost of pending events 0/);
-          assert.equal(by('ghost').length, 1);
-          assert.match(by('ghost')[0]!.problem, /without a balance/);
-          assert.ok(v.every((x) => x.accountId === a.accountId));
-          assert.equal(v.length, 4);
-        } finally {
-          await own.cleanup();
-        }
-      });
+          })),
+        ),
+      );
     });
   });
-}
+
+  describe('transactions', () => {
+    test('listTransactions: newest first, denomination filter, paging, unknown cursor', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const rows: TransactionRow[] = [];
+      let x = 0;
+      let y = 0;
+      for (let i = 0; i < 7; i++) {
+        const den = i % 3 === 2 ? 'y' : 'x';
+        const amount = i + 1;
+        if (den === 'x') x += amount;
+        else y += amount;
+        const after = den === 'x' ? x : y;
+        rows.push(
+          txRow(a.accountId, den, amount, after, {
+            kind: i === 0 ? 'grant' : 'usage',
+            eventId: i === 1 ? 'ev_1' : null,
+            reason: i === 0 ? 'welcome' : null,
+            createdAtMs: T0 + i,
+          }),
+        );
+      }
+      await store.write(async (tx) => {
+        await tx.insertTransactions(rows.slice(0, 3));
+        await tx.insertTransactions(rows.slice(3));
+        await tx.insertTransactions([]);
+      });
+      const all = await store.read((tx) => tx.listTransactions(a.accountId, undefined, { limit: 100 }));
+      assert.deepEqual(all!.rows, [...rows].reverse(), 'every field round-trips, newest first');
+      assert.equal(all!.hasMore, false);
+
+      const xs = rows.filter((r) => r.denomination === 'x').reverse();
+      const p1 = await store.read((tx) => tx.listTransactions(a.accountId, 'x', { limit: 2 }));
+      assert.deepEqual(
+        p1!.rows.map((r) => r.transactionId),
+        xs.slice(0, 2).map((r) => r.transactionId),
+      );
+      assert.equal(p1!.hasMore, true);
+      const p2 = await store.read((tx) =>
+        tx.listTransactions(a.accountId, 'x', { limit: 2, startingAfter: p1!.rows[1]!.transactionId }),
+      );
+      assert.deepEqual(
+        p2!.rows.map((r) => r.transactionId),
+        xs.slice(2, 4).map((r) => r.transactionId),
+      );
+      assert.equal(p2!.hasMore, true);
+      const p3 = await store.read((tx) =>
+        tx.listTransactions(a.accountId, 'x', { limit: 2, startingAfter: p2!.rows[1]!.transactionId }),
+      );
+      assert.deepEqual(
+        p3!.rows.map((r) => r.transactionId),
+        xs.slice(4).map((r) => r.transactionId),
+      );
+      assert.equal(p3!.hasMore, false);
+
+      const ys = await store.read((tx) => tx.listTransactions(a.accountId, 'y', { limit: 10 }));
+      assert.deepEqual(
+        ys!.rows.map((r) => r.amount),
+        [6, 3],
+      );
+      assert.equal(
+        await store.read((tx) => tx.listTransactions(a.accountId, 'x', { limit: 2, startingAfter: 'tx_unknown' })),
+        undefined,
+      );
+      assert.equal(
+        await store.read((tx) =>
+          tx.listTransactions(a.accountId, 'x', { limit: 2, startingAfter: ys!.rows[0]!.transactionId }),
+        ),
+        undefined,
+        'a cursor outside the filtered list is unknown',
+      );
+      const other = await seedCompanyAndAccount(store);
+      assert.equal(
+        await store.read((tx) =>
+          tx.listTransactions(other.accountId, undefined, { limit: 2, startingAfter: rows[0]!.transactionId }),
+        ),
+        undefined,
+      );
+      assert.deepEqual(await store.read((tx) => tx.listTransactions(other.accountId, undefined, { limit: 2 })), {
+        rows: [],
+        hasMore: false,
+      });
+    });
+
+    test('writeLedger: events, summed balance deltas and ledger rows in one posting, all or nothing', async () => {
+      const a = await seedCompanyAndAccount(store);
+      await seedBalance(store, a.companyId, a.accountId, 'x', 100);
+      await seedBalance(store, a.companyId, a.accountId, 'y', 50);
+      const x0 = (await balanceState(store, a.accountId, 'x')).transactions.length;
+      const events = [
+        eventRow(a.companyId, a.accountId, { denomination: 'x', costAmount: 3 }),
+        eventRow(a.companyId, a.accountId, {
+          denomination: 'x',
+          costAmount: 4,
+          state: 'pending',
+          expiresAtMs: T0 + 1,
+        }),
+      ];
+      const rows = [
+        txRow(a.accountId, 'x', -3, 97, { kind: 'usage', eventId: events[0]!.eventId }),
+        txRow(a.accountId, 'y', 5, 55),
+        txRow(a.accountId, 'x', -1, 96),
+      ];
+      const after = await store.write(async (tx) => {
+        await tx.lockBalances([
+          { accountId: a.accountId, denomination: 'x' },
+          { accountId: a.accountId, denomination: 'y' },
+        ]);
+        // Two deltas of one balance: both count.
+        return tx.writeLedger(
+          events,
+          [
+            { accountId: a.accountId, denomination: 'x', amount: -3, pending: 4 },
+            { accountId: a.accountId, denomination: 'y', amount: 5, pending: 0 },
+            { accountId: a.accountId, denomination: 'x', amount: -1, pending: 0 },
+          ],
+          rows,
+        );
+      });
+      const byDenomination = new Map(after.map((b) => [b.denomination, [b.amount, b.pending]]));
+      assert.deepEqual(
+        Object.fromEntries(byDenomination),
+        { x: [96, 4], y: [55, 0] },
+        'the balances after are returned, once each',
+      );
+      assert.deepEqual(
+        await store
+          .read((tx) =>
+            tx.findEventsByIds(
+              a.companyId,
+              events.map((e) => e.eventId),
+            ),
+          )
+          .then((r) => r.sort((p, q) => p.costAmount - q.costAmount)),
+        events,
+      );
+      const x = await balanceState(store, a.accountId, 'x');
+      assert.deepEqual(
+        x.transactions.slice(0, x.transactions.length - x0).reverse(),
+        [rows[0], rows[2]],
+        'ledger rows in order',
+      );
+      assert.deepEqual(
+        (await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === a.accountId),
+        [],
+      );
+
+      // Only deltas, or nothing at all.
+      assert.deepEqual(
+        (
+          await store.write((tx) =>
+            tx.writeLedger([], [{ accountId: a.accountId, denomination: 'y', amount: 0, pending: 2 }], []),
+          )
+        ).map((b) => b.pending),
+        [2],
+      );
+      assert.deepEqual(await store.write((tx) => tx.writeLedger([], [], [])), []);
+      // A duplicate event id fails the whole posting: no delta, no row stays.
+      await assert.rejects(
+        store.write((tx) =>
+          tx.writeLedger(
+            [events[0]!],
+            [{ accountId: a.accountId, denomination: 'y', amount: 9, pending: 0 }],
+            [txRow(a.accountId, 'y', 9, 64)],
+          ),
+        ),
+      );
+      const y = await store.read((tx) => tx.findBalance(a.accountId, 'y'));
+      assert.deepEqual([y!.amount, y!.pending], [55, 2]);
+    });
+  });
+
+  describe('auditLedger', () => {
+    test('an exact ledger built by the operations has no violations', async () => {
+      const a = await seedCompanyAndAccount(store);
+      await seedBalance(store, a.companyId, a.accountId, 'credits', 1000);
+      await seedBalance(store, a.companyId, a.accountId, 'usd', 50);
+      await store.write((tx) =>
+        tx.upsertPrice({
+          companyId: a.companyId,
+          type: 'call',
+          denomination: 'credits',
+          unitAmount: '0.5',
+          updatedAtMs: T0,
+        }),
+      );
+      const clock = new TestClock(T0);
+      const deps = testDeps(store, clock);
+      const out = await store.write((tx) =>
+        ingestGroup(ledger.begin(tx, T0), [
+          request(a.companyId, a.accountId, [
+            { type: 'call', quantity: 3 },
+            { type: 'x', cost_override: { amount: 7, denomination: 'usd' } },
+          ]),
+          request(a.companyId, a.accountId, [
+            { type: 'call', id: 'p1', state: 'pending', quantity: 10 },
+            { type: 'call', id: 'p2', state: 'pending' },
+            { type: 'call', id: 'p3', state: 'pending' },
+          ]),
+        ]),
+      );
+      assert.ok(out.every((o) => o.ok));
+      const settled = await settleOne(deps, a.companyId, 'p1', {
+        state: 'complete',
+        cost_override: { amount: 4, denomination: 'credits' },
+      });
+      assert.equal(settled.state, 'complete');
+      assert.equal(settled.costAmount, 4);
+      await settleOne(deps, a.companyId, 'p2', { state: 'cancelled' });
+      assert.equal(
+        (await settleOne(deps, a.companyId, 'p2', { state: 'cancelled' })).state,
+        'cancelled',
+        'repeating the state is a no-op',
+      );
+      await assert.rejects(
+        settleOne(deps, a.companyId, 'p2', { state: 'complete' }),
+        (e) => e instanceof OutcomeError && e.failure.reason === 'event_not_pending',
+      );
+      assert.equal((await store.read((tx) => tx.findBalance(a.accountId, 'credits')))!.pending, 1, 'p3 still held');
+      clock.advanceTo(T0 + HOLD_DURATION_MS);
+      await assert.rejects(
+        settleOne(deps, a.companyId, 'p3', { state: 'complete' }),
+        (e) => e instanceof OutcomeError && e.failure.reason === 'event_not_pending',
+        'an expired hold is cancelled, not completed',
+      );
+
+      const credits = await store.read((tx) => tx.findBalance(a.accountId, 'credits'));
+      assert.deepEqual([credits!.amount, credits!.pending], [1000 - 2 - 4, 0]);
+      assert.equal((await store.read((tx) => tx.findEvent(a.companyId, 'p3')))!.state, 'cancelled');
+      assert.deepEqual(
+        (await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === a.accountId),
+        [],
+      );
+    });
+
+    test('reports each kind of violation', async () => {
+      // A store of its own: the corruption must not leak into the other tests' audits.
+      const own = await openTestStore(t.dialect);
+      try {
+        const s = own.store;
+        assert.deepEqual(await s.read((tx) => tx.auditLedger()), [], 'an empty ledger is exact');
+        const a = await seedCompanyAndAccount(s);
+        for (const d of ['good', 'sum', 'chain', 'held']) await seedBalance(s, a.companyId, a.accountId, d, 100);
+        await s.write((tx) =>
+          tx.insertEvents([
+            eventRow(a.companyId, a.accountId, {
+              denomination: 'good',
+              state: 'pending',
+              costAmount: 5,
+              expiresAtMs: T0 + HOLD_DURATION_MS,
+            }),
+          ]),
+        );
+        await s.write((tx) =>
+          tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'good', amount: 0, pending: 5 }]),
+        );
+        assert.deepEqual(await s.read((tx) => tx.auditLedger()), [], 'a correct ledger with a hold is exact');
+
+        // amount ≠ sum of transactions: a delta with no transaction.
+        await s.write((tx) =>
+          tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'sum', amount: 3, pending: 0 }]),
+        );
+        // A broken balance_after chain: the sum still matches, the running figure does not.
+        await s.write(async (tx) => {
+          await tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'chain', amount: 10, pending: 0 }]);
+          await tx.insertTransactions([txRow(a.accountId, 'chain', 10, 999)]);
+        });
+        // pending ≠ held cost of pending events.
+        await s.write((tx) =>
+          tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'held', amount: 0, pending: 7 }]),
+        );
+        // A transaction of a balance that does not exist.
+        await s.write((tx) => tx.insertTransactions([txRow(a.accountId, 'ghost', 1, 1)]));
+
+        const v = await s.read((tx) => tx.auditLedger());
+        const by = (d: string) => v.filter((x) => x.denomination === d);
+        assert.equal(by('good').length, 0);
+        assert.equal(by('sum').length, 1);
+        assert.match(by('sum')[0]!.problem, /amount 103 ≠ sum of transactions 100/);
+        assert.equal(by('chain').length, 1);
+        assert.match(by('chain')[0]!.problem, /100 \+ 10 ≠ balance_after 999/);
+        assert.equal(by('held').length, 1);
+        assert.match(by('held')[0]!.problem, /pending 7 ≠ held cost of pending events 0/);
+        assert.equal(by('ghost').length, 1);
+        assert.match(by('ghost')[0]!.problem, /without a balance/);
+        assert.ok(v.every((x) => x.accountId === a.accountId));
+        assert.equal(v.length, 4);
+      } finally {
+        await own.cleanup();
+      }
+    });
+  });
+});

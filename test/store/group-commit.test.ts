@@ -3,7 +3,7 @@
 // commits exactly once, and a company with a backlog of requests cannot keep another's out of the
 // next group.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import type { IngestRequest } from '../../src/domain/events.js';
 import type { Outcome } from '../../src/domain/outcome.js';
 import { GroupCommit, type GroupWriter } from '../../src/ingest/group-commit.js';
@@ -13,8 +13,7 @@ import { TestClock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/operations/deps.js';
 import type { IngestResult } from '../../src/operations/events.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/types.js';
-import { DIALECTS, openTestStore, seedBalance, seedCompanyAndAccount, type TestStore } from '../support/stores.js';
+import { forEachDialect, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 import { T0, request, testDeps } from './contract-support.js';
 
 type Writer = GroupWriter<IngestRequest, Outcome<IngestResult>>;
@@ -26,18 +25,14 @@ function deepMetadata(levels: number): Record<string, unknown> {
   return m;
 }
 
-for (const dialect of DIALECTS) {
-  describe(`group commit (${dialect})`, () => {
-    let t: TestStore;
-    let store: Store;
+forEachDialect(
+  (store, { dialect }) => {
     let deps: Deps;
     let thread: SqliteWriterThread | undefined;
     /** How the server writes a group: on the writer thread (SQLite), or through the store. */
     let write: Writer;
 
     before(async () => {
-      t = await openTestStore(dialect, { poolSize: 8 });
-      store = t.store;
       deps = testDeps(store, new TestClock(T0));
       if (store instanceof SqliteStore) {
         const worker = await SqliteWriterThread.start(store);
@@ -49,7 +44,6 @@ for (const dialect of DIALECTS) {
     });
     after(async () => {
       await thread?.close();
-      await t.cleanup();
     });
 
     test('a request the store cannot write fails alone; the rest of its busy group commits once', async () => {
@@ -144,5 +138,6 @@ for (const dialect of DIALECTS) {
       assert.equal(placed, 1, `the other company's request is in the group right after the one in flight (${placed})`);
       assert.equal(groups[0]!.length, 10);
     });
-  });
-}
+  },
+  { title: 'group commit' },
+);

@@ -1,278 +1,273 @@
 // Guarantees: on SQLite and PostgreSQL, users, companies, memberships and API keys are stored and found
 // exactly, scoped to their company, unique where they must be, and a key is revoked once.
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newId } from '../../src/lib/ids.js';
-import type { Store } from '../../src/store/types.js';
-import { DIALECTS, openTestStore, seedCompanyAndAccount, type TestStore } from '../support/stores.js';
+import { forEachDialect, seedCompanyAndAccount } from '../support/stores.js';
 import { T0 } from './contract-support.js';
 
-for (const dialect of DIALECTS) {
-  describe(dialect, () => {
-    let t: TestStore;
-    let store: Store;
-
-    before(async () => {
-      t = await openTestStore(dialect, { poolSize: 8 });
-      store = t.store;
-    });
-    after(async () => {
-      await t.cleanup();
-    });
-
-    describe('users, companies, members', () => {
-      test('insertUser returns the row with its id; find by email and by id', async () => {
-        const email = `${newId('a')}@example.test`;
-        const inserted = await store.write((tx) =>
-          tx.insertUser({
-            name: 'Ada Lovelace',
-            email,
-            passwordHash: 'h1',
-            dateOfBirth: null,
-            emailVerified: false,
-            createdAtMs: T0,
-          }),
-        );
-        assert.equal(typeof inserted.id, 'number');
-        assert.deepEqual(inserted, {
-          id: inserted.id,
+forEachDialect((store) => {
+  describe('users, companies, members', () => {
+    test('insertUser returns the row with its id; find by email and by id', async () => {
+      const email = `${newId('a')}@example.test`;
+      const inserted = await store.write((tx) =>
+        tx.insertUser({
           name: 'Ada Lovelace',
           email,
           passwordHash: 'h1',
           dateOfBirth: null,
           emailVerified: false,
           createdAtMs: T0,
-        });
-        assert.deepEqual(await store.read((tx) => tx.findUserByEmail(email)), inserted);
-        assert.deepEqual(await store.read((tx) => tx.findUserById(inserted.id)), inserted);
-        assert.equal(await store.read((tx) => tx.findUserByEmail(`nobody-${email}`)), undefined);
-        assert.equal(await store.read((tx) => tx.findUserById(inserted.id + 1_000_000)), undefined);
+        }),
+      );
+      assert.equal(typeof inserted.id, 'number');
+      assert.deepEqual(inserted, {
+        id: inserted.id,
+        name: 'Ada Lovelace',
+        email,
+        passwordHash: 'h1',
+        dateOfBirth: null,
+        emailVerified: false,
+        createdAtMs: T0,
       });
+      assert.deepEqual(await store.read((tx) => tx.findUserByEmail(email)), inserted);
+      assert.deepEqual(await store.read((tx) => tx.findUserById(inserted.id)), inserted);
+      assert.equal(await store.read((tx) => tx.findUserByEmail(`nobody-${email}`)), undefined);
+      assert.equal(await store.read((tx) => tx.findUserById(inserted.id + 1_000_000)), undefined);
+    });
 
-      test('updateUser changes name and email', async () => {
-        const email = `${newId('a')}@example.test`;
-        const u = await store.write((tx) =>
-          tx.insertUser({
-            name: 'A',
-            email,
-            passwordHash: 'h',
-            dateOfBirth: '1990-01-01',
-            emailVerified: true,
-            createdAtMs: T0,
-          }),
-        );
-        const email2 = `new-${email}`;
-        await store.write((tx) => tx.updateUser(u.id, { name: 'B', email: email2 }));
-        const found = await store.read((tx) => tx.findUserById(u.id));
-        assert.deepEqual(found, { ...u, name: 'B', email: email2 });
-        assert.equal(found!.emailVerified, true);
-        assert.equal(found!.dateOfBirth, '1990-01-01');
-        assert.equal(await store.read((tx) => tx.findUserByEmail(email)), undefined);
-      });
-
-      test('a duplicate email makes the write reject, and nothing of that transaction is kept', async () => {
-        const email = `${newId('a')}@example.test`;
-        const other = `${newId('a')}@example.test`;
-        await store.write((tx) =>
-          tx.insertUser({
-            name: 'First',
-            email,
-            passwordHash: 'h',
-            dateOfBirth: null,
-            emailVerified: false,
-            createdAtMs: T0,
-          }),
-        );
-        await assert.rejects(
-          store.write(async (tx) => {
-            await tx.insertUser({
-              name: 'Other',
-              email: other,
-              passwordHash: 'h',
-              dateOfBirth: null,
-              emailVerified: false,
-              createdAtMs: T0,
-            });
-            await tx.insertUser({
-              name: 'Dup',
-              email,
-              passwordHash: 'h',
-              dateOfBirth: null,
-              emailVerified: false,
-              createdAtMs: T0,
-            });
-          }),
-        );
-        assert.equal(await store.read((tx) => tx.findUserByEmail(other)), undefined);
-        assert.equal((await store.read((tx) => tx.findUserByEmail(email)))!.name, 'First');
-      });
-
-      test('companies and membership', async () => {
-        const s = await seedCompanyAndAccount(store);
-        const c = await store.read((tx) => tx.findCompany(s.companyId));
-        assert.deepEqual(c, {
-          companyId: s.companyId,
-          name: c!.name,
-          ownerUserId: s.userId,
-          processor: 'sandbox',
-          processorApiKey: null,
+    test('updateUser changes name and email', async () => {
+      const email = `${newId('a')}@example.test`;
+      const u = await store.write((tx) =>
+        tx.insertUser({
+          name: 'A',
+          email,
+          passwordHash: 'h',
+          dateOfBirth: '1990-01-01',
+          emailVerified: true,
           createdAtMs: T0,
-        });
-        assert.equal(await store.read((tx) => tx.isCompanyMember(s.companyId, s.userId)), true);
+        }),
+      );
+      const email2 = `new-${email}`;
+      await store.write((tx) => tx.updateUser(u.id, { name: 'B', email: email2 }));
+      const found = await store.read((tx) => tx.findUserById(u.id));
+      assert.deepEqual(found, { ...u, name: 'B', email: email2 });
+      assert.equal(found!.emailVerified, true);
+      assert.equal(found!.dateOfBirth, '1990-01-01');
+      assert.equal(await store.read((tx) => tx.findUserByEmail(email)), undefined);
+    });
 
-        const stranger = await store.write((tx) =>
-          tx.insertUser({
-            name: 'S',
-            email: `${newId('a')}@example.test`,
+    test('a duplicate email makes the write reject, and nothing of that transaction is kept', async () => {
+      const email = `${newId('a')}@example.test`;
+      const other = `${newId('a')}@example.test`;
+      await store.write((tx) =>
+        tx.insertUser({
+          name: 'First',
+          email,
+          passwordHash: 'h',
+          dateOfBirth: null,
+          emailVerified: false,
+          createdAtMs: T0,
+        }),
+      );
+      await assert.rejects(
+        store.write(async (tx) => {
+          await tx.insertUser({
+            name: 'Other',
+            email: other,
             passwordHash: 'h',
             dateOfBirth: null,
             emailVerified: false,
             createdAtMs: T0,
-          }),
-        );
-        assert.equal(await store.read((tx) => tx.isCompanyMember(s.companyId, stranger.id)), false);
-        await store.write((tx) => tx.addCompanyMember(s.companyId, stranger.id, 'member'));
-        assert.equal(await store.read((tx) => tx.isCompanyMember(s.companyId, stranger.id)), true);
-        await assert.rejects(
-          store.write((tx) => tx.addCompanyMember(s.companyId, stranger.id, 'member')),
-          'a membership exists once',
-        );
+          });
+          await tx.insertUser({
+            name: 'Dup',
+            email,
+            passwordHash: 'h',
+            dateOfBirth: null,
+            emailVerified: false,
+            createdAtMs: T0,
+          });
+        }),
+      );
+      assert.equal(await store.read((tx) => tx.findUserByEmail(other)), undefined);
+      assert.equal((await store.read((tx) => tx.findUserByEmail(email)))!.name, 'First');
+    });
 
-        const stripeId = newId('c');
-        await store.write((tx) =>
-          tx.insertCompany({
-            companyId: stripeId,
-            name: 'S Co',
-            ownerUserId: stranger.id,
-            processor: 'stripe',
-            processorApiKey: 'rk_test_1',
-            createdAtMs: T0 + 1,
-          }),
-        );
-        assert.deepEqual(await store.read((tx) => tx.findCompany(stripeId)), {
+    test('companies and membership', async () => {
+      const s = await seedCompanyAndAccount(store);
+      const c = await store.read((tx) => tx.findCompany(s.companyId));
+      assert.deepEqual(c, {
+        companyId: s.companyId,
+        name: c!.name,
+        ownerUserId: s.userId,
+        processor: 'sandbox',
+        processorApiKey: null,
+        createdAtMs: T0,
+      });
+      assert.equal(await store.read((tx) => tx.isCompanyMember(s.companyId, s.userId)), true);
+
+      const stranger = await store.write((tx) =>
+        tx.insertUser({
+          name: 'S',
+          email: `${newId('a')}@example.test`,
+          passwordHash: 'h',
+          dateOfBirth: null,
+          emailVerified: false,
+          createdAtMs: T0,
+        }),
+      );
+      assert.equal(await store.read((tx) => tx.isCompanyMember(s.companyId, stranger.id)), false);
+      await store.write((tx) => tx.addCompanyMember(s.companyId, stranger.id, 'member'));
+      assert.equal(await store.read((tx) => tx.isCompanyMember(s.companyId, stranger.id)), true);
+      await assert.rejects(
+        store.write((tx) => tx.addCompanyMember(s.companyId, stranger.id, 'member')),
+        'a membership exists once',
+      );
+
+      const stripeId = newId('c');
+      await store.write((tx) =>
+        tx.insertCompany({
           companyId: stripeId,
           name: 'S Co',
           ownerUserId: stranger.id,
           processor: 'stripe',
           processorApiKey: 'rk_test_1',
           createdAtMs: T0 + 1,
-        });
-        assert.equal(await store.read((tx) => tx.findCompany(newId('c'))), undefined);
-        assert.equal(await store.read((tx) => tx.isCompanyMember(stripeId, s.userId)), false);
+        }),
+      );
+      assert.deepEqual(await store.read((tx) => tx.findCompany(stripeId)), {
+        companyId: stripeId,
+        name: 'S Co',
+        ownerUserId: stranger.id,
+        processor: 'stripe',
+        processorApiKey: 'rk_test_1',
+        createdAtMs: T0 + 1,
       });
+      assert.equal(await store.read((tx) => tx.findCompany(newId('c'))), undefined);
+      assert.equal(await store.read((tx) => tx.isCompanyMember(stripeId, s.userId)), false);
+    });
+  });
+
+  describe('api keys', () => {
+    test('find by digest, list per company, revoke once', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const b = await seedCompanyAndAccount(store);
+      const k1 = {
+        keyId: newId('key'),
+        companyId: a.companyId,
+        digest: newId('key'),
+        prefix: 'sk_1',
+        createdAtMs: T0,
+        revokedAtMs: null,
+        lastUsedAtMs: null,
+      };
+      const k2 = {
+        keyId: newId('key'),
+        companyId: a.companyId,
+        digest: newId('key'),
+        prefix: 'sk_2',
+        createdAtMs: T0 + 1,
+        revokedAtMs: null,
+        lastUsedAtMs: null,
+      };
+      const kb = {
+        keyId: newId('key'),
+        companyId: b.companyId,
+        digest: newId('key'),
+        prefix: 'sk_b',
+        createdAtMs: T0,
+        revokedAtMs: null,
+        lastUsedAtMs: null,
+      };
+      await store.write(async (tx) => {
+        await tx.insertApiKey(k2);
+        await tx.insertApiKey(k1);
+        await tx.insertApiKey(kb);
+      });
+      assert.deepEqual(await store.read((tx) => tx.findApiKeyByDigest(k1.digest)), k1);
+      assert.equal(await store.read((tx) => tx.findApiKeyByDigest('0'.repeat(64))), undefined);
+      assert.deepEqual(
+        await store.read((tx) => tx.listApiKeys(a.companyId)),
+        [k1, k2],
+        'oldest first, only this company',
+      );
+
+      assert.equal(
+        await store.write((tx) => tx.revokeApiKey(b.companyId, k1.keyId, T0 + 5)),
+        false,
+        'another company cannot revoke it',
+      );
+      assert.equal(await store.write((tx) => tx.revokeApiKey(a.companyId, k1.keyId, T0 + 5)), true);
+      assert.equal(await store.write((tx) => tx.revokeApiKey(a.companyId, k1.keyId, T0 + 6)), false, 'second revoke');
+      assert.equal(await store.write((tx) => tx.revokeApiKey(a.companyId, newId('key'), T0 + 6)), false, 'unknown key');
+      assert.equal(
+        (await store.read((tx) => tx.findApiKeyByDigest(k1.digest)))!.revokedAtMs,
+        T0 + 5,
+        'first revocation time kept',
+      );
+      assert.equal((await store.read((tx) => tx.findApiKeyByDigest(k2.digest)))!.revokedAtMs, null);
     });
 
-    describe('api keys', () => {
-      test('find by digest, list per company, revoke once', async () => {
-        const a = await seedCompanyAndAccount(store);
-        const b = await seedCompanyAndAccount(store);
-        const k1 = {
+    test('markApiKeyUsed moves last_used_at forward only, on that key only', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const key = (prefix: string, createdAtMs: number) => ({
+        keyId: newId('key'),
+        companyId: a.companyId,
+        digest: newId('key'),
+        prefix,
+        createdAtMs,
+        revokedAtMs: null,
+        lastUsedAtMs: null,
+      });
+      const used = key('sk_u', T0);
+      const unused = key('sk_n', T0 + 1);
+      await store.write(async (tx) => {
+        await tx.insertApiKey(used);
+        await tx.insertApiKey(unused);
+      });
+      const lastUsed = async (k: { digest: string }) =>
+        (await store.read((tx) => tx.findApiKeyByDigest(k.digest)))!.lastUsedAtMs;
+      assert.equal(await lastUsed(used), null, 'a new key was never used');
+
+      assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 60_000)), true);
+      assert.equal(await lastUsed(used), T0 + 60_000);
+      assert.equal(
+        await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 30_000)),
+        false,
+        'an earlier time (a slower process) does not move it back',
+      );
+      assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 60_000)), false, 'same time');
+      assert.equal(await lastUsed(used), T0 + 60_000);
+      assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 120_000)), true);
+      assert.equal(await store.write((tx) => tx.markApiKeyUsed(newId('key'), T0)), false, 'unknown key');
+
+      assert.deepEqual(
+        (await store.read((tx) => tx.listApiKeys(a.companyId))).map((k) => [k.prefix, k.lastUsedAtMs]),
+        [
+          ['sk_u', T0 + 120_000],
+          ['sk_n', null],
+        ],
+        'listed with the time; the other key untouched',
+      );
+    });
+
+    test('a digest is unique', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const digest = newId('key');
+      await store.write((tx) =>
+        tx.insertApiKey({
           keyId: newId('key'),
           companyId: a.companyId,
-          digest: newId('key'),
-          prefix: 'sk_1',
+          digest,
+          prefix: 'p',
           createdAtMs: T0,
           revokedAtMs: null,
           lastUsedAtMs: null,
-        };
-        const k2 = {
-          keyId: newId('key'),
-          companyId: a.companyId,
-          digest: newId('key'),
-          prefix: 'sk_2',
-          createdAtMs: T0 + 1,
-          revokedAtMs: null,
-          lastUsedAtMs: null,
-        };
-        const kb = {
-          keyId: newId('key'),
-          companyId: b.companyId,
-          digest: newId('key'),
-          prefix: 'sk_b',
-          createdAtMs: T0,
-          revokedAtMs: null,
-          lastUsedAtMs: null,
-        };
-        await store.write(async (tx) => {
-          await tx.insertApiKey(k2);
-          await tx.insertApiKey(k1);
-          await tx.insertApiKey(kb);
-        });
-        assert.deepEqual(await store.read((tx) => tx.findApiKeyByDigest(k1.digest)), k1);
-        assert.equal(await store.read((tx) => tx.findApiKeyByDigest('0'.repeat(64))), undefined);
-        assert.deepEqual(
-          await store.read((tx) => tx.listApiKeys(a.companyId)),
-          [k1, k2],
-          'oldest first, only this company',
-        );
-
-        assert.equal(
-          await store.write((tx) => tx.revokeApiKey(b.companyId, k1.keyId, T0 + 5)),
-          false,
-          'another company cannot revoke it',
-        );
-        assert.equal(await store.write((tx) => tx.revokeApiKey(a.companyId, k1.keyId, T0 + 5)), true);
-        assert.equal(await store.write((tx) => tx.revokeApiKey(a.companyId, k1.keyId, T0 + 6)), false, 'second revoke');
-        assert.equal(
-          await store.write((tx) => tx.revokeApiKey(a.companyId, newId('key'), T0 + 6)),
-          false,
-          'unknown key',
-        );
-        assert.equal(
-          (await store.read((tx) => tx.findApiKeyByDigest(k1.digest)))!.revokedAtMs,
-          T0 + 5,
-          'first revocation time kept',
-        );
-        assert.equal((await store.read((tx) => tx.findApiKeyByDigest(k2.digest)))!.revokedAtMs, null);
-      });
-
-      test('markApiKeyUsed moves last_used_at forward only, on that key only', async () => {
-        const a = await seedCompanyAndAccount(store);
-        const key = (prefix: string, createdAtMs: number) => ({
-          keyId: newId('key'),
-          companyId: a.companyId,
-          digest: newId('key'),
-          prefix,
-          createdAtMs,
-          revokedAtMs: null,
-          lastUsedAtMs: null,
-        });
-        const used = key('sk_u', T0);
-        const unused = key('sk_n', T0 + 1);
-        await store.write(async (tx) => {
-          await tx.insertApiKey(used);
-          await tx.insertApiKey(unused);
-        });
-        const lastUsed = async (k: { digest: string }) =>
-          (await store.read((tx) => tx.findApiKeyByDigest(k.digest)))!.lastUsedAtMs;
-        assert.equal(await lastUsed(used), null, 'a new key was never used');
-
-        assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 60_000)), true);
-        assert.equal(await lastUsed(used), T0 + 60_000);
-        assert.equal(
-          await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 30_000)),
-          false,
-          'an earlier time (a slower process) does not move it back',
-        );
-        assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 60_000)), false, 'same time');
-        assert.equal(await lastUsed(used), T0 + 60_000);
-        assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 120_000)), true);
-        assert.equal(await store.write((tx) => tx.markApiKeyUsed(newId('key'), T0)), false, 'unknown key');
-
-        assert.deepEqual(
-          (await store.read((tx) => tx.listApiKeys(a.companyId))).map((k) => [k.prefix, k.lastUsedAtMs]),
-          [
-            ['sk_u', T0 + 120_000],
-            ['sk_n', null],
-          ],
-          'listed with the time; the other key untouched',
-        );
-      });
-
-      test('a digest is unique', async () => {
-        const a = await seedCompanyAndAccount(store);
-        const digest = newId('key');
-        await store.write((tx) =>
+        }),
+      );
+      await assert.rejects(
+        store.write((tx) =>
           tx.insertApiKey({
             keyId: newId('key'),
             companyId: a.companyId,
@@ -282,22 +277,9 @@ for (const dialect of DIALECTS) {
             revokedAtMs: null,
             lastUsedAtMs: null,
           }),
-        );
-        await assert.rejects(
-          store.write((tx) =>
-            tx.insertApiKey({
-              keyId: newId('key'),
-              companyId: a.companyId,
-              digest,
-              prefix: 'p',
-              createdAtMs: T0,
-              revokedAtMs: null,
-              lastUsedAtMs: null,
-            }),
-          ),
-        );
-        assert.equal((await store.read((tx) => tx.listApiKeys(a.companyId))).length, 1);
-      });
+        ),
+      );
+      assert.equal((await store.read((tx) => tx.listApiKeys(a.companyId))).length, 1);
     });
   });
-}
+});

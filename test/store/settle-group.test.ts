@@ -3,7 +3,7 @@
 // cancellation is kept), and on PostgreSQL concurrent groups over the same balances, in any
 // order, never deadlock and lose nothing.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { test } from 'node:test';
 import { normalizeEvent, type IngestRequest } from '../../src/domain/events.js';
 import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
 import type { Outcome } from '../../src/domain/outcome.js';
@@ -11,14 +11,7 @@ import { ingestGroup, settleGroup, type SettleRequest } from '../../src/operatio
 import { balanceEffects } from '../../src/operations/effects.js';
 import { Ledger } from '../../src/operations/ledger.js';
 import type { EventRow, Store } from '../../src/store/types.js';
-import {
-  DIALECTS,
-  openTestStore,
-  seedAccount,
-  seedBalance,
-  seedCompanyAndAccount,
-  type TestStore,
-} from '../support/stores.js';
+import { forEachDialect, seedAccount, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 
 /** Requests here carry no `timestamp`: no limit applies. */
 const ANY_TIME = { nowMs: 0, maxAgeMs: Number.POSITIVE_INFINITY };
@@ -66,16 +59,9 @@ function reasonOf(o: Outcome<EventRow> | undefined): string {
   return o.ok ? `ok:${o.value.state}:${o.value.costAmount}` : o.reason;
 }
 
-for (const dialect of DIALECTS) {
-  describe(`settle groups (${dialect})`, () => {
-    let t: TestStore;
-    before(async () => {
-      t = await openTestStore(dialect, { poolSize: 12 });
-    });
-    after(async () => t.cleanup());
-
+forEachDialect(
+  (store) => {
     test('one group decides each settle in order, as if one after the other', async () => {
-      const { store } = t;
       const s = await seedCompanyAndAccount(store);
       await seedBalance(store, s.companyId, s.accountId, 'tokens', 1000);
       await seedBalance(store, s.companyId, s.accountId, 'credits', 50);
@@ -151,7 +137,6 @@ for (const dialect of DIALECTS) {
     test('concurrent groups over the same balances, in opposite orders, all apply exactly once', {
       timeout: 60_000,
     }, async () => {
-      const { store } = t;
       const s = await seedCompanyAndAccount(store);
       const accounts = [
         s.accountId,
@@ -191,5 +176,6 @@ for (const dialect of DIALECTS) {
       }
       assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
     });
-  });
-}
+  },
+  { title: 'settle groups', poolSize: 12 },
+);

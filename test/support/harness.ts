@@ -15,6 +15,7 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/types.js';
 import type { ProcessorFactory } from '../../src/processors/types.js';
 import { DATABASE_URL, TEST_SECRET_KEY, type Dialect } from './stores.js';
+import { until } from './wait.js';
 
 // The dialects are defined once, in stores.ts; the HTTP and scenario tests know them by this name.
 export { DIALECTS as HTTP_DIALECTS, type Dialect } from './stores.js';
@@ -200,6 +201,8 @@ async function schemaHolding(client: pg.Client, accountId: string): Promise<stri
 export interface BalanceHold {
   /** Runs a statement meanwhile, on another connection, in the test store's schema. */
   sql(text: string): Promise<pg.QueryResult>;
+  /** Waits until a request (a transaction of the server's) is blocked on the held rows. */
+  blocked(): Promise<void>;
   /** Lets the waiting requests go on. */
   release(): Promise<void>;
   /** Closes both connections (releasing the rows if still held). */
@@ -220,8 +223,17 @@ export async function holdBalancesOf(accountId: string): Promise<BalanceHold> {
   await other.query(`SET search_path TO ${schema}`);
   await locker.query('BEGIN');
   await locker.query('SELECT 1 FROM balances WHERE account_id = $1 FOR UPDATE', [accountId]);
+  const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
   return {
     sql: (text) => other.query(text),
+    blocked: async () => {
+      await until(`a transaction waits on the balance rows of ${accountId}`, async () => {
+        const waiting = await other.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [
+          lockerPid,
+        ]);
+        return (waiting.rowCount ?? 0) > 0;
+      });
+    },
     release: async () => {
       await locker.query('COMMIT');
     },
@@ -232,8 +244,9 @@ export async function holdBalancesOf(accountId: string): Promise<BalanceHold> {
   };
 }
 
-/** Waits (2 s at most) until a request has claimed its Idempotency-Key. */
+/** Waits until a request has claimed its Idempotency-Key. */
 export async function claimed(h: Harness, scope: string, key: string): Promise<void> {
-  for (let i = 0; i < 200 && !(await h.store.read((tx) => tx.findIdempotency(scope, key))); i++)
-    await new Promise((r) => setTimeout(r, 10));
+  await until(`a request claims the Idempotency-Key ${key}`, () =>
+    h.store.read((tx) => tx.findIdempotency(scope, key)),
+  );
 }

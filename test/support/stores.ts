@@ -6,6 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, describe } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -112,6 +113,29 @@ export async function openTestStore(
       }
     },
   };
+}
+
+export interface DialectStore extends TestStore {
+  dialect: Dialect;
+}
+
+/**
+ * The per-dialect set-up of the store tests, in one place: for each of DIALECTS a suite (named `title (dialect)`,
+ * or the dialect alone) whose tests share one fresh store, opened while the suite is built and removed after its
+ * tests. `body` declares the suite's tests and hooks, given that store (a real SqliteStore or PostgresStore).
+ */
+export function forEachDialect(
+  body: (store: Store, t: DialectStore) => void,
+  opts: { title?: string; poolSize?: number } = {},
+): void {
+  for (const dialect of DIALECTS) {
+    describe(opts.title === undefined ? dialect : `${opts.title} (${dialect})`, async () => {
+      const t = await openTestStore(dialect, { poolSize: opts.poolSize ?? 8 });
+      body(t.store, { ...t, dialect });
+      // After the body's own `after` hooks (which may still use the store).
+      after(() => t.cleanup());
+    });
+  }
 }
 
 export interface Seeded {
