@@ -242,7 +242,7 @@ test('isPublicAddress classifies resolved addresses', () => {
   }
 });
 
-test('addresses at the edges of the named ranges: embedded IPv4, metadata inside private ranges, odd IPv6 space', () => {
+test('addresses at the edges of named ranges: embedded IPv4, metadata inside private ranges, odd IPv6 space', () => {
   const cases: [string, AddressClass][] = [
     ['100.100.100.200', 'forbidden'], // Alibaba Cloud metadata, inside carrier-grade NAT
     ['100.100.100.201', 'private'],
