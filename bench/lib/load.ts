@@ -29,6 +29,8 @@ export interface Shot<T> {
   method: 'GET' | 'POST' | 'PUT';
   path: string;
   body?: Buffer;
+  /** Headers of this request alone (an Idempotency-Key). */
+  headers?: Record<string, string>;
   tag: T;
 }
 
@@ -124,8 +126,11 @@ export async function runLoad<T>(spec: LoadSpec<T>): Promise<LoadOutcome<T>> {
 
   const baseHeaders: Record<string, string> = {};
   if (spec.authorization !== undefined) baseHeaders.authorization = spec.authorization;
-  const headersOf = (shot: Shot<T>): Record<string, string> =>
-    shot.body === undefined ? baseHeaders : { ...baseHeaders, 'content-type': 'application/json' };
+  const headersOf = (shot: Shot<T>): Record<string, string> => ({
+    ...baseHeaders,
+    ...(shot.body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...shot.headers,
+  });
 
   const request: autocannon.Request = {
     setupRequest: (req, rawContext) => {

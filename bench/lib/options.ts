@@ -64,6 +64,8 @@ export interface BenchOptions {
   processes: readonly number[];
   spreadAccounts: number;
   baselines: boolean;
+  /** Each events-N request carries a fresh Idempotency-Key (requests built per send, not cycled). */
+  idempotencyKeys: boolean;
   serverEntry: string;
   dataDir: string | undefined;
   serverEnv: Readonly<Record<string, string>>;
@@ -85,6 +87,7 @@ export const USAGE = `Usage: npm run bench -- [flags]
                        e.g. 1,2); SQLite always runs one
   --accounts <n>       accounts of the spread phase of the accounts scenario (default ${DEFAULT_SPREAD_ACCOUNTS})
   --no-baselines       skip the Fastify hello-world and no-database validation baselines
+  --idempotency-keys   every events-N request carries a fresh Idempotency-Key (built per send)
   --server <path>      server entry point, relative to the repository root (default ${DEFAULT_SERVER_ENTRY})
   --data-dir <dir>     where the SQLite file goes (default: a fresh directory under the OS temp dir)
   --env <KEY=VALUE>    extra environment for the server process (repeatable)
@@ -157,6 +160,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       processes: { type: 'string' },
       accounts: { type: 'string' },
       'no-baselines': { type: 'boolean', default: false },
+      'idempotency-keys': { type: 'boolean', default: false },
       server: { type: 'string' },
       'data-dir': { type: 'string' },
       env: { type: 'string', multiple: true },
@@ -200,6 +204,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     spreadAccounts:
       values.accounts !== undefined ? positiveInteger('--accounts', values.accounts) : DEFAULT_SPREAD_ACCOUNTS,
     baselines: !values['no-baselines'],
+    idempotencyKeys: values['idempotency-keys'],
     serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,
     dataDir: values['data-dir'],
     serverEnv,

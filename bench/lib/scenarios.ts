@@ -10,6 +10,8 @@ import { connectionsFor, POOL_ACCOUNTS, type BenchOptions, type ScenarioName } f
 import { MachineSampler, ProcessSampler, processForest } from './procstats.js';
 import { gcd, scatter } from './scatter.js';
 
+/** Keys of this run's requests start with it: unique across runs on one database. */
+const KEY_RUN = `${Date.now().toString(36)}${process.pid.toString(36)}`;
 const HOLD_EVENTS_PER_REQUEST = 1;
 /** Every n-th hold is left pending, so that the check of `pending` always has something to count. */
 const LEAVE_PENDING_EVERY = 10;
@@ -225,6 +227,8 @@ export class EventTraffic {
     private readonly accounts: readonly string[],
     private readonly batches: readonly EventBatch[],
     private readonly cycles = true,
+    /** Each request gets a fresh Idempotency-Key (which a cycle, sending the same bytes again, cannot). */
+    private readonly keyed = false,
   ) {
     if (accounts.length === 0 || batches.length === 0) throw new Error('EventTraffic needs accounts and batches');
     this.pick = scatter(accounts.length);
@@ -238,11 +242,12 @@ export class EventTraffic {
       durationS,
       next: (): Shot<EventTag> => {
         const i = this.sent++;
-        return this.shot(this.pick(i), i % this.batches.length);
+        const shot = this.shot(this.pick(i), i % this.batches.length);
+        return this.keyed ? { ...shot, headers: { 'idempotency-key': `bench-${KEY_RUN}-${i}` } } : shot;
       },
       // Cycles while they stay short; over a large population (the growth bench's million
       // accounts) they would be built by the million when the load starts.
-      ...(this.cycles && Math.ceil(this.accounts.length / connections) <= CYCLE_ACCOUNTS_MAX
+      ...(this.cycles && !this.keyed && Math.ceil(this.accounts.length / connections) <= CYCLE_ACCOUNTS_MAX
         ? {
             cycle: (connection: number, all: number) =>
               connectionCycle(this.accounts.length, this.batches.length, connection, all).map(({ account, variant }) =>
@@ -389,7 +394,7 @@ async function eventsScenario(ctx: ScenarioContext, size: number): Promise<Phase
   const name = `events-${size}`;
   const accounts = await fundedAccounts(ctx, POOL_ACCOUNTS, name);
   ctx.auditAccounts.push(accounts[0] as string);
-  const traffic = new EventTraffic(ctx.ledger, accounts, eventBatches(size));
+  const traffic = new EventTraffic(ctx.ledger, accounts, eventBatches(size), true, ctx.options.idempotencyKeys);
   const meta = { scenario: name, phase: name, eventsPerRequest: size, baselineEvents: size, storeEvents: size };
   return [await traffic.measure(ctx, meta, connectionsFor(ctx.options, size), ctx.options.durationS)];
 }
