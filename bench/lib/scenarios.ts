@@ -12,6 +12,8 @@ import { gcd, scatter } from './scatter.js';
 
 /** Keys of this run's requests start with it: unique across runs on one database. */
 const KEY_RUN = `${Date.now().toString(36)}${process.pid.toString(36)}`;
+/** Keys given so far in this process, over every scenario (one company may see several). */
+let keysSent = 0;
 const HOLD_EVENTS_PER_REQUEST = 1;
 /** Every n-th hold is left pending, so that the check of `pending` always has something to count. */
 const LEAVE_PENDING_EVERY = 10;
@@ -243,7 +245,7 @@ export class EventTraffic {
       next: (): Shot<EventTag> => {
         const i = this.sent++;
         const shot = this.shot(this.pick(i), i % this.batches.length);
-        return this.keyed ? { ...shot, headers: { 'idempotency-key': `bench-${KEY_RUN}-${i}` } } : shot;
+        return this.keyed ? { ...shot, headers: { 'idempotency-key': `bench-${KEY_RUN}-${keysSent++}` } } : shot;
       },
       // Cycles while they stay short; over a large population (the growth bench's million
       // accounts) they would be built by the million when the load starts.
