@@ -7,7 +7,7 @@
  */
 import { newId } from '../lib/ids.js';
 import type { Deps } from '../operations/deps.js';
-import { DELIVERY_LEASE_MS, sendClaimedDelivery } from '../operations/webhook-delivery.js';
+import { DELIVERY_LEASE_MS, sendClaimedDelivery } from '../operations/webhooks.js';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/notifications.js';
 import type { ClaimedWebhookDelivery, WebhookDeliveryUpdate } from '../store/types.js';
 import type { Job } from './runner.js';

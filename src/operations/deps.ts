@@ -4,7 +4,7 @@ import type { SecretBox } from '../lib/secret-box.js';
 import type { ProcessorFactory } from '../processors/types.js';
 import type { Store, Tx } from '../store/types.js';
 import type { Ledger } from './ledger.js';
-import type { WebhookSettings } from './webhook-delivery.js';
+import type { WebhookSettings } from './webhooks.js';
 
 /**
  * What every operation may use, built once in the composition root (server.ts): the store

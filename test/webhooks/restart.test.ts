@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newId } from '../../src/lib/ids.js';
-import { sendClaimedDelivery } from '../../src/operations/webhook-delivery.js';
+import { sendClaimedDelivery } from '../../src/operations/webhooks.js';
 import { HTTP_DIALECTS as DIALECTS, createAccountWithBalance, signUpCompany } from '../support/harness.js';
 import {
   asHarness,
