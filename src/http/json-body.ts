@@ -49,7 +49,7 @@ const NUL_ESCAPE = /\\u0000/i;
 export function bodyViolation(text: string, parsed: unknown, arrayParam?: string): BodyRefusal | undefined {
   const walk = { nulPossible: NUL_ESCAPE.test(text), keys: 0 };
   const refused = walkValue(parsed, 0, walk);
-  if (refused instanceof NotFinite) return notFinite(refused.path, arrayParam);
+  if (refused === NOT_FINITE) return notFinite(nonFinitePath(parsed) ?? [], arrayParam);
   if (refused !== undefined) return refused;
   // JSON.parse keeps one property per key: the text writes more keys than the value holds exactly
   // when some key is given twice. The count is an upper bound (a `\"` inside a string that a colon
@@ -65,16 +65,18 @@ function walkValue(
   value: unknown,
   depth: number,
   walk: { nulPossible: boolean; keys: number },
-): BodyRefusal | NotFinite | undefined {
-  if (typeof value === 'string') return walk.nulPossible && value.includes('\u0000') ? nul() : undefined;
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : new NotFinite();
-  if (value === null || typeof value !== 'object') return undefined;
+): BodyRefusal | typeof NOT_FINITE | undefined {
+  if (typeof value !== 'object') {
+    if (typeof value === 'string') return walk.nulPossible && value.includes('\u0000') ? nul() : undefined;
+    // x − x is 0 for every finite number, NaN for ±Infinity: one subtraction per number on the hot path.
+    return typeof value === 'number' && value - value !== 0 ? NOT_FINITE : undefined;
+  }
+  if (value === null) return undefined;
   if (depth >= BODY_DEPTH_MAX)
     return refusal('json_nested_too_deeply', `the JSON body is nested deeper than ${BODY_DEPTH_MAX} levels`);
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const refused = walkValue(value[i], depth + 1, walk);
-      if (refused instanceof NotFinite) refused.path.unshift(i);
+    for (const v of value) {
+      const refused = walkValue(v, depth + 1, walk);
       if (refused !== undefined) return refused;
     }
     return undefined;
@@ -83,15 +85,23 @@ function walkValue(
     walk.keys++;
     if (walk.nulPossible && k.includes('\u0000')) return nul();
     const refused = walkValue((value as Record<string, unknown>)[k], depth + 1, walk);
-    if (refused instanceof NotFinite) refused.path.unshift(k);
     if (refused !== undefined) return refused;
   }
   return undefined;
 }
 
-/** A number JSON.parse could not hold, with its path, built on the way back up (found rarely, so never built else). */
-class NotFinite {
-  readonly path: (string | number)[] = [];
+/** A number JSON.parse could not hold was found; its path is looked for again then (rarely, so the walk keeps none). */
+const NOT_FINITE = Symbol('not finite');
+
+/** The path of the first number of `value` that is not finite; undefined when there is none. */
+function nonFinitePath(value: unknown): (string | number)[] | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : [];
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [k, v] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    const path = nonFinitePath(v);
+    if (path) return [k, ...path];
+  }
+  return undefined;
 }
 
 function notFinite(path: (string | number)[], arrayParam: string | undefined): BodyRefusal {
