@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { CLI_ENTRY, billing, freshDatabase } from './support.js';
+import { childEnv } from '../support/child-env.js';
 
 test('billing serve serves the API to a company the CLI created, and stops on SIGTERM', async (t) => {
   const db = await freshDatabase('sqlite');
@@ -19,7 +20,7 @@ test('billing serve serves the API to a company the CLI created, and stops on SI
   const { company_id: companyId, api_key: apiKey } = JSON.parse(made.stdout) as { company_id: string; api_key: string };
 
   const server = spawn(process.execPath, ['--import', 'tsx', CLI_ENTRY, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', ...env, PORT: '0', BILLING_API_KEY_CACHE_MS: '0', LOG_LEVEL: 'fatal' },
+    env: childEnv({ ...env, PORT: '0', BILLING_API_KEY_CACHE_MS: '0', LOG_LEVEL: 'fatal' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.after(() => server.kill('SIGKILL'));

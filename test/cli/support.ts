@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { childEnv } from '../support/child-env.js';
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** TEST_DIALECTS=sqlite runs these tests without PostgreSQL. */
@@ -27,16 +28,6 @@ export interface Ran {
   stderr: string;
 }
 
-/** Only what a process needs to start: the tests' own environment must not leak into the CLI. */
-function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
-    const v = process.env[name];
-    if (v !== undefined) env[name] = v;
-  }
-  return env;
-}
-
 /** Runs `node --import tsx <entry> …args` to the end. */
 export function runNode(
   entry: string,
@@ -47,7 +38,7 @@ export function runNode(
 ): Promise<Ran> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
-      env: { ...baseEnv(), ...env },
+      env: childEnv(env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

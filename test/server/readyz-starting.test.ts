@@ -62,8 +62,11 @@ async function holdMigrationLock(databaseUrl: string) {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
   return {
     async waitedOn(): Promise<boolean> {
+      // In this test's database only: a server migrating another database (a test running beside this one)
+      // waits on a lock of the same id there.
       const r = await client.query(
-        "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted",
+        "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted " +
+          'AND database = (SELECT oid FROM pg_database WHERE datname = current_database())',
         [MIGRATION_LOCK_ID],
       );
       return r.rowCount === 1;

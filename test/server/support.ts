@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { SERVER_ENTRY } from '../cli/support.js';
 import { TEST_SECRET_KEY } from '../support/stores.js';
+import { childEnv } from '../support/child-env.js';
 
 export interface Child {
   proc: ChildProcess;
@@ -26,14 +27,7 @@ export async function startChild(
   { until = 'ready' }: { until?: 'ready' | 'starting' } = {},
 ): Promise<Child> {
   const proc = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: '0',
-      LOG_LEVEL: 'fatal',
-      BILLING_SECRET_KEY: TEST_SECRET_KEY,
-      ...env,
-    },
+    env: childEnv({ PORT: '0', LOG_LEVEL: 'fatal', BILLING_SECRET_KEY: TEST_SECRET_KEY, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { childEnv } from '../support/child-env.js';
 
 const run = promisify(execFile);
 
@@ -19,7 +20,7 @@ async function closedPort(): Promise<number> {
 
 async function check(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
   return run(process.execPath, ['--import', 'tsx', 'test/support/check-postgres.ts'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: childEnv(env),
   }).then(
     (r) => ({ code: 0, stderr: r.stderr }),
     (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),

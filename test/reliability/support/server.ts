@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { SERVER_ENTRY } from '../../cli/support.js';
 import { TEST_SECRET_KEY } from '../../support/stores.js';
+import { childEnv } from '../../support/child-env.js';
 
 /** A port free now (the kernel's choice), kept by the server across restarts. */
 export async function freePort(): Promise<number> {
@@ -34,16 +35,6 @@ export interface ChildServer {
   stderr(): string;
 }
 
-/** Only what a server needs: the tests' own environment must not leak into it. */
-function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
-    const v = process.env[name];
-    if (v !== undefined) env[name] = v;
-  }
-  return env;
-}
-
 const START_TIMEOUT_MS = 180_000;
 
 /**
@@ -54,8 +45,7 @@ export async function startChildServer(databaseUrl: string, env: Record<string, 
   const port = await freePort();
   let child: ChildProcess | undefined;
   let stderr = '';
-  const fullEnv = {
-    ...baseEnv(),
+  const fullEnv = childEnv({
     DATABASE_URL: databaseUrl,
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -66,7 +56,7 @@ export async function startChildServer(databaseUrl: string, env: Record<string, 
     BILLING_SECRET_KEY: TEST_SECRET_KEY,
     LOG_LEVEL: 'fatal',
     ...env,
-  };
+  });
   async function launch(): Promise<void> {
     const c = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
       env: fullEnv,
