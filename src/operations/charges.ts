@@ -4,9 +4,10 @@
  * A charge is decided inside the transaction that decides it: a `pending` charge row and a
  * `charge.<reason>` outbox row are written together, so a crash between deciding and charging
  * neither loses nor doubles it. The outbox worker (or, for a mid-month increase, the request
- * itself) calls the processor with the charge id as the idempotency key, then settles the
- * charge in a second transaction: units are added only there, and only on success. Settling
- * locks the balance, then the charge row, and does nothing if another request or worker recorded it first.
+ * itself) calls the processor with the charge id as the idempotency key, then records the
+ * charge's outcome in a second transaction: units are added only there, and only on success.
+ * Recording locks the balance, then the charge row, and does nothing if another request or
+ * worker recorded it first.
  */
 import { afterChargeOutcome } from '../domain/refill.js';
 import { refillAt, refillDayOf } from '../domain/monthly.js';
