@@ -58,8 +58,8 @@ export function bodyViolation(text: string, parsed: unknown, arrayParam?: string
 }
 
 /**
- * Depth, NUL characters and the keys the value holds. Recursive, but never deeper than
- * BODY_DEPTH_MAX: a deeper value is refused on the way down.
+ * Depth, NUL characters, numbers beyond a double and the keys the value holds. Recursive, but never
+ * deeper than BODY_DEPTH_MAX: a deeper value is refused on the way down.
  */
 function walkValue(
   value: unknown,
