@@ -311,6 +311,46 @@ for (const dialect of HTTP_DIALECTS) {
       pages.push(['plans', `/c/${companyId}/plans`]);
     });
 
+    test('prices: a graduated price from the tier table, its C(q), and what a use would cost', async () => {
+      const form = page.locator('form', { hasText: 'Set a price' });
+      await form.getByLabel('Event type').fill('tokens_in');
+      await form.getByLabel('Denomination').fill('tokens');
+      await form.getByLabel('Model').selectOption('graduated');
+      await form.getByLabel('Tier 1 up to').fill('100');
+      await form.getByLabel('Tier 1 unit amount').fill('0.5');
+      await form.getByRole('button', { name: 'Add a tier' }).click();
+      await form.getByRole('button', { name: 'Add a tier' }).click();
+      await form.getByRole('button', { name: 'Remove tier 3' }).click();
+      await form.getByLabel('Tier 2 up to').fill('1000');
+      await form.getByLabel('Tier 2 unit amount').fill('0.25');
+      await form.getByLabel('Tier 2 flat amount').fill('10');
+      await form.getByLabel('Tier 3 unit amount').fill('0.1');
+      // C(101) = 50 + 0.25 + 10 = 60.25, rounded up; C(2000) = 50 + 225 + 10 + 100 = 385.
+      await seeText(page, '[data-table=price-curve] tbody tr', /^101\s*61$/);
+      await seeText(page, '[data-table=price-curve] tbody tr', /^2,000\s*385$/);
+      await form.getByRole('button', { name: 'Save price' }).click();
+      await seeText(page, '[data-table=prices] tbody tr', /tokens_in\s*graduated/);
+      const price = await h.request('GET', '/v1/prices/tokens_in', { auth });
+      assert.deepEqual(price.body.data.tiers, [
+        { up_to: 100, unit_amount: '0.5', flat_amount: null },
+        { up_to: 1000, unit_amount: '0.25', flat_amount: '10' },
+        { up_to: null, unit_amount: '0.1', flat_amount: null },
+      ]);
+
+      const check = page.locator('form', { hasText: 'What would this cost?' });
+      await check.getByLabel('Account').fill(accountId);
+      await check.getByLabel('Event kind').fill('tokens_in');
+      await check.getByLabel('Quantity').fill('101');
+      await check.getByRole('button', { name: 'Check' }).click();
+      await seeText(page, '[data-check-result]', 'Cost: 61 tokens');
+      await seeText(page, '[data-check-result]', 'The account can afford it.');
+      await check.getByLabel('Quantity').fill('100000');
+      await check.getByRole('button', { name: 'Check' }).click();
+      await seeText(page, '[data-check-result]', 'The account cannot afford it.');
+      const events = await h.request('GET', `/v1/accounts/${accountId}/events?type=tokens_in`, { auth });
+      assert.deepEqual(events.body.data, [], 'the check wrote nothing');
+    });
+
     test('webhooks: subscribe (secret once), see the delivery in the log, retry it, delete', async () => {
       await page.getByRole('link', { name: 'Webhooks' }).click();
       await heading(page, 'Webhooks');

@@ -4,6 +4,7 @@ import { type ApiError, api, ok } from '../api';
 import { cents, units, when } from '../format';
 import { usePoll } from '../hooks';
 import { Alert, Empty, Field, List, Notice, Submit, formValues, useAction } from '../ui';
+import { Prices } from './prices';
 
 /** "balances/0/amount", "balances.0.amount" and "/balances/0/amount" name the same field. */
 const normalize = (param: string | undefined) =>
@@ -215,79 +216,6 @@ function NewPlan({ companyId }: { companyId: string }) {
         {unplaced && <Alert error={unplaced as ApiError} />}
         {done && <Notice>{done}</Notice>}
         <Submit busy={busy}>Create plan</Submit>
-      </form>
-    </section>
-  );
-}
-
-function Prices() {
-  const prices = usePoll(async () => (await ok(api.GET('/v1/prices', { params: { query: { limit: 100 } } }))).data, []);
-  const { busy, error, run } = useAction();
-  const submit = (e: Event) => {
-    const v = formValues(e);
-    const form = e.currentTarget as HTMLFormElement;
-    void run(async () => {
-      await ok(
-        api.PUT('/v1/prices/{type}', {
-          params: { path: { type: v.type ?? '' } },
-          body: { denomination: v.denomination ?? '', unit_amount: v.unit_amount ?? '' },
-        }),
-      );
-      form.reset();
-      await prices.reload();
-    });
-  };
-  const field = (name: string) => (error?.param === name ? error.message : undefined);
-  return (
-    <section aria-labelledby="prices-h" class="panel">
-      <h2 id="prices-h">Prices</h2>
-      <p class="small muted">An event's cost is its quantity × the unit amount of its type, rounded up.</p>
-      <List
-        items={prices.data}
-        error={prices.error}
-        what="prices"
-        empty={<p class="muted">No prices yet. Events of a type without a price need a cost_override.</p>}
-      >
-        {(list) => (
-          <div class="table-wrap">
-            <table data-table="prices">
-              <caption class="sr-only">Prices</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Event type</th>
-                  <th scope="col">Unit amount</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((p) => (
-                  <tr key={p.type}>
-                    <td>{p.type}</td>
-                    <td class="num">
-                      {p.unit_amount} {p.denomination}
-                    </td>
-                    <td>{when(p.updated_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </List>
-      <form onSubmit={submit}>
-        <h3>Set a price</h3>
-        <Field label="Event type" name="type" required error={field('type')} />
-        <Field label="Denomination" name="denomination" required error={field('denomination')} />
-        <Field
-          label="Unit amount"
-          name="unit_amount"
-          required
-          inputMode="decimal"
-          hint="Exact decimal, e.g. 0.25"
-          error={field('unit_amount')}
-        />
-        {error && !['type', 'denomination', 'unit_amount'].includes(error.param ?? '') && <Alert error={error} />}
-        <Submit busy={busy}>Save price</Submit>
       </form>
     </section>
   );
