@@ -187,7 +187,7 @@ test('an answer that is not JSON (a proxy’s page) is a BillingError with its s
   const err = await refusal(client(s.url, { maxRetries: 0 }).accounts.retrieve('a_1'));
   assert.deepEqual([err.status, err.type, err.code], [502, 'invalid_response', 'response_not_json']);
   assert.ok(err.body?.startsWith('<html><body><h1>502 Bad Gateway'), err.body);
-  assert.ok(err.body.length < page.length, 'the first bytes, not the whole page');
+  assert.ok((err.body ?? '').length < page.length, 'the first bytes, not the whole page');
   assert.match(err.message, /HTTP 502.*text\/html.*502 Bad Gateway/);
 
   const ok = await scripted([{ status: 200, body: '<html>login page</html>' }]);
