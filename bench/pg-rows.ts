@@ -65,6 +65,7 @@ function group(): Group {
       quantity: 1,
       costAmount: 3,
       denomination: 'tokens',
+      priceModel: 'unit',
       metadata: null,
       state: 'complete',
       contentHash: null,

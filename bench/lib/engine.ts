@@ -189,7 +189,14 @@ export function planUsage(
     if (amount === undefined) throw new Error(`planUsage: no amount given for account ${e.accountId}`);
     balances.set(balanceKey(e.accountId, e.denomination), { amount, pending: 0 });
   }
-  const ctx: IngestContext = { nowMs, balances, prices: new Map(), known: new Map(), newEventId: () => newId('ev') };
+  const ctx: IngestContext = {
+    nowMs,
+    balances,
+    prices: new Map(),
+    periods: new Map(),
+    known: new Map(),
+    newEventId: () => newId('ev'),
+  };
   const normalized = new Map<string, NormalizedEvent>();
   const planned: PlannedUsage = { events: [], transactions: [] };
   for (const e of events) {

@@ -1,11 +1,13 @@
 import { metadataViolation } from './metadata.js';
 import { canonicalJson, sha256Hex } from '../lib/canonical.js';
-import { balanceKey, companyScopedKey } from '../lib/keys.js';
+import { balanceKey, companyScopedKey, pricePeriodKey } from '../lib/keys.js';
 import { parseRfc3339 } from './time.js';
 import { HOLD_DURATION_MS, available, type EventState } from './holds.js';
 import { AMOUNT_MAX } from './money.js';
 import { failure, type Failure, type Outcome, type Reason } from './outcome.js';
-import { priceCost, type Price } from './pricing.js';
+import { addDecimal, DECIMAL_ZERO, decimalFromNumber, type Decimal } from '../lib/decimal.js';
+import { eventCost, isPeriodPriced, type Price, type PriceModel } from './pricing.js';
+import { monthStart } from './time.js';
 
 /** Most events one request may carry. */
 export const EVENTS_PER_REQUEST_MAX = 1000;
@@ -123,7 +125,7 @@ export function normalizeEvent(input: EventInput, index: number, time: EventTime
   };
 }
 
-export { balanceKey, companyScopedKey } from '../lib/keys.js';
+export { balanceKey, companyScopedKey, pricePeriodKey } from '../lib/keys.js';
 
 /** The fingerprint that decides whether a repeated client id is "the same event". */
 export function eventContentHash(accountId: string, e: NormalizedEvent): string {
@@ -149,6 +151,53 @@ export interface BalanceFigures {
 export interface KnownEvent {
   accountId: string;
   contentHash: string | null;
+  denomination: string;
+}
+
+/** One period of a graduated or package price: an account's events of one type in one UTC month. */
+export interface PricePeriodKey {
+  companyId: string;
+  accountId: string;
+  type: string;
+  /** The start of the UTC calendar month (epoch ms). */
+  periodMs: number;
+}
+
+/** The period an event of `type` that happened at `occurredAtMs` counts in. */
+export function pricePeriodOf(
+  companyId: string,
+  accountId: string,
+  type: string,
+  occurredAtMs: number,
+): PricePeriodKey {
+  return { companyId, accountId, type, periodMs: monthStart(occurredAtMs) };
+}
+
+/**
+ * The price periods a group of requests may price against: those of its events without a
+ * cost_override whose type has a graduated or package price (pending ones too: they hold what
+ * they would cost now). Loaded (and locked) before planning.
+ */
+export function pricePeriodsOf(
+  requests: { companyId: string; accountId: string; events: NormalizedEvent[] }[],
+  prices: Map<string, Price>,
+  nowMs: number,
+): PricePeriodKey[] {
+  const keys = new Map<string, PricePeriodKey>();
+  for (const r of requests)
+    for (const e of r.events) {
+      if (e.override || e.state === 'cancelled') continue;
+      const price = prices.get(companyScopedKey(r.companyId, e.type));
+      if (!price || !isPeriodPriced(price.terms)) continue;
+      const k = pricePeriodOf(r.companyId, r.accountId, e.type, e.timestampMs ?? nowMs);
+      keys.set(pricePeriodKey(k), k);
+    }
+  return [...keys.values()];
+}
+
+/** A period's completed quantity after a request: the absolute figure to write. */
+export interface PricePeriodCount extends PricePeriodKey {
+  quantity: Decimal;
 }
 
 /** What the ingest operation loaded (under lock) for a group of requests; updated as requests are planned. */
@@ -156,6 +205,8 @@ export interface IngestContext {
   nowMs: number;
   balances: Map<string, BalanceFigures>;
   prices: Map<string, Price>;
+  /** Completed quantity of each loaded price period (pricePeriodKey); absent: none yet. */
+  periods: Map<string, Decimal>;
   known: Map<string, KnownEvent>;
   newEventId: () => string;
 }
@@ -170,6 +221,8 @@ export interface PlannedEvent {
   quantity: number;
   costAmount: number;
   denomination: string;
+  /** The model of the price that gave the cost; null when a cost_override did. */
+  priceModel: PriceModel | null;
   metadata: Record<string, unknown> | null;
   state: EventState;
   contentHash: string | null;
@@ -190,6 +243,12 @@ export interface LedgerEntry {
 
 export interface IngestPlan {
   eventIds: string[];
+  /** Each event's cost, by its index in the request (a repeated client id deducts nothing: 0). */
+  costs: { amount: number; denomination: string | null }[];
+  /** The price periods this request counted in, with their new completed quantities. */
+  periods: PricePeriodCount[];
+  /** The balances (balanceKey) the request draws from or holds on. */
+  drawnFrom: string[];
   events: PlannedEvent[];
   ledger: LedgerEntry[];
   /** Net change per balance key. */
@@ -225,19 +284,23 @@ function eventFailure(reason: Reason, message: string, index: number): Failure {
  */
 export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<IngestPlan> {
   const eventIds: string[] = [];
+  const costs: IngestPlan['costs'] = [];
   const events: PlannedEvent[] = [];
   const ledger: LedgerEntry[] = [];
   const deltas = new Map<string, BalanceFigures>();
-  const seenInRequest = new Map<string, string>();
+  const seenInRequest = new Map<string, { hash: string; denomination: string | null }>();
   const drawnFrom = new Set<string>();
+  // The periods this request counts in: applied to ctx only if the whole request is accepted.
+  const periods = new Map<string, PricePeriodCount>();
 
   for (let i = 0; i < req.events.length; i++) {
     const e = req.events[i]!;
     let contentHash: string | null = null;
     if (e.clientId !== null) {
       contentHash = eventContentHash(req.accountId, e);
-      const earlier =
-        seenInRequest.get(e.clientId) ?? ctx.known.get(companyScopedKey(req.companyId, e.clientId))?.contentHash;
+      const inRequest = seenInRequest.get(e.clientId);
+      const known = ctx.known.get(companyScopedKey(req.companyId, e.clientId));
+      const earlier = inRequest?.hash ?? known?.contentHash;
       if (earlier !== undefined) {
         if (earlier !== contentHash) {
           return failure(
@@ -248,12 +311,14 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
           );
         }
         eventIds.push(e.clientId); // the same event again: accepted, never deducted twice
+        costs.push({ amount: 0, denomination: inRequest?.denomination ?? known?.denomination ?? null });
         continue;
       }
-      seenInRequest.set(e.clientId, contentHash);
     }
     let cost: number;
     let denomination: string;
+    let priceModel: PriceModel | null = null;
+    const occurredAtMs = e.timestampMs ?? ctx.nowMs;
     if (e.override) {
       cost = e.override.amount;
       denomination = e.override.denomination;
@@ -265,10 +330,25 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
           `no cost_override and no price for type "${e.type}" (set one with PUT /v1/prices/{type})`,
           i,
         );
-      const priced = priceCost(e.quantity, price.unitAmount);
+      let before = DECIMAL_ZERO;
+      let period: PricePeriodKey | null = null;
+      if (isPeriodPriced(price.terms) && e.state !== 'cancelled') {
+        period = pricePeriodOf(req.companyId, req.accountId, e.type, occurredAtMs);
+        const key = pricePeriodKey(period);
+        const count = periods.get(key)?.quantity ?? ctx.periods.get(key);
+        if (count === undefined && !ctx.periods.has(key)) throw new Error(`price period ${key} was not loaded`);
+        before = count ?? DECIMAL_ZERO;
+      }
+      const priced = eventCost(price.terms, before, e.quantity);
       if (!priced.ok) return eventFailure(priced.reason, priced.message, i);
       cost = priced.value;
       denomination = price.denomination;
+      priceModel = price.terms.model;
+      // Only a completed event counts; a pending one holds what it would cost now.
+      if (period && e.state === 'complete') {
+        const q = decimalFromNumber(e.quantity)!;
+        periods.set(pricePeriodKey(period), { ...period, quantity: addDecimal(before, q) });
+      }
     }
     const key = balanceKey(req.accountId, denomination);
     if (!ctx.balances.has(key))
@@ -277,8 +357,10 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
         `the account has no balance of denomination "${denomination}"`,
         i,
       );
+    if (e.clientId !== null) seenInRequest.set(e.clientId, { hash: contentHash!, denomination });
     const eventId = e.clientId ?? ctx.newEventId();
     eventIds.push(eventId);
+    costs.push({ amount: cost, denomination });
     events.push({
       companyId: req.companyId,
       eventId,
@@ -288,10 +370,11 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
       quantity: e.quantity,
       costAmount: cost,
       denomination,
+      priceModel,
       metadata: e.metadata,
       state: e.state,
       contentHash,
-      occurredAtMs: e.timestampMs ?? ctx.nowMs,
+      occurredAtMs,
       createdAtMs: ctx.nowMs,
       updatedAtMs: ctx.nowMs,
       expiresAtMs: e.state === 'pending' ? ctx.nowMs + HOLD_DURATION_MS : null,
@@ -340,6 +423,14 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
   }
   for (const e of events)
     if (e.contentHash !== null)
-      ctx.known.set(companyScopedKey(req.companyId, e.eventId), { accountId: e.accountId, contentHash: e.contentHash });
-  return { ok: true, value: { eventIds, events, ledger, deltas } };
+      ctx.known.set(companyScopedKey(req.companyId, e.eventId), {
+        accountId: e.accountId,
+        contentHash: e.contentHash,
+        denomination: e.denomination,
+      });
+  for (const [key, p] of periods) ctx.periods.set(key, p.quantity);
+  return {
+    ok: true,
+    value: { eventIds, costs, events, ledger, deltas, periods: [...periods.values()], drawnFrom: [...drawnFrom] },
+  };
 }

@@ -71,3 +71,39 @@ export function addDecimal(a: Decimal, b: Decimal): Decimal {
 }
 
 export const DECIMAL_ZERO: Decimal = { coef: 0n, scale: 0 };
+
+/** Both at one scale (the larger): their coefficients then compare and add directly. */
+function aligned(a: Decimal, b: Decimal): [bigint, bigint, number] {
+  const scale = Math.max(a.scale, b.scale);
+  return [a.coef * 10n ** BigInt(scale - a.scale), b.coef * 10n ** BigInt(scale - b.scale), scale];
+}
+
+/** −1, 0 or 1 as a is below, equal to or above b. */
+export function compareDecimal(a: Decimal, b: Decimal): number {
+  const [x, y] = aligned(a, b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** a − b, exactly; a must not be below b (decimals here are never negative). */
+export function subtractDecimal(a: Decimal, b: Decimal): Decimal {
+  const [x, y, scale] = aligned(a, b);
+  if (x < y) throw new RangeError('subtractDecimal: the result would be negative');
+  return normalize({ coef: x - y, scale });
+}
+
+/** a × b, exactly. */
+export function multiplyDecimal(a: Decimal, b: Decimal): Decimal {
+  return normalize({ coef: a.coef * b.coef, scale: a.scale + b.scale });
+}
+
+/** The smallest integer ≥ a. */
+export function ceilDecimal(a: Decimal): bigint {
+  const divisor = 10n ** BigInt(a.scale);
+  const q = a.coef / divisor;
+  return a.coef % divisor === 0n ? q : q + 1n;
+}
+
+/** The decimal of a non-negative integer. */
+export function decimalOfInteger(n: bigint | number): Decimal {
+  return { coef: BigInt(n), scale: 0 };
+}

@@ -12,3 +12,8 @@ export function balanceKey(accountId: string, denomination: string): string {
 export function companyScopedKey(companyId: string, name: string): string {
   return `${companyId}\u0000${name}`;
 }
+
+/** A period of a graduated or package price: an account's events of one type in one UTC month. */
+export function pricePeriodKey(k: { accountId: string; type: string; periodMs: number }): string {
+  return `${k.accountId}\u0000${k.type}\u0000${k.periodMs}`;
+}

@@ -10,18 +10,32 @@ import {
   companyScopedKey,
   ingestAnswer,
   planIngest,
+  pricePeriodKey,
+  pricePeriodOf,
+  pricePeriodsOf,
   type IngestContext,
   type IngestRequest,
   type KnownEvent,
   type NormalizedEvent,
+  type PricePeriodCount,
 } from '../domain/events.js';
-import { decideSettle, isHoldExpired, settleHold } from '../domain/holds.js';
+import { available, decideSettle, isHoldExpired, settleHold } from '../domain/holds.js';
 import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Outcome } from '../domain/outcome.js';
-import type { Price } from '../domain/pricing.js';
+import { eventCost, isPeriodPriced, type Price } from '../domain/pricing.js';
+import { addDecimal, DECIMAL_ZERO, decimalFromNumber, type Decimal } from '../lib/decimal.js';
 import { usageOf } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
 import { parseRfc3339 } from '../domain/time.js';
-import type { BalanceKey, EventFilter, EventRow, EventStateValue, Page, PageResult } from '../store/types.js';
+import type {
+  BalanceKey,
+  EventFilter,
+  EventRow,
+  EventStateValue,
+  Page,
+  PageResult,
+  ReadTx,
+  Tx,
+} from '../store/types.js';
 import type { Deps } from './deps.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
 import { lockBalanceMap, type NetDelta, type Posting, type PostedEntry } from './ledger.js';
@@ -36,12 +50,22 @@ export interface EventWriters {
   settle(req: SettleRequest): Promise<Outcome<EventRow>>;
 }
 
-/** Plans and writes a whole group in one transaction; returns each request's outcome in order. */
-export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
-  const { tx, nowMs } = p;
-  const outcomes: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
+/** What planning a group needs from the store beside its balances: prices and known client ids. */
+interface IngestInputs {
+  prices: Map<string, Price>;
+  known: Map<string, KnownEvent>;
+}
 
-  // 1. Which accounts exist, and whose are they: a foreign account is answered like a missing one.
+/**
+ * Steps 1 and 2 of ingest, the same for the events call and the check: which accounts exist and
+ * whose they are (a foreign account is answered like a missing one, in `outcomes`), then the
+ * prices and known client ids of each company, one query each for the whole group.
+ */
+async function loadIngestInputs<T>(
+  tx: ReadTx,
+  requests: IngestRequest[],
+  outcomes: (Outcome<T> | undefined)[],
+): Promise<IngestInputs> {
   const owners = new Map(
     (await tx.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [o.accountId, o.companyId]),
   );
@@ -49,8 +73,6 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
     if (owners.get(r.accountId) !== r.companyId)
       outcomes[i] = failure('not_found', `no such account: ${r.accountId}`, 'account_id');
   });
-
-  // 2. Prices and known client ids, per company: one query each for the whole group.
   const prices = new Map<string, Price>();
   const known = new Map<string, KnownEvent>();
   for (const [companyId, reqs] of groupByCompany(requests, outcomes)) {
@@ -63,13 +85,21 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
       }
     for (const p of await tx.findPrices(companyId, [...types])) prices.set(companyScopedKey(companyId, p.type), p);
     for (const e of await tx.findEventsByIds(companyId, [...ids]))
-      known.set(companyScopedKey(companyId, e.eventId), { accountId: e.accountId, contentHash: e.contentHash });
+      known.set(companyScopedKey(companyId, e.eventId), {
+        accountId: e.accountId,
+        contentHash: e.contentHash,
+        denomination: e.denomination,
+      });
   }
+  return { prices, known };
+}
 
-  // 3. Lock every balance the group may draw from, then cancel their expired holds. Only a
-  // balance with something pending can have a hold to cancel: usually none has, and the group
-  // saves that query (a round trip on PostgreSQL). Locking first waits for nothing new: a hold
-  // another transaction has locked is skipped, as the sweeper's are.
+/** The balances the group's events may draw from (an event without a price or override draws from none). */
+function balanceKeysOf(
+  requests: IngestRequest[],
+  outcomes: (Outcome<unknown> | undefined)[],
+  prices: Map<string, Price>,
+): BalanceKey[] {
   const keys: BalanceKey[] = [];
   requests.forEach((r, i) => {
     if (outcomes[i]) return;
@@ -78,14 +108,38 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
       if (denomination !== undefined) keys.push({ accountId: r.accountId, denomination });
     }
   });
+  return keys;
+}
+
+/** Plans and writes a whole group in one transaction; returns each request's outcome in order. */
+export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
+  const { tx, nowMs } = p;
+  const outcomes: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
+  const { prices, known } = await loadIngestInputs(tx, requests, outcomes);
+
+  // 3. Lock every balance the group may draw from, then cancel their expired holds. Only a
+  // balance with something pending can have a hold to cancel: usually none has, and the group
+  // saves that query (a round trip on PostgreSQL). Locking first waits for nothing new: a hold
+  // another transaction has locked is skipped, as the sweeper's are.
+  const keys = balanceKeysOf(requests, outcomes, prices);
   let locked = await lockBalanceMap(tx, keys);
   const holding = [...locked.values()].filter((b) => b.pending !== 0);
   if (holding.length > 0 && (await expireHolds(p, holding)).length > 0) locked = await lockBalanceMap(tx, keys);
+  // The periods of graduated and package prices, locked after the balances (as settles lock them):
+  // none unless the group prices by one.
+  const periodKeys = pricePeriodsOf(
+    requests.filter((_, i) => !outcomes[i]),
+    prices,
+    nowMs,
+  );
+  const periods = periodKeys.length > 0 ? await tx.lockPricePeriods(periodKeys) : new Map<string, Decimal>();
+  for (const k of periodKeys) if (!periods.has(pricePeriodKey(k))) periods.set(pricePeriodKey(k), DECIMAL_ZERO);
 
   // 4. Plan each request against the running figures (all-or-nothing per request).
   const ctx: IngestContext = {
     nowMs,
     prices,
+    periods,
     known,
     newEventId: () => newId('ev'),
     balances: new Map([...locked].map(([k, b]) => [k, { amount: b.amount, pending: b.pending }])),
@@ -93,6 +147,7 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
   const events: EventRow[] = [];
   const entries: PostedEntry[] = [];
   const deltas = new Map<string, NetDelta>();
+  const counted = new Map<string, PricePeriodCount>();
   requests.forEach((r, i) => {
     if (outcomes[i]) return;
     const planned = planIngest(r, ctx);
@@ -108,12 +163,14 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
       sum.pending += d.pending;
       deltas.set(k, sum);
     }
+    for (const c of planned.value.periods) counted.set(pricePeriodKey(c), c);
     outcomes[i] = { ok: true, value: { eventIds: planned.value.eventIds } };
   });
 
   // 5. Write: events, balances (atomic deltas), ledger rows and the usage rollup of the events
-  // recorded complete; one statement on PostgreSQL.
+  // recorded complete; one statement on PostgreSQL. Then the counts of the periods priced.
   await p.post(locked, entries, deltas, events, usageOf(events.filter((e) => e.state === 'complete')));
+  if (counted.size > 0) await tx.putPricePeriods([...counted.values()]);
   // 6. The answers of the requests with an Idempotency-Key, in the same transaction as their events.
   // A request whose key was taken from it (its lease lapsed; a retry holds it now) must apply nothing:
   // the group is aborted, and the batcher writes it again in halves until that request fails alone.
@@ -128,9 +185,65 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
   return outcomes as Outcome<IngestResult>[];
 }
 
-function groupByCompany(
+/** What the events call would do with a request, said by the check. */
+export interface CheckResult {
+  allowed: boolean;
+  events: { index: number; cost: { amount: number; denomination: string | null } }[];
+  balances: { denomination: string; available: number; availableAfter: number }[];
+}
+
+/**
+ * The pre-flight check: plans the request exactly as ingest does (the same loading, the same
+ * planIngest) on the state as it is now, in a read transaction that writes nothing. Expired holds
+ * count as released, as ingest would release them first; gate_on_balance does not refuse here:
+ * `allowed` says whether every balance drawn from would stay at or above 0 available.
+ */
+export async function checkIngest(deps: Deps, req: IngestRequest): Promise<CheckResult> {
+  const nowMs = deps.clock.now();
+  return deps.store.read(async (tx) => {
+    const outcomes: (Outcome<unknown> | undefined)[] = [undefined];
+    const { prices, known } = await loadIngestInputs(tx, [req], outcomes);
+    const refused = outcomes[0];
+    if (refused && !refused.ok) throw new OutcomeError(refused);
+    const wanted = new Set(balanceKeysOf([req], outcomes, prices).map((k) => balanceKey(k.accountId, k.denomination)));
+    const balances = new Map<string, { amount: number; pending: number }>();
+    for (const b of await tx.listBalances(req.accountId)) {
+      const key = balanceKey(b.accountId, b.denomination);
+      if (wanted.has(key)) balances.set(key, { amount: b.amount, pending: b.pending });
+    }
+    const holding = [...balances.keys()]
+      .filter((k) => balances.get(k)!.pending !== 0)
+      .map((k) => ({ accountId: req.accountId, denomination: k.slice(k.indexOf('\u0000') + 1) }));
+    if (holding.length > 0)
+      for (const e of await tx.findExpiredHolds(nowMs, EXPIRE_BATCH_MAX, holding))
+        balances.get(balanceKey(e.accountId, e.denomination))!.pending -= e.costAmount;
+    const periodKeys = pricePeriodsOf([req], prices, nowMs);
+    const periods = periodKeys.length > 0 ? await tx.findPricePeriods(periodKeys) : new Map<string, Decimal>();
+    for (const k of periodKeys) if (!periods.has(pricePeriodKey(k))) periods.set(pricePeriodKey(k), DECIMAL_ZERO);
+    const before = new Map([...balances].map(([k, b]) => [k, available(b.amount, b.pending)]));
+    const ctx: IngestContext = { nowMs, prices, periods, known, newEventId: () => 'ev_check', balances };
+    const ungated = { ...req, gate: false, events: req.events.map((e) => ({ ...e, gate: false })) };
+    const planned = planIngest(ungated, ctx);
+    if (!planned.ok) throw new OutcomeError(planned);
+    const drawn = planned.value.drawnFrom.map((key) => {
+      const b = balances.get(key)!;
+      return {
+        denomination: key.slice(key.indexOf('\u0000') + 1),
+        available: before.get(key)!,
+        availableAfter: available(b.amount, b.pending),
+      };
+    });
+    return {
+      allowed: drawn.every((b) => b.availableAfter >= 0),
+      events: planned.value.costs.map((cost, index) => ({ index, cost })),
+      balances: drawn.sort((a, b) => (a.denomination < b.denomination ? -1 : a.denomination > b.denomination ? 1 : 0)),
+    };
+  });
+}
+
+function groupByCompany<T>(
   requests: IngestRequest[],
-  outcomes: (Outcome<IngestResult> | undefined)[],
+  outcomes: (Outcome<T> | undefined)[],
 ): Map<string, IngestRequest[]> {
   const by = new Map<string, IngestRequest[]>();
   requests.forEach((r, i) => {
@@ -196,6 +309,8 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
     locked = await lockBalanceMap(tx, found);
   }
 
+  const { prices, periods } = await repricingInputs(tx, requests, events);
+  const counted = new Map<string, PricePeriodCount>();
   const entries: PostedEntry[] = [];
   const deltas = new Map<string, NetDelta>();
   const changed = new Map<string, EventRow>();
@@ -226,7 +341,29 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
         'cost_override.denomination',
       );
     }
-    const finalCost = requested === 'complete' ? (input.cost_override?.amount ?? event.costAmount) : event.costAmount;
+    let finalCost = event.costAmount;
+    let priceModel = event.priceModel;
+    let period: PricePeriodCount | null = null;
+    if (requested === 'complete' && input.cost_override) {
+      finalCost = input.cost_override.amount;
+      priceModel = null;
+    } else if (requested === 'complete' && repricedAtCompletion(event)) {
+      // Priced again by the price in force now, against the period's count now (contract).
+      const price = prices.get(companyScopedKey(companyId, event.type));
+      if (price && price.denomination === event.denomination) {
+        let before = DECIMAL_ZERO;
+        if (isPeriodPriced(price.terms)) {
+          const k = pricePeriodOf(companyId, event.accountId, event.type, event.occurredAtMs);
+          before = counted.get(pricePeriodKey(k))?.quantity ?? periods.get(pricePeriodKey(k)) ?? DECIMAL_ZERO;
+          period = { ...k, quantity: addDecimal(before, decimalFromNumber(event.quantity)!) };
+        }
+        const priced = eventCost(price.terms, before, event.quantity);
+        if (!priced.ok) return priced;
+        finalCost = priced.value;
+        priceModel = price.terms.model;
+      }
+    }
+    if (period) counted.set(pricePeriodKey(period), period);
     const s = settleHold(event.costAmount, requested, finalCost);
     if (s.amountDelta !== 0)
       entries.push({
@@ -245,6 +382,7 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
       ...event,
       state: requested,
       costAmount: finalCost,
+      priceModel,
       updatedAtMs: now,
       expiresAtMs: null,
     };
@@ -262,11 +400,50 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
         eventId: e.eventId,
         state: e.state,
         costAmount: e.costAmount,
+        priceModel: e.priceModel,
         updatedAtMs: now,
       })),
     );
+    if (counted.size > 0) await tx.putPricePeriods([...counted.values()]);
   }
   return outcomes;
+}
+
+/** A pending event recorded under a graduated or package price is priced again when it completes. */
+function repricedAtCompletion(event: EventRow): boolean {
+  return event.state === 'pending' && (event.priceModel === 'graduated' || event.priceModel === 'package');
+}
+
+/**
+ * The prices, and the locked period counts, that the group's completions will be priced against:
+ * only for events that are repriced (none, in a group of unit-priced or overridden settles).
+ */
+async function repricingInputs(
+  tx: Tx,
+  requests: SettleRequest[],
+  events: Map<string, EventRow>,
+): Promise<{ prices: Map<string, Price>; periods: Map<string, Decimal> }> {
+  const prices = new Map<string, Price>();
+  const byCompany = new Map<string, Set<string>>();
+  const candidates: EventRow[] = [];
+  for (const r of requests) {
+    const event = events.get(companyScopedKey(r.companyId, r.eventId));
+    if (!event || r.input.state === 'cancelled' || r.input.cost_override || !repricedAtCompletion(event)) continue;
+    candidates.push(event);
+    const types = byCompany.get(r.companyId) ?? new Set<string>();
+    types.add(event.type);
+    byCompany.set(r.companyId, types);
+  }
+  for (const [companyId, types] of byCompany)
+    for (const price of await tx.findPrices(companyId, [...types]))
+      prices.set(companyScopedKey(companyId, price.type), price);
+  const keys = candidates
+    .filter((e) => {
+      const price = prices.get(companyScopedKey(e.companyId, e.type));
+      return price !== undefined && price.denomination === e.denomination && isPeriodPriced(price.terms);
+    })
+    .map((e) => pricePeriodOf(e.companyId, e.accountId, e.type, e.occurredAtMs));
+  return { prices, periods: keys.length > 0 ? await tx.lockPricePeriods(keys) : new Map() };
 }
 
 function notPending(event: EventRow): Failure {
@@ -313,6 +490,7 @@ export async function cancelHolds(p: Posting, events: EventRow[]): Promise<void>
       eventId: e.eventId,
       state: 'cancelled' as const,
       costAmount: e.costAmount,
+      priceModel: e.priceModel,
       updatedAtMs: nowMs,
     })),
   );

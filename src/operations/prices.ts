@@ -1,7 +1,11 @@
-/** Prices of a company's event types: set (exact decimals) and listed. */
+/**
+ * Prices of a company's event types: set (unit, graduated or package terms, exact decimals), read,
+ * listed, and their history. A change that alters the terms makes a new version and keeps the old
+ * one with the span it applied in; a PUT of the terms already in force changes nothing.
+ */
 import { fail } from '../domain/outcome.js';
-import { parseUnitAmount } from '../domain/pricing.js';
-import type { Page, PageResult, PriceRow } from '../store/types.js';
+import { parsePriceTerms, sameTerms, type PriceInput } from '../domain/pricing.js';
+import type { Page, PageResult, PriceRow, PriceVersionRow } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
 
@@ -9,23 +13,50 @@ export async function putPrice(
   deps: Deps,
   companyId: string,
   type: string,
-  input: { denomination: string; unit_amount: string | number },
+  input: PriceInput & { denomination: string },
 ): Promise<Command<PriceRow>> {
-  const unit = parseUnitAmount(input.unit_amount);
-  if (!unit.ok) fail(unit.reason, unit.message, unit.param);
+  const terms = parsePriceTerms(input);
+  if (!terms.ok) fail(terms.reason, terms.message, terms.param);
   return async (tx) => {
+    const previous = await tx.lockPrice(companyId, type);
+    if (previous && previous.denomination === input.denomination && sameTerms(previous.terms, terms.value))
+      return previous;
     const row: PriceRow = {
       companyId,
       type,
       denomination: input.denomination,
-      unitAmount: unit.value,
+      terms: terms.value,
+      version: (previous?.version ?? 0) + 1,
       updatedAtMs: deps.clock.now(),
     };
-    await tx.upsertPrice(row);
+    await tx.replacePrice(row, previous);
     return row;
   };
 }
 
+function noPrice(type: string): never {
+  fail('not_found', `no price for type "${type}"`, 'type');
+}
+
+export async function getPrice(deps: Deps, companyId: string, type: string): Promise<PriceRow> {
+  return (await deps.store.read((tx) => tx.findPrice(companyId, type))) ?? noPrice(type);
+}
+
 export async function listPrices(deps: Deps, companyId: string, page: Page): Promise<PageResult<PriceRow>> {
   return (await deps.store.read((tx) => tx.listPrices(companyId, page))) ?? unknownCursor();
+}
+
+/** The type's earlier prices, newest first (the one in force is GET /v1/prices/{type}). */
+export async function listPriceVersions(
+  deps: Deps,
+  companyId: string,
+  type: string,
+  page: Page,
+): Promise<PageResult<PriceVersionRow>> {
+  const found = await deps.store.read(async (tx) => {
+    if (!(await tx.findPrice(companyId, type))) return null;
+    return tx.listPriceVersions(companyId, type, page);
+  });
+  if (found === null) noPrice(type);
+  return found ?? unknownCursor();
 }

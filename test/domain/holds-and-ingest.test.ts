@@ -69,11 +69,11 @@ function makeCtx(
       ]),
     ),
     prices: new Map(
-      (opts.prices ?? [{ type: 'api_call', denomination: 'credits', unitAmount: '0.5' }]).map((p) => [
-        companyScopedKey(CO, p.type),
-        p,
-      ]),
+      (opts.prices ?? [{ type: 'api_call', denomination: 'credits', terms: { model: 'unit', unitAmount: '0.5' } }]).map(
+        (p) => [companyScopedKey(CO, p.type), p],
+      ),
     ),
+    periods: new Map(),
     known: new Map((opts.known ?? []).map(([c, id, k]) => [companyScopedKey(c, id), k])),
     newEventId: () => `ev_gen_${++n}`,
   };
@@ -218,6 +218,7 @@ describe('planIngest', () => {
         quantity: 3,
         costAmount: 2,
         denomination: 'credits',
+        priceModel: 'unit',
         metadata: null,
         state: 'complete',
         contentHash: null,
@@ -327,7 +328,9 @@ describe('planIngest', () => {
   });
 
   test('a cost beyond the exact integer range fails, and so does a balance driven beyond it', () => {
-    const ctx = makeCtx({ prices: [{ type: 'big', denomination: 'credits', unitAmount: '1000' }] });
+    const ctx = makeCtx({
+      prices: [{ type: 'big', denomination: 'credits', terms: { model: 'unit', unitAmount: '1000' } }],
+    });
     const before = snapshot(ctx);
     const r = planIngest(req([{ type: 'big', quantity: 1e14 }]), ctx);
     assert.ok(!r.ok);
@@ -371,7 +374,9 @@ describe('planIngest', () => {
       const first = planIngest(req([{ type: 'api_call', id: 'stored', state: 'pending' }]), seed);
       assert.ok(first.ok);
       const ctx = makeCtx({
-        known: [[CO, 'stored', { accountId: ACC, contentHash: first.value.events[0]!.contentHash }]],
+        known: [
+          [CO, 'stored', { accountId: ACC, contentHash: first.value.events[0]!.contentHash, denomination: 'credits' }],
+        ],
       });
       const r = planIngest(req([{ type: 'api_call', id: 'stored', state: 'pending' }, { type: 'api_call' }]), ctx);
       assert.ok(r.ok);
@@ -518,9 +523,9 @@ describe('planIngest', () => {
       const accounts = ['a_1', 'a_2'];
       const denominations = ['credits', 'usd', 'gold']; // gold has no balance anywhere
       const prices: Price[] = [
-        { type: 'p_half', denomination: 'credits', unitAmount: '0.5' },
-        { type: 'p_tiny', denomination: 'usd', unitAmount: '0.0015' },
-        { type: 'p_gold', denomination: 'gold', unitAmount: '1' },
+        { type: 'p_half', denomination: 'credits', terms: { model: 'unit', unitAmount: '0.5' } },
+        { type: 'p_tiny', denomination: 'usd', terms: { model: 'unit', unitAmount: '0.0015' } },
+        { type: 'p_gold', denomination: 'gold', terms: { model: 'unit', unitAmount: '1' } },
       ];
       const eventArb: fc.Arbitrary<EventInput> = fc.record(
         {

@@ -4,7 +4,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
+  addDecimal,
+  ceilDecimal,
+  compareDecimal,
   DECIMAL_SCALE_MAX,
+  DECIMAL_ZERO,
   decimalFromNumber,
   formatDecimal,
   multiplyCeil,
@@ -12,7 +16,16 @@ import {
   type Decimal,
 } from '../../src/lib/decimal.js';
 import { AMOUNT_MAX } from '../../src/domain/money.js';
-import { parseUnitAmount, priceCost } from '../../src/domain/pricing.js';
+import {
+  cumulativePrice,
+  eventCost,
+  parsePriceTerms,
+  parseUnitAmount,
+  priceCost,
+  TIERS_MAX,
+  type PriceInput,
+  type PriceTerms,
+} from '../../src/domain/pricing.js';
 
 const d = (s: string): Decimal => {
   const x = parseDecimal(s);
@@ -232,6 +245,251 @@ describe('properties', () => {
         else assert.ok(expected > BigInt(AMOUNT_MAX));
       }),
       { numRuns: 1000 },
+    );
+  });
+});
+
+// Guarantees (price models): the terms of a graduated or package price are checked field by field, each refusal
+// naming the field; C(q) is exact and monotone; event costs telescope, so that any split of a period's usage into
+// events costs ceil(C(total)); for integer quantities C agrees with a brute-force sum per unit.
+describe('price models', () => {
+  const graduated = (tiers: [number | null, string, string?][]): PriceTerms => {
+    const parsed = parsePriceTerms({
+      model: 'graduated',
+      tiers: tiers.map(([up_to, unit_amount, flat_amount]) => ({ up_to, unit_amount, flat_amount })),
+    });
+    assert.ok(parsed.ok, JSON.stringify(parsed));
+    return parsed.value;
+  };
+  const costs = (terms: PriceTerms, quantities: number[]): number[] => {
+    let before = DECIMAL_ZERO;
+    return quantities.map((q) => {
+      const c = eventCost(terms, before, q);
+      assert.ok(c.ok);
+      before = addDecimal(before, decimalFromNumber(q)!);
+      return c.value;
+    });
+  };
+
+  test('worked examples: tier edges, a crossing of two tiers, a flat amount charged once', () => {
+    // 0.5 per unit up to 100, 0.25 up to 1000 (+ 10 on entering), 0.1 beyond (+ 3 on entering).
+    const t = graduated([
+      [100, '0.5'],
+      [1000, '0.25', '10'],
+      [null, '0.1', '3'],
+    ]);
+    assert.equal(formatDecimal(cumulativePrice(t, d('100'))), '50', 'ending exactly on up_to stays in the tier');
+    assert.equal(formatDecimal(cumulativePrice(t, d('100.5'))), '60.125', 'entering the next tier: its flat amount');
+    assert.equal(formatDecimal(cumulativePrice(t, d('1001'))), '288.1', '50 + 225 + 10 + 0.1 + 3');
+    // 50 | 60.25 → 61 | 285 | 288.1 → 289: the fraction paid early by the second is not paid again.
+    assert.deepEqual(costs(t, [100, 1, 899, 1]), [50, 11, 224, 4], 'flat amounts once, when the tier is entered');
+    assert.deepEqual(costs(t, [50, 1000]), [25, 268], 'one event crossing two tiers: 25 + 225 + 10 + 5 + 3');
+    assert.deepEqual(costs(t, [0, 0]), [0, 0], 'no units enter no tier');
+    assert.deepEqual(costs(t, [0.1, 0.1, 0.1]), [1, 0, 0], 'fractions: ceil(C(Q + q)) − ceil(C(Q))');
+  });
+
+  test('package: every started block costs package_amount', () => {
+    const parsed = parsePriceTerms({ model: 'package', package_size: 1000, package_amount: '5' });
+    assert.ok(parsed.ok);
+    const p = parsed.value;
+    assert.deepEqual(costs(p, [1, 999, 1, 1000, 0.5]), [5, 0, 5, 5, 0], 'blocks 1, 1, 2, 3, 3');
+    assert.equal(formatDecimal(cumulativePrice(p, d('0'))), '0');
+    assert.equal(formatDecimal(cumulativePrice(p, d('1000'))), '5');
+    assert.equal(formatDecimal(cumulativePrice(p, d('1000.001'))), '10');
+    const cents = parsePriceTerms({ model: 'package', package_size: 3, package_amount: '0.4' });
+    assert.ok(cents.ok);
+    assert.deepEqual(costs(cents.value, [1, 3, 3, 3]), [1, 0, 1, 0], 'ceil of 0.4, 0.8, 1.2, 1.6');
+  });
+
+  test('bad terms: 400 reasons naming the field; volume refused with why', () => {
+    const bad: [PriceInput, string, string][] = [
+      [{ model: 'volume', tiers: [] }, 'price_model_not_offered', 'model'],
+      [{ model: 'tiered' }, 'unknown_price_model', 'model'],
+      [{ model: 'graduated' }, 'price_field_required', 'tiers'],
+      [{ model: 'graduated', tiers: [] }, 'tiers_invalid', 'tiers'],
+      [{ model: 'graduated', tiers: [{ up_to: 10, unit_amount: '1' }] }, 'tiers_invalid', 'tiers[0].up_to'],
+      [
+        {
+          model: 'graduated',
+          tiers: [
+            { up_to: 10, unit_amount: '1' },
+            { up_to: 5, unit_amount: '1' },
+            { up_to: null, unit_amount: '1' },
+          ],
+        },
+        'tiers_invalid',
+        'tiers[1].up_to',
+      ],
+      [
+        {
+          model: 'graduated',
+          tiers: [
+            { up_to: null, unit_amount: '1' },
+            { up_to: null, unit_amount: '1' },
+          ],
+        },
+        'tiers_invalid',
+        'tiers[0].up_to',
+      ],
+      [
+        {
+          model: 'graduated',
+          tiers: [
+            { up_to: 1.5, unit_amount: '1' },
+            { up_to: null, unit_amount: '1' },
+          ],
+        },
+        'tiers_invalid',
+        'tiers[0].up_to',
+      ],
+      [
+        {
+          model: 'graduated',
+          tiers: [
+            { up_to: 0, unit_amount: '1' },
+            { up_to: null, unit_amount: '1' },
+          ],
+        },
+        'tiers_invalid',
+        'tiers[0].up_to',
+      ],
+      [
+        { model: 'graduated', tiers: [{ up_to: null, unit_amount: '-1' }] },
+        'unit_amount_must_be_a_non_negative_decimal',
+        'tiers[0].unit_amount',
+      ],
+      [
+        { model: 'graduated', tiers: [{ up_to: null, unit_amount: '1', flat_amount: 'ten' }] },
+        'amount_must_be_a_non_negative_decimal',
+        'tiers[0].flat_amount',
+      ],
+      [
+        { model: 'graduated', tiers: [{ up_to: null, unit_amount: '1' }], unit_amount: '1' },
+        'price_field_not_of_model',
+        'unit_amount',
+      ],
+      [{ model: 'package', package_amount: '5' }, 'price_field_required', 'package_size'],
+      [{ model: 'package', package_size: 10 }, 'price_field_required', 'package_amount'],
+      [
+        { model: 'package', package_size: 0, package_amount: '5' },
+        'package_size_must_be_a_positive_integer',
+        'package_size',
+      ],
+      [
+        { model: 'package', package_size: 2.5, package_amount: '5' },
+        'package_size_must_be_a_positive_integer',
+        'package_size',
+      ],
+      [
+        { model: 'package', package_size: 10, package_amount: '1e3' },
+        'amount_must_be_a_non_negative_decimal',
+        'package_amount',
+      ],
+      [{}, 'price_field_required', 'unit_amount'],
+      [{ unit_amount: '1', package_size: 3 }, 'price_field_not_of_model', 'package_size'],
+    ];
+    for (const [input, reason, param] of bad) {
+      const r = parsePriceTerms(input);
+      assert.ok(!r.ok, JSON.stringify(input));
+      assert.equal(r.reason, reason, JSON.stringify(input));
+      assert.equal(r.param, param, JSON.stringify(input));
+    }
+    const tooMany = parsePriceTerms({
+      model: 'graduated',
+      tiers: Array.from({ length: TIERS_MAX + 1 }, (_, i) => ({
+        up_to: i === TIERS_MAX ? null : i + 1,
+        unit_amount: '1',
+      })),
+    });
+    assert.ok(!tooMany.ok && tooMany.reason === 'tiers_invalid');
+  });
+
+  /** Random graduated terms: 1–5 tiers, amounts with up to 4 decimals, optional flat amounts. */
+  const arbGraduated = fc
+    .array(
+      fc.record({
+        width: fc.integer({ min: 1, max: 50 }),
+        unit: fc.integer({ min: 0, max: 50_000 }),
+        flat: fc.option(fc.integer({ min: 0, max: 5_000 }), { nil: undefined }),
+      }),
+      { minLength: 1, maxLength: 5 },
+    )
+    .map((tiers) => {
+      let bound = 0;
+      return graduated(
+        tiers.map((t, i) => {
+          bound += t.width;
+          return [
+            i === tiers.length - 1 ? null : bound,
+            spell(BigInt(t.unit), 4),
+            t.flat === undefined ? undefined : spell(BigInt(t.flat), 2),
+          ];
+        }),
+      );
+    });
+  const arbPackage = fc
+    .record({ size: fc.integer({ min: 1, max: 40 }), amount: fc.integer({ min: 0, max: 100_000 }) })
+    .map(({ size, amount }) => {
+      const p = parsePriceTerms({ model: 'package', package_size: size, package_amount: spell(BigInt(amount), 3) });
+      assert.ok(p.ok);
+      return p.value;
+    });
+  const arbTerms = fc.oneof(arbGraduated, arbPackage);
+  /** Quantities with up to 3 decimals, as JSON numbers carry them. */
+  const arbQuantity = fc.integer({ min: 0, max: 300_000 }).map((n) => n / 1000);
+
+  test('property: any split of a period costs ceil(C(total)) (telescoping)', () => {
+    fc.assert(
+      fc.property(arbTerms, fc.array(arbQuantity, { minLength: 1, maxLength: 30 }), (terms, parts) => {
+        let total = DECIMAL_ZERO;
+        for (const q of parts) total = addDecimal(total, decimalFromNumber(q)!);
+        const sum = costs(terms, parts).reduce((a, b) => a + b, 0);
+        assert.equal(BigInt(sum), ceilDecimal(cumulativePrice(terms, total)));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  test('property: C is monotone and every event costs ≥ 0', () => {
+    fc.assert(
+      fc.property(arbTerms, arbQuantity, arbQuantity, (terms, a, b) => {
+        const [lo, hi] = a <= b ? [a, b] : [b, a];
+        assert.ok(
+          compareDecimal(
+            cumulativePrice(terms, decimalFromNumber(lo)!),
+            cumulativePrice(terms, decimalFromNumber(hi)!),
+          ) <= 0,
+        );
+        const c = eventCost(terms, decimalFromNumber(lo)!, hi - lo >= 0 ? hi - lo : 0);
+        assert.ok(c.ok && c.value >= 0);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  test('property: for integer quantities, C(n) is the sum of each unit’s price and each entered tier’s flat amount', () => {
+    fc.assert(
+      fc.property(arbTerms, fc.integer({ min: 0, max: 400 }), (terms, n) => {
+        let brute = DECIMAL_ZERO;
+        for (let u = 1; u <= n; u++) {
+          if (terms.model === 'package') {
+            if ((u - 1) % terms.packageSize === 0) brute = addDecimal(brute, d(terms.packageAmount));
+            continue;
+          }
+          if (terms.model !== 'graduated') continue;
+          let lower = 0;
+          for (const tier of terms.tiers) {
+            if (tier.upTo === null || u <= tier.upTo) {
+              brute = addDecimal(brute, d(tier.unitAmount));
+              if (u === lower + 1 && tier.flatAmount !== null) brute = addDecimal(brute, d(tier.flatAmount));
+              break;
+            }
+            lower = tier.upTo;
+          }
+        }
+        assert.equal(formatDecimal(cumulativePrice(terms, decimalFromNumber(n)!)), formatDecimal(brute));
+      }),
+      { numRuns: 300 },
     );
   });
 });

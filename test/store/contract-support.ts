@@ -46,6 +46,7 @@ export function eventRow(companyId: string, accountId: string, over: Partial<Eve
     quantity: 1,
     costAmount: 1,
     denomination: 'credits',
+    priceModel: 'unit',
     metadata: null,
     state: 'complete',
     contentHash: null,

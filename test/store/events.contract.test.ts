@@ -60,19 +60,34 @@ forEachDialect((store, _t) => {
 
       await store.write((tx) =>
         tx.updateEvents([
-          { companyId: a.companyId, eventId: e2.eventId, state: 'complete', costAmount: 7, updatedAtMs: T0 + 5 },
+          {
+            companyId: a.companyId,
+            eventId: e2.eventId,
+            state: 'complete',
+            costAmount: 7,
+            priceModel: 'graduated',
+            updatedAtMs: T0 + 5,
+          },
         ]),
       );
       assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e2.eventId)), {
         ...e2,
         state: 'complete',
         costAmount: 7,
+        priceModel: 'graduated',
         updatedAtMs: T0 + 5,
         expiresAtMs: null,
       });
       await store.write((tx) =>
         tx.updateEvents([
-          { companyId: b.companyId, eventId: e1.eventId, state: 'cancelled', costAmount: 0, updatedAtMs: T0 + 6 },
+          {
+            companyId: b.companyId,
+            eventId: e1.eventId,
+            state: 'cancelled',
+            costAmount: 0,
+            priceModel: 'unit',
+            updatedAtMs: T0 + 6,
+          },
         ]),
       );
       assert.deepEqual(
@@ -303,7 +318,14 @@ forEachDialect((store, _t) => {
 
       await store.write((tx) =>
         tx.updateEvents([
-          { companyId: a.companyId, eventId: e.old.eventId, state: 'cancelled', costAmount: 1, updatedAtMs: T0 },
+          {
+            companyId: a.companyId,
+            eventId: e.old.eventId,
+            state: 'cancelled',
+            costAmount: 1,
+            priceModel: 'unit',
+            updatedAtMs: T0,
+          },
         ]),
       );
       assert.deepEqual(
@@ -318,6 +340,7 @@ forEachDialect((store, _t) => {
             eventId: x.eventId,
             state: 'cancelled' as const,
             costAmount: 1,
+            priceModel: 'unit' as const,
             updatedAtMs: T0,
           })),
         ),

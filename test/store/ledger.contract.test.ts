@@ -199,13 +199,17 @@ forEachDialect((store, t) => {
       await seedBalance(store, a.companyId, a.accountId, 'credits', 1000);
       await seedBalance(store, a.companyId, a.accountId, 'usd', 50);
       await store.write((tx) =>
-        tx.upsertPrice({
-          companyId: a.companyId,
-          type: 'call',
-          denomination: 'credits',
-          unitAmount: '0.5',
-          updatedAtMs: T0,
-        }),
+        tx.replacePrice(
+          {
+            companyId: a.companyId,
+            type: 'call',
+            denomination: 'credits',
+            terms: { model: 'unit', unitAmount: '0.5' },
+            version: 1,
+            updatedAtMs: T0,
+          },
+          undefined,
+        ),
       );
       const clock = new TestClock(T0);
       const deps = testDeps(store, clock);

@@ -44,7 +44,17 @@ forEachDialect((store, t) => {
             processorApiKey: null,
             createdAtMs: T0,
           });
-          await tx.upsertPrice({ companyId, type: 't', denomination: 'd', unitAmount: '1', updatedAtMs: T0 });
+          await tx.replacePrice(
+            {
+              companyId,
+              type: 't',
+              denomination: 'd',
+              terms: { model: 'unit', unitAmount: '1' },
+              version: 1,
+              updatedAtMs: T0,
+            },
+            undefined,
+          );
           assert.ok(await tx.findUserByEmail(email), 'a transaction sees its own writes');
           throw err;
         }),
@@ -159,13 +169,17 @@ forEachDialect((store, t) => {
       await seedBalance(store, s.companyId, s.accountId, 'B', 100_000);
       await seedBalance(store, s.companyId, acc2, 'A', 100_000);
       await store.write((tx) =>
-        tx.upsertPrice({
-          companyId: s.companyId,
-          type: 'a-call',
-          denomination: 'A',
-          unitAmount: '1.5',
-          updatedAtMs: T0,
-        }),
+        tx.replacePrice(
+          {
+            companyId: s.companyId,
+            type: 'a-call',
+            denomination: 'A',
+            terms: { model: 'unit', unitAmount: '1.5' },
+            version: 1,
+            updatedAtMs: T0,
+          },
+          undefined,
+        ),
       );
       // Holds recorded at T0 have expired by the time the groups run: ingest cancels them concurrently.
       const early = await store.write((tx) =>

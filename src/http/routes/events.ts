@@ -1,10 +1,10 @@
-/** Usage events: the hot ingest route (two spellings), reads, and settling of pending holds. */
+/** Usage events: the hot ingest route (two spellings), its pre-flight check, reads, and settling of pending holds. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ingestAnswer, type NormalizedEvent, normalizeEvent } from '../../domain/events.js';
 import { OutcomeError } from '../../domain/outcome.js';
-import { getEvent, listEvents } from '../../operations/events.js';
+import { checkIngest, getEvent, listEvents } from '../../operations/events.js';
 import { requireCompany } from '../auth.js';
 import { answeredWithTheChange } from '../idempotency.js';
 import {
@@ -12,6 +12,7 @@ import {
   getEventSchema,
   ingestSchema,
   ingestWithAccountSchema,
+  checkSchema,
   listAccountEventsSchema,
   listEventsSchema,
   presentEvent,
@@ -27,10 +28,8 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { deps } = ctx;
 
-  /** Normalises every event (the first problem names its index), then submits them as one group-committed request. */
-  async function ingest(request: FastifyRequest, accountId: string, events: Static<typeof EventList>, gate: boolean) {
-    const companyId = requireCompany(request);
-    const claim = request.idempotency;
+  /** Every event normalised; the first problem names its index. */
+  function normalizeAll(events: Static<typeof EventList>): NormalizedEvent[] {
     const normalized: NormalizedEvent[] = new Array(events.length);
     const time = { nowMs: deps.clock.now(), maxAgeMs: deps.usage.eventMaxAgeMs };
     for (let i = 0; i < events.length; i++) {
@@ -38,6 +37,14 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
       if (!n.ok) throw new OutcomeError(n);
       normalized[i] = n.value;
     }
+    return normalized;
+  }
+
+  /** Normalises every event, then submits them as one group-committed request. */
+  async function ingest(request: FastifyRequest, accountId: string, events: Static<typeof EventList>, gate: boolean) {
+    const companyId = requireCompany(request);
+    const claim = request.idempotency;
+    const normalized = normalizeAll(events);
     const idempotency =
       claim && !claim.replayed ? { scope: claim.scope, key: claim.key, owner: claim.owner } : undefined;
     const outcome = await ctx.events.ingest({ companyId, accountId, events: normalized, gate, idempotency });
@@ -60,6 +67,34 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
       const events = Array.isArray(body) ? body : body.events;
       const gate = request.query.gate_on_balance === true || (!Array.isArray(body) && body.gate_on_balance === true);
       return ingest(request, request.params.account_id, events, gate);
+    },
+  );
+
+  app.post(
+    '/v1/accounts/:account_id/check',
+    { config: { ...companyRoute, bodyForms, idempotency: false }, schema: checkSchema },
+    async (request) => {
+      const companyId = requireCompany(request);
+      const body = request.body;
+      const events = Array.isArray(body) ? body : body.events;
+      const gate = request.query.gate_on_balance === true || (!Array.isArray(body) && body.gate_on_balance === true);
+      const checked = await checkIngest(deps, {
+        companyId,
+        accountId: request.params.account_id,
+        events: normalizeAll(events),
+        gate,
+      });
+      return {
+        data: {
+          allowed: checked.allowed,
+          events: checked.events,
+          balances: checked.balances.map((b) => ({
+            denomination: b.denomination,
+            available: b.available,
+            available_after: b.availableAfter,
+          })),
+        },
+      };
     },
   );
 

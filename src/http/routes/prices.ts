@@ -1,12 +1,19 @@
-/** Prices: the unit price of each event type, used when an event carries no cost_override. */
+/** Prices: the price of each event type (used when an event carries no cost_override), and its history. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { listPrices, putPrice } from '../../operations/prices.js';
+import { getPrice, listPrices, listPriceVersions, putPrice } from '../../operations/prices.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
 import { runCommand } from '../idempotency.js';
 import { presentPage } from '../schemas/common.js';
-import { listPricesSchema, presentPrice, putPriceSchema } from '../schemas/prices.js';
+import {
+  getPriceSchema,
+  listPricesSchema,
+  listPriceVersionsSchema,
+  presentPrice,
+  presentPriceVersion,
+  putPriceSchema,
+} from '../schemas/prices.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
 
 export function priceRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
@@ -21,5 +28,18 @@ export function priceRoutes(scope: FastifyInstance, { deps }: RouteContext): voi
     const { limit = PAGE_LIMIT_DEFAULT, starting_after } = request.query;
     const page = await listPrices(deps, requireCompany(request), { limit, startingAfter: starting_after });
     return presentPage(page, presentPrice, (p) => p.type);
+  });
+
+  app.get('/v1/prices/:type', { config: companyRoute, schema: getPriceSchema }, async (request) => ({
+    data: presentPrice(await getPrice(deps, requireCompany(request), request.params.type)),
+  }));
+
+  app.get('/v1/prices/:type/versions', { config: companyRoute, schema: listPriceVersionsSchema }, async (request) => {
+    const { limit = PAGE_LIMIT_DEFAULT, starting_after } = request.query;
+    const page = await listPriceVersions(deps, requireCompany(request), request.params.type, {
+      limit,
+      startingAfter: starting_after,
+    });
+    return presentPage(page, presentPriceVersion, (p) => String(p.version));
   });
 }

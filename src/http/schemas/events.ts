@@ -118,6 +118,57 @@ export const ingestSchema = {
   response: { 200: IngestResponse, ...errorResponses(402, 404, 409, 413, 415) },
 };
 
+export const checkSchema = {
+  operationId: 'checkAccountEvents',
+  tags: ['events'],
+  summary: 'What would these events cost, and can the account afford them? (writes nothing)',
+  description:
+    'Takes the body of POST /v1/accounts/{account_id}/events and answers what that call would do on the state ' +
+    'as it is now, writing nothing: the cost of each event (a repeated client id costs 0: it would not be ' +
+    'deducted again) and each balance drawn from, available before and after. `allowed` is false when any ' +
+    'available_after would be below 0. A body the events call would refuse with 400 or 404 is refused the same ' +
+    'way; gate_on_balance does not refuse here (allowed says it). An Idempotency-Key is not needed and is ignored.',
+  security: companyAuth,
+  params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }),
+  querystring: Type.Object({ gate_on_balance: Gate }, { additionalProperties: false }),
+  body: ingestSchema.body,
+  response: {
+    200: Type.Object(
+      {
+        data: Type.Object({
+          allowed: Type.Boolean(),
+          events: Type.Array(
+            Type.Object({
+              index: Type.Integer(),
+              cost: Type.Object({ amount: Type.Integer(), denomination: Type.Union([Type.String(), Type.Null()]) }),
+            }),
+          ),
+          balances: Type.Array(
+            Type.Object({
+              denomination: Type.String(),
+              available: Type.Integer(),
+              available_after: Type.Integer(),
+            }),
+          ),
+        }),
+      },
+      {
+        description: 'What the events call would do',
+        examples: [
+          {
+            data: {
+              allowed: true,
+              events: [{ index: 0, cost: { amount: 12, denomination: 'tokens' } }],
+              balances: [{ denomination: 'tokens', available: 900, available_after: 888 }],
+            },
+          },
+        ],
+      },
+    ),
+    ...errorResponses(404, 413, 415),
+  },
+};
+
 /** At `/v1/events`: the account is named in the body. */
 export const ingestWithAccountSchema = {
   operationId: 'createEvents',
@@ -182,6 +233,11 @@ export const Event = Type.Object(
     type: Type.String(),
     quantity: Type.Number(),
     cost: Cost,
+    price_model: Type.Union([Type.Literal('unit'), Type.Literal('graduated'), Type.Literal('package'), Type.Null()], {
+      description:
+        'The model of the price that gave the cost; null when a cost_override gave it (or the event was recorded ' +
+        'before price models)',
+    }),
     metadata: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
     state: Type.Union([Type.Literal('pending'), Type.Literal('complete'), Type.Literal('cancelled')]),
     timestamp: Type.String({
@@ -204,6 +260,7 @@ export const Event = Type.Object(
         type: 'api_call',
         quantity: 1,
         cost: { amount: 25, denomination: 'tokens' },
+        price_model: 'unit',
         metadata: null,
         state: 'pending',
         timestamp: '2026-11-23T10:00:00.000Z',
@@ -222,6 +279,7 @@ export function presentEvent(e: EventRow) {
     type: e.type,
     quantity: e.quantity,
     cost: { amount: e.costAmount, denomination: e.denomination },
+    price_model: e.priceModel,
     metadata: e.metadata,
     state: e.state,
     timestamp: toIso(e.occurredAtMs),

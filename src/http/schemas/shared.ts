@@ -7,6 +7,6 @@ import { Balance } from './balances.js';
 import { Event } from './events.js';
 import { ApiKey, User } from './identity.js';
 import { Transaction } from './ledger.js';
-import { Price } from './prices.js';
+import { Price, PriceVersion } from './prices.js';
 
-export const SHARED_SCHEMAS = [Balance, Account, Event, Transaction, Price, User, ApiKey];
+export const SHARED_SCHEMAS = [Balance, Account, Event, Transaction, Price, PriceVersion, User, ApiKey];

@@ -6,7 +6,7 @@
 import type { BalanceKey } from '../balances/types.js';
 import type { Page } from '../common.js';
 import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
-import type { EventFilter, EventKey, EventRow, EventStateValue, EventsTx } from './types.js';
+import type { EventChange, EventFilter, EventKey, EventRow, EventStateValue, EventsTx } from './types.js';
 
 export const toEvent = (r: SqlRow): EventRow => ({
   eventId: String(r.event_id),
@@ -17,6 +17,7 @@ export const toEvent = (r: SqlRow): EventRow => ({
   quantity: num(r.quantity),
   costAmount: num(r.cost_amount),
   denomination: String(r.denomination),
+  priceModel: strOrNull(r.price_model) as EventRow['priceModel'],
   metadata: jsonOrNull(r.metadata),
   state: String(r.state) as EventStateValue,
   contentHash: strOrNull(r.content_hash),
@@ -33,7 +34,7 @@ export function distinctEventKeys(keys: EventKey[]): EventKey[] {
 
 export const EVENT_COLUMNS =
   'company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, ' +
-  'state, content_hash, occurred_at, created_at, updated_at, expires_at';
+  'state, content_hash, occurred_at, created_at, updated_at, expires_at, price_model';
 /** Appends an event row's parameters, in EVENT_COLUMNS order, to `p` (multi-row INSERTs). */
 export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: unknown[]): void {
   p.push(
@@ -52,6 +53,7 @@ export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: u
     e.createdAtMs,
     e.updatedAtMs,
     e.expiresAtMs,
+    e.priceModel,
   );
 }
 
@@ -139,20 +141,12 @@ export function eventsSql<Base extends SqlBase>(base: Base) {
     abstract insertEvents(rows: EventRow[]): Promise<void>;
     /** The dialect's: a primary-key probe each (SQLite), `FOR UPDATE` in key order (PostgreSQL). */
     abstract lockEvents(keys: EventKey[]): Promise<EventRow[]>;
-    async updateEvents(
-      changes: {
-        companyId: string;
-        eventId: string;
-        state: EventStateValue;
-        costAmount: number;
-        updatedAtMs: number;
-      }[],
-    ) {
+    async updateEvents(changes: EventChange[]) {
       for (const c of changes) {
         await this.db.run(
-          'UPDATE events SET state = ?, cost_amount = ?, updated_at = ?, expires_at = NULL ' +
+          'UPDATE events SET state = ?, cost_amount = ?, price_model = ?, updated_at = ?, expires_at = NULL ' +
             'WHERE company_id = ? AND event_id = ?',
-          [c.state, c.costAmount, c.updatedAtMs, c.companyId, c.eventId],
+          [c.state, c.costAmount, c.priceModel, c.updatedAtMs, c.companyId, c.eventId],
         );
       }
     }

@@ -17,6 +17,8 @@ export interface EventRow {
   quantity: number;
   costAmount: number;
   denomination: string;
+  /** The model of the price that gave the cost; null for a cost_override (or an event from before models). */
+  priceModel: 'unit' | 'graduated' | 'package' | null;
   metadata: Record<string, unknown> | null;
   state: EventStateValue;
   contentHash: string | null;
@@ -36,6 +38,16 @@ export interface EventFilter {
   denomination?: string;
   fromMs?: number;
   toMs?: number;
+}
+
+/** A settle's or a cancellation's change of one event. */
+export interface EventChange {
+  companyId: string;
+  eventId: string;
+  state: EventStateValue;
+  costAmount: number;
+  priceModel: EventRow['priceModel'];
+  updatedAtMs: number;
 }
 
 /** An event as a company names it. */
@@ -70,10 +82,8 @@ export interface EventsTx extends EventsReadTx {
    */
   lockEvents(keys: EventKey[]): Promise<EventRow[]>;
   /**
-   * Sets the state, cost and updated_at of each event (expires_at cleared); each event at most
-   * once per call.
+   * Sets the state, cost, price model and updated_at of each event (expires_at cleared); each event
+   * at most once per call.
    */
-  updateEvents(
-    changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[],
-  ): Promise<void>;
+  updateEvents(changes: EventChange[]): Promise<void>;
 }

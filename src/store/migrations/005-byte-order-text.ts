@@ -7,7 +7,7 @@
  */
 import type { Migration } from './migration.js';
 
-const BYTE_ORDER_TEXT = `
+export const BYTE_ORDER_TEXT = `
 DO $$
 DECLARE c record;
 BEGIN

@@ -17,6 +17,7 @@ import { idempotencyLease } from './009-idempotency-lease.js';
 import { sessions } from './010-sessions.js';
 import { clusteredUsageRollups } from './011-clustered-usage-rollups.js';
 import { apiKeyLastUsed } from './012-api-key-last-used.js';
+import { priceModels } from './013-price-models.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -34,4 +35,5 @@ export const MIGRATIONS: Migration[] = [
   sessions,
   clusteredUsageRollups,
   apiKeyLastUsed,
+  priceModels,
 ];

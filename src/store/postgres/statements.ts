@@ -48,6 +48,7 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
   const [occurred, occurredAt] = columnOf(rows.map((e) => e.occurredAtMs));
   const [created, createdAt] = columnOf(rows.map((e) => e.createdAtMs));
   const [updated, updatedAt] = columnOf(rows.map((e) => e.updatedAtMs));
+  const [models, model] = columnOf(rows.map((e) => e.priceModel));
   return [
     `INSERT INTO events (${EVENT_COLUMNS})
      SELECT COALESCE(u.company_id, ?::text), u.event_id, COALESCE(u.account_id, ?::text), ` +
@@ -55,11 +56,12 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
        COALESCE(u.type, ?::text), COALESCE(u.quantity, ?::float8), COALESCE(u.cost_amount, ?::bigint), ` +
       `COALESCE(u.denomination, ?::text),
        u.metadata, COALESCE(u.state, ?::text), u.content_hash, COALESCE(u.occurred_at, ?::bigint), ` +
-      `COALESCE(u.created_at, ?::bigint), COALESCE(u.updated_at, ?::bigint), u.expires_at
+      `COALESCE(u.created_at, ?::bigint), COALESCE(u.updated_at, ?::bigint), u.expires_at, ` +
+      `COALESCE(u.price_model, ?::text)
      FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ` +
-      `?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[])
+      `?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])
        AS u(company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, ` +
-      `state, content_hash, occurred_at, created_at, updated_at, expires_at)`,
+      `state, content_hash, occurred_at, created_at, updated_at, expires_at, price_model)`,
     [
       company,
       account,
@@ -72,6 +74,7 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
       occurredAt,
       createdAt,
       updatedAt,
+      model,
       companies,
       rows.map((e) => e.eventId),
       accounts,
@@ -87,6 +90,7 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
       created,
       updated,
       nullableColumnOf(rows.map((e) => e.expiresAtMs)),
+      models,
     ],
   ];
 }

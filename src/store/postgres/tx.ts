@@ -5,7 +5,7 @@
 import { toBalance } from '../balances/sql.js';
 import type { BalanceDelta, BalanceKey } from '../balances/types.js';
 import { distinctEventKeys, toEvent } from '../events/sql.js';
-import type { EventKey, EventRow, EventStateValue } from '../events/types.js';
+import type { EventChange, EventKey, EventRow } from '../events/types.js';
 import type { TransactionRow } from '../ledger/types.js';
 import { SqlTx } from '../sql-base.js';
 import type { UsageRow } from '../usage/types.js';
@@ -100,20 +100,20 @@ export class PgTx extends SqlTx {
     ).map(toEvent);
   }
   /** One statement for the group (each event at most once, as settles and cancellations pass them). */
-  override async updateEvents(
-    changes: { companyId: string; eventId: string; state: EventStateValue; costAmount: number; updatedAtMs: number }[],
-  ) {
+  override async updateEvents(changes: EventChange[]) {
     if (changes.length === 0) return;
     await this.db.run(
-      `UPDATE events e SET state = c.state, cost_amount = c.cost_amount, updated_at = c.updated_at, expires_at = NULL
-         FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS c(company_id, event_id, state, ` +
-        `cost_amount, updated_at)
+      `UPDATE events e SET state = c.state, cost_amount = c.cost_amount, price_model = c.price_model, ` +
+        `updated_at = c.updated_at, expires_at = NULL
+         FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[]) AS c(company_id, ` +
+        `event_id, state, cost_amount, price_model, updated_at)
        WHERE e.company_id = c.company_id AND e.event_id = c.event_id`,
       [
         changes.map((c) => c.companyId),
         changes.map((c) => c.eventId),
         changes.map((c) => c.state),
         changes.map((c) => c.costAmount),
+        changes.map((c) => c.priceModel),
         changes.map((c) => c.updatedAtMs),
       ],
     );

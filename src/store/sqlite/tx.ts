@@ -74,7 +74,7 @@ export class SqliteTx extends SqlTx {
     return super.findExpiredHolds(nowMs, limit, only);
   }
   async insertEvents(rows: EventRow[]) {
-    this.#insertMany('events', EVENT_COLUMNS, 15, rows, (e, p) => pushEventParams(e, this.bool, p));
+    this.#insertMany('events', EVENT_COLUMNS, 16, rows, (e, p) => pushEventParams(e, this.bool, p));
   }
   async lockEvents(keys: EventKey[]) {
     // The IMMEDIATE transaction already holds the write lock; a primary-key probe each.
