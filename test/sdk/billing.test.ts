@@ -89,14 +89,57 @@ for (const dialect of HTTP_DIALECTS) {
       assert.deepEqual(await billing.balances.retrieve(accountId, 'tokens'), refill);
     });
 
-    test('prices: set and list', async () => {
+    test('prices: set (unit and graduated) and list', async () => {
       const price = await billing.prices.set('llm_call', { denomination: 'tokens', unit_amount: '0.5' });
       assert.deepEqual([price.type, price.denomination, price.unit_amount], ['llm_call', 'tokens', '0.5']);
+      const tiers = [
+        { up_to: 10, unit_amount: '1' },
+        { up_to: null, unit_amount: '0.5' },
+      ];
+      const graduated = await billing.prices.set('storage', { denomination: 'tokens', model: 'graduated', tiers });
+      assert.equal(graduated.model, 'graduated');
+      assert.deepEqual(
+        graduated.tiers?.map((t) => [t.up_to, t.unit_amount]),
+        [
+          [10, '1'],
+          [null, '0.5'],
+        ],
+      );
       const page = await billing.prices.list();
       assert.deepEqual(
-        page.data.map((p) => p.type),
-        ['llm_call'],
+        page.data.map((p) => [p.type, p.model]),
+        [
+          ['llm_call', 'unit'],
+          ['storage', 'graduated'],
+        ],
       );
+    });
+
+    test('check: what an ingest would cost and whether the account can afford it, written nowhere', async () => {
+      const before = await billing.balances.retrieve(accountId, 'tokens');
+      const answer = await billing.check(accountId, [
+        { type: 'llm_call', quantity: 41 },
+        { type: 'storage', quantity: 12 },
+      ]);
+      assert.equal(answer.allowed, true);
+      assert.deepEqual(
+        answer.events.map((e) => [e.index, e.cost.amount, e.cost.denomination]),
+        [
+          [0, 21, 'tokens'],
+          [1, 11, 'tokens'],
+        ],
+        '41 × 0.5 rounded up; 10 × 1 + 2 × 0.5 on the graduated price',
+      );
+      assert.deepEqual(answer.balances, [
+        { denomination: 'tokens', available: before.available, available_after: before.available - 32 },
+      ]);
+      const tooMuch = await billing.check(accountId, [
+        { type: 'export', cost_override: { amount: before.available + 1, denomination: 'tokens' } },
+      ]);
+      assert.equal(tooMuch.allowed, false);
+      assert.deepEqual(await billing.balances.retrieve(accountId, 'tokens'), before, 'nothing was written');
+      const unpriced = await refusal(billing.check(accountId, [{ type: 'unpriced' }]));
+      assert.deepEqual([unpriced.status, unpriced.code], [400, 'no_price_for_event_type']);
     });
 
     test('events: ingest, retrieve, settle, list; transactions and usage read them back', async () => {

@@ -49,6 +49,8 @@ export type PriceListParams = Query<'listPrices'>;
 /** One usage event of an ingest request. */
 export type EventInput = Extract<JsonBody<'createAccountEvents'>, readonly unknown[]>[number];
 export type IngestResult = Answer<'createAccountEvents'>;
+/** What an ingest of these events would do, written nowhere (POST /v1/accounts/{account_id}/check). */
+export type CheckResult = Answer<'checkAccountEvents'>['data'];
 export type EventSettleParams = JsonBody<'settleEvent'>;
 export type EventListParams = Query<'listEvents'>;
 export type TransactionListParams = Query<'listTransactions'>;
@@ -489,6 +491,7 @@ export class Billing {
   /** The typed client underneath (the same credentials and retries), for routes these methods do not wrap. */
   readonly api: ApiClient;
   readonly companyId: string;
+  readonly #core: Core;
 
   constructor(options: BillingOptions) {
     const { baseUrl, companyId, apiKey, fetch } = checkOptions(options);
@@ -503,6 +506,7 @@ export class Billing {
       timeoutMs,
     });
     const core = new Core(this.api, companyId, { fetch, maxRetries, timeoutMs });
+    this.#core = core;
     this.accounts = new Accounts(core);
     this.balances = new Balances(core);
     this.prices = new Prices(core);
@@ -510,6 +514,19 @@ export class Billing {
     this.transactions = new Transactions(core);
     this.usage = new Usage(core);
     this.webhooks = new Webhooks(core);
+  }
+
+  /**
+   * What `events.ingest(accountId, events)` would do on the state as it is now, writing nothing: each event's cost
+   * and each balance's `available` before and after; `allowed` is false when any would end below 0. A body the
+   * ingest would refuse (400, 404) is refused the same way (POST /v1/accounts/{account_id}/check).
+   */
+  check(accountId: string, events: EventInput[], options?: RequestOptions): Promise<CheckResult> {
+    const c = this.#core;
+    const path = { account_id: required('accountId', accountId) };
+    return unwrap(
+      c.api.POST('/v1/accounts/{account_id}/check', { params: { path }, body: events, ...c.init(options) }),
+    ).then((r) => r.data);
   }
 }
 

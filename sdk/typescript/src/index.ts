@@ -19,6 +19,7 @@ export {
   Billing,
   type BillingEvent,
   type BillingOptions,
+  type CheckResult,
   type CreatedWebhook,
   type EventInput,
   type EventListParams,

@@ -182,15 +182,34 @@ export interface paths {
     get: operations["listTransactions"];
   };
   "/v1/prices/{type}": {
+    /** The price of an event type now in force */
+    get: operations["getPrice"];
     /**
      * Set the price of an event type
-     * @description cost = quantity × unit_amount, computed exactly and rounded up to a whole unit.
+     * @description Three models. `unit` (the default): cost = quantity × unit_amount, exact, rounded up per event.
+     * `graduated` (tiers) and `package` (package_size, package_amount) price the period: the UTC calendar month of the
+     * event's timestamp, counted per account and type over completed events that such a price priced. With C(q) the
+     * exact cumulative price of q units and Q the quantity completed before it, an event of quantity q costs ceil(C(Q
+     * + q)) − ceil(C(Q)) when it completes, so any split of a period into events costs ceil(C(total)). A pending event
+     * holds what it would cost now and is priced again, by the price then in force and against the count then, when it
+     * completes (a settle with cost_override gives the cost instead, and the event does not count; if the price in
+     * force is then in another denomination, the held cost stands). Events with a cost_override are neither priced nor
+     * counted; unit-priced events are not counted. `volume` is refused: a crossing would reprice earlier units. A
+     * change applies to events completed after it; the count goes on; the earlier price is kept (GET
+     * /v1/prices/{type}/versions). A PUT of the price in force changes nothing.
      */
     put: operations["setPrice"];
   };
   "/v1/prices": {
     /** List prices, by type */
     get: operations["listPrices"];
+  };
+  "/v1/prices/{type}/versions": {
+    /**
+     * Earlier prices of an event type, newest first
+     * @description Each with the span it applied in, [effective_from, effective_to). The cursor is a version number.
+     */
+    get: operations["listPriceVersions"];
   };
   "/v1/accounts/{account_id}/events": {
     /**
@@ -207,6 +226,17 @@ export interface paths {
      * or balance: 400 naming the event index.
      */
     post: operations["createAccountEvents"];
+  };
+  "/v1/accounts/{account_id}/check": {
+    /**
+     * What would these events cost, and can the account afford them? (writes nothing)
+     * @description Takes the body of POST /v1/accounts/{account_id}/events and answers what that call would do on the
+     * state as it is now, writing nothing: the cost of each event (a repeated client id costs 0: it would not be
+     * deducted again) and each balance drawn from, available before and after. `allowed` is false when any
+     * available_after would be below 0. A body the events call would refuse with 400 or 404 is refused the same way;
+     * gate_on_balance does not refuse here (allowed says it). An Idempotency-Key is not needed and is ignored.
+     */
+    post: operations["checkAccountEvents"];
   };
   "/v1/events": {
     /**
@@ -476,6 +506,11 @@ export interface components {
         amount: number;
         denomination: string;
       };
+      /**
+       * @description The model of the price that gave the cost; null when a cost_override gave it (or the event was
+       * recorded before price models)
+       */
+      price_model: "unit" | "graduated" | "package" | null;
       metadata: {
         [key: string]: unknown;
       } | null;
@@ -523,13 +558,61 @@ export interface components {
     Price: {
       type: string;
       denomination: string;
-      /** @description Exact decimal: units per unit of quantity */
-      unit_amount: string;
+      model: "unit" | "graduated" | "package";
+      /** @description model unit: exact decimal, units per unit of quantity; else null */
+      unit_amount: string | null;
+      /** @description model graduated: the tiers; else null */
+      tiers: (({
+          up_to: number | null;
+          unit_amount: string;
+          flat_amount: string | null;
+        })[]) | null;
+      /** @description model package; else null */
+      package_size: number | null;
+      /** @description model package: exact decimal; else null */
+      package_amount: string | null;
+      /** @description 1 for the type's first price, one more for each change */
+      version: number;
       /**
        * Format: date-time
        * @description ISO-8601 UTC
        */
+      effective_from: string;
+      /**
+       * Format: date-time
+       * @description The same as effective_from
+       */
       updated_at: string;
+    };
+    /** PriceVersion */
+    PriceVersion: {
+      type: string;
+      denomination: string;
+      model: "unit" | "graduated" | "package";
+      /** @description model unit: exact decimal, units per unit of quantity; else null */
+      unit_amount: string | null;
+      /** @description model graduated: the tiers; else null */
+      tiers: (({
+          up_to: number | null;
+          unit_amount: string;
+          flat_amount: string | null;
+        })[]) | null;
+      /** @description model package; else null */
+      package_size: number | null;
+      /** @description model package: exact decimal; else null */
+      package_amount: string | null;
+      /** @description 1 for the type's first price, one more for each change */
+      version: number;
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC
+       */
+      effective_from: string;
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC
+       */
+      effective_to: string;
     };
     /** User */
     User: {
@@ -2254,9 +2337,68 @@ export interface operations {
       };
     };
   };
+  /** The price of an event type now in force */
+  getPrice: {
+    parameters: {
+      path: {
+        /** @description Event type */
+        type: string;
+      };
+    };
+    responses: {
+      /** @description The price of an event type now in force */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Price"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /**
    * Set the price of an event type
-   * @description cost = quantity × unit_amount, computed exactly and rounded up to a whole unit.
+   * @description Three models. `unit` (the default): cost = quantity × unit_amount, exact, rounded up per event.
+   * `graduated` (tiers) and `package` (package_size, package_amount) price the period: the UTC calendar month of the
+   * event's timestamp, counted per account and type over completed events that such a price priced. With C(q) the
+   * exact cumulative price of q units and Q the quantity completed before it, an event of quantity q costs ceil(C(Q +
+   * q)) − ceil(C(Q)) when it completes, so any split of a period into events costs ceil(C(total)). A pending event
+   * holds what it would cost now and is priced again, by the price then in force and against the count then, when it
+   * completes (a settle with cost_override gives the cost instead, and the event does not count; if the price in force
+   * is then in another denomination, the held cost stands). Events with a cost_override are neither priced nor
+   * counted; unit-priced events are not counted. `volume` is refused: a crossing would reprice earlier units. A change
+   * applies to events completed after it; the count goes on; the earlier price is kept (GET
+   * /v1/prices/{type}/versions). A PUT of the price in force changes nothing.
    */
   setPrice: {
     parameters: {
@@ -2270,17 +2412,28 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *   "denomination": "tokens",
-         *   "unit_amount": "0.25"
-         * }
-         */
         "application/json": {
           /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
           denomination: string;
-          /** @description Decimal string (exact) or number ≥ 0 */
-          unit_amount: string | number;
+          /** @description unit (default), graduated or package */
+          model?: string;
+          /** @description model unit: exact decimal string or number ≥ 0 */
+          unit_amount?: string | number;
+          /** @description model graduated: the tiers, in order */
+          tiers?: ({
+              /**
+               * @description The period's quantity up to which (inclusive) this tier prices: integers, strictly
+               * increasing; the last tier null (no bound)
+               */
+              up_to: number | null;
+              /** @description Exact decimal ≥ 0: units per unit of quantity in this tier */
+              unit_amount: string | number;
+              flat_amount?: (string | number) | null;
+            })[];
+          /** @description model package: units per block, an integer ≥ 1 */
+          package_size?: number;
+          /** @description model package: the price of every started block, exact ≥ 0 */
+          package_amount?: string | number;
         };
       };
     };
@@ -2358,6 +2511,67 @@ export interface operations {
       };
       /** @description Credentials are missing or wrong (`authentication_required`). */
       401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Earlier prices of an event type, newest first
+   * @description Each with the span it applied in, [effective_from, effective_to). The cursor is a version number.
+   */
+  listPriceVersions: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+      };
+      path: {
+        /** @description Event type */
+        type: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["PriceVersion"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2626,6 +2840,216 @@ export interface operations {
       };
       /** @description Conflicts with the current state (`conflict`); `code` says how. */
       409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than the server accepts (`payload_too_large`). */
+      413: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not application/json (`unsupported_media_type`). */
+      415: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * What would these events cost, and can the account afford them? (writes nothing)
+   * @description Takes the body of POST /v1/accounts/{account_id}/events and answers what that call would do on the
+   * state as it is now, writing nothing: the cost of each event (a repeated client id costs 0: it would not be
+   * deducted again) and each balance drawn from, available before and after. `allowed` is false when any
+   * available_after would be below 0. A body the events call would refuse with 400 or 404 is refused the same way;
+   * gate_on_balance does not refuse here (allowed says it). An Idempotency-Key is not needed and is ignored.
+   */
+  checkAccountEvents: {
+    parameters: {
+      query?: {
+        /**
+         * @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0
+         */
+        gate_on_balance?: boolean;
+      };
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example [
+         *   {
+         *     "type": "api_call",
+         *     "quantity": 3
+         *   },
+         *   {
+         *     "id": "req-7f3a",
+         *     "type": "llm_tokens",
+         *     "cost_override": {
+         *       "amount": 25,
+         *       "denomination": "tokens"
+         *     },
+         *     "state": "pending"
+         *   }
+         * ]
+         */
+        "application/json": (({
+            /** @description Kind of event, chosen by the company */
+            type: string;
+            /** @description Client-chosen event id, unique per company */
+            id?: string;
+            /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
+            quantity?: number;
+            /** @description The cost to charge, stated by the caller */
+            cost_override?: {
+              /** @description Whole units ≥ 0 */
+              amount: number;
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              denomination: string;
+            };
+            /** @description Flat spelling of cost_override.amount */
+            cost_override_amount?: number;
+            /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+            cost_override_denomination?: string;
+            /**
+             * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object
+             * is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters,
+             * strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request
+             * naming the field.
+             */
+            metadata?: {
+              [key: string]: unknown;
+            };
+            /** @description Default complete; completed = complete */
+            state?: "pending" | "complete" | "completed" | "cancelled";
+            /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
+            gate_on_balance?: boolean;
+            /**
+             * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
+             * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event.
+             * Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id
+             * replayed with another timestamp is different content (409).
+             */
+            timestamp?: string;
+          })[]) | ({
+          events: ({
+              /** @description Kind of event, chosen by the company */
+              type: string;
+              /** @description Client-chosen event id, unique per company */
+              id?: string;
+              /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
+              quantity?: number;
+              /** @description The cost to charge, stated by the caller */
+              cost_override?: {
+                /** @description Whole units ≥ 0 */
+                amount: number;
+                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+                denomination: string;
+              };
+              /** @description Flat spelling of cost_override.amount */
+              cost_override_amount?: number;
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              cost_override_denomination?: string;
+              /**
+               * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object
+               * is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters,
+               * strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request
+               * naming the field.
+               */
+              metadata?: {
+                [key: string]: unknown;
+              };
+              /** @description Default complete; completed = complete */
+              state?: "pending" | "complete" | "completed" | "cancelled";
+              /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
+              gate_on_balance?: boolean;
+              /**
+               * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
+               * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the
+               * event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A
+               * client id replayed with another timestamp is different content (409).
+               */
+              timestamp?: string;
+            })[];
+          /**
+           * @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available <
+           * 0
+           */
+          gate_on_balance?: boolean;
+        });
+      };
+    };
+    responses: {
+      /** @description What the events call would do */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              allowed: boolean;
+              events: ({
+                  index: number;
+                  cost: {
+                    amount: number;
+                    denomination: string | null;
+                  };
+                })[];
+              balances: {
+                  denomination: string;
+                  available: number;
+                  available_after: number;
+                }[];
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
         };
