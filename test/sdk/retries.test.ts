@@ -190,6 +190,11 @@ test('an answer that is not JSON (a proxy’s page) is a BillingError with its s
   assert.ok((err.body ?? '').length < page.length, 'the first bytes, not the whole page');
   assert.match(err.message, /HTTP 502.*text\/html.*502 Bad Gateway/);
 
+  const foreign = await scripted([{ status: 404, body: { message: 'no route (another server)' } }]);
+  const other = await refusal(client(foreign.url).accounts.retrieve('a_1'));
+  assert.deepEqual([other.status, other.type, other.code], [404, 'invalid_response', 'unexpected_error_body']);
+  assert.match(other.message, /no route \(another server\)/);
+
   const ok = await scripted([{ status: 200, body: '<html>login page</html>' }]);
   const odd = await refusal(client(ok.url).accounts.retrieve('a_1'));
   assert.deepEqual([odd.status, odd.code, odd.body], [200, 'response_not_json', '<html>login page</html>']);

@@ -52,7 +52,10 @@ export class BillingError extends Error {
   readonly status: number;
   /** The kind of error; the HTTP status follows from it. */
   readonly type: BillingErrorType;
-  /** The reason code, e.g. `insufficient_balance`; `connection_failed`, `timeout` or `response_not_json` here. */
+  /**
+   * The reason code, e.g. `insufficient_balance`; this client's own: `connection_failed`, `timeout`,
+   * `response_not_json`, `unexpected_error_body`.
+   */
   readonly code: string;
   /** The field at fault, spelt as in the request body (`events[0].quantity`), where there is one. */
   readonly param: string | undefined;
@@ -83,17 +86,29 @@ export class BillingError extends Error {
     const parsed = typeof body === 'string' ? parseJson(body) : body;
     const envelope = errorEnvelope(parsed);
     if (envelope) return new BillingError({ status: response.status, requestId, ...envelope });
-    return BillingError.unreadable(response, typeof body === 'string' ? body : JSON.stringify(body ?? ''));
+    const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+    return BillingError.unreadable(
+      response,
+      text,
+      parsed === undefined ? 'response_not_json' : 'unexpected_error_body',
+    );
   }
 
-  /** An answer whose body is not the server's JSON (any status). */
-  static unreadable(response: Response, text: string): BillingError {
+  /**
+   * An answer whose body is not the server's JSON (any status): `response_not_json`, or `unexpected_error_body`
+   * for JSON that is not the API's error envelope (another server's).
+   */
+  static unreadable(
+    response: Response,
+    text: string,
+    code: 'response_not_json' | 'unexpected_error_body' = 'response_not_json',
+  ): BillingError {
     const excerpt = text.slice(0, BODY_EXCERPT_LENGTH);
     const what = response.headers.get('content-type') ?? 'no content type';
     return new BillingError({
       status: response.status,
       type: 'invalid_response',
-      code: 'response_not_json',
+      code,
       message: `HTTP ${response.status}: the answer is not the API's JSON (${what}): ${JSON.stringify(excerpt)}`,
       requestId: response.headers.get('request-id') ?? undefined,
       body: excerpt,
