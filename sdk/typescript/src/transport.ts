@@ -111,7 +111,7 @@ async function attemptOnce(
     return { response, text };
   } catch (err) {
     if (callerSignal?.aborted) throw callerSignal.reason;
-    const what = timedOut ? `no answer within ${timeoutMs} ms` : `the connection failed (${String(err)})`;
+    const what = timedOut ? `no answer within ${timeoutMs} ms` : `the connection failed (${describe(err)})`;
     const failure = new BillingError({
       status: 0,
       type: 'connection_error',
@@ -124,6 +124,13 @@ async function attemptOnce(
     clearTimeout(timer);
     callerSignal?.removeEventListener('abort', onCallerAbort);
   }
+}
+
+/** An error with its cause (Node's fetch says `fetch failed`; the cause says `ECONNREFUSED`, `other side closed`). */
+function describe(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  const cause = err instanceof Error ? err.cause : undefined;
+  return cause instanceof Error && cause.message !== '' ? `${text}: ${cause.message}` : text;
 }
 
 /** How long to wait before the next attempt, or null when this outcome is final. */
