@@ -244,7 +244,7 @@ for (const dialect of HTTP_DIALECTS) {
       assert.deepEqual([missing.status, missing.code], [404, 'not_found']);
     });
 
-    test('webhooks: create, list, verify a real delivery (and refuse it changed, re-keyed or late), delete', async () => {
+    test('webhooks: create, list, verify a real delivery (refused changed, re-keyed or late), delete', async () => {
       const hook = await billing.webhooks.create({ type: 'balance_change', url: rx.url });
       assert.match(hook.webhook_id, /^wh_/);
       assert.match(hook.secret, /^whsec_/);

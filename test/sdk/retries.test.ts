@@ -110,7 +110,7 @@ async function refusal(call: Promise<unknown>): Promise<BillingError> {
 const TIMER_GRANULARITY_MS = 1;
 
 for (const status of [429, 503]) {
-  test(`${status} with Retry-After: the same request again, no sooner than Retry-After, with the same key`, async () => {
+  test(`${status} with Retry-After: sent again no sooner than Retry-After, with the same key`, async () => {
     const s = await scripted([
       { status, headers: { 'retry-after': '1' }, body: error('rate_limited', 'rate_limited') },
       { status: 200, body: ACCOUNT },
