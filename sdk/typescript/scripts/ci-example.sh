@@ -26,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== npm pack (sdk/typescript)"
-PACKED="$(cd "$SDK" && npm pack --json --pack-destination "$WORK" 2>/dev/null)"
+PACKED="$(cd "$SDK" && npm pack --json --pack-destination "$WORK")"
 TARBALL="$WORK/$(node -e 'const p = JSON.parse(process.argv[1])[0]; console.log(p.filename)' "$PACKED")"
 node -e '
   const p = JSON.parse(process.argv[1])[0];
