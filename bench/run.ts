@@ -85,6 +85,7 @@ const BASELINE_SIZES: Readonly<Record<ScenarioName, readonly number[]>> = {
   'events-1000': [1000],
   holds: [1],
   accounts: [1],
+  'check-1': [],
 };
 
 const { log, onCleanup, cleanUpEverything, run } = benchEntry('bench');

@@ -3,12 +3,20 @@
  */
 import { parseArgs } from 'node:util';
 
-export const SCENARIO_NAMES = ['events-1', 'events-100', 'events-1000', 'holds', 'accounts'] as const;
+export const SCENARIO_NAMES = ['events-1', 'events-100', 'events-1000', 'holds', 'accounts', 'check-1'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 export const DB_KINDS = ['sqlite', 'postgres'] as const;
 export type DbKind = (typeof DB_KINDS)[number];
 export type DbChoice = DbKind | 'both';
+
+/**
+ * How the events of the events-N and check scenarios are costed: `override` (a cost_override each, the
+ * default), `unit` (a unit price of 1, quantity = cost) or `graduated` (a graduated price whose tiers all cost 1
+ * per unit: the same costs, through the period counts of graduated prices).
+ */
+export const PRICINGS = ['override', 'unit', 'graduated'] as const;
+export type Pricing = (typeof PRICINGS)[number];
 
 /** Seconds of load per measured phase. */
 export const DEFAULT_DURATION_S = 5;
@@ -66,6 +74,7 @@ export interface BenchOptions {
   baselines: boolean;
   /** Each events-N request carries a fresh Idempotency-Key (requests built per send, not cycled). */
   idempotencyKeys: boolean;
+  pricing: Pricing;
   serverEntry: string;
   dataDir: string | undefined;
   serverEnv: Readonly<Record<string, string>>;
@@ -88,6 +97,7 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --accounts <n>       accounts of the spread phase of the accounts scenario (default ${DEFAULT_SPREAD_ACCOUNTS})
   --no-baselines       skip the Fastify hello-world and no-database validation baselines
   --idempotency-keys   every events-N request carries a fresh Idempotency-Key (built per send)
+  --pricing <how>      override (default: a cost_override per event) | unit | graduated (a price, quantity = cost)
   --server <path>      server entry point, relative to the repository root (default ${DEFAULT_SERVER_ENTRY})
   --data-dir <dir>     where the SQLite file goes (default: a fresh directory under the OS temp dir)
   --env <KEY=VALUE>    extra environment for the server process (repeatable)
@@ -113,6 +123,13 @@ export function parseEnvPairs(pairs: readonly string[] | undefined): Record<stri
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return env;
+}
+
+function parsePricing(raw: string | undefined): Pricing {
+  if (raw === undefined) return 'override';
+  if (!(PRICINGS as readonly string[]).includes(raw))
+    throw new Error(`--pricing takes ${PRICINGS.join(', ')}; got "${raw}"`);
+  return raw as Pricing;
 }
 
 export function positiveNumber(flag: string, raw: string, allowZero = false): number {
@@ -161,6 +178,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       accounts: { type: 'string' },
       'no-baselines': { type: 'boolean', default: false },
       'idempotency-keys': { type: 'boolean', default: false },
+      pricing: { type: 'string' },
       server: { type: 'string' },
       'data-dir': { type: 'string' },
       env: { type: 'string', multiple: true },
@@ -205,6 +223,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       values.accounts !== undefined ? positiveInteger('--accounts', values.accounts) : DEFAULT_SPREAD_ACCOUNTS,
     baselines: !values['no-baselines'],
     idempotencyKeys: values['idempotency-keys'],
+    pricing: parsePricing(values.pricing),
     serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,
     dataDir: values['data-dir'],
     serverEnv,

@@ -2,11 +2,11 @@
  * The scenarios: what is sent, to which accounts, and how each answer enters the ledger.
  */
 import { createFundedAccounts, type Tenant } from './api.js';
-import { eventBatches, SETTLE_BODY, type EventBatch } from './bodies.js';
+import { benchPrice, eventBatches, SETTLE_BODY, type EventBatch } from './bodies.js';
 import type { ChildServer } from './children.js';
 import type { Ledger } from './ledger.js';
 import { runLoads, spreadOver, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
-import { connectionsFor, POOL_ACCOUNTS, type BenchOptions, type ScenarioName } from './options.js';
+import { connectionsFor, EVENT_TYPE, POOL_ACCOUNTS, type BenchOptions, type ScenarioName } from './options.js';
 import { MachineSampler, ProcessSampler, processForest } from './procstats.js';
 import { gcd, scatter } from './scatter.js';
 
@@ -231,6 +231,8 @@ export class EventTraffic {
     private readonly cycles = true,
     /** Each request gets a fresh Idempotency-Key (which a cycle, sending the same bytes again, cannot). */
     private readonly keyed = false,
+    /** To the pre-flight check instead: answers are counted, nothing enters the ledger. */
+    private readonly check = false,
   ) {
     if (accounts.length === 0 || batches.length === 0) throw new Error('EventTraffic needs accounts and batches');
     this.pick = scatter(accounts.length);
@@ -264,7 +266,8 @@ export class EventTraffic {
   private shot(account: number, variant: number): Shot<EventTag> {
     const accountId = this.accounts[account] as string;
     const batch = this.batches[variant] as EventBatch;
-    return { method: 'POST', path: eventsPath(accountId), body: batch.body, tag: { accountId, batch } };
+    const path = this.check ? `/v1/accounts/${encodeURIComponent(accountId)}/check` : eventsPath(accountId);
+    return { method: 'POST', path, body: batch.body, tag: { accountId, batch } };
   }
 
   private record(tag: EventTag, status: number, body: string): void {
@@ -274,6 +277,17 @@ export class EventTraffic {
     }
     if (status < 200 || status > 299) return; // refused: nothing changed
     const { batch, accountId } = tag;
+    if (this.check) {
+      let checked: { data?: { events?: unknown[] } } = {};
+      try {
+        checked = JSON.parse(body) as typeof checked;
+      } catch {
+        // counted below
+      }
+      if (checked.data?.events?.length !== batch.costs.length) this.malformedAnswers++;
+      this.acknowledgedEvents += batch.costs.length;
+      return;
+    }
     let answer: { events_submitted?: unknown; event_ids?: unknown } = {};
     try {
       answer = JSON.parse(body) as typeof answer;
@@ -300,6 +314,7 @@ export class EventTraffic {
   }
 
   uncertain(tag: EventTag): void {
+    if (this.check) return; // a check writes nothing
     if (tag.batch.state === 'complete') this.ledger.uncertainDebit(tag.accountId, tag.batch.total);
     else for (const cost of tag.batch.costs) this.ledger.uncertainHold(tag.accountId, cost);
   }
@@ -392,13 +407,31 @@ export async function warmUp(ctx: ScenarioContext): Promise<void> {
   ctx.log(`warm-up: ${Math.round(result.eventsPerS)} events/s over ${result.elapsedS.toFixed(1)} s`);
 }
 
+/** Sets the price of EVENT_TYPE that `--pricing` asks for (once per tenant; a repeat changes nothing). */
+async function priced(ctx: ScenarioContext): Promise<void> {
+  const price = benchPrice(ctx.options.pricing);
+  if (price) await ctx.tenant.api.call('PUT', `/v1/prices/${encodeURIComponent(EVENT_TYPE)}`, price);
+}
+
 async function eventsScenario(ctx: ScenarioContext, size: number): Promise<PhaseResult[]> {
   const name = `events-${size}`;
+  await priced(ctx);
   const accounts = await fundedAccounts(ctx, POOL_ACCOUNTS, name);
   ctx.auditAccounts.push(accounts[0] as string);
-  const traffic = new EventTraffic(ctx.ledger, accounts, eventBatches(size), true, ctx.options.idempotencyKeys);
+  const batches = eventBatches(size, 'complete', ctx.options.pricing);
+  const traffic = new EventTraffic(ctx.ledger, accounts, batches, true, ctx.options.idempotencyKeys);
   const meta = { scenario: name, phase: name, eventsPerRequest: size, baselineEvents: size, storeEvents: size };
   return [await traffic.measure(ctx, meta, connectionsFor(ctx.options, size), ctx.options.durationS)];
+}
+
+/** The pre-flight check of 1-event bodies, with the load of events-1: its latency beside ingest's. */
+async function checkScenario(ctx: ScenarioContext): Promise<PhaseResult[]> {
+  await priced(ctx);
+  const accounts = await fundedAccounts(ctx, POOL_ACCOUNTS, 'check-1');
+  const batches = eventBatches(1, 'complete', ctx.options.pricing);
+  const traffic = new EventTraffic(ctx.ledger, accounts, batches, true, false, true);
+  const meta = { scenario: 'check-1', phase: 'check-1', eventsPerRequest: 1, baselineEvents: undefined };
+  return [await traffic.measure(ctx, meta, connectionsFor(ctx.options, 1), ctx.options.durationS)];
 }
 
 async function holdsScenario(ctx: ScenarioContext): Promise<PhaseResult[]> {
@@ -469,6 +502,9 @@ export async function runScenario(ctx: ScenarioContext, name: ScenarioName): Pro
       break;
     case 'accounts':
       phases = await accountsScenario(ctx);
+      break;
+    case 'check-1':
+      phases = await checkScenario(ctx);
       break;
   }
   return { db: ctx.db, scenario: name, setupAccounts: ctx.setup.accounts, setupS: ctx.setup.seconds, phases };

@@ -27,6 +27,7 @@ export const STORE_ONLY_SIZES: Readonly<Record<ScenarioName, readonly number[]>>
   'events-1000': [],
   holds: [],
   accounts: [],
+  'check-1': [],
 };
 /** SQLite: one writer, transactions strictly back to back. */
 export const SQLITE_STORE_LANES = 1;

@@ -467,7 +467,7 @@ describe('price models', () => {
     );
   });
 
-  test('property: for integer quantities, C(n) is the sum of each unit’s price and each entered tier’s flat amount', () => {
+  test('property: for integer quantities, C(n) = Σ each unit’s price + each entered tier’s flat', () => {
     fc.assert(
       fc.property(arbTerms, fc.integer({ min: 0, max: 400 }), (terms, n) => {
         let brute = DECIMAL_ZERO;

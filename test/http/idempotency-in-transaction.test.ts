@@ -327,7 +327,8 @@ for (const dialect of HTTP_DIALECTS) {
         'POST /v1/webhooks',
         'DELETE /v1/webhooks/:webhook_id',
       ];
-      const keyless = ['POST /v1/sessions']; // idempotency: false (its answer sets a cookie)
+      // idempotency: false: a session's answer sets a cookie; the check writes nothing.
+      const keyless = ['POST /v1/sessions', 'POST /v1/accounts/:account_id/check'];
       const writes = h.server.routes
         .filter((r) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method))
         .map((r) => `${r.method} ${r.url}`);

@@ -189,7 +189,7 @@ for (const dialect of HTTP_DIALECTS) {
       assert.deepEqual(await costs(a, [q('m', 600, { timestamp: lastMonth })]), [0], '1800 of 2000 in that month');
     });
 
-    test('pending holds what it would cost; completion prices again against the count then; cancel never counts', async () => {
+    test('pending holds its cost now; completion prices again against the count then; cancel: no count', async () => {
       assert.equal((await put('h', PACKAGE)).status, 200);
       const a = await account();
       const [p1] = await send(a, [q('h', 10, { state: 'pending' })]);

@@ -1,4 +1,4 @@
-/** Prices: a company's price of each event type (unit, graduated or package), its history, and how a cost is computed. */
+/** Prices: a company's price of each event type (unit, graduated or package), its history, how a cost is computed. */
 import { Type } from '@sinclair/typebox';
 import { companyAuth, Denomination, errorResponses, PageOf, PageQuery, Text, Timestamp } from './common.js';
 import { toIso } from '../../lib/clock.js';
