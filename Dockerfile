@@ -15,6 +15,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY console ./console
+# The console bundles the repository's API client from its sources.
+COPY sdk/typescript/src ./sdk/typescript/src
 RUN npm run build
 
 # --- production dependencies only: what dist/ imports, no compiler, bundler or console library

@@ -1,6 +1,8 @@
 // The console's build: Preact bundled by Vite into dist/, hashed file names under dist/assets/ (served with
 // immutable cache headers by src/http/console.ts), each asset also written brotli- and gzip-compressed so that
-// the server sends the compressed file to browsers that accept it (@fastify/static's preCompressed).
+// the server sends the compressed file to browsers that accept it (@fastify/static's preCompressed). The API
+// client is the repository's own package, built from its sources (sdk/typescript/src; console/tsconfig.json maps
+// the same name for the type-check).
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +32,9 @@ function precompress(): Plugin {
 export default defineConfig({
   root,
   plugins: [preact(), precompress()],
+  resolve: {
+    alias: { '@billing-engine/client': fileURLToPath(new URL('../sdk/typescript/src/index.ts', import.meta.url)) },
+  },
   build: { outDir: 'dist', emptyOutDir: true, assetsDir: 'assets', target: 'es2022' },
   server: { proxy: { '/v1': 'http://127.0.0.1:8080', '/openapi.json': 'http://127.0.0.1:8080' } },
 });

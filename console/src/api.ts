@@ -1,11 +1,10 @@
 /**
- * The console's only way to the server: the public /v1 API through openapi-fetch, typed by the types
- * generated from this server's own /openapi.json (src/api/schema.d.ts). The session cookie goes along
- * (same origin); every state change carries the session's CSRF token, and company routes name the
- * company in `Billing-Company`.
+ * The console's only way to the server: the public /v1 API through the project's own TypeScript client
+ * (@billing-engine/client, sdk/typescript: its typed openapi-fetch client, generated from this server's
+ * /openapi.json, with its Idempotency-Keys and retries). The session cookie goes along (same origin); every
+ * state change carries the session's CSRF token, and company routes name the company in `Billing-Company`.
  */
-import createClient from 'openapi-fetch';
-import type { components, operations, paths } from './api/schema';
+import { BillingError, type components, createApiClient, type operations } from '@billing-engine/client';
 
 export type Schemas = components['schemas'];
 export type Account = Schemas['Account'];
@@ -31,12 +30,10 @@ function withHeaders(headers: Headers, method: string): void {
   if (state.company && !headers.has('billing-company')) headers.set('billing-company', state.company);
 }
 
-export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
-api.use({
-  onRequest({ request }) {
-    withHeaders(request.headers, request.method);
-    return request;
-  },
+export const api = createApiClient({
+  baseUrl: '',
+  credentials: 'same-origin',
+  onRequest: (request) => withHeaders(request.headers, request.method),
 });
 
 /** A refusal of the API (or no answer at all), with a sentence a person can act on. */
@@ -101,7 +98,9 @@ export async function ok<T>(
   let r: { data?: T; error?: unknown; response: Response };
   try {
     r = await call;
-  } catch {
+  } catch (err) {
+    // An answer that is not the API's JSON (a proxy's page) has a status; no answer at all has none.
+    if (err instanceof BillingError && err.status > 0) throw toApiError(err.status, undefined);
     throw new ApiError(0, 'network', 'Cannot reach the server. Check your connection; the page retries by itself.');
   }
   if (r.response.ok) return r.data as T;

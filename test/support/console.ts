@@ -1,6 +1,7 @@
 /**
- * What the console's tests share: a built console (built once, under a lock, when console/ changed since
- * the last build), Debian's Chromium driven by playwright-core, an axe-core check and screenshots.
+ * What the console's tests share: a built console (built once, under a lock, when console/ or the client it
+ * bundles, sdk/typescript/src, changed since the last build), Debian's Chromium driven by playwright-core, an
+ * axe-core check and screenshots.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,6 +11,8 @@ import { promisify } from 'node:util';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 
 const CONSOLE = resolve('console');
+/** The API client the console bundles from its sources. */
+const SDK_SOURCES = resolve('sdk', 'typescript', 'src');
 const DIST_INDEX = join(CONSOLE, 'dist', 'index.html');
 const LOCK = join(CONSOLE, '.build-lock');
 export const SCREENSHOTS = resolve('test-results', 'screenshots');
@@ -50,7 +53,7 @@ export async function ensureConsoleBuilt(): Promise<void> {
     }
   }
   try {
-    if (builtAt() > newestSource(CONSOLE)) return;
+    if (builtAt() > Math.max(newestSource(CONSOLE), newestSource(SDK_SOURCES))) return;
     await promisify(execFile)(
       process.execPath,
       [resolve('node_modules/vite/bin/vite.js'), 'build', 'console', '--logLevel', 'warn'],

@@ -21,7 +21,7 @@ import {
   api,
   ok,
 } from '../../api';
-import type { operations } from '../../api/schema';
+import type { operations } from '@billing-engine/client';
 import { usagePeriod } from '../../format';
 
 export type Charge = operations['listCharges']['responses'][200]['content']['application/json']['data'][number];

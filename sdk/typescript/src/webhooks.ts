@@ -1,0 +1,71 @@
+/**
+ * Checking that a webhook came from the server, unchanged and recently, before acting on it. Deliveries are signed
+ * as in Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`: HMAC-SHA256 over
+ * `{id}.{timestamp}.{body}` keyed with the subscription's `whsec_…` secret), so the check is the reference
+ * `standardwebhooks` package's, which also refuses a timestamp more than five minutes from now (a replay).
+ */
+import { Webhook } from 'standardwebhooks';
+
+/** The notification types a subscription can have. */
+export type WebhookType = 'balance_change' | 'negative_balance' | 'auto_refill' | 'threshold';
+
+/** The JSON body of a delivery (more fields may be added; unknown ones are kept). */
+export interface WebhookPayload {
+  company_id: string;
+  /** The notification's id: the same on every retry of it, and the `webhook-id` header. */
+  callback_id: string;
+  account_id: string;
+  type: WebhookType;
+  /** The balance's `amount` after the change. */
+  account_balance: number;
+  account_denomination: string;
+  created_at: string;
+  /** Balance changes: `amount − pending` after the change. */
+  available?: number;
+  /** Balance changes: what pending events hold. */
+  pending?: number;
+  [field: string]: unknown;
+}
+
+/** The headers of a delivery, in any usual shape: fetch's Headers, Node's IncomingHttpHeaders, a plain object. */
+export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
+
+/** A delivery that is not to be trusted: a changed body, another secret, a stale timestamp, missing headers. */
+export class WebhookVerificationError extends Error {
+  override readonly name = 'WebhookVerificationError';
+}
+
+/**
+ * The parsed payload of a delivery whose signature is valid for `secret` and whose timestamp is within five
+ * minutes; throws WebhookVerificationError otherwise. `rawBody` must be the body exactly as received (the bytes or
+ * their UTF-8 text), not JSON parsed and serialized again.
+ */
+export function verifyWebhook(rawBody: string | Uint8Array, headers: WebhookHeaders, secret: string): WebhookPayload {
+  const body = typeof rawBody === 'string' ? rawBody : new TextDecoder().decode(rawBody);
+  let payload: unknown;
+  try {
+    payload = new Webhook(secret).verify(body, plainHeaders(headers));
+  } catch (err) {
+    throw new WebhookVerificationError(`webhook refused: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
+    throw new WebhookVerificationError('webhook refused: the signed body is not a JSON object');
+  return payload as WebhookPayload;
+}
+
+function plainHeaders(headers: WebhookHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (typeof Headers !== 'undefined' && headers instanceof Headers) {
+    headers.forEach((value, name) => {
+      out[name.toLowerCase()] = value;
+    });
+    return out;
+  }
+  for (const [name, value] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
+    if (value === undefined) continue;
+    out[name.toLowerCase()] = Array.isArray(value) ? value.join(' ') : value;
+  }
+  return out;
+}
