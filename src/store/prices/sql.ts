@@ -39,8 +39,27 @@ const toPriceVersion = (r: SqlRow): PriceVersionRow => ({
   effectiveToMs: num(r.effective_to),
 });
 
-/** Most periods one statement names (their keys go as OR-ed triples). */
+/** Most periods one statement names (OR-ed triples, or rows of a VALUES list). */
 const PERIODS_PER_STATEMENT = 200;
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += PERIODS_PER_STATEMENT) out.push(items.slice(i, i + PERIODS_PER_STATEMENT));
+  return out;
+}
+
+/** Each period once, in one order (account, type, month) that every locker uses. */
+function sortedPeriods(keys: PricePeriodKey[]): PricePeriodKey[] {
+  return [...new Map(keys.map((k) => [pricePeriodKey(k), k])).values()].sort(
+    (a, b) =>
+      (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0) ||
+      (a.type < b.type ? -1 : a.type > b.type ? 1 : 0) ||
+      a.periodMs - b.periodMs,
+  );
+}
+
+const periodKeyOf = (r: SqlRow): string =>
+  pricePeriodKey({ accountId: String(r.account_id), type: String(r.type), periodMs: num(r.period_start) });
 
 export function pricesSql<Base extends SqlBase>(base: Base) {
   abstract class PricesSql extends base implements PricesTx {
@@ -131,54 +150,45 @@ export function pricesSql<Base extends SqlBase>(base: Base) {
     }
 
     async findPricePeriods(keys: PricePeriodKey[]) {
-      return this.#periods(keys, '');
-    }
-    async lockPricePeriods(keys: PricePeriodKey[]) {
-      const lock = this.forUpdate();
-      // PostgreSQL: a period nobody counted yet has no row to lock; create it at 0 first, so that
-      // two transactions pricing the same new period wait for each other.
-      if (lock !== '' && keys.length > 0) {
-        await this.db.run(
-          'INSERT INTO price_periods (account_id, type, period_start, company_id, quantity) ' +
-            `VALUES ${keys.map(() => "(?, ?, ?, ?, '0')").join(', ')} ON CONFLICT DO NOTHING`,
-          keys.flatMap((k) => [k.accountId, k.type, k.periodMs, k.companyId]),
-        );
-      }
-      return this.#periods(keys, lock);
-    }
-    async #periods(input: PricePeriodKey[], lock: string) {
       const out = new Map<string, Decimal>();
-      const keys = [...new Map(input.map((k) => [pricePeriodKey(k), k])).values()].sort(
-        (a, b) =>
-          (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0) ||
-          (a.type < b.type ? -1 : a.type > b.type ? 1 : 0) ||
-          a.periodMs - b.periodMs,
-      );
-      for (let i = 0; i < keys.length; i += PERIODS_PER_STATEMENT) {
-        const chunk = keys.slice(i, i + PERIODS_PER_STATEMENT);
+      for (const chunk of chunks(sortedPeriods(keys))) {
         const rows = await this.db.all(
           `SELECT account_id, type, period_start, quantity FROM price_periods WHERE ${chunk
             .map(() => '(account_id = ? AND type = ? AND period_start = ?)')
-            .join(' OR ')} ORDER BY account_id, type, period_start${lock}`,
+            .join(' OR ')}`,
           chunk.flatMap((k) => [k.accountId, k.type, k.periodMs]),
         );
-        for (const r of rows) {
-          const key = pricePeriodKey({
-            accountId: String(r.account_id),
-            type: String(r.type),
-            periodMs: num(r.period_start),
-          });
-          out.set(key, parseDecimal(String(r.quantity))!);
-        }
+        for (const r of rows) out.set(periodKeyOf(r), parseDecimal(String(r.quantity))!);
       }
       return out;
     }
+    async lockPricePeriods(keys: PricePeriodKey[]) {
+      // SQLite: the write transaction holds the database; a read is enough.
+      if (this.forUpdate() === '') return this.findPricePeriods(keys);
+      // PostgreSQL: one statement creates the periods nobody counted yet (at 0) and locks every one, in one order
+      // for every transaction (so two never wait on each other in a cycle); an update that changes nothing is
+      // how an existing row is locked and returned by the same statement.
+      const out = new Map<string, Decimal>();
+      for (const chunk of chunks(sortedPeriods(keys))) {
+        const rows = await this.db.all(
+          'INSERT INTO price_periods (account_id, type, period_start, company_id, quantity) ' +
+            `VALUES ${chunk.map(() => "(?, ?, ?, ?, '0')").join(', ')} ` +
+            'ON CONFLICT (account_id, type, period_start) DO UPDATE SET quantity = price_periods.quantity ' +
+            'RETURNING account_id, type, period_start, quantity',
+          chunk.flatMap((k) => [k.accountId, k.type, k.periodMs, k.companyId]),
+        );
+        for (const r of rows) out.set(periodKeyOf(r), parseDecimal(String(r.quantity))!);
+      }
+      return out;
+    }
+    /** One statement per chunk of periods (a group commit writes each period it priced once). */
     async putPricePeriods(rows: PricePeriodCount[]) {
-      for (const r of rows) {
+      for (const chunk of chunks(rows)) {
         await this.db.run(
-          'INSERT INTO price_periods (account_id, type, period_start, company_id, quantity) VALUES (?, ?, ?, ?, ?) ' +
+          'INSERT INTO price_periods (account_id, type, period_start, company_id, quantity) ' +
+            `VALUES ${chunk.map(() => '(?, ?, ?, ?, ?)').join(', ')} ` +
             'ON CONFLICT (account_id, type, period_start) DO UPDATE SET quantity = excluded.quantity',
-          [r.accountId, r.type, r.periodMs, r.companyId, formatDecimal(r.quantity)],
+          chunk.flatMap((r) => [r.accountId, r.type, r.periodMs, r.companyId, formatDecimal(r.quantity)]),
         );
       }
     }

@@ -59,8 +59,8 @@ export interface PricesTx extends PricesReadTx {
   /** Makes `row` the type's price; `previous` (its earlier version, if any) goes to the history. */
   replacePrice(row: PriceRow, previous: PriceRow | undefined): Promise<void>;
   /**
-   * As findPricePeriods, with the periods locked (PostgreSQL: each created at 0 if missing, then
-   * `FOR UPDATE` in key order), so that two transactions never price against one count.
+   * As findPricePeriods, with the periods locked until the transaction ends (PostgreSQL: created at 0 where
+   * missing and locked by one upsert, in one key order), so that two transactions never price against one count.
    */
   lockPricePeriods(keys: PricePeriodKey[]): Promise<Map<string, Decimal>>;
   /** Sets the completed quantity of each period. */
