@@ -1,6 +1,6 @@
 /**
- * What the console's tests share: a built console (built once, under a lock, when console/ or the client it
- * bundles, sdk/typescript/src, changed since the last build), Debian's Chromium driven by playwright-core, an
+ * What the console's tests share: a built console (built once, under a lock, when console/ or what it bundles,
+ * sdk/typescript/src and the server's pure src/domain and src/lib, changed since the last build), Debian's Chromium driven by playwright-core, an
  * axe-core check and screenshots.
  */
 import assert from 'node:assert/strict';
@@ -13,6 +13,8 @@ import { type Browser, type BrowserContext, type Page, chromium } from 'playwrig
 const CONSOLE = resolve('console');
 /** The API client the console bundles from its sources. */
 const SDK_SOURCES = resolve('sdk', 'typescript', 'src');
+/** The server's pure modules the console bundles too (the prices page computes C(q) with them). */
+const SHARED_SOURCES = [resolve('src', 'domain'), resolve('src', 'lib')];
 const DIST_INDEX = join(CONSOLE, 'dist', 'index.html');
 const LOCK = join(CONSOLE, '.build-lock');
 export const SCREENSHOTS = resolve('test-results', 'screenshots');
@@ -53,7 +55,8 @@ export async function ensureConsoleBuilt(): Promise<void> {
     }
   }
   try {
-    if (builtAt() > Math.max(newestSource(CONSOLE), newestSource(SDK_SOURCES))) return;
+    if (builtAt() > Math.max(newestSource(CONSOLE), newestSource(SDK_SOURCES), ...SHARED_SOURCES.map(newestSource)))
+      return;
     await promisify(execFile)(
       process.execPath,
       [resolve('node_modules/vite/bin/vite.js'), 'build', 'console', '--logLevel', 'warn'],
