@@ -5,8 +5,15 @@ import { parseRfc3339 } from './time.js';
 import { HOLD_DURATION_MS, available, type EventState } from './holds.js';
 import { AMOUNT_MAX } from './money.js';
 import { failure, type Failure, type Outcome, type Reason } from './outcome.js';
-import { addDecimal, DECIMAL_ZERO, decimalFromNumber, type Decimal } from '../lib/decimal.js';
-import { eventCost, isPeriodPriced, type Price, type PriceModel } from './pricing.js';
+import { DECIMAL_ZERO, decimalFromNumber, type Decimal } from '../lib/decimal.js';
+import {
+  eventCost,
+  isPeriodPriced,
+  periodEventCost,
+  type PeriodCeiling,
+  type Price,
+  type PriceModel,
+} from './pricing.js';
 import { monthStart } from './time.js';
 
 /** Most events one request may carry. */
@@ -205,8 +212,13 @@ export interface IngestContext {
   nowMs: number;
   balances: Map<string, BalanceFigures>;
   prices: Map<string, Price>;
-  /** Completed quantity of each loaded price period (pricePeriodKey); absent: none yet. */
+  /** Completed quantity of each loaded price period (pricePeriodKey), 0 for one with none yet. */
   periods: Map<string, Decimal>;
+  /**
+   * ceil(C(quantity)) last computed for a period (pricePeriodKey), so that its next event computes C once;
+   * used only when its quantity is the period's (created by planIngest when absent).
+   */
+  ceilings?: Map<string, PeriodCeiling>;
   known: Map<string, KnownEvent>;
   newEventId: () => string;
 }
@@ -330,25 +342,28 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
           `no cost_override and no price for type "${e.type}" (set one with PUT /v1/prices/{type})`,
           i,
         );
-      let before = DECIMAL_ZERO;
-      let period: PricePeriodKey | null = null;
       if (isPeriodPriced(price.terms) && e.state !== 'cancelled') {
-        period = pricePeriodOf(req.companyId, req.accountId, e.type, occurredAtMs);
+        const period = pricePeriodOf(req.companyId, req.accountId, e.type, occurredAtMs);
         const key = pricePeriodKey(period);
         const count = periods.get(key)?.quantity ?? ctx.periods.get(key);
-        if (count === undefined && !ctx.periods.has(key)) throw new Error(`price period ${key} was not loaded`);
-        before = count ?? DECIMAL_ZERO;
+        if (count === undefined) throw new Error(`price period ${key} was not loaded`);
+        if (!ctx.ceilings) ctx.ceilings = new Map();
+        const ceilings = ctx.ceilings;
+        const priced = periodEventCost(price.terms, count, decimalFromNumber(e.quantity)!, ceilings.get(key));
+        if (!priced.ok) return eventFailure(priced.reason, priced.message, i);
+        cost = priced.value.cost;
+        // Only a completed event counts; a pending one holds what it would cost now.
+        if (e.state === 'complete') {
+          periods.set(key, { ...period, quantity: priced.value.after.quantity });
+          ceilings.set(key, priced.value.after);
+        }
+      } else {
+        const priced = eventCost(price.terms, DECIMAL_ZERO, e.quantity);
+        if (!priced.ok) return eventFailure(priced.reason, priced.message, i);
+        cost = priced.value;
       }
-      const priced = eventCost(price.terms, before, e.quantity);
-      if (!priced.ok) return eventFailure(priced.reason, priced.message, i);
-      cost = priced.value;
       denomination = price.denomination;
       priceModel = price.terms.model;
-      // Only a completed event counts; a pending one holds what it would cost now.
-      if (period && e.state === 'complete') {
-        const q = decimalFromNumber(e.quantity)!;
-        periods.set(pricePeriodKey(period), { ...period, quantity: addDecimal(before, q) });
-      }
     }
     const key = balanceKey(req.accountId, denomination);
     if (!ctx.balances.has(key))

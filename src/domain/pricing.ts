@@ -234,6 +234,37 @@ export function eventCost(terms: PriceTerms, before: Decimal, quantity: number):
   return { ok: true, value: Number(cost) };
 }
 
+/** ceil(C(q)) of a period with its quantity: the next event of the period starts from it instead of computing it. */
+export interface PeriodCeiling {
+  quantity: Decimal;
+  ceil: bigint;
+}
+
+const sameDecimal = (a: Decimal, b: Decimal) => a.coef === b.coef && a.scale === b.scale;
+
+/**
+ * An event of a graduated or package price: eventCost's ceil(C(before + q)) − ceil(C(before)), taking
+ * ceil(C(before)) from `known` when it is of the same quantity (it is a pure function of the terms and the
+ * quantity), and answering ceil(C(before + q)) for the next event of the period.
+ */
+export function periodEventCost(
+  terms: PriceTerms,
+  before: Decimal,
+  q: Decimal,
+  known: PeriodCeiling | undefined,
+): Outcome<{ cost: number; after: PeriodCeiling }> {
+  const ceilBefore =
+    known !== undefined && sameDecimal(known.quantity, before)
+      ? known.ceil
+      : ceilDecimal(cumulativePrice(terms, before));
+  const quantity = addDecimal(before, q);
+  const ceil = ceilDecimal(cumulativePrice(terms, quantity));
+  const cost = ceil - ceilBefore;
+  if (cost > BigInt(AMOUNT_MAX))
+    return failure('amount_out_of_range', 'the cost of this event is too large', 'quantity');
+  return { ok: true, value: { cost: Number(cost), after: { quantity, ceil } } };
+}
+
 /** cost = quantity × unit_amount, computed exactly and rounded up to a whole unit. */
 export function priceCost(quantity: number, unitAmount: string): Outcome<number> {
   return eventCost({ model: 'unit', unitAmount }, DECIMAL_ZERO, quantity);

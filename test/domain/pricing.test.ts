@@ -21,8 +21,10 @@ import {
   eventCost,
   parsePriceTerms,
   parseUnitAmount,
+  periodEventCost,
   priceCost,
   TIERS_MAX,
+  type PeriodCeiling,
   type PriceInput,
   type PriceTerms,
 } from '../../src/domain/pricing.js';
@@ -443,8 +445,19 @@ describe('price models', () => {
       fc.property(arbTerms, fc.array(arbQuantity, { minLength: 1, maxLength: 30 }), (terms, parts) => {
         let total = DECIMAL_ZERO;
         for (const q of parts) total = addDecimal(total, decimalFromNumber(q)!);
-        const sum = costs(terms, parts).reduce((a, b) => a + b, 0);
-        assert.equal(BigInt(sum), ceilDecimal(cumulativePrice(terms, total)));
+        const each = costs(terms, parts);
+        assert.equal(BigInt(each.reduce((a, b) => a + b, 0)), ceilDecimal(cumulativePrice(terms, total)));
+        // Ingest carries ceil(C(Q)) from one event of the period to the next: the same costs.
+        let known: PeriodCeiling | undefined;
+        let before = DECIMAL_ZERO;
+        const carried = parts.map((q) => {
+          const c = periodEventCost(terms, before, decimalFromNumber(q)!, known);
+          assert.ok(c.ok);
+          known = c.value.after;
+          before = c.value.after.quantity;
+          return c.value.cost;
+        });
+        assert.deepEqual(carried, each);
       }),
       { numRuns: 400 },
     );
@@ -460,7 +473,7 @@ describe('price models', () => {
             cumulativePrice(terms, decimalFromNumber(hi)!),
           ) <= 0,
         );
-        const c = eventCost(terms, decimalFromNumber(lo)!, hi - lo >= 0 ? hi - lo : 0);
+        const c = eventCost(terms, decimalFromNumber(lo)!, Math.max(hi - lo, 0));
         assert.ok(c.ok && c.value >= 0);
       }),
       { numRuns: 400 },
