@@ -1,7 +1,7 @@
 /**
  * What the console's tests share: a built console (built once, under a lock, when console/ or what it bundles,
- * sdk/typescript/src and the server's pure src/domain and src/lib, changed since the last build), Debian's Chromium driven by playwright-core, an
- * axe-core check and screenshots.
+ * sdk/typescript/src and the server's pure src/domain and src/lib, changed since the last build), Debian's
+ * Chromium driven by playwright-core, an axe-core check and screenshots.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

@@ -27,10 +27,10 @@ const newTier = (up_to = ''): TierRow => ({ key: ++tierKeys, up_to, unit_amount:
 function terms(p: Price): string {
   if (p.model === 'graduated')
     return (p.tiers ?? [])
-      .map(
-        (t) =>
-          `${t.up_to === null ? 'then' : `to ${units(t.up_to)}`}: ${t.unit_amount}${t.flat_amount ? ` + ${t.flat_amount}` : ''}`,
-      )
+      .map((t) => {
+        const bound = t.up_to === null ? 'then' : `to ${units(t.up_to)}`;
+        return `${bound}: ${t.unit_amount}${t.flat_amount ? ` + ${t.flat_amount}` : ''}`;
+      })
       .join('; ');
   if (p.model === 'package') return `${p.package_amount} per started ${units(p.package_size)}`;
   return `${p.unit_amount} per unit`;
