@@ -85,14 +85,16 @@ test('the check itself sees imports (it cannot pass vacuously)', () => {
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const p = join(dir, name);
-    if (name === 'node_modules' || name === 'dist' || name === 'results') return [];
-    return statSync(p).isDirectory() ? tsFiles(p) : /\.(ts|mjs)$/.test(p) ? [p] : [];
+    if (['node_modules', 'dist', 'results', 'reference'].includes(name)) return [];
+    // The client's types are generated (npm run openapi) from the OpenAPI document's long descriptions.
+    if (p.endsWith(join('sdk', 'typescript', 'src', 'schema.ts'))) return [];
+    return statSync(p).isDirectory() ? tsFiles(p) : /\.(ts|tsx|mjs)$/.test(p) ? [p] : [];
   });
 }
 
 test('no line is longer than 120 columns (the formatter cannot break comments and strings)', () => {
   const long: string[] = [];
-  for (const dir of ['src', 'test', 'bench'])
+  for (const dir of ['src', 'test', 'bench', 'console/src', 'sdk/typescript', 'scripts'])
     for (const file of tsFiles(resolve(dir)))
       readFileSync(file, 'utf8')
         .split('\n')
