@@ -115,6 +115,32 @@ for (const dialect of HTTP_DIALECTS) {
       );
     });
 
+    test('prices: the one in force, and every earlier one through the versions list', async () => {
+      await billing.prices.set('versioned', { denomination: 'tokens', unit_amount: '1' });
+      await billing.prices.set('versioned', { denomination: 'tokens', unit_amount: '2' });
+      const now = await billing.prices.set('versioned', {
+        denomination: 'tokens',
+        model: 'package',
+        package_size: 10,
+        package_amount: '3',
+      });
+      assert.deepEqual(await billing.prices.retrieve('versioned'), now);
+      assert.equal(now.version, 3);
+      const versions: [number, string | null][] = [];
+      for await (const v of billing.prices.versions('versioned', { limit: 1 }))
+        versions.push([v.version, v.unit_amount]);
+      assert.deepEqual(versions, [
+        [2, '2'],
+        [1, '1'],
+      ]);
+      await assert.rejects(billing.prices.retrieve('never-priced'), (err: unknown) => {
+        assert.ok(err instanceof BillingError);
+        assert.equal(err.status, 404);
+        assert.equal(err.code, 'not_found');
+        return true;
+      });
+    });
+
     test('check: what an ingest would cost and whether the account can afford it, written nowhere', async () => {
       const before = await billing.balances.retrieve(accountId, 'tokens');
       const answer = await billing.check(accountId, [

@@ -46,6 +46,8 @@ export type BalanceAdjustParams = JsonBody<'createBalanceAdjustment'>;
 export type AutoRefillParams = JsonBody<'setBalanceAutoRefill'>;
 export type PriceSetParams = JsonBody<'setPrice'>;
 export type PriceListParams = Query<'listPrices'>;
+export type PriceVersion = Schemas['PriceVersion'];
+export type PriceVersionListParams = Query<'listPriceVersions'>;
 /** One usage event of an ingest request. */
 export type EventInput = Extract<JsonBody<'createAccountEvents'>, readonly unknown[]>[number];
 export type IngestResult = Answer<'createAccountEvents'>;
@@ -275,6 +277,24 @@ export class Prices {
     const c = this.#core;
     const path = { type: required('type', type) };
     return unwrap(c.api.PUT('/v1/prices/{type}', { params: { path }, body, ...c.init(options) })).then((p) => p.data);
+  }
+
+  /** The price of an event type now in force (GET /v1/prices/{type}). */
+  retrieve(type: string, options?: RequestOptions): Promise<Price> {
+    const c = this.#core;
+    const path = { type: required('type', type) };
+    return unwrap(c.api.GET('/v1/prices/{type}', { params: { path }, ...c.init(options) })).then((p) => p.data);
+  }
+
+  /** The type's earlier prices, newest first, each with the span it applied in (GET /v1/prices/{type}/versions). */
+  versions(type: string, params: PriceVersionListParams = {}, options?: RequestOptions): PagePromise<PriceVersion> {
+    const c = this.#core;
+    const path = { type: required('type', type) };
+    return paginate((cursor) =>
+      unwrap(
+        c.api.GET('/v1/prices/{type}/versions', { params: { path, query: page(params, cursor) }, ...c.init(options) }),
+      ),
+    );
   }
 
   /** The company's prices, by type (GET /v1/prices). */

@@ -29,6 +29,8 @@ export {
   type IngestResult,
   type Price,
   type PriceListParams,
+  type PriceVersion,
+  type PriceVersionListParams,
   type PriceSetParams,
   Prices,
   type RequestOptions,
