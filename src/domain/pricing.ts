@@ -96,11 +96,6 @@ export function parseAmount(raw: string | number, param: string): Outcome<string
   return { ok: true, value: formatDecimal(d) };
 }
 
-/** The unit price's amount (kept for callers that only know unit prices). */
-export function parseUnitAmount(raw: string | number): Outcome<string> {
-  return parseAmount(raw, 'unit_amount');
-}
-
 /**
  * The terms of a price from its request: the model's own fields required, another model's
  * refused, every amount exact. Each refusal names the field (`tiers[2].up_to`).
@@ -225,10 +220,11 @@ export function cumulativePrice(terms: PriceTerms, q: Decimal): Decimal {
 export function eventCost(terms: PriceTerms, before: Decimal, quantity: number): Outcome<number> {
   const q = decimalFromNumber(quantity);
   if (!q) return failure('quantity_must_be_a_non_negative_number', 'quantity must be a finite number ≥ 0', 'quantity');
-  const cost =
-    terms.model === 'unit'
-      ? multiplyCeil(q, dec(terms.unitAmount))
-      : ceilDecimal(cumulativePrice(terms, addDecimal(before, q))) - ceilDecimal(cumulativePrice(terms, before));
+  if (terms.model !== 'unit') {
+    const priced = periodEventCost(terms, before, q, undefined);
+    return priced.ok ? { ok: true, value: priced.value.cost } : priced;
+  }
+  const cost = multiplyCeil(q, dec(terms.unitAmount));
   if (cost > BigInt(AMOUNT_MAX))
     return failure('amount_out_of_range', 'the cost of this event is too large', 'quantity');
   return { ok: true, value: Number(cost) };
@@ -263,9 +259,4 @@ export function periodEventCost(
   if (cost > BigInt(AMOUNT_MAX))
     return failure('amount_out_of_range', 'the cost of this event is too large', 'quantity');
   return { ok: true, value: { cost: Number(cost), after: { quantity, ceil } } };
-}
-
-/** cost = quantity × unit_amount, computed exactly and rounded up to a whole unit. */
-export function priceCost(quantity: number, unitAmount: string): Outcome<number> {
-  return eventCost({ model: 'unit', unitAmount }, DECIMAL_ZERO, quantity);
 }

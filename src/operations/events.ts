@@ -18,6 +18,7 @@ import {
   type KnownEvent,
   type NormalizedEvent,
   type PricePeriodCount,
+  type PricePeriodKey,
 } from '../domain/events.js';
 import { available, decideSettle, isHoldExpired, settleHold } from '../domain/holds.js';
 import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Outcome } from '../domain/outcome.js';
@@ -48,6 +49,16 @@ export interface IngestResult {
 export interface EventWriters {
   ingest(req: IngestRequest): Promise<Outcome<IngestResult>>;
   settle(req: SettleRequest): Promise<Outcome<EventRow>>;
+}
+
+/** The completed quantity of each period, 0 where none is counted yet (no query when there is no period). */
+async function periodCounts(
+  keys: PricePeriodKey[],
+  read: (keys: PricePeriodKey[]) => Promise<Map<string, Decimal>>,
+): Promise<Map<string, Decimal>> {
+  const counts = keys.length > 0 ? await read(keys) : new Map<string, Decimal>();
+  for (const k of keys) if (!counts.has(pricePeriodKey(k))) counts.set(pricePeriodKey(k), DECIMAL_ZERO);
+  return counts;
 }
 
 /** What planning a group needs from the store beside its balances: prices and known client ids. */
@@ -132,8 +143,7 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
     prices,
     nowMs,
   );
-  const periods = periodKeys.length > 0 ? await tx.lockPricePeriods(periodKeys) : new Map<string, Decimal>();
-  for (const k of periodKeys) if (!periods.has(pricePeriodKey(k))) periods.set(pricePeriodKey(k), DECIMAL_ZERO);
+  const periods = await periodCounts(periodKeys, (keys) => tx.lockPricePeriods(keys));
 
   // 4. Plan each request against the running figures (all-or-nothing per request).
   const ctx: IngestContext = {
@@ -218,8 +228,7 @@ export async function checkIngest(deps: Deps, req: IngestRequest): Promise<Check
       for (const e of await tx.findExpiredHolds(nowMs, EXPIRE_BATCH_MAX, holding))
         balances.get(balanceKey(e.accountId, e.denomination))!.pending -= e.costAmount;
     const periodKeys = pricePeriodsOf([req], prices, nowMs);
-    const periods = periodKeys.length > 0 ? await tx.findPricePeriods(periodKeys) : new Map<string, Decimal>();
-    for (const k of periodKeys) if (!periods.has(pricePeriodKey(k))) periods.set(pricePeriodKey(k), DECIMAL_ZERO);
+    const periods = await periodCounts(periodKeys, (keys) => tx.findPricePeriods(keys));
     const before = new Map([...balances].map(([k, b]) => [k, available(b.amount, b.pending)]));
     const ctx: IngestContext = { nowMs, prices, periods, known, newEventId: () => 'ev_check', balances };
     const ungated = { ...req, gate: false, events: req.events.map((e) => ({ ...e, gate: false })) };

@@ -20,14 +20,18 @@ import {
   cumulativePrice,
   eventCost,
   parsePriceTerms,
-  parseUnitAmount,
+  parseAmount,
   periodEventCost,
-  priceCost,
   TIERS_MAX,
   type PeriodCeiling,
   type PriceInput,
   type PriceTerms,
 } from '../../src/domain/pricing.js';
+
+/** A unit price's cost and amount, through the path ingest uses (eventCost, parseAmount). */
+const priceCost = (quantity: number, unitAmount: string) =>
+  eventCost({ model: 'unit', unitAmount }, DECIMAL_ZERO, quantity);
+const parseUnitAmount = (raw: string | number) => parseAmount(raw, 'unit_amount');
 
 const d = (s: string): Decimal => {
   const x = parseDecimal(s);

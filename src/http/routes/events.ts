@@ -24,6 +24,15 @@ import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import type { EventStateValue } from '../../store/types.js';
 import { presentPage } from '../schemas/common.js';
 
+/** The events and gate_on_balance of an events body in either form (an array, or `{events, gate_on_balance}`). */
+function eventsOf(
+  body: Static<typeof ingestSchema.body>,
+  query: { gate_on_balance?: boolean | undefined },
+): { events: Static<typeof EventList>; gate: boolean } {
+  if (Array.isArray(body)) return { events: body, gate: query.gate_on_balance === true };
+  return { events: body.events, gate: query.gate_on_balance === true || body.gate_on_balance === true };
+}
+
 export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { deps } = ctx;
@@ -63,9 +72,7 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     '/v1/accounts/:account_id/events',
     { config: { ...companyRoute, bodyForms }, schema: ingestSchema },
     async (request) => {
-      const body = request.body;
-      const events = Array.isArray(body) ? body : body.events;
-      const gate = request.query.gate_on_balance === true || (!Array.isArray(body) && body.gate_on_balance === true);
+      const { events, gate } = eventsOf(request.body, request.query);
       return ingest(request, request.params.account_id, events, gate);
     },
   );
@@ -74,12 +81,9 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     '/v1/accounts/:account_id/check',
     { config: { ...companyRoute, bodyForms, idempotency: false }, schema: checkSchema },
     async (request) => {
-      const companyId = requireCompany(request);
-      const body = request.body;
-      const events = Array.isArray(body) ? body : body.events;
-      const gate = request.query.gate_on_balance === true || (!Array.isArray(body) && body.gate_on_balance === true);
+      const { events, gate } = eventsOf(request.body, request.query);
       const checked = await checkIngest(deps, {
-        companyId,
+        companyId: requireCompany(request),
         accountId: request.params.account_id,
         events: normalizeAll(events),
         gate,
