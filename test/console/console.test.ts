@@ -328,6 +328,7 @@ for (const dialect of HTTP_DIALECTS) {
       // C(101) = 50 + 0.25 + 10 = 60.25, rounded up; C(2000) = 50 + 225 + 10 + 100 = 385.
       await seeText(page, '[data-table=price-curve] tbody tr', /^101\s*61$/);
       await seeText(page, '[data-table=price-curve] tbody tr', /^2,000\s*385$/);
+      await screenshot(page, 'prices-graduated'); // the tier table and its curve, for people to look at
       await form.getByRole('button', { name: 'Save price' }).click();
       await seeText(page, '[data-table=prices] tbody tr', /tokens_in\s*graduated/);
       const price = await h.request('GET', '/v1/prices/tokens_in', { auth });

@@ -89,6 +89,8 @@ export function Prices() {
   const field = (name: string) => (error?.param === name ? error.message : undefined);
   const placed = ['type', 'denomination', 'model', 'unit_amount', 'package_size', 'package_amount', 'tiers'];
   const tierParam = /^tiers\[\d+\]\./;
+  // The tier table names its fields by their column; the message names the tier and the field.
+  const tierError = error && (error.param === 'tiers' || tierParam.test(error.param ?? '')) ? error.message : null;
   const setTier = (key: number, change: Partial<TierRow>) =>
     setTiers(tiers.map((t) => (t.key === key ? { ...t, ...change } : t)));
 
@@ -186,45 +188,68 @@ export function Prices() {
           </div>
         )}
         {model === 'graduated' && (
-          <fieldset>
-            <legend>Tiers (the last has no bound)</legend>
-            {field('tiers') && <Alert error={field('tiers')} />}
-            {tiers.map((t, i) => (
-              <div class="row" key={t.key} data-tier={i}>
-                <Field
-                  label={`Tier ${i + 1} up to`}
-                  name={`tier-up-to-${i}`}
-                  inputMode="numeric"
-                  disabled={i === tiers.length - 1}
-                  value={i === tiers.length - 1 ? '' : t.up_to}
-                  placeholder={i === tiers.length - 1 ? 'no bound' : ''}
-                  onInput={(e) => setTier(t.key, { up_to: (e.target as HTMLInputElement).value })}
-                  error={field(`tiers[${i}].up_to`)}
-                />
-                <Field
-                  label={`Tier ${i + 1} unit amount`}
-                  name={`tier-unit-${i}`}
-                  inputMode="decimal"
-                  value={t.unit_amount}
-                  onInput={(e) => setTier(t.key, { unit_amount: (e.target as HTMLInputElement).value })}
-                  error={field(`tiers[${i}].unit_amount`)}
-                />
-                <Field
-                  label={`Tier ${i + 1} flat amount`}
-                  name={`tier-flat-${i}`}
-                  inputMode="decimal"
-                  hint="Optional, once on entering"
-                  value={t.flat_amount}
-                  onInput={(e) => setTier(t.key, { flat_amount: (e.target as HTMLInputElement).value })}
-                  error={field(`tiers[${i}].flat_amount`)}
-                />
-                {tiers.length > 1 && (
-                  <button type="button" class="secondary" onClick={() => setTiers(tiers.filter((x) => x !== t))}>
-                    Remove tier {i + 1}
-                  </button>
-                )}
-              </div>
-            ))}
+          <fieldset class="tiers">
+            <legend>Tiers</legend>
+            <p class="small muted">
+              The last tier has no bound. A flat amount is due once, when the month's quantity enters its tier.
+            </p>
+            {tierError && <Alert error={tierError} />}
+            <div class="table-wrap">
+              <table data-table="tiers" class="tiers">
+                <caption class="sr-only">Tiers</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Tier</th>
+                    <th scope="col">Up to</th>
+                    <th scope="col">Unit amount</th>
+                    <th scope="col">Flat amount</th>
+                    <th scope="col">
+                      <span class="sr-only">Remove</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {tiers.map((t, i) => {
+                    const last = i === tiers.length - 1;
+                    const cell = (
+                      name: 'up_to' | 'unit_amount' | 'flat_amount',
+                      label: string,
+                      inputMode: 'numeric' | 'decimal',
+                    ) => (
+                      <input
+                        aria-label={`Tier ${i + 1} ${label}`}
+                        aria-invalid={field(`tiers[${i}].${name}`) ? 'true' : undefined}
+                        inputMode={inputMode}
+                        value={name === 'up_to' && last ? '' : t[name]}
+                        disabled={name === 'up_to' && last}
+                        placeholder={name === 'up_to' && last ? '∞' : name === 'flat_amount' ? 'none' : ''}
+                        onInput={(e) => setTier(t.key, { [name]: (e.target as HTMLInputElement).value })}
+                      />
+                    );
+                    return (
+                      <tr key={t.key} data-tier={i}>
+                        <td class="num">{i + 1}</td>
+                        <td>{cell('up_to', 'up to', 'numeric')}</td>
+                        <td>{cell('unit_amount', 'unit amount', 'decimal')}</td>
+                        <td>{cell('flat_amount', 'flat amount', 'decimal')}</td>
+                        <td>
+                          {tiers.length > 1 && (
+                            <button
+                              type="button"
+                              class="secondary"
+                              aria-label={`Remove tier ${i + 1}`}
+                              onClick={() => setTiers(tiers.filter((x) => x !== t))}
+                            >
+                              Remove
+                            </button>
+                          )}
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
             <button
               type="button"
               class="secondary"
