@@ -72,6 +72,7 @@ function group(): Group {
       createdAtMs: nowMs,
       updatedAtMs: nowMs,
       expiresAtMs: null,
+      heldFrom: null,
     };
     events.push(e);
     transactions.push({
@@ -83,6 +84,8 @@ function group(): Group {
       kind: 'usage',
       eventId: e.eventId,
       reason: null,
+      grantId: null,
+      drawnFrom: null,
       createdAtMs: nowMs,
     });
   }

@@ -26,7 +26,8 @@ import {
   type NormalizedEvent,
 } from '../../src/domain/events.js';
 import { newId } from '../../src/lib/ids.js';
-import { Ledger, lockBalanceMap, type NetDelta, type PostedEntry } from '../../src/operations/ledger.js';
+import { grantEntry } from '../../src/operations/grants.js';
+import { Ledger, lockBalanceMap, type PostedEntry } from '../../src/operations/ledger.js';
 import type { EventRow, Store, TransactionRow, Tx } from '../../src/store/types.js';
 
 /** Bench events carry no `timestamp`: no limit applies. */
@@ -144,12 +145,11 @@ export async function seedFundedAccounts(
   }
   if (grant === 0 || accountIds.length === 0) return;
   const keys = accountIds.map((accountId) => ({ accountId, denomination }));
-  const entries: PostedEntry[] = keys.map((k) => ({ ...k, amount: grant, kind: 'grant', reason }));
-  const deltas = new Map<string, NetDelta>(
-    keys.map((k) => [balanceKey(k.accountId, denomination), { amount: grant, pending: 0 }]),
+  const entries: PostedEntry[] = keys.map((k) =>
+    grantEntry({ ...k, companyId }, { amount: grant, source: 'initial' }, nowMs, 'grant', reason),
   );
   // Seeded balances have no refill settings, plans or subscriptions: a ledger without effects.
-  await new Ledger([]).begin(tx, nowMs).post(await lockBalanceMap(tx, keys), entries, deltas);
+  await new Ledger([]).begin(tx, nowMs).post(await lockBalanceMap(tx, keys), entries);
 }
 
 /** A complete event of `cost` units (a cost override) on one account. */
@@ -211,7 +211,7 @@ export function planUsage(
     }
     const plan = planIngest({ companyId, accountId: e.accountId, events: [event], gate: false }, ctx);
     if (!plan.ok) throw new Error(`seeded event refused: ${plan.reason}: ${plan.message}`);
-    for (const row of plan.value.events) planned.events.push(row);
+    for (const row of plan.value.events) planned.events.push({ ...row, heldFrom: null });
     for (const entry of plan.value.ledger) {
       const balanceAfter = (amounts.get(entry.accountId) as number) + entry.amount;
       amounts.set(entry.accountId, balanceAfter);
@@ -224,6 +224,8 @@ export function planUsage(
         kind: entry.kind,
         eventId: entry.eventId,
         reason: null,
+        grantId: null,
+        drawnFrom: null,
         createdAtMs: nowMs,
       });
     }

@@ -230,11 +230,16 @@ function drawable(lots: Lots): Grant[] {
   return lots.grants.filter((g) => g.opened && !g.closed && g.remaining > g.held).sort(compareDrawingOrder);
 }
 
-/** Take up to `units` unheld units in drawing order, into use (remaining falls) or into `held`. */
-function draw(draft: Draft, units: number, into: 'use' | 'hold'): Allocation[] {
+/**
+ * Take up to `units` unheld units in drawing order, into use (remaining falls) or into `held`;
+ * with `first`, the grants it picks are drawn before the others (each part in drawing order).
+ */
+function draw(draft: Draft, units: number, into: 'use' | 'hold', first?: (g: Grant) => boolean): Allocation[] {
   const from: Allocation[] = [];
   let left = units;
-  for (const g of drawable(draft.lots)) {
+  let order = drawable(draft.lots);
+  if (first) order = [...order.filter(first), ...order.filter((g) => !first(g))];
+  for (const g of order) {
     if (left === 0) break;
     const n = Math.min(g.remaining - g.held, left);
     if (into === 'use') g.remaining -= n;
@@ -424,6 +429,16 @@ function merge(a: Allocation[], b: Allocation[]): Allocation[] {
 export function addGrant(lots: Lots, grant: NewGrant, nowMs: number, kind: OpeningKind = 'grant'): Step {
   if (typeof grant.grantId !== 'string' || grant.grantId === '') throw new RangeError('grantId must be a string');
   if (lots.grants.some((g) => g.grantId === grant.grantId)) throw new RangeError(`grant ${grant.grantId} exists`);
+  const draft = draftOf(lots, nowMs);
+  const g = newGrantOf(grant);
+  draft.lots.grants.push(g);
+  if (g.effectiveAtMs <= nowMs) open(draft, g, kind);
+  applyDue(draft, nowMs);
+  return draft;
+}
+
+/** A new grant's lot, checked (RangeError on what the HTTP layer refuses first). */
+function newGrantOf(grant: NewGrant): Grant {
   assertNonNegative('amount', grant.amount);
   if (grant.amount < 1) throw new RangeError('amount must be at least 1');
   assertPriority(grant.priority);
@@ -434,8 +449,7 @@ export function addGrant(lots: Lots, grant: NewGrant, nowMs: number, kind: Openi
     assertInteger('expiresAtMs', grant.expiresAtMs);
     if (grant.expiresAtMs <= grant.effectiveAtMs) throw new RangeError('expiresAtMs must be after effectiveAtMs');
   }
-  const draft = draftOf(lots, nowMs);
-  const g: Grant = {
+  return {
     grantId: grant.grantId,
     amount: grant.amount,
     remaining: grant.amount,
@@ -449,10 +463,116 @@ export function addGrant(lots: Lots, grant: NewGrant, nowMs: number, kind: Openi
     opened: false,
     closed: false,
   };
-  draft.lots.grants.push(g);
-  if (g.effectiveAtMs <= nowMs) open(draft, g, kind);
+}
+
+/**
+ * A plan's renewal at `dueMs` (≤ nowMs), as one transaction (contract "Credit grants"): what is
+ * due before the renewal instant is applied first; then, without rollover, the plan's own open
+ * grants end (their unheld units leave; held units stay held and expire when their events
+ * settle); the debt is cleared (the caller charges it as overage); and the new plan grant, if
+ * any, opens at `dueMs` with all of its units. One transaction of the net change: `period_reset`,
+ * or `grant` with rollover (the plan's grants then keep their units). What is due after `dueMs`
+ * up to `nowMs` is applied after it. Returns the debt cleared.
+ */
+export function renewPlan(
+  lots: Lots,
+  input: { grant: NewGrant | null; rollover: boolean },
+  dueMs: number,
+  nowMs: number,
+): Step & { debt: number } {
+  assertInteger('dueMs', dueMs);
+  if (dueMs > nowMs) throw new RangeError('a renewal is not due yet');
+  if (input.grant !== null && input.grant.effectiveAtMs !== dueMs)
+    throw new RangeError('the new plan grant starts at the renewal instant');
+  if (lots.grants.some((g) => g.grantId === input.grant?.grantId)) throw new RangeError('the grant exists');
+  const draft = draftOf(lots, dueMs - 1);
+  const debt = Math.max(0, debtOf(draft.lots));
+  let ended = 0;
+  if (!input.rollover) {
+    for (const g of draft.lots.grants) {
+      if (g.source !== 'plan' || !g.opened || g.closed) continue;
+      ended = addExact(ended, g.remaining - g.held);
+      g.remaining = g.held;
+      g.closed = true;
+    }
+  }
+  let added = 0;
+  let grantId: string | null = null;
+  if (input.grant !== null) {
+    const g = newGrantOf(input.grant);
+    g.opened = true;
+    draft.lots.grants.push(g);
+    added = g.amount;
+    grantId = g.grantId;
+  }
+  post(draft, {
+    kind: input.rollover ? 'grant' : 'period_reset',
+    amount: addExact(addExact(-ended, debt), added),
+    grantId,
+  });
   applyDue(draft, nowMs);
-  return draft;
+  return { ...draft, debt };
+}
+
+/**
+ * A mid-month increase (contract): `removeUnits` leave (the monthly refills' unheld units first,
+ * then the rest in drawing order; what no grant covers becomes debt) and the new grant opens,
+ * repaying any debt first, as one `proration` transaction of the net change, naming the new grant
+ * and where the removed units came from.
+ */
+export function prorate(lots: Lots, removeUnits: number, grant: NewGrant, nowMs: number): Step & { drawnFrom: Allocation[] } {
+  assertNonNegative('removeUnits', removeUnits);
+  if (grant.effectiveAtMs > nowMs) throw new RangeError('a proration grant starts now');
+  if (lots.grants.some((g) => g.grantId === grant.grantId)) throw new RangeError('the grant exists');
+  const draft = draftOf(lots, nowMs);
+  const drawnFrom = draw(draft, removeUnits, 'use', (g) => g.source === 'monthly_refill');
+  const g = newGrantOf(grant);
+  g.opened = true;
+  draft.lots.grants.push(g);
+  post(draft, { kind: 'proration', amount: addExact(g.amount, -removeUnits), grantId: g.grantId, drawnFrom });
+  repayDebt(draft);
+  applyDue(draft, nowMs);
+  return { ...draft, drawnFrom };
+}
+
+/** The soonest instant at which a start or an expiry of these lots falls due, or null. */
+export function nextDueAt(lots: Lots): number | null {
+  let due: number | null = null;
+  for (const g of lots.grants) {
+    if (g.closed) continue;
+    if (!g.opened && (due === null || g.effectiveAtMs < due)) due = g.effectiveAtMs;
+    if (g.expiresAtMs !== null && (due === null || g.expiresAtMs < due)) due = g.expiresAtMs;
+  }
+  return due;
+}
+
+/** The same grants with the same figures, in the same order. */
+export function sameGrants(a: readonly Grant[], b: readonly Grant[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (
+      x.grantId !== y.grantId ||
+      x.remaining !== y.remaining ||
+      x.held !== y.held ||
+      x.priority !== y.priority ||
+      x.expiresAtMs !== y.expiresAtMs ||
+      x.voidedAtMs !== y.voidedAtMs ||
+      x.opened !== y.opened ||
+      x.closed !== y.closed
+    )
+      return false;
+  }
+  return true;
+}
+
+/**
+ * A grant is finished once nothing can change its units again: closed with nothing held, or
+ * opened and used up. Finished grants leave the lots (their records keep the final figures).
+ */
+export function isFinished(g: Grant): boolean {
+  return g.held === 0 && (g.closed || (g.opened && g.remaining === 0));
 }
 
 function refusal(reason: GrantRefusalReason, message: string, param?: string): GrantRefusal {

@@ -44,6 +44,16 @@ export const REASONS = [
   'price_field_required',
   'tiers_invalid',
   'package_size_must_be_a_positive_integer',
+  // --- credit grants
+  'expires_at_must_be_after_effective_at',
+  'expires_at_must_be_in_the_future',
+  'effective_at_too_far_ahead',
+  'cost_basis_must_be_a_non_negative_decimal',
+  'cost_basis_only_on_paid_grants',
+  'unknown_grant_status',
+  'grant_expired',
+  'grant_depleted',
+  'grant_voided',
   // --- events and holds
   'cost_override_given_twice',
   'cost_override_needs_amount_and_denomination',

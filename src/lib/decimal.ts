@@ -107,3 +107,16 @@ export function ceilDecimal(a: Decimal): bigint {
 export function decimalOfInteger(n: bigint | number): Decimal {
   return { coef: BigInt(n), scale: 0 };
 }
+
+/** a / b (b > 0) rounded half up to `scale` digits, as a decimal without trailing zeros. */
+export function quotientDecimal(a: bigint, b: bigint, scale: number): Decimal {
+  if (b <= 0n || a < 0n) throw new RangeError('quotientDecimal takes a ≥ 0 and b > 0');
+  const p = 10n ** BigInt(scale);
+  let coef = (2n * a * p + b) / (2n * b);
+  let s = scale;
+  while (s > 0 && coef % 10n === 0n) {
+    coef /= 10n;
+    s -= 1;
+  }
+  return { coef, scale: s };
+}

@@ -5,7 +5,7 @@ import { fail } from '../domain/outcome.js';
 import type { BalanceRow } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
 import { expireDueHoldsOfAccount } from './events.js';
-import { lockBalanceMap } from './ledger.js';
+import { grantEntry, takeEntry } from './grants.js';
 import { ownedAccount } from './lookups.js';
 
 export async function createBalance(
@@ -37,16 +37,17 @@ export async function createBalance(
         'denomination',
       );
     const key = balanceKey(accountId, denomination);
-    const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
+    const p = deps.ledger.begin(tx, now);
+    const locked = await p.lock([{ accountId, denomination }]);
     if (initialAmount === 0) return locked.get(key)!;
-    const after = await deps.ledger
-      .begin(tx, now)
-      .post(
-        locked,
-        [{ accountId, denomination, amount: initialAmount, kind: 'grant', reason: 'initial grant' }],
-        new Map([[key, { amount: initialAmount, pending: 0 }]]),
-      );
-    return after.balances.get(key)!;
+    const entry = grantEntry(
+      { companyId, accountId, denomination },
+      { amount: initialAmount, source: 'initial' },
+      now,
+      'grant',
+      'initial grant',
+    );
+    return (await p.post(locked, [entry])).balances.get(key)!;
   };
 }
 
@@ -77,19 +78,20 @@ export async function adjustBalance(
   return async (tx) => {
     await ownedAccount(tx, companyId, accountId);
     const key = balanceKey(accountId, denomination);
-    const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
+    const now = deps.clock.now();
+    const p = deps.ledger.begin(tx, now);
+    const locked = await p.lock([{ accountId, denomination }]);
     const before = locked.get(key);
     if (!before) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
     const amount = before.amount + input.amount;
     if (Math.abs(amount) > AMOUNT_MAX || Math.abs(amount - before.pending) > AMOUNT_MAX)
       fail('amount_out_of_range', 'the adjustment would take the balance beyond the exact integer range', 'amount');
-    const after = await deps.ledger
-      .begin(tx, deps.clock.now())
-      .post(
-        locked,
-        [{ accountId, denomination, amount: input.amount, kind: 'adjustment', reason: input.reason ?? null }],
-        new Map([[key, { amount: input.amount, pending: 0 }]]),
-      );
-    return after.balances.get(key)!;
+    const reason = input.reason ?? null;
+    // A credit is a grant of its own (promotional, priority 50, no expiry); a debit takes units in drawing order.
+    const entry =
+      input.amount > 0
+        ? grantEntry(before, { amount: input.amount, source: 'adjustment' }, now, 'adjustment', reason)
+        : takeEntry(before, -input.amount, now, 'adjustment', { reason });
+    return (await p.post(locked, [entry])).balances.get(key)!;
   };
 }

@@ -16,10 +16,21 @@ import { fail } from '../domain/outcome.js';
 import { usdCents } from '../domain/money.js';
 import { backoffDelayMs } from '../lib/backoff.js';
 import { newId } from '../lib/ids.js';
-import type { BalanceRow, ChargeReason, ChargeRow, ChargeStatus, Page, PageResult, Tx } from '../store/types.js';
+import { prorate } from '../domain/grants.js';
+import type {
+  BalanceRow,
+  ChargeReason,
+  ChargeRow,
+  ChargeStatus,
+  Page,
+  PageResult,
+  TransactionRow,
+  Tx,
+} from '../store/types.js';
 import { processorFor } from './secrets.js';
 import type { Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
+import { costBasisOf, grantEntry, lotOf, newGrantRow } from './grants.js';
 import { lockBalanceMap, type Posting } from './ledger.js';
 import { notifyBalance } from './notifications.js';
 
@@ -301,14 +312,30 @@ async function applyRefill(
     ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
     consecutiveDeclines: afterChargeOutcome(b.consecutiveDeclines, 'succeeded').consecutiveDeclines,
   });
-  const posted = await p.post(
-    locked,
-    [{ accountId: b.accountId, denomination, amount: units, kind: 'refill', reason: `charge ${charge.chargeId}` }],
-    new Map([[key, { amount: units, pending: 0 }]]),
+  const relocked = await p.lock([b]);
+  const entry = grantEntry(
+    b,
+    {
+      amount: units,
+      source: charge.details.trigger === 'monthly' ? 'monthly_refill' : 'refill',
+      category: 'paid',
+      costBasis: costBasisOf(charge.usdCents, units),
+    },
+    p.nowMs,
+    'refill',
+    `charge ${charge.chargeId}`,
   );
+  const posted = await p.post(relocked, [entry]);
   const balance = posted.balances.get(key)!;
   await notifyBalance(p, 'auto_refill', balance);
-  return { balance, transactionId: posted.transactionIds[0]! };
+  return { balance, transactionId: openingOf(posted.transactions, entry.grant.grantId) };
+}
+
+/** The id of the transaction that opened `grantId`. */
+function openingOf(transactions: TransactionRow[], grantId: string): string {
+  const t = transactions.find((x) => x.grantId === grantId && x.amount !== 0);
+  if (!t) throw new Error(`grant ${grantId} was not opened`);
+  return t.transactionId;
 }
 
 /** What a mid-month increase changes, kept on its charge so that whoever records the charge's success applies it. */
@@ -335,8 +362,6 @@ export async function applyProration(
   const b = locked.get(key);
   if (!b) throw new Error(`proration: balance ${key} is gone`);
   const { tx } = p;
-  const remaining = Math.min(Math.max(b.amount, 0), b.refillAmount ?? 0);
-  const delta = d.amount - remaining;
   await tx.updateRefillSettings(accountId, denomination, {
     refillThreshold: b.refillThreshold,
     refillAmount: d.amount,
@@ -346,12 +371,21 @@ export async function applyProration(
     monthlyAnchorAtMs: d.anchor_at_ms,
     nextRefillAtMs: refillAt(d.anchor_at_ms, 1),
   });
-  const posted = await p.post(
-    locked,
-    [{ accountId, denomination, amount: delta, kind: 'proration', reason: `mid-month increase to ${d.amount}` }],
-    new Map([[key, { amount: delta, pending: 0 }]]),
+  const grant = newGrantRow(
+    b,
+    { amount: d.amount, source: 'proration', category: 'paid', costBasis: costBasisOf(d.usd_charge, d.amount) },
+    p.nowMs,
   );
-  return { balance: posted.balances.get(key)!, transactionId: posted.transactionIds[0]! };
+  const posted = await p.post(await p.lock([b]), [
+    {
+      accountId,
+      denomination,
+      grant,
+      reason: `mid-month increase to ${d.amount}`,
+      apply: (lots) => prorate(lots, Math.min(Math.max(lots.amount, 0), b.refillAmount ?? 0), lotOf(grant), p.nowMs),
+    },
+  ]);
+  return { balance: posted.balances.get(key)!, transactionId: openingOf(posted.transactions, grant.grantId) };
 }
 
 export async function listCharges(

@@ -20,7 +20,8 @@ import {
   type PricePeriodCount,
   type PricePeriodKey,
 } from '../domain/events.js';
-import { available, decideSettle, isHoldExpired, settleHold } from '../domain/holds.js';
+import { hold, releaseHold, settleHold as settleGrants } from '../domain/grants.js';
+import { available, decideSettle, isHoldExpired } from '../domain/holds.js';
 import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Outcome } from '../domain/outcome.js';
 import { eventCost, isPeriodPriced, type Price } from '../domain/pricing.js';
 import { addDecimal, DECIMAL_ZERO, decimalFromNumber, type Decimal } from '../lib/decimal.js';
@@ -39,7 +40,8 @@ import type {
 } from '../store/types.js';
 import type { Deps } from './deps.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
-import { lockBalanceMap, type NetDelta, type Posting, type PostedEntry } from './ledger.js';
+import { takeEntry } from './grants.js';
+import { lockBalanceMap, type Posting, type PostedEntry } from './ledger.js';
 
 export interface IngestResult {
   eventIds: string[];
@@ -133,7 +135,7 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
   // saves that query (a round trip on PostgreSQL). Locking first waits for nothing new: a hold
   // another transaction has locked is skipped, as the sweeper's are.
   const keys = balanceKeysOf(requests, outcomes, prices);
-  let locked = await lockBalanceMap(tx, keys);
+  let locked = await p.lock(keys);
   const holding = [...locked.values()].filter((b) => b.pending !== 0);
   if (holding.length > 0 && (await expireHolds(p, holding)).length > 0) locked = await lockBalanceMap(tx, keys);
   // The periods of graduated and package prices, locked after the balances (as settles lock them):
@@ -155,8 +157,6 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
     balances: new Map([...locked].map(([k, b]) => [k, { amount: b.amount, pending: b.pending }])),
   };
   const events: EventRow[] = [];
-  const entries: PostedEntry[] = [];
-  const deltas = new Map<string, NetDelta>();
   const counted = new Map<string, PricePeriodCount>();
   requests.forEach((r, i) => {
     if (outcomes[i]) return;
@@ -165,21 +165,32 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
       outcomes[i] = planned;
       return;
     }
-    for (const e of planned.value.events) events.push(e);
-    for (const l of planned.value.ledger) entries.push(l);
-    for (const [k, d] of planned.value.deltas) {
-      const sum = deltas.get(k) ?? { amount: 0, pending: 0 };
-      sum.amount += d.amount;
-      sum.pending += d.pending;
-      deltas.set(k, sum);
-    }
+    for (const e of planned.value.events) events.push({ ...e, heldFrom: null });
     for (const c of planned.value.periods) counted.set(pricePeriodKey(c), c);
     outcomes[i] = { ok: true, value: { eventIds: planned.value.eventIds } };
   });
+  // Each event's cost from the balance's grants, in request order: a complete event takes it in
+  // drawing order; a pending one holds it there, and keeps which grants it holds for its settle.
+  const entries: PostedEntry[] = [];
+  for (const e of events) {
+    if (e.costAmount === 0) continue;
+    if (e.state === 'complete') entries.push(takeEntry(e, e.costAmount, nowMs, 'usage', { eventId: e.eventId }));
+    else if (e.state === 'pending')
+      entries.push({
+        accountId: e.accountId,
+        denomination: e.denomination,
+        eventId: e.eventId,
+        apply: (lots) => {
+          const step = hold(lots, e.costAmount, nowMs);
+          e.heldFrom = step.heldFrom;
+          return step;
+        },
+      });
+  }
 
   // 5. Write: events, balances (atomic deltas), ledger rows and the usage rollup of the events
   // recorded complete; one statement on PostgreSQL. Then the counts of the periods priced.
-  await p.post(locked, entries, deltas, events, usageOf(events.filter((e) => e.state === 'complete')));
+  await p.post(locked, entries, events, usageOf(events.filter((e) => e.state === 'complete')));
   if (counted.size > 0) await tx.putPricePeriods([...counted.values()]);
   // 6. The answers of the requests with an Idempotency-Key, in the same transaction as their events.
   // A request whose key was taken from it (its lease lapsed; a retry holds it now) must apply nothing:
@@ -304,7 +315,7 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
   const { tx, nowMs: now } = p;
   const found = await tx.lockEvents(requests.map((r) => ({ companyId: r.companyId, eventId: r.eventId })));
   const events = new Map(found.map((e) => [companyScopedKey(e.companyId, e.eventId), e]));
-  let locked = await lockBalanceMap(tx, found);
+  let locked = await p.lock(found);
   const expired = found.filter((e) => e.state === 'pending' && isHoldExpired(e.expiresAtMs, now));
   if (expired.length > 0) {
     await cancelHolds(p, expired);
@@ -321,7 +332,6 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
   const { prices, periods } = await repricingInputs(tx, requests, events);
   const counted = new Map<string, PricePeriodCount>();
   const entries: PostedEntry[] = [];
-  const deltas = new Map<string, NetDelta>();
   const changed = new Map<string, EventRow>();
   const outcomes = requests.map(({ companyId, eventId, input }): Outcome<EventRow> => {
     const key = companyScopedKey(companyId, eventId);
@@ -373,20 +383,16 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
       }
     }
     if (period) counted.set(pricePeriodKey(period), period);
-    const s = settleHold(event.costAmount, requested, finalCost);
-    if (s.amountDelta !== 0)
-      entries.push({
-        accountId: event.accountId,
-        denomination: event.denomination,
-        amount: s.amountDelta,
-        kind: 'usage',
-        eventId,
-      });
-    const balance = balanceKey(event.accountId, event.denomination);
-    const sum = deltas.get(balance) ?? { amount: 0, pending: 0 };
-    sum.amount += s.amountDelta;
-    sum.pending += s.pendingDelta;
-    deltas.set(balance, sum);
+    const heldFrom = event.heldFrom ?? [];
+    entries.push({
+      accountId: event.accountId,
+      denomination: event.denomination,
+      eventId,
+      apply: (lots) =>
+        requested === 'complete'
+          ? settleGrants(lots, heldFrom, event.costAmount, finalCost, now)
+          : releaseHold(lots, heldFrom, event.costAmount, now),
+    });
     const settled: EventRow = {
       ...event,
       state: requested,
@@ -402,7 +408,7 @@ export async function settleGroup(p: Posting, requests: SettleRequest[]): Promis
 
   if (changed.size > 0) {
     // An event settled to complete counts in the usage from now, at its final cost.
-    await p.post(locked, entries, deltas, [], usageOf([...changed.values()].filter((e) => e.state === 'complete')));
+    await p.post(locked, entries, [], usageOf([...changed.values()].filter((e) => e.state === 'complete')));
     await tx.updateEvents(
       [...changed.values()].map((e) => ({
         companyId: e.companyId,
@@ -484,15 +490,16 @@ export async function expireHolds(p: Posting, only?: BalanceKey[]): Promise<Even
 /** Releases the holds of these (locked, pending) events and marks them cancelled. */
 export async function cancelHolds(p: Posting, events: EventRow[]): Promise<void> {
   const { tx, nowMs } = p;
-  const deltas = new Map<string, NetDelta>();
-  for (const e of events) {
-    const key = balanceKey(e.accountId, e.denomination);
-    const d = deltas.get(key) ?? { amount: 0, pending: 0 };
-    d.pending += settleHold(e.costAmount, 'cancelled').pendingDelta;
-    deltas.set(key, d);
-  }
-  const locked = await lockBalanceMap(tx, events);
-  await p.post(locked, [], deltas);
+  const locked = await p.lock(events);
+  await p.post(
+    locked,
+    events.map((e) => ({
+      accountId: e.accountId,
+      denomination: e.denomination,
+      eventId: e.eventId,
+      apply: (lots) => releaseHold(lots, e.heldFrom ?? [], e.costAmount, nowMs),
+    })),
+  );
   await tx.updateEvents(
     events.map((e) => ({
       companyId: e.companyId,

@@ -10,24 +10,36 @@
  * with `ledger.begin(tx, nowMs)` and posts through it.
  */
 import { balanceKey } from '../domain/events.js';
+import { advanceTo, isFinished, type Lots, nextDueAt, sameGrants, type Step } from '../domain/grants.js';
 import type { UsageAddition } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
-import type { BalanceRow, EventRow, Page, TransactionKind, TransactionRow, Tx } from '../store/types.js';
+import type {
+  BalanceDelta,
+  BalanceKey,
+  BalanceRow,
+  EventRow,
+  GrantRow,
+  GrantUpdate,
+  Page,
+  TransactionRow,
+  Tx,
+} from '../store/types.js';
 import type { Deps } from './deps.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
 
+/**
+ * One change of one balance: what it does to the balance's grants (a function of domain/grants.ts
+ * given the balance's lots as they are when the entry's turn comes: take, hold, settleHold,
+ * addGrant, …), and what the transactions it makes say (`eventId`, `reason`). `grant`: the row of
+ * a grant the entry creates, inserted with it.
+ */
 export interface PostedEntry {
   accountId: string;
   denomination: string;
-  amount: number;
-  kind: TransactionKind;
+  apply: (lots: Lots) => Step;
   eventId?: string | null;
   reason?: string | null;
-}
-
-export interface NetDelta {
-  amount: number;
-  pending: number;
+  grant?: GrantRow;
 }
 
 /** One balance as it was locked before a posting and as the posting left it. */
@@ -46,8 +58,13 @@ export type BalanceEffect = (posting: Posting, changes: BalanceChange[]) => Prom
 export interface Posted {
   /** Every balance given to `post`, as it is after the posting. */
   balances: Map<string, BalanceRow>;
-  /** The ids of the transactions written, in the order of the entries. */
-  transactionIds: string[];
+  /** The transactions written, in order. */
+  transactions: TransactionRow[];
+}
+
+/** A balance row's lots (domain/grants.ts): its amount, pending and live grants. */
+export function lotsOf(b: BalanceRow): Lots {
+  return { amount: b.amount, pending: b.pending, grants: b.grants };
 }
 
 /** The balance effects of one server, in the order they run after every posting. */
@@ -87,58 +104,115 @@ export class Posting {
   }
 
   /**
-   * Applies `deltas` (net amount and pending change per balance key, balances already locked
-   * and given in `before`) and appends `entries` in order, writing `events` in the same step (the
-   * ingest path's events) and adding `usage` to the hourly rollups (events that became complete):
-   * on PostgreSQL all of it is one statement. Then runs the effects.
-   * Throws if the database disagrees with the entries: that would be a bug, never a business case.
+   * Locks the balances of `keys` (lockBalanceMap) and applies the grant starts and expiries due
+   * now on them (each a transaction), so that what follows sees each balance as it is now.
+   */
+  async lock(keys: Iterable<BalanceKey>): Promise<Map<string, BalanceRow>> {
+    const locked = await lockBalanceMap(this.tx, keys);
+    const due = [...locked.values()].filter((b) => b.grantsDueAtMs !== null && b.grantsDueAtMs <= this.nowMs);
+    if (due.length === 0) return locked;
+    const entries = due.map((b) => ({
+      accountId: b.accountId,
+      denomination: b.denomination,
+      apply: (lots: Lots) => advanceTo(lots, this.nowMs),
+    }));
+    return (await this.post(locked, entries)).balances;
+  }
+
+  /**
+   * Applies `entries` in order to their balances' lots (balances locked, given in `before`),
+   * appends one ledger row per transaction they make (its `balance_after` chained from the
+   * locked figure), and writes each changed balance (amount, pending and live grants) in the
+   * same step as `events` (the ingest path's) and `usage` (events that became complete): on
+   * PostgreSQL all of it one statement. Grants created are inserted; grants finished (used up,
+   * or closed with nothing held) leave the lots and their rows take the final figures, as do
+   * grants whose priority, expiry or void changed. Then runs the effects.
+   * Throws if the database disagrees with the lots: that would be a bug, never a business case.
    */
   async post(
     before: Map<string, BalanceRow>,
     entries: PostedEntry[],
-    deltas: Map<string, NetDelta>,
     events: EventRow[] = [],
     usage: UsageAddition[] = [],
   ): Promise<Posted> {
-    const list = [...deltas.entries()].filter(([, d]) => d.amount !== 0 || d.pending !== 0);
-    const balanceDeltas = list.map(([key, d]) => {
-      const b = before.get(key);
-      if (!b) throw new Error(`ledger: balance ${key} was not locked`);
-      return { accountId: b.accountId, denomination: b.denomination, amount: d.amount, pending: d.pending };
-    });
-
-    // Each entry's balance_after chains from the locked figure, so the rows are known before the write.
-    const running = new Map<string, number>();
+    const lots = new Map<string, Lots>();
     const rows: TransactionRow[] = [];
+    const created: GrantRow[] = [];
     for (const e of entries) {
       const key = balanceKey(e.accountId, e.denomination);
-      const start = running.get(key) ?? before.get(key)?.amount;
-      if (start === undefined) throw new Error(`ledger: balance ${key} was not locked`);
-      const balanceAfter = start + e.amount;
-      running.set(key, balanceAfter);
-      rows.push({
-        transactionId: newId('tx'),
-        accountId: e.accountId,
-        denomination: e.denomination,
-        amount: e.amount,
-        balanceAfter,
-        kind: e.kind,
-        eventId: e.eventId ?? null,
-        reason: e.reason ?? null,
-        createdAtMs: this.nowMs,
-      });
+      const b = before.get(key);
+      if (!b) throw new Error(`ledger: balance ${key} was not locked`);
+      if (e.grant) created.push(e.grant);
+      const step = e.apply(lots.get(key) ?? lotsOf(b));
+      let balanceAfter = (lots.get(key) ?? b).amount;
+      lots.set(key, step.lots);
+      for (const t of step.transactions) {
+        balanceAfter += t.amount;
+        rows.push({
+          transactionId: newId('tx'),
+          accountId: e.accountId,
+          denomination: e.denomination,
+          amount: t.amount,
+          balanceAfter,
+          kind: t.kind,
+          eventId: e.eventId ?? null,
+          reason: e.reason ?? null,
+          grantId: t.grantId,
+          drawnFrom: t.drawnFrom ?? null,
+          createdAtMs: this.nowMs,
+        });
+      }
     }
 
-    const updated = await this.tx.writeLedger(events, balanceDeltas, rows, usage);
+    const deltas: BalanceDelta[] = [];
+    const updates: GrantUpdate[] = [];
+    for (const [key, l] of lots) {
+      const b = before.get(key)!;
+      const live = l.grants.filter((g) => !isFinished(g));
+      if (l.amount === b.amount && l.pending === b.pending && sameGrants(live, b.grants)) continue;
+      deltas.push({
+        accountId: b.accountId,
+        denomination: b.denomination,
+        amount: l.amount - b.amount,
+        pending: l.pending - b.pending,
+        grants: live,
+        grantsDueAtMs: nextDueAt({ ...l, grants: live }),
+      });
+      const was = new Map(b.grants.map((g) => [g.grantId, g]));
+      for (const g of l.grants) {
+        const w = was.get(g.grantId);
+        const changed =
+          isFinished(g) ||
+          (w !== undefined &&
+            (w.priority !== g.priority || w.expiresAtMs !== g.expiresAtMs || w.voidedAtMs !== g.voidedAtMs));
+        if (changed)
+          updates.push({
+            grantId: g.grantId,
+            remaining: g.remaining,
+            held: g.held,
+            priority: g.priority,
+            expiresAtMs: g.expiresAtMs,
+            voidedAtMs: g.voidedAtMs,
+          });
+      }
+    }
+
+    const updated = await this.tx.writeLedger(events, deltas, rows, usage);
+    if (created.length > 0) await this.tx.insertGrants(created);
+    if (updates.length > 0) await this.tx.updateGrants(updates);
     const after = new Map(before);
     for (const r of updated) after.set(balanceKey(r.accountId, r.denomination), r);
-    for (const [key, amount] of running) {
-      if (after.get(key)?.amount !== amount)
-        throw new Error(`ledger: ${key} is ${after.get(key)?.amount} after update, entries say ${amount}`);
+    const changes: BalanceChange[] = [];
+    for (const d of deltas) {
+      const key = balanceKey(d.accountId, d.denomination);
+      const a = after.get(key);
+      const l = lots.get(key)!;
+      if (a?.amount !== l.amount || a.pending !== l.pending)
+        throw new Error(`ledger: ${key} is ${a?.amount}/${a?.pending} after update, grants say ${l.amount}/${l.pending}`);
+      changes.push({ before: before.get(key)!, after: a });
     }
-    const changes: BalanceChange[] = list.map(([key]) => ({ before: before.get(key)!, after: after.get(key)! }));
     if (changes.length > 0) for (const effect of this.effects) await effect(this, changes);
-    return { balances: after, transactionIds: rows.map((r) => r.transactionId) };
+    return { balances: after, transactions: rows };
   }
 }
 

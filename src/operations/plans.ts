@@ -5,6 +5,7 @@
  * balance below `threshold_alert_percentage` in a period, recorded on the balance and notified.
  */
 import { balanceKey } from '../domain/events.js';
+import { renewPlan } from '../domain/grants.js';
 import { addExact } from '../domain/money.js';
 import { nextRefillAfter, refillAt } from '../domain/monthly.js';
 import { fail } from '../domain/outcome.js';
@@ -14,7 +15,8 @@ import type { AccountPlanRow, AccountRow, BalanceRow, Page, PageResult, PlanRow,
 import { recordChargeAwaitingCard, requestCharge, type NewCharge } from './charges.js';
 import type { Command, Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
-import { lockBalanceMap, type BalanceEffect, type NetDelta, type Posting, type PostedEntry } from './ledger.js';
+import { grantEntry, type GrantSpec, lotOf, newGrantRow } from './grants.js';
+import { lockBalanceMap, lotsOf, type BalanceEffect, type Posting, type PostedEntry } from './ledger.js';
 import { notifyBalance } from './notifications.js';
 
 export async function createPlan(deps: Deps, companyId: string, body: unknown): Promise<Command<PlanRow>> {
@@ -86,21 +88,21 @@ export async function applyPlanToNewAccount(p: Posting, account: AccountRow, pla
     });
     await tx.setPlanBalance(accountId, e.denomination, e.amount, plan.thresholdAlertPercentage);
   }
-  const locked = await lockBalanceMap(
-    tx,
-    plan.balances.map((e) => ({ accountId, denomination: e.denomination })),
-  );
-  const granted = plan.balances.filter((e) => e.amount > 0);
+  const locked = await p.lock(plan.balances.map((e) => ({ accountId, denomination: e.denomination })));
+  const nextRenewalAtMs = refillAt(nowMs, 1);
   await p.post(
     locked,
-    granted.map((e) => ({
-      accountId,
-      denomination: e.denomination,
-      amount: e.amount,
-      kind: 'grant',
-      reason: `plan ${plan.planId}: included amount`,
-    })),
-    new Map(granted.map((e) => [balanceKey(accountId, e.denomination), { amount: e.amount, pending: 0 }])),
+    plan.balances
+      .filter((e) => e.amount > 0)
+      .map((e) =>
+        grantEntry(
+          { companyId: account.companyId, accountId, denomination: e.denomination },
+          planGrantSpec(e.amount, plan.rollover ? null : nextRenewalAtMs, nowMs),
+          nowMs,
+          'grant',
+          `plan ${plan.planId}: included amount`,
+        ),
+      ),
   );
   await tx.insertAccountPlan({
     accountId,
@@ -108,12 +110,17 @@ export async function applyPlanToNewAccount(p: Posting, account: AccountRow, pla
     planId,
     anchorAtMs: nowMs,
     periodStartMs: nowMs,
-    nextRenewalAtMs: refillAt(nowMs, 1),
+    nextRenewalAtMs,
   });
   if (plan.chargeAmountUsdCents > 0) {
     await recordChargeAwaitingCard(tx, nowMs, planCharge(account.companyId, accountId, plan, nowMs));
   }
   return tx.listBalances(accountId);
+}
+
+/** A plan period's grant: paid, expiring at the next renewal (never, with rollover). */
+function planGrantSpec(amount: number, expiresAtMs: number | null, effectiveAtMs: number): GrantSpec {
+  return { amount, source: 'plan', category: 'paid', effectiveAtMs, expiresAtMs };
 }
 
 function planCharge(companyId: string, accountId: string, plan: PlanRow, periodStartMs: number): NewCharge {
@@ -147,20 +154,24 @@ export async function renewPlanPeriod(p: Posting, ap: AccountPlanRow): Promise<v
   const plan = await tx.findPlan(ap.companyId, ap.planId);
   if (!plan) throw new Error(`plan ${ap.planId} of account ${ap.accountId} is gone`);
   const accountId = ap.accountId;
+  // Locked without applying what is due: the renewal applies it, up to the renewal instant first,
+  // so that the plan's grant ends inside the one period_reset transaction (domain renewPlan).
   const locked = await lockBalanceMap(
     tx,
     plan.balances.map((e) => ({ accountId, denomination: e.denomination })),
   );
   const entries: PostedEntry[] = [];
-  const deltas = new Map<string, NetDelta>();
   const overage: { denomination: string; units: number; usd_cents: number }[] = [];
   let overageCents = 0;
   for (const e of plan.balances) {
     const key = balanceKey(accountId, e.denomination);
     const b = locked.get(key);
     if (!b) continue;
+    const grant =
+      e.amount > 0 ? newGrantRow(b, planGrantSpec(e.amount, plan.rollover ? null : next, due), nowMs) : null;
+    const step = renewPlan(lotsOf(b), { grant: grant && lotOf(grant), rollover: plan.rollover }, due, nowMs);
     const r = renewPlanBalance({
-      balanceAmount: b.amount,
+      balanceAmount: -step.debt,
       includedAmount: e.amount,
       overageUnitUsdCents: e.overageUnitUsdCents,
       rollover: plan.rollover,
@@ -170,19 +181,16 @@ export async function renewPlanPeriod(p: Posting, ap: AccountPlanRow): Promise<v
       overage.push({ denomination: e.denomination, units: r.overageUnits, usd_cents: r.overageUsdCents });
       overageCents = addExact(overageCents, r.overageUsdCents);
     }
-    if (r.resetDelta !== 0) {
-      entries.push({
-        accountId,
-        denomination: e.denomination,
-        amount: r.resetDelta,
-        kind: r.kind,
-        reason: `plan ${plan.planId}: new period`,
-      });
-      deltas.set(key, { amount: r.resetDelta, pending: 0 });
-    }
+    entries.push({
+      accountId,
+      denomination: e.denomination,
+      reason: `plan ${plan.planId}: new period`,
+      ...(grant ? { grant } : {}),
+      apply: () => step,
+    });
     if (b.planAlerted) await tx.setPlanAlerted(accountId, e.denomination, false);
   }
-  const after = (await p.post(locked, entries, deltas)).balances;
+  const after = (await p.post(locked, entries)).balances;
   const hasCard = (await tx.findCard(accountId)) !== undefined;
   if (overageCents > 0) {
     await chargeOrAwaitCard(tx, nowMs, hasCard, {

@@ -21,6 +21,7 @@ import { ledgerSql } from './ledger/sql.js';
 import { outboxSql } from './outbox/sql.js';
 import { plansSql } from './plans/sql.js';
 import { pricesSql } from './prices/sql.js';
+import { grantsSql } from './grants/sql.js';
 import { refillsSql } from './refills/sql.js';
 import { sessionsSql } from './sessions/sql.js';
 import { SqlCore } from './sql-core.js';
@@ -32,7 +33,7 @@ import { webhooksSql } from './webhooks/sql.js';
 // account holds and spends (balances, prices, events, usage); the money around them (cards,
 // refills, charges) and the ledger, which calls into events, balances, usage and charges; then
 // plans, webhooks, the outbox and sessions.
-const UpToUsage = usageSql(eventsSql(pricesSql(balancesSql(accountsSql(idempotencySql(identitySql(SqlCore)))))));
+const UpToUsage = usageSql(eventsSql(pricesSql(grantsSql(balancesSql(accountsSql(idempotencySql(identitySql(SqlCore))))))));
 const UpToLedger = ledgerSql(chargesSql(refillsSql(cardsSql(UpToUsage))));
 
 export abstract class SqlTx extends sessionsSql(outboxSql(webhooksSql(plansSql(UpToLedger)))) implements Tx {}

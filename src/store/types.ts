@@ -18,6 +18,7 @@
  *   accounts/     accounts
  *   balances/     balances: reads, locks, deltas
  *   prices/       a company's unit price per event type
+ *   grants/       credit grants: the lots of a balance (live ones kept in the balance row)
  *   events/       events and holds
  *   usage/        the hourly usage rollups (per account, per company), their retention
  *   cards/        an account's card on file
@@ -46,6 +47,7 @@ import type { BalancesReadTx, BalancesTx } from './balances/types.js';
 import type { CardsReadTx, CardsTx } from './cards/types.js';
 import type { ChargesReadTx, ChargesTx } from './charges/types.js';
 import type { EventsReadTx, EventsTx } from './events/types.js';
+import type { GrantsReadTx, GrantsTx } from './grants/types.js';
 import type { IdempotencyReadTx, IdempotencyTx } from './idempotency/types.js';
 import type { IdentityReadTx, IdentityTx } from './identity/types.js';
 import type { LedgerReadTx, LedgerTx } from './ledger/types.js';
@@ -64,6 +66,7 @@ export type * from './charges/types.js';
 export type * from './common.js';
 export { CommitOutcomeUnknownError } from './common.js';
 export type * from './events/types.js';
+export type * from './grants/types.js';
 export type * from './idempotency/types.js';
 export type * from './identity/types.js';
 export type * from './ledger/types.js';
@@ -81,6 +84,7 @@ export interface ReadTx
     IdempotencyReadTx,
     AccountsReadTx,
     BalancesReadTx,
+    GrantsReadTx,
     PricesReadTx,
     EventsReadTx,
     UsageReadTx,
@@ -98,6 +102,7 @@ export interface Tx
     IdempotencyTx,
     AccountsTx,
     BalancesTx,
+    GrantsTx,
     PricesTx,
     EventsTx,
     UsageTx,

@@ -54,6 +54,7 @@ export function eventRow(companyId: string, accountId: string, over: Partial<Eve
     createdAtMs: T0,
     updatedAtMs: T0,
     expiresAtMs: null,
+    heldFrom: null,
     ...over,
   };
 }
@@ -73,6 +74,8 @@ export function txRow(
     balanceAfter,
     kind: 'adjustment',
     eventId: null,
+    grantId: null,
+    drawnFrom: null,
     reason: null,
     createdAtMs: T0,
     ...over,

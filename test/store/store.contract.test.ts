@@ -9,6 +9,7 @@ import { newId } from '../../src/lib/ids.js';
 import { TestClock } from '../../src/lib/clock.js';
 import { IngestBatcher, transactionWriters } from '../../src/ingest/group-commits.js';
 import { ingestGroup } from '../../src/operations/events.js';
+import { grantEntry, takeEntry } from '../../src/operations/grants.js';
 import { lockBalanceMap } from '../../src/operations/ledger.js';
 import { balanceKey } from '../../src/domain/events.js';
 import { PostgresStore } from '../../src/store/postgres.js';
@@ -94,11 +95,9 @@ forEachDialect((store, t) => {
           const locked = await lockBalanceMap(tx, [{ accountId: a.accountId, denomination: 'x' }]);
           await ledger
             .begin(tx, T0)
-            .post(
-              locked,
-              [{ accountId: a.accountId, denomination: 'x', amount: i, kind: 'adjustment' }],
-              new Map([[balanceKey(a.accountId, 'x'), { amount: i, pending: 0 }]]),
-            );
+            .post(locked, [
+              grantEntry(locked.get(balanceKey(a.accountId, 'x'))!, { amount: i, source: 'adjustment' }, T0, 'adjustment'),
+            ]);
         });
       }
       const { balance, transactions } = await balanceState(store, a.accountId, 'x');
@@ -131,11 +130,11 @@ forEachDialect((store, t) => {
                 const locked = await lockBalanceMap(tx, [{ accountId: a.accountId, denomination: 'hot' }]);
                 await ledger
                   .begin(tx, T0)
-                  .post(
-                    locked,
-                    [{ accountId: a.accountId, denomination: 'hot', amount, kind: 'adjustment' }],
-                    new Map([[key, { amount, pending: 0 }]]),
-                  );
+                  .post(locked, [
+                    amount > 0
+                      ? grantEntry(locked.get(key)!, { amount, source: 'adjustment' }, T0, 'adjustment')
+                      : takeEntry(locked.get(key)!, -amount, T0, 'adjustment'),
+                  ]);
               } finally {
                 inFlight--;
               }

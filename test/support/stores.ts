@@ -13,6 +13,7 @@ import pg from 'pg';
 import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { NewBalanceRow, Store } from '../../src/store/types.js';
+import { lotOf, newGrantRow } from '../../src/operations/grants.js';
 import { newId } from '../../src/lib/ids.js';
 import { SecretBox, parseSecretKeys } from '../../src/lib/secret-box.js';
 
@@ -241,7 +242,11 @@ export async function seedBalance(
     if (!(await tx.insertBalance(balanceRow(companyId, accountId, denomination, nowMs))))
       throw new Error('balance exists');
     if (amount === 0) return;
-    await tx.applyBalanceDeltas([{ accountId, denomination, amount, pending: 0 }]);
+    // Every unit belongs to a grant: the seed is one `initial` grant holding the amount.
+    const grant = newGrantRow({ companyId, accountId, denomination }, { amount, source: 'initial' }, nowMs);
+    const lot = { ...lotOf(grant), remaining: amount, held: 0, voidedAtMs: null, opened: true, closed: false };
+    await tx.applyBalanceDeltas([{ accountId, denomination, amount, pending: 0, grants: [lot], grantsDueAtMs: null }]);
+    await tx.insertGrants([grant]);
     await tx.insertTransactions([
       {
         transactionId: newId('tx'),
@@ -252,6 +257,8 @@ export async function seedBalance(
         kind: 'grant',
         eventId: null,
         reason: 'seed',
+        grantId: grant.grantId,
+        drawnFrom: null,
         createdAtMs: nowMs,
       },
     ]);

@@ -2,6 +2,7 @@
  * Balances: the row mapper and the SQL both databases share (mixed into SqlTx, sql-base.ts).
  * Locking balances and applying deltas differ by dialect: sqlite/tx.ts, postgres/tx.ts.
  */
+import { decodeLots } from '../grants/sql.js';
 import { num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
 import type { BalanceDelta, BalanceKey, BalanceRow, BalancesTx, NewBalanceRow } from './types.js';
 
@@ -16,6 +17,8 @@ export const toBalance = (r: SqlRow): BalanceRow => ({
   refillUsdCents: numOrNull(r.refill_usd_amount),
   refillOnDay: strOrNull(r.refill_on_day),
   createdAtMs: num(r.created_at),
+  grants: decodeLots(r.grants),
+  grantsDueAtMs: numOrNull(r.grants_due_at),
   // Money movement: every field always filled, in one object literal (no spread of another per row).
   refillMonthly: Boolean(r.refill_monthly),
   monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at),

@@ -6,6 +6,7 @@
  * A balance row also carries its refill settings and state (written by refills/) and its plan
  * columns (written by plans/): every read of a balance fills them, and nothing here writes them.
  */
+import type { GrantLot } from '../grants/types.js';
 
 export interface BalanceRow {
   accountId: string;
@@ -18,6 +19,10 @@ export interface BalanceRow {
   refillUsdCents: number | null;
   refillOnDay: string | null;
   createdAtMs: number;
+  /** The live grants of the balance with their remainders and holds (grants/types.ts). */
+  grants: GrantLot[];
+  /** The soonest start or expiry of those grants, or null. */
+  grantsDueAtMs: number | null;
   // --- money movement: filled by every read of a balance row (their columns' defaults on a new balance)
   /** Monthly refill switched on. */
   refillMonthly: boolean;
@@ -41,6 +46,8 @@ export interface BalanceRow {
 
 /** The money-movement fields of a balance row: set by refills/ and plans/ methods, never by insertBalance. */
 type BalanceMoneyFields =
+  | 'grants'
+  | 'grantsDueAtMs'
   | 'refillMonthly'
   | 'monthlyAnchorAtMs'
   | 'nextRefillAtMs'
@@ -62,6 +69,12 @@ export interface BalanceDelta {
   denomination: string;
   amount: number;
   pending: number;
+  /**
+   * The balance's live grants after the change and their soonest start or expiry; absent: the
+   * grants are left as they are (a store test's delta; every posting gives them).
+   */
+  grants?: GrantLot[];
+  grantsDueAtMs?: number | null;
 }
 
 export interface BalanceKey {

@@ -5,6 +5,7 @@
  */
 import type { BalanceKey } from '../balances/types.js';
 import type { Page } from '../common.js';
+import { decodeAllocations, encodeAllocations } from '../grants/sql.js';
 import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
 import type { EventChange, EventFilter, EventKey, EventRow, EventStateValue, EventsTx } from './types.js';
 
@@ -25,6 +26,7 @@ export const toEvent = (r: SqlRow): EventRow => ({
   createdAtMs: num(r.created_at),
   updatedAtMs: num(r.updated_at),
   expiresAtMs: numOrNull(r.expires_at),
+  heldFrom: decodeAllocations(r.held_from),
 });
 
 /** Each event once, in the order first named. */
@@ -34,7 +36,7 @@ export function distinctEventKeys(keys: EventKey[]): EventKey[] {
 
 export const EVENT_COLUMNS =
   'company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, ' +
-  'state, content_hash, occurred_at, created_at, updated_at, expires_at, price_model';
+  'state, content_hash, occurred_at, created_at, updated_at, expires_at, price_model, held_from';
 /** Appends an event row's parameters, in EVENT_COLUMNS order, to `p` (multi-row INSERTs). */
 export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: unknown[]): void {
   p.push(
@@ -54,6 +56,7 @@ export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: u
     e.updatedAtMs,
     e.expiresAtMs,
     e.priceModel,
+    encodeAllocations(e.heldFrom),
   );
 }
 

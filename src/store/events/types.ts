@@ -3,6 +3,7 @@
  * is settled, cancelled or expires). Writing an event's ledger rows and balance deltas with it is
  * the ledger's (`writeLedger`, ledger/types.ts); its hourly usage, usage/.
  */
+import type { GrantAllocation } from '../grants/types.js';
 import type { BalanceKey } from '../balances/types.js';
 import type { Page, PageResult } from '../common.js';
 
@@ -27,6 +28,8 @@ export interface EventRow {
   createdAtMs: number;
   updatedAtMs: number;
   expiresAtMs: number | null;
+  /** While pending: the units it holds, per grant (what it holds beyond them is held without a grant). */
+  heldFrom: GrantAllocation[] | null;
 }
 
 /** The filters of an event list; `fromMs` inclusive, `toMs` exclusive on `occurredAtMs`. */

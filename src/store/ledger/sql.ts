@@ -6,6 +6,7 @@
 import type { BalanceDelta, BalanceRow } from '../balances/types.js';
 import type { AuditViolation, Page } from '../common.js';
 import type { EventRow } from '../events/types.js';
+import { decodeAllocations, encodeAllocations } from '../grants/sql.js';
 import { num, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
 import type { UsageRow } from '../usage/types.js';
 import type { LedgerTx, TransactionRow } from './types.js';
@@ -19,11 +20,14 @@ export const toTransaction = (r: SqlRow): TransactionRow => ({
   kind: String(r.kind) as TransactionRow['kind'],
   eventId: strOrNull(r.event_id),
   reason: strOrNull(r.reason),
+  grantId: strOrNull(r.grant_id),
+  drawnFrom: decodeAllocations(r.drawn_from),
   createdAtMs: num(r.created_at),
 });
 
 export const TRANSACTION_COLUMNS =
-  'transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at';
+  'transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at, grant_id, ' +
+  'drawn_from';
 /** Appends a transaction row's parameters, in TRANSACTION_COLUMNS order, to `p`. */
 export function pushTransactionParams(t: TransactionRow, p: unknown[]): void {
   p.push(
@@ -36,6 +40,8 @@ export function pushTransactionParams(t: TransactionRow, p: unknown[]): void {
     t.eventId,
     t.reason,
     t.createdAtMs,
+    t.grantId,
+    encodeAllocations(t.drawnFrom),
   );
 }
 

@@ -7,9 +7,18 @@
 import type { BalanceDelta, BalanceRow } from '../balances/types.js';
 import type { AuditViolation, Page, PageResult } from '../common.js';
 import type { EventRow } from '../events/types.js';
+import type { GrantAllocation } from '../grants/types.js';
 import type { UsageRow } from '../usage/types.js';
 
-export type TransactionKind = 'usage' | 'grant' | 'refill' | 'adjustment' | 'proration' | 'period_reset';
+export type TransactionKind =
+  | 'usage'
+  | 'grant'
+  | 'refill'
+  | 'adjustment'
+  | 'proration'
+  | 'period_reset'
+  | 'grant_expiry'
+  | 'grant_void';
 
 export interface TransactionRow {
   transactionId: string;
@@ -20,6 +29,10 @@ export interface TransactionRow {
   kind: TransactionKind;
   eventId: string | null;
   reason: string | null;
+  /** The grant a `grant`, `refill`, `grant_expiry`, `grant_void` (…) transaction opened or closed. */
+  grantId: string | null;
+  /** On a transaction that took units away: the grants they came from. */
+  drawnFrom: GrantAllocation[] | null;
   createdAtMs: number;
 }
 

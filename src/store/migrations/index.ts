@@ -18,6 +18,7 @@ import { sessions } from './010-sessions.js';
 import { clusteredUsageRollups } from './011-clustered-usage-rollups.js';
 import { apiKeyLastUsed } from './012-api-key-last-used.js';
 import { priceModels } from './013-price-models.js';
+import { creditGrants } from './014-credit-grants.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -36,4 +37,5 @@ export const MIGRATIONS: Migration[] = [
   clusteredUsageRollups,
   apiKeyLastUsed,
   priceModels,
+  creditGrants,
 ];

@@ -7,6 +7,7 @@
 import { balanceKey } from '../../lib/keys.js';
 import type { BalanceDelta } from '../balances/types.js';
 import { EVENT_COLUMNS } from '../events/sql.js';
+import { encodeAllocations, encodeLots } from '../grants/sql.js';
 import type { EventRow } from '../events/types.js';
 import { TRANSACTION_COLUMNS } from '../ledger/sql.js';
 import type { TransactionRow } from '../ledger/types.js';
@@ -57,11 +58,11 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
       `COALESCE(u.denomination, ?::text),
        u.metadata, COALESCE(u.state, ?::text), u.content_hash, COALESCE(u.occurred_at, ?::bigint), ` +
       `COALESCE(u.created_at, ?::bigint), COALESCE(u.updated_at, ?::bigint), u.expires_at, ` +
-      `COALESCE(u.price_model, ?::text)
+      `COALESCE(u.price_model, ?::text), u.held_from
      FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ` +
-      `?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])
+      `?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[])
        AS u(company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, ` +
-      `state, content_hash, occurred_at, created_at, updated_at, expires_at, price_model)`,
+      `state, content_hash, occurred_at, created_at, updated_at, expires_at, price_model, held_from)`,
     [
       company,
       account,
@@ -91,6 +92,7 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
       updated,
       nullableColumnOf(rows.map((e) => e.expiresAtMs)),
       models,
+      nullableColumnOf(rows.map((e) => encodeAllocations(e.heldFrom))),
     ],
   ];
 }
@@ -110,11 +112,11 @@ export function insertTransactionsStatement(rows: TransactionRow[]): [string, un
     `INSERT INTO transactions (${TRANSACTION_COLUMNS})
      SELECT t.transaction_id, COALESCE(t.account_id, ?::text), COALESCE(t.denomination, ?::text), ` +
       `COALESCE(t.amount, ?::bigint), t.balance_after,
-       COALESCE(t.kind, ?::text), t.event_id, t.reason, COALESCE(t.created_at, ?::bigint)
+       COALESCE(t.kind, ?::text), t.event_id, t.reason, COALESCE(t.created_at, ?::bigint), t.grant_id, t.drawn_from
      FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ` +
-      `?::bigint[])
+      `?::bigint[], ?::text[], ?::text[])
        WITH ORDINALITY AS t(transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, ` +
-      `created_at, n)
+      `created_at, grant_id, drawn_from, n)
      ORDER BY t.n`,
     [
       account,
@@ -131,6 +133,8 @@ export function insertTransactionsStatement(rows: TransactionRow[]): [string, un
       nullableColumnOf(rows.map((t) => t.eventId)),
       nullableColumnOf(rows.map((t) => t.reason)),
       created,
+      nullableColumnOf(rows.map((t) => t.grantId)),
+      nullableColumnOf(rows.map((t) => encodeAllocations(t.drawnFrom))),
     ],
   ];
 }
@@ -147,14 +151,24 @@ function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
     if (sum) {
       sum.amount += d.amount;
       sum.pending += d.pending;
+      if (d.grants !== undefined) {
+        sum.grants = d.grants;
+        sum.grantsDueAtMs = d.grantsDueAtMs ?? null;
+      }
     } else byKey.set(k, { ...d });
   }
   return [...byKey.values()];
 }
 
-/** `amount = amount + Δ, pending = pending + Δ` for each balance, returning the rows after. */
-export const APPLY_BALANCE_DELTAS = `UPDATE balances b SET amount = b.amount + d.amount, pending = b.pending + d.pending
-       FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS d(account_id, denomination, amount, pending)
+/**
+ * `amount = amount + Δ, pending = pending + Δ` for each balance, with its live grants as they are
+ * after, returning the rows after.
+ */
+export const APPLY_BALANCE_DELTAS = `UPDATE balances b SET amount = b.amount + d.amount, pending = b.pending + d.pending,
+       grants = COALESCE(d.grants, b.grants),
+       grants_due_at = CASE WHEN d.grants IS NULL THEN b.grants_due_at ELSE d.grants_due_at END
+       FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[])
+         AS d(account_id, denomination, amount, pending, grants, grants_due_at)
        WHERE b.account_id = d.account_id AND b.denomination = d.denomination RETURNING b.*`;
 export function balanceDeltaParams(input: BalanceDelta[]): unknown[] {
   const deltas = summedDeltas(input);
@@ -163,6 +177,8 @@ export function balanceDeltaParams(input: BalanceDelta[]): unknown[] {
     deltas.map((d) => d.denomination),
     deltas.map((d) => d.amount),
     deltas.map((d) => d.pending),
+    deltas.map((d) => (d.grants === undefined ? null : encodeLots(d.grants))),
+    deltas.map((d) => d.grantsDueAtMs ?? null),
   ];
 }
 

@@ -6,6 +6,7 @@
 import { balanceKey } from '../../lib/keys.js';
 import { toBalance } from '../balances/sql.js';
 import type { BalanceDelta, BalanceKey, BalanceRow } from '../balances/types.js';
+import { encodeLots } from '../grants/sql.js';
 import { EVENT_COLUMNS, distinctEventKeys, pushEventParams, toEvent } from '../events/sql.js';
 import type { EventKey, EventRow } from '../events/types.js';
 import { TRANSACTION_COLUMNS, pushTransactionParams } from '../ledger/sql.js';
@@ -55,9 +56,13 @@ export class SqliteTx extends SqlTx {
     // RETURNING *, 49 µs without). This connection holds the write lock, so reading the rows
     // back afterwards sees exactly what the UPDATEs left.
     const s = this.db.prepare(
-      'UPDATE balances SET amount = amount + ?, pending = pending + ? WHERE account_id = ? AND denomination = ?',
+      'UPDATE balances SET amount = amount + ?, pending = pending + ?, grants = COALESCE(?, grants), ' +
+        'grants_due_at = CASE WHEN ? IS NULL THEN grants_due_at ELSE ? END WHERE account_id = ? AND denomination = ?',
     );
-    for (const d of deltas) s.run(d.amount, d.pending, d.accountId, d.denomination);
+    for (const d of deltas) {
+      const grants = d.grants === undefined ? null : encodeLots(d.grants);
+      s.run(d.amount, d.pending, grants, grants, d.grantsDueAtMs ?? null, d.accountId, d.denomination);
+    }
     return this.lockBalances(deltas);
   }
 
@@ -74,7 +79,7 @@ export class SqliteTx extends SqlTx {
     return super.findExpiredHolds(nowMs, limit, only);
   }
   async insertEvents(rows: EventRow[]) {
-    this.#insertMany('events', EVENT_COLUMNS, 16, rows, (e, p) => pushEventParams(e, this.bool, p));
+    this.#insertMany('events', EVENT_COLUMNS, 17, rows, (e, p) => pushEventParams(e, this.bool, p));
   }
   async lockEvents(keys: EventKey[]) {
     // The IMMEDIATE transaction already holds the write lock; a primary-key probe each.
@@ -91,7 +96,7 @@ export class SqliteTx extends SqlTx {
 
   // --- the ledger
   async insertTransactions(rows: TransactionRow[]) {
-    this.#insertMany('transactions', TRANSACTION_COLUMNS, 9, rows, pushTransactionParams);
+    this.#insertMany('transactions', TRANSACTION_COLUMNS, 11, rows, pushTransactionParams);
   }
 
   // --- usage

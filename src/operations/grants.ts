@@ -1,0 +1,424 @@
+/**
+ * Credit grants (contract "Credit grants"): the entries through which every unit joins or leaves
+ * a balance's grants (grantEntry, takeEntry: used by balances, refills, plans and events), and
+ * the grants API: create, list (per balance in drawing order; per company by expiry), read,
+ * PATCH and void. The rules are domain/grants.ts; a balance's live grants are kept in its row and
+ * written with it by the posting (ledger.ts).
+ */
+import { balanceKey } from '../domain/events.js';
+import {
+  addGrant,
+  advanceTo,
+  GRANT_EFFECTIVE_AHEAD_MAX_MS,
+  GRANT_PRIORITY_DEFAULT,
+  GRANT_STATUSES,
+  type Grant,
+  type GrantCategory,
+  type GrantOutcome,
+  type GrantSource,
+  type GrantStatus,
+  type Lots,
+  type OpeningKind,
+  patchGrant as patchLots,
+  type Step,
+  statusOf,
+  take,
+  type TakingKind,
+  voidGrant as voidLots,
+} from '../domain/grants.js';
+import { fail } from '../domain/outcome.js';
+import { parseRfc3339 } from '../domain/time.js';
+import { formatDecimal, parseDecimal, quotientDecimal } from '../lib/decimal.js';
+import { newId } from '../lib/ids.js';
+import type { BalanceRow, GrantRow, Page, PageResult, ReadTx, Tx } from '../store/types.js';
+import type { Command, Deps } from './deps.js';
+import { lotsOf, type PostedEntry } from './ledger.js';
+import { ownedAccount, unknownCursor } from './lookups.js';
+
+/** What a grant is made of: the API's body, or what a refill, a plan or an adjustment gives. */
+export interface GrantSpec {
+  amount: number;
+  source: GrantSource;
+  priority?: number;
+  category?: GrantCategory;
+  effectiveAtMs?: number;
+  expiresAtMs?: number | null;
+  costBasis?: string | null;
+  name?: string | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+/** The balance a grant belongs to. */
+type Owner = Pick<BalanceRow, 'companyId' | 'accountId' | 'denomination'>;
+
+/** A new grant's row, as its balance's lots will start it. */
+export function newGrantRow(owner: Owner, spec: GrantSpec, nowMs: number): GrantRow {
+  return {
+    grantId: newId('g'),
+    companyId: owner.companyId,
+    accountId: owner.accountId,
+    denomination: owner.denomination,
+    amount: spec.amount,
+    remaining: spec.amount,
+    held: 0,
+    priority: spec.priority ?? GRANT_PRIORITY_DEFAULT,
+    category: spec.category ?? 'promotional',
+    costBasis: spec.costBasis ?? null,
+    name: spec.name ?? null,
+    metadata: spec.metadata ?? null,
+    source: spec.source,
+    effectiveAtMs: spec.effectiveAtMs ?? nowMs,
+    expiresAtMs: spec.expiresAtMs ?? null,
+    createdAtMs: nowMs,
+    voidedAtMs: null,
+  };
+}
+
+/** The domain's part of a grant row. */
+export function lotOf(row: GrantRow): Pick<
+  Grant,
+  'grantId' | 'amount' | 'priority' | 'category' | 'source' | 'effectiveAtMs' | 'expiresAtMs'
+> {
+  return {
+    grantId: row.grantId,
+    amount: row.amount,
+    priority: row.priority,
+    category: row.category,
+    source: row.source,
+    effectiveAtMs: row.effectiveAtMs,
+    expiresAtMs: row.expiresAtMs,
+  };
+}
+
+/** The entry that adds a grant to a balance: one opening transaction of `kind` (or none while scheduled). */
+export function grantEntry(
+  owner: Owner,
+  spec: GrantSpec,
+  nowMs: number,
+  kind: OpeningKind,
+  reason: string | null = null,
+): PostedEntry & { grant: GrantRow } {
+  const grant = newGrantRow(owner, spec, nowMs);
+  return {
+    accountId: owner.accountId,
+    denomination: owner.denomination,
+    grant,
+    reason,
+    apply: (lots) => addGrant(lots, lotOf(grant), nowMs, kind),
+  };
+}
+
+/** The entry that takes units away in drawing order (usage, a negative adjustment). */
+export function takeEntry(
+  key: { accountId: string; denomination: string },
+  units: number,
+  nowMs: number,
+  kind: TakingKind,
+  more: { eventId?: string | null; reason?: string | null } = {},
+): PostedEntry {
+  return { ...key, ...more, apply: (lots) => take(lots, units, nowMs, kind) };
+}
+
+/** A refill's cost basis: USD cents per unit, to six decimal places. */
+export function costBasisOf(usdCents: number, units: number): string {
+  return formatDecimal(quotientDecimal(BigInt(usdCents), BigInt(units), 6));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading grants
+
+/** A grant as the API shows it: its row with the live figures of its balance at `nowMs`, and its status. */
+export interface GrantView extends GrantRow {
+  status: GrantStatus;
+}
+
+/**
+ * The row with its lot's figures at `nowMs` where the grant is live (its balance's lots advanced
+ * to now in memory: a read at or after an instant sees it, whether or not it was written).
+ */
+function viewOf(row: GrantRow, lots: Lots | undefined, nowMs: number): GrantView {
+  const lot = lots?.grants.find((g) => g.grantId === row.grantId);
+  const g: Grant = lot ?? {
+    ...lotOf(row),
+    remaining: row.remaining,
+    held: row.held,
+    voidedAtMs: row.voidedAtMs,
+    opened: true,
+    closed: true,
+  };
+  return {
+    ...row,
+    remaining: g.remaining,
+    held: g.held,
+    priority: g.priority,
+    expiresAtMs: g.expiresAtMs,
+    voidedAtMs: g.voidedAtMs,
+    status: statusOf(g, nowMs),
+  };
+}
+
+/** A balance's lots as they are at `nowMs`. */
+function lotsNow(b: BalanceRow, nowMs: number): Lots {
+  return b.grantsDueAtMs !== null && b.grantsDueAtMs <= nowMs ? advanceTo(lotsOf(b), nowMs).lots : lotsOf(b);
+}
+
+/** Views of rows of several balances, each overlaid with its balance's lots now. */
+async function viewsOf(tx: Pick<Tx, 'listBalancesOfAccounts'>, rows: GrantRow[], nowMs: number) {
+  const accounts = [...new Set(rows.map((r) => r.accountId))];
+  const balances = new Map(
+    (await tx.listBalancesOfAccounts(accounts)).map((b) => [balanceKey(b.accountId, b.denomination), b]),
+  );
+  return rows.map((r) => {
+    const b = balances.get(balanceKey(r.accountId, r.denomination));
+    return viewOf(r, b && lotsNow(b, nowMs), nowMs);
+  });
+}
+
+const DEFAULT_STATUSES: readonly GrantStatus[] = ['scheduled', 'active'];
+
+/** `status=` as a list (comma-separated; default scheduled,active). */
+export function parseStatuses(text: string | undefined): GrantStatus[] {
+  if (text === undefined || text.trim() === '') return [...DEFAULT_STATUSES];
+  const out: GrantStatus[] = [];
+  for (const part of text.split(',')) {
+    const s = part.trim();
+    if (!(GRANT_STATUSES as readonly string[]).includes(s))
+      fail('unknown_grant_status', `unknown status "${s}": use ${GRANT_STATUSES.join(', ')}`, 'status');
+    if (!out.includes(s as GrantStatus)) out.push(s as GrantStatus);
+  }
+  return out;
+}
+
+function instant(text: string | undefined, param: string): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseRfc3339(text);
+  if (ms === null) fail('invalid_timestamp', `${param} must be an RFC 3339 date-time`, param);
+  return ms;
+}
+
+async function ownedBalance(tx: ReadTx, companyId: string, accountId: string, denomination: string) {
+  await ownedAccount(tx, companyId, accountId);
+  const b = await tx.findBalance(accountId, denomination);
+  if (!b) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+  return b;
+}
+
+/** A balance's grants of `status`, in drawing order, paged by grant id. */
+export async function listBalanceGrants(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  status: string | undefined,
+  page: Page,
+): Promise<PageResult<GrantView>> {
+  const statuses = parseStatuses(status);
+  const nowMs = deps.clock.now();
+  return deps.store.read(async (tx) => {
+    const b = await ownedBalance(tx, companyId, accountId, denomination);
+    const rows = await tx.listGrantsOfBalance(accountId, denomination, statuses, nowMs);
+    let start = 0;
+    if (page.startingAfter !== undefined) {
+      const at = rows.findIndex((r) => r.grantId === page.startingAfter);
+      if (at < 0) unknownCursor();
+      start = at + 1;
+    }
+    const lots = lotsNow(b, nowMs);
+    const slice = rows.slice(start, start + page.limit);
+    return { rows: slice.map((r) => viewOf(r, lots, nowMs)), hasMore: start + page.limit < rows.length };
+  });
+}
+
+export interface GrantListInput {
+  account_id?: string;
+  denomination?: string;
+  status?: string;
+  expires_before?: string;
+}
+
+/** The company's grants by expiry (never-expiring last), then grant id. */
+export async function listGrants(
+  deps: Deps,
+  companyId: string,
+  input: GrantListInput,
+  page: Page,
+): Promise<PageResult<GrantView>> {
+  const statuses = parseStatuses(input.status);
+  const expiresBeforeMs = instant(input.expires_before, 'expires_before');
+  const nowMs = deps.clock.now();
+  return deps.store.read(async (tx) => {
+    if (input.account_id !== undefined) await ownedAccount(tx, companyId, input.account_id);
+    const result = await tx.listGrants(
+      companyId,
+      {
+        statuses,
+        nowMs,
+        ...(input.account_id !== undefined ? { accountId: input.account_id } : {}),
+        ...(input.denomination !== undefined ? { denomination: input.denomination } : {}),
+        ...(expiresBeforeMs !== undefined ? { expiresBeforeMs } : {}),
+      },
+      page,
+    );
+    if (!result) unknownCursor();
+    return { rows: await viewsOf(tx, result.rows, nowMs), hasMore: result.hasMore };
+  });
+}
+
+export async function getGrant(deps: Deps, companyId: string, grantId: string): Promise<GrantView> {
+  const nowMs = deps.clock.now();
+  return deps.store.read(async (tx) => {
+    const row = await tx.findGrant(companyId, grantId);
+    if (!row) fail('not_found', `no such grant: ${grantId}`, 'grant_id');
+    return (await viewsOf(tx, [row], nowMs))[0]!;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Changing grants
+
+export interface CreateGrantInput {
+  amount: number;
+  priority?: number;
+  category?: GrantCategory;
+  effective_at?: string;
+  expires_at?: string;
+  cost_basis?: string | number;
+  name?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** The body's grant, checked against the contract at `nowMs`. */
+function specOf(input: CreateGrantInput, nowMs: number): GrantSpec {
+  const effectiveAtMs = instant(input.effective_at, 'effective_at') ?? nowMs;
+  if (effectiveAtMs > nowMs + GRANT_EFFECTIVE_AHEAD_MAX_MS)
+    fail('effective_at_too_far_ahead', 'effective_at may be at most 366 days ahead', 'effective_at');
+  const expiresAtMs = instant(input.expires_at, 'expires_at') ?? null;
+  if (expiresAtMs !== null && expiresAtMs <= effectiveAtMs)
+    fail('expires_at_must_be_after_effective_at', 'expires_at must be after effective_at', 'expires_at');
+  if (expiresAtMs !== null && expiresAtMs <= nowMs)
+    fail('expires_at_must_be_in_the_future', 'expires_at must be after now', 'expires_at');
+  const category = input.category ?? 'promotional';
+  let costBasis: string | null = null;
+  if (input.cost_basis !== undefined) {
+    if (category !== 'paid')
+      fail('cost_basis_only_on_paid_grants', 'cost_basis is given only with category "paid"', 'cost_basis');
+    const d = parseDecimal(String(input.cost_basis));
+    if (d === null)
+      fail('cost_basis_must_be_a_non_negative_decimal', 'cost_basis must be a decimal string ≥ 0', 'cost_basis');
+    costBasis = formatDecimal(d);
+  }
+  return {
+    amount: input.amount,
+    source: 'grant',
+    priority: input.priority ?? GRANT_PRIORITY_DEFAULT,
+    category,
+    effectiveAtMs,
+    expiresAtMs,
+    costBasis,
+    name: input.name ?? null,
+    metadata: input.metadata ?? null,
+  };
+}
+
+export async function createGrant(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  input: CreateGrantInput,
+): Promise<Command<GrantView>> {
+  specOf(input, deps.clock.now());
+  return async (tx) => {
+    const nowMs = deps.clock.now();
+    const spec = specOf(input, nowMs);
+    const b = await ownedBalance(tx, companyId, accountId, denomination);
+    const p = deps.ledger.begin(tx, nowMs);
+    const locked = await p.lock([b]);
+    const entry = grantEntry(b, spec, nowMs, 'grant');
+    const after = (await p.post(locked, [entry])).balances.get(balanceKey(accountId, denomination))!;
+    return viewOf(entry.grant, lotsOf(after), nowMs);
+  };
+}
+
+/** The domain's answer, or its refusal as the API's. */
+function unwrap(o: GrantOutcome<Step>): Step {
+  if (!o.ok) {
+    if (o.reason === 'not_found') throw new Error('grant missing from its lots');
+    fail(o.reason, o.message, o.param);
+  }
+  return o.value;
+}
+
+/** A grant that is no longer live: voided, expired or used up (each answered by its status). */
+function finishedRefusal(view: GrantView, allowVoided: boolean): GrantView {
+  if (view.status === 'voided' && allowVoided) return view;
+  if (view.status === 'voided') fail('grant_voided', 'the grant has been voided');
+  if (view.status === 'expired') fail('grant_expired', 'the grant has expired');
+  fail('grant_depleted', 'the grant has no remaining units');
+}
+
+/**
+ * Runs a change of one grant: finds it (404 for another company's), locks its balance with what
+ * is due applied, and posts `change` of its lots; a grant no longer in the lots is answered by
+ * its status.
+ */
+async function changeGrant(
+  deps: Deps,
+  tx: Tx,
+  companyId: string,
+  grantId: string,
+  change: (lots: Lots, nowMs: number) => GrantOutcome<Step>,
+  allowVoided: boolean,
+  reason: string | null = null,
+): Promise<GrantView> {
+  const nowMs = deps.clock.now();
+  const row = await tx.findGrant(companyId, grantId);
+  if (!row) fail('not_found', `no such grant: ${grantId}`, 'grant_id');
+  const key = balanceKey(row.accountId, row.denomination);
+  const p = deps.ledger.begin(tx, nowMs);
+  const locked = await p.lock([row]);
+  const b = locked.get(key)!;
+  if (!b.grants.some((g) => g.grantId === grantId)) return finishedRefusal(viewOf(row, lotsOf(b), nowMs), allowVoided);
+  const step = unwrap(change(lotsOf(b), nowMs));
+  const after = (
+    await p.post(locked, [{ accountId: row.accountId, denomination: row.denomination, reason, apply: () => step }])
+  ).balances.get(key)!;
+  return viewOf((await tx.findGrant(companyId, grantId))!, lotsOf(after), nowMs);
+}
+
+export interface PatchGrantInput {
+  priority?: number;
+  expires_at?: string | null;
+  name?: string | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+export async function patchGrant(
+  deps: Deps,
+  companyId: string,
+  grantId: string,
+  input: PatchGrantInput,
+): Promise<Command<GrantView>> {
+  const expiresAtMs = input.expires_at === null ? null : instant(input.expires_at, 'expires_at');
+  return async (tx) => {
+    const patch: { priority?: number; expiresAtMs?: number | null } = {};
+    if (input.priority !== undefined) patch.priority = input.priority;
+    if (expiresAtMs !== undefined) patch.expiresAtMs = expiresAtMs;
+    const view = await changeGrant(deps, tx, companyId, grantId, (l, now) => patchLots(l, grantId, patch, now), false);
+    if (input.name === undefined && input.metadata === undefined) return view;
+    const name = input.name === undefined ? view.name : input.name;
+    const metadata = input.metadata === undefined ? view.metadata : input.metadata;
+    await tx.describeGrant(grantId, name, metadata);
+    return { ...view, name, metadata };
+  };
+}
+
+export async function voidGrant(
+  deps: Deps,
+  companyId: string,
+  grantId: string,
+  input: { reason?: string },
+): Promise<Command<GrantView>> {
+  return async (tx) =>
+    changeGrant(deps, tx, companyId, grantId, (l, now) => voidLots(l, grantId, now), true, input.reason ?? null);
+}

@@ -1,0 +1,241 @@
+/**
+ * Credit grants: the lots codec (a balance's live grants in its row), the row mapper and the SQL
+ * both databases share (mixed into SqlTx, sql-base.ts).
+ */
+import type { Page } from '../common.js';
+import { json, jsonOrNull, num, numOrNull, placeholders, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
+import type {
+  GrantAllocation,
+  GrantCategory,
+  GrantFilter,
+  GrantLot,
+  GrantRow,
+  GrantSource,
+  GrantStatus,
+  GrantsTx,
+  GrantUpdate,
+} from './types.js';
+
+/** `expiry_order` of a grant that never expires (migration 14). */
+export const NEVER_EXPIRES = Number.MAX_SAFE_INTEGER;
+
+type EncodedLot = [
+  string,
+  number,
+  number,
+  number,
+  number,
+  GrantCategory,
+  GrantSource,
+  number,
+  number | null,
+  number | null,
+  0 | 1,
+  0 | 1,
+];
+
+/**
+ * A balance's live grants as stored in `balances.grants`: a JSON array of arrays, in the order
+ * [grant_id, amount, remaining, held, priority, category, source, effective_at, expires_at,
+ * voided_at, opened, closed] (migration 14 writes the same layout).
+ */
+export function encodeLots(lots: readonly GrantLot[]): string {
+  if (lots.length === 0) return '[]';
+  return JSON.stringify(
+    lots.map(
+      (g): EncodedLot => [
+        g.grantId,
+        g.amount,
+        g.remaining,
+        g.held,
+        g.priority,
+        g.category,
+        g.source,
+        g.effectiveAtMs,
+        g.expiresAtMs,
+        g.voidedAtMs,
+        g.opened ? 1 : 0,
+        g.closed ? 1 : 0,
+      ],
+    ),
+  );
+}
+
+export function decodeLots(text: unknown): GrantLot[] {
+  if (text === null || text === undefined || text === '[]') return [];
+  return (JSON.parse(String(text)) as EncodedLot[]).map((e) => ({
+    grantId: e[0],
+    amount: e[1],
+    remaining: e[2],
+    held: e[3],
+    priority: e[4],
+    category: e[5],
+    source: e[6],
+    effectiveAtMs: e[7],
+    expiresAtMs: e[8],
+    voidedAtMs: e[9],
+    opened: e[10] === 1,
+    closed: e[11] === 1,
+  }));
+}
+
+/** Allocations as stored (`transactions.drawn_from`, `events.held_from`): `[[grant_id, amount], …]`. */
+export function encodeAllocations(a: readonly GrantAllocation[] | null): string | null {
+  return a === null ? null : JSON.stringify(a.map((x) => [x.grantId, x.amount]));
+}
+
+export function decodeAllocations(text: unknown): GrantAllocation[] | null {
+  if (text === null || text === undefined) return null;
+  return (JSON.parse(String(text)) as [string, number][]).map(([grantId, amount]) => ({ grantId, amount }));
+}
+
+export const toGrant = (r: SqlRow): GrantRow => ({
+  grantId: String(r.grant_id),
+  companyId: String(r.company_id),
+  accountId: String(r.account_id),
+  denomination: String(r.denomination),
+  amount: num(r.amount),
+  remaining: num(r.remaining),
+  held: num(r.held),
+  priority: num(r.priority),
+  category: String(r.category) as GrantCategory,
+  costBasis: strOrNull(r.cost_basis),
+  name: strOrNull(r.name),
+  metadata: jsonOrNull(r.metadata),
+  source: String(r.source) as GrantSource,
+  effectiveAtMs: num(r.effective_at),
+  expiresAtMs: numOrNull(r.expires_at),
+  createdAtMs: num(r.created_at),
+  voidedAtMs: numOrNull(r.voided_at),
+});
+
+/**
+ * The SQL condition of each status at an instant (one `?`: now, as often as `?` appears). A live
+ * grant's row keeps `remaining` ≥ 1 until it is finished (then the final figure), so `remaining = 0`
+ * is "used up" exactly; the precedence is the domain's: voided > expired > scheduled > depleted > active.
+ */
+const STATUS_SQL: Record<GrantStatus, string> = {
+  voided: 'voided_at IS NOT NULL',
+  expired: 'voided_at IS NULL AND expiry_order <= ?',
+  scheduled: 'voided_at IS NULL AND expiry_order > ? AND effective_at > ?',
+  depleted: 'voided_at IS NULL AND expiry_order > ? AND effective_at <= ? AND remaining = 0',
+  active: 'voided_at IS NULL AND expiry_order > ? AND effective_at <= ? AND remaining > 0',
+};
+
+function statusCondition(statuses: readonly GrantStatus[], nowMs: number): [string, unknown[]] {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  for (const s of statuses) {
+    const sql = STATUS_SQL[s];
+    parts.push(`(${sql})`);
+    for (let i = 0; i < sql.split('?').length - 1; i++) params.push(nowMs);
+  }
+  return [parts.length === 0 ? '1 = 0' : `(${parts.join(' OR ')})`, params];
+}
+
+const GRANT_COLUMNS =
+  'grant_id, company_id, account_id, denomination, amount, remaining, held, priority, category, cost_basis, name, ' +
+  'metadata, source, effective_at, expires_at, expiry_order, created_at, voided_at';
+
+/** The drawing order in SQL (domain/grants.ts compareDrawingOrder). */
+const DRAWING_ORDER =
+  "priority, expiry_order, CASE category WHEN 'promotional' THEN 0 ELSE 1 END, effective_at, grant_id";
+
+export function grantsSql<Base extends SqlBase>(base: Base) {
+  abstract class GrantsSql extends base implements GrantsTx {
+    async findGrant(companyId: string, grantId: string) {
+      const r = await this.one('SELECT * FROM grants WHERE grant_id = ? AND company_id = ?', [grantId, companyId]);
+      return r && toGrant(r);
+    }
+
+    async listGrantsOfBalance(accountId: string, denomination: string, statuses: readonly GrantStatus[], nowMs: number) {
+      const [cond, params] = statusCondition(statuses, nowMs);
+      const rows = await this.db.all(
+        `SELECT * FROM grants WHERE account_id = ? AND denomination = ? AND ${cond} ORDER BY ${DRAWING_ORDER}`,
+        [accountId, denomination, ...params],
+      );
+      return rows.map(toGrant);
+    }
+
+    async listGrants(companyId: string, filter: GrantFilter, page: Page) {
+      const where = ['company_id = ?'];
+      const params: unknown[] = [companyId];
+      if (filter.accountId !== undefined) {
+        where.push('account_id = ?');
+        params.push(filter.accountId);
+      }
+      if (filter.denomination !== undefined) {
+        where.push('denomination = ?');
+        params.push(filter.denomination);
+      }
+      if (filter.expiresBeforeMs !== undefined) {
+        where.push('expiry_order < ?');
+        params.push(filter.expiresBeforeMs);
+      }
+      const [cond, statusParams] = statusCondition(filter.statuses, filter.nowMs);
+      where.push(cond);
+      params.push(...statusParams);
+      if (page.startingAfter !== undefined) {
+        const cursor = await this.one('SELECT expiry_order FROM grants WHERE grant_id = ? AND company_id = ?', [
+          page.startingAfter,
+          companyId,
+        ]);
+        if (!cursor) return undefined;
+        where.push('(expiry_order > ? OR (expiry_order = ? AND grant_id > ?))');
+        params.push(num(cursor.expiry_order), num(cursor.expiry_order), page.startingAfter);
+      }
+      const rows = await this.db.all(
+        `SELECT * FROM grants WHERE ${where.join(' AND ')} ORDER BY expiry_order, grant_id LIMIT ?`,
+        [...params, page.limit + 1],
+      );
+      return { rows: rows.slice(0, page.limit).map(toGrant), hasMore: rows.length > page.limit };
+    }
+
+    async findBalancesWithGrantsDue(nowMs: number, limit: number) {
+      const rows = await this.db.all(
+        `SELECT account_id, denomination FROM balances WHERE grants_due_at <= ?
+         ORDER BY grants_due_at LIMIT ?${this.skipLocked()}`,
+        [nowMs, limit],
+      );
+      return rows.map((r) => ({ accountId: String(r.account_id), denomination: String(r.denomination) }));
+    }
+
+    async insertGrants(rows: GrantRow[]) {
+      for (const g of rows)
+        await this.db.run(`INSERT INTO grants (${GRANT_COLUMNS}) VALUES (${placeholders(18)})`, [
+          g.grantId,
+          g.companyId,
+          g.accountId,
+          g.denomination,
+          g.amount,
+          g.remaining,
+          g.held,
+          g.priority,
+          g.category,
+          g.costBasis,
+          g.name,
+          json(g.metadata),
+          g.source,
+          g.effectiveAtMs,
+          g.expiresAtMs,
+          g.expiresAtMs ?? NEVER_EXPIRES,
+          g.createdAtMs,
+          g.voidedAtMs,
+        ]);
+    }
+
+    async updateGrants(rows: GrantUpdate[]) {
+      for (const g of rows)
+        await this.db.run(
+          'UPDATE grants SET remaining = ?, held = ?, priority = ?, expires_at = ?, expiry_order = ?, voided_at = ? ' +
+            'WHERE grant_id = ?',
+          [g.remaining, g.held, g.priority, g.expiresAtMs, g.expiresAtMs ?? NEVER_EXPIRES, g.voidedAtMs, g.grantId],
+        );
+    }
+
+    async describeGrant(grantId: string, name: string | null, metadata: Record<string, unknown> | null) {
+      await this.db.run('UPDATE grants SET name = ?, metadata = ? WHERE grant_id = ?', [name, json(metadata), grantId]);
+    }
+  }
+  return GrantsSql;
+}
