@@ -520,7 +520,12 @@ export function renewPlan(
  * repaying any debt first, as one `proration` transaction of the net change, naming the new grant
  * and where the removed units came from.
  */
-export function prorate(lots: Lots, removeUnits: number, grant: NewGrant, nowMs: number): Step & { drawnFrom: Allocation[] } {
+export function prorate(
+  lots: Lots,
+  removeUnits: number,
+  grant: NewGrant,
+  nowMs: number,
+): Step & { drawnFrom: Allocation[] } {
   assertNonNegative('removeUnits', removeUnits);
   if (grant.effectiveAtMs > nowMs) throw new RangeError('a proration grant starts now');
   if (lots.grants.some((g) => g.grantId === grant.grantId)) throw new RangeError('the grant exists');

@@ -41,6 +41,7 @@ import { chargeRoutes } from './routes/charges.js';
 import { eventRoutes } from './routes/events.js';
 import { planRoutes } from './routes/plans.js';
 import { priceRoutes } from './routes/prices.js';
+import { grantRoutes } from './routes/grants.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
 import { ledgerRoutes } from './routes/ledger.js';
@@ -258,6 +259,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     balanceRoutes(scope, ctx);
     ledgerRoutes(scope, ctx);
     priceRoutes(scope, ctx);
+    grantRoutes(scope, ctx);
     eventRoutes(scope, ctx);
     usageRoutes(scope, ctx);
     if (opts.testClock) testClockRoutes(scope, ctx, opts.testClock);

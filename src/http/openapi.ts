@@ -33,6 +33,12 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'balances', description: 'One balance per account and denomination: amount, pending, available.' },
   { name: 'transactions', description: 'The ledger: every change of a balance amount, newest first.' },
   { name: 'prices', description: 'Unit price of each event type, used when an event has no cost_override.' },
+  {
+    name: 'grants',
+    description:
+      'Credit grants: the lots every unit of a balance belongs to, each with its remainder, priority, start and ' +
+      'expiry, drawn in a stated order.',
+  },
   { name: 'events', description: 'Usage events: recorded in groups, held while pending, settled once.' },
   { name: 'usage', description: 'Usage read back by hour, day or month, per type, denomination or account.' },
   { name: 'test clock', description: 'The server clock, moved forward by hand (BILLING_TEST_CLOCK=1 only).' },

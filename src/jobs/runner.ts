@@ -7,6 +7,7 @@
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/limits.js';
 import type { Deps } from '../operations/deps.js';
 import { expireHolds } from '../operations/events.js';
+import { applyDueGrants } from '../operations/grants.js';
 
 export interface Job {
   name: string;
@@ -19,6 +20,11 @@ export function coreJobs(deps: Deps): Job[] {
     {
       name: 'expire-holds',
       runOnce: async (nowMs) => (await deps.store.write((tx) => expireHolds(deps.ledger.begin(tx, nowMs)))).length,
+    },
+    {
+      // Grant starts and expiries of balances nobody touches (every read and write applies its own first).
+      name: 'apply-grant-instants',
+      runOnce: (nowMs) => deps.store.write((tx) => applyDueGrants(deps.ledger.begin(tx, nowMs))),
     },
     {
       name: 'forget-idempotency-keys',

@@ -4,7 +4,7 @@ import { OutcomeError } from '../domain/outcome.js';
 import { newId } from '../lib/ids.js';
 import type { AccountRow, BalanceRow, Page, PageResult } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
-import { expireDueHoldsOfAccount } from './events.js';
+import { applyDueOfAccount } from './events.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
 import { applyPlanToNewAccount } from './plans.js';
 
@@ -52,7 +52,7 @@ export async function createAccount(deps: Deps, companyId: string, input: Accoun
 }
 
 export async function getAccount(deps: Deps, companyId: string, accountId: string): Promise<AccountView> {
-  await expireDueHoldsOfAccount(deps, companyId, accountId);
+  await applyDueOfAccount(deps, companyId, accountId);
   return deps.store.read(async (tx) => {
     const account = await ownedAccount(tx, companyId, accountId);
     return { account, balances: await tx.listBalances(accountId) };

@@ -4,7 +4,7 @@ import { AMOUNT_MAX } from '../domain/money.js';
 import { fail } from '../domain/outcome.js';
 import type { BalanceRow } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
-import { expireDueHoldsOfAccount } from './events.js';
+import { applyDueOfAccount } from './events.js';
 import { grantEntry, takeEntry } from './grants.js';
 import { ownedAccount } from './lookups.js';
 
@@ -58,7 +58,7 @@ export async function getBalance(
   accountId: string,
   denomination: string,
 ): Promise<BalanceRow> {
-  await expireDueHoldsOfAccount(deps, companyId, accountId, denomination);
+  await applyDueOfAccount(deps, companyId, accountId, denomination);
   return deps.store.read(async (tx) => {
     await ownedAccount(tx, companyId, accountId);
     const balance = await tx.findBalance(accountId, denomination);

@@ -512,30 +512,34 @@ export async function cancelHolds(p: Posting, events: EventRow[]): Promise<void>
   );
 }
 
-/** Cancels the account's expired holds (of one balance, or all), if it has any: a read sees no expired hold. */
-export async function expireDueHoldsOfAccount(
+/**
+ * Applies what is due on the account's balances (of one balance, or all), if anything is: expired
+ * holds are cancelled and grant starts and expiries applied, so that a read sees none left due.
+ */
+export async function applyDueOfAccount(
   deps: Deps,
   companyId: string,
   accountId: string,
   denomination?: string,
 ): Promise<void> {
   const now = deps.clock.now();
+  const balancesOf = async (tx: ReadTx) =>
+    denomination !== undefined
+      ? [await tx.findBalance(accountId, denomination)].filter((b) => b !== undefined)
+      : await tx.listBalances(accountId);
   const due = await deps.store.read(async (tx) => {
     const account = await tx.findAccount(companyId, accountId);
     if (!account) return false;
-    const keys =
-      denomination !== undefined
-        ? [{ accountId, denomination }]
-        : (await tx.listBalances(accountId)).map((b) => ({ accountId, denomination: b.denomination }));
-    return (await tx.findExpiredHolds(now, 1, keys)).length > 0;
+    const balances = await balancesOf(tx);
+    if (balances.some((b) => b.grantsDueAtMs !== null && b.grantsDueAtMs <= now)) return true;
+    return (await tx.findExpiredHolds(now, 1, balances)).length > 0;
   });
   if (!due) return;
   await deps.store.write(async (tx) => {
-    const keys =
-      denomination !== undefined
-        ? [{ accountId, denomination }]
-        : (await tx.listBalances(accountId)).map((b) => ({ accountId, denomination: b.denomination }));
-    await expireHolds(deps.ledger.begin(tx, now), keys);
+    const keys = (await balancesOf(tx)).map((b) => ({ accountId, denomination: b.denomination }));
+    const p = deps.ledger.begin(tx, now);
+    await p.lock(keys);
+    await expireHolds(p, keys);
   });
 }
 
@@ -581,7 +585,7 @@ export async function listEvents(
   if (fromMs !== undefined) filter.fromMs = fromMs;
   if (toMs !== undefined) filter.toMs = toMs;
   if (input.state === undefined || input.state === 'pending') {
-    if (filter.accountId !== undefined) await expireDueHoldsOfAccount(deps, companyId, filter.accountId);
+    if (filter.accountId !== undefined) await applyDueOfAccount(deps, companyId, filter.accountId);
     else {
       const now = deps.clock.now();
       if ((await deps.store.read((tx) => tx.findExpiredHolds(now, 1))).length > 0)

@@ -26,13 +26,14 @@ import {
   type TakingKind,
   voidGrant as voidLots,
 } from '../domain/grants.js';
-import { fail } from '../domain/outcome.js';
+import { metadataViolation } from '../domain/metadata.js';
+import { fail, OutcomeError } from '../domain/outcome.js';
 import { parseRfc3339 } from '../domain/time.js';
 import { formatDecimal, parseDecimal, quotientDecimal } from '../lib/decimal.js';
 import { newId } from '../lib/ids.js';
 import type { BalanceRow, GrantRow, Page, PageResult, ReadTx, Tx } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
-import { lotsOf, type PostedEntry } from './ledger.js';
+import { lotsOf, type PostedEntry, type Posting } from './ledger.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
 
 /** What a grant is made of: the API's body, or what a refill, a plan or an adjustment gives. */
@@ -75,10 +76,9 @@ export function newGrantRow(owner: Owner, spec: GrantSpec, nowMs: number): Grant
 }
 
 /** The domain's part of a grant row. */
-export function lotOf(row: GrantRow): Pick<
-  Grant,
-  'grantId' | 'amount' | 'priority' | 'category' | 'source' | 'effectiveAtMs' | 'expiresAtMs'
-> {
+export function lotOf(
+  row: GrantRow,
+): Pick<Grant, 'grantId' | 'amount' | 'priority' | 'category' | 'source' | 'effectiveAtMs' | 'expiresAtMs'> {
   return {
     grantId: row.grantId,
     amount: row.amount,
@@ -122,6 +122,20 @@ export function takeEntry(
 /** A refill's cost basis: USD cents per unit, to six decimal places. */
 export function costBasisOf(usdCents: number, units: number): string {
   return formatDecimal(quotientDecimal(BigInt(usdCents), BigInt(units), 6));
+}
+
+/** Most balances one run of the grant job applies; the job loops until none is due. */
+export const GRANT_JOB_BATCH_MAX = 500;
+
+/**
+ * Applies the grant starts and expiries due on balances nobody has touched since (a batch of
+ * them); returns how many balances. Each balance is locked and its lots advanced: a start or
+ * expiry another process applied first is already in the lots, and is never applied twice.
+ */
+export async function applyDueGrants(p: Posting): Promise<number> {
+  const due = await p.tx.findBalancesWithGrantsDue(p.nowMs, GRANT_JOB_BATCH_MAX);
+  if (due.length > 0) await p.lock(due);
+  return due.length;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -287,8 +301,14 @@ export interface CreateGrantInput {
   metadata?: Record<string, unknown>;
 }
 
+function checkMetadata(metadata: unknown): void {
+  const refused = metadata === undefined || metadata === null ? undefined : metadataViolation(metadata, 'metadata');
+  if (refused) throw new OutcomeError(refused);
+}
+
 /** The body's grant, checked against the contract at `nowMs`. */
 function specOf(input: CreateGrantInput, nowMs: number): GrantSpec {
+  checkMetadata(input.metadata);
   const effectiveAtMs = instant(input.effective_at, 'effective_at') ?? nowMs;
   if (effectiveAtMs > nowMs + GRANT_EFFECTIVE_AHEAD_MAX_MS)
     fail('effective_at_too_far_ahead', 'effective_at may be at most 366 days ahead', 'effective_at');
@@ -400,6 +420,7 @@ export async function patchGrant(
   input: PatchGrantInput,
 ): Promise<Command<GrantView>> {
   const expiresAtMs = input.expires_at === null ? null : instant(input.expires_at, 'expires_at');
+  checkMetadata(input.metadata);
   return async (tx) => {
     const patch: { priority?: number; expiresAtMs?: number | null } = {};
     if (input.priority !== undefined) patch.priority = input.priority;

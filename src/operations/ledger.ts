@@ -169,14 +169,16 @@ export class Posting {
     for (const [key, l] of lots) {
       const b = before.get(key)!;
       const live = l.grants.filter((g) => !isFinished(g));
-      if (l.amount === b.amount && l.pending === b.pending && sameGrants(live, b.grants)) continue;
+      const dueAtMs = nextDueAt({ ...l, grants: live });
+      const same = l.amount === b.amount && l.pending === b.pending && sameGrants(live, b.grants);
+      if (same && dueAtMs === b.grantsDueAtMs) continue;
       deltas.push({
         accountId: b.accountId,
         denomination: b.denomination,
         amount: l.amount - b.amount,
         pending: l.pending - b.pending,
         grants: live,
-        grantsDueAtMs: nextDueAt({ ...l, grants: live }),
+        grantsDueAtMs: dueAtMs,
       });
       const was = new Map(b.grants.map((g) => [g.grantId, g]));
       for (const g of l.grants) {
@@ -208,7 +210,9 @@ export class Posting {
       const a = after.get(key);
       const l = lots.get(key)!;
       if (a?.amount !== l.amount || a.pending !== l.pending)
-        throw new Error(`ledger: ${key} is ${a?.amount}/${a?.pending} after update, grants say ${l.amount}/${l.pending}`);
+        throw new Error(
+          `ledger: ${key} is ${a?.amount}/${a?.pending} after update, grants say ${l.amount}/${l.pending}`,
+        );
       changes.push({ before: before.get(key)!, after: a });
     }
     if (changes.length > 0) for (const effect of this.effects) await effect(this, changes);

@@ -33,7 +33,9 @@ import { webhooksSql } from './webhooks/sql.js';
 // account holds and spends (balances, prices, events, usage); the money around them (cards,
 // refills, charges) and the ledger, which calls into events, balances, usage and charges; then
 // plans, webhooks, the outbox and sessions.
-const UpToUsage = usageSql(eventsSql(pricesSql(grantsSql(balancesSql(accountsSql(idempotencySql(identitySql(SqlCore))))))));
+const UpToUsage = usageSql(
+  eventsSql(pricesSql(grantsSql(balancesSql(accountsSql(idempotencySql(identitySql(SqlCore))))))),
+);
 const UpToLedger = ledgerSql(chargesSql(refillsSql(cardsSql(UpToUsage))));
 
 export abstract class SqlTx extends sessionsSql(outboxSql(webhooksSql(plansSql(UpToLedger)))) implements Tx {}

@@ -268,6 +268,7 @@ for (const dialect of HTTP_DIALECTS) {
         next_refill_at: null,
         auto_refill_paused: false,
         consecutive_declines: 0,
+        next_expiry: null,
       });
       const up = await h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
         auth: co.auth,

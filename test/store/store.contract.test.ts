@@ -96,7 +96,12 @@ forEachDialect((store, t) => {
           await ledger
             .begin(tx, T0)
             .post(locked, [
-              grantEntry(locked.get(balanceKey(a.accountId, 'x'))!, { amount: i, source: 'adjustment' }, T0, 'adjustment'),
+              grantEntry(
+                locked.get(balanceKey(a.accountId, 'x'))!,
+                { amount: i, source: 'adjustment' },
+                T0,
+                'adjustment',
+              ),
             ]);
         });
       }

@@ -10,6 +10,7 @@ import {
   Text,
   Timestamp,
 } from './common.js';
+import { nextExpiry } from '../../domain/grants.js';
 import { available } from '../../domain/holds.js';
 import { toIso } from '../../lib/clock.js';
 import type { BalanceRow } from '../../store/types.js';
@@ -18,7 +19,9 @@ export const createBalanceSchema = {
   operationId: 'createBalance',
   tags: ['balances'],
   summary: 'Create a balance',
-  description: 'Optional initial grant `amount` (recorded as a `grant` transaction). Already exists: 409.',
+  description:
+    'Optional initial `amount`: one grant of source `initial` (promotional, priority 50, never expires), recorded ' +
+    'as a `grant` transaction. Already exists: 409.',
   security: companyAuth,
   params: BalanceParams,
   body: Type.Object(
@@ -42,6 +45,10 @@ export const adjustBalanceSchema = {
   operationId: 'createBalanceAdjustment',
   tags: ['balances'],
   summary: 'Manual credit (positive) or debit (negative)',
+  description:
+    'A credit is a grant of its own (source `adjustment`, promotional, priority 50, never expires) and repays any ' +
+    'debt first; a debit takes units from the grants in drawing order (`drawn_from`), and what no grant covers ' +
+    'makes the balance owe.',
   security: companyAuth,
   params: BalanceParams,
   body: Type.Object(
@@ -72,6 +79,14 @@ export const Balance = Type.Object(
       description: 'Auto-refill stopped after 3 declined charges in a row, until a new card is attached',
     }),
     consecutive_declines: Type.Integer({ description: 'Declined refill charges in a row' }),
+    // --- credit grants
+    next_expiry: Type.Union(
+      [
+        Type.Object({ expires_at: Timestamp, amount: Type.Integer({ description: 'Unheld units that expire then' }) }),
+        Type.Null(),
+      ],
+      { description: "The soonest expiry among the balance's grants: when, and how many unheld units leave then" },
+    ),
   },
   {
     $id: 'Balance',
@@ -91,6 +106,7 @@ export const Balance = Type.Object(
         next_refill_at: null,
         auto_refill_paused: false,
         consecutive_declines: 0,
+        next_expiry: { expires_at: '2026-12-01T00:00:00.000Z', amount: 400 },
       },
     ],
   },
@@ -114,5 +130,12 @@ export function presentBalance(b: BalanceRow) {
     next_refill_at: b.nextRefillAtMs == null ? null : toIso(b.nextRefillAtMs),
     auto_refill_paused: b.autoRefillPaused ?? false,
     consecutive_declines: b.consecutiveDeclines ?? 0,
+    next_expiry: nextExpiryOf(b),
   };
+}
+
+/** The balance's soonest expiry, from its live grants as stored (reads apply what is due first). */
+function nextExpiryOf(b: BalanceRow) {
+  const next = nextExpiry({ amount: b.amount, pending: b.pending, grants: b.grants }, Number.MIN_SAFE_INTEGER);
+  return next === null ? null : { expires_at: toIso(next.expiresAtMs), amount: next.amount };
 }

@@ -35,10 +35,27 @@ export const Transaction = Type.Object(
     amount: SafeInteger({ description: 'Signed change of the balance amount' }),
     balance_after: Type.Integer(),
     kind: Type.Union(
-      ['usage', 'grant', 'refill', 'adjustment', 'proration', 'period_reset'].map((k) => Type.Literal(k)),
+      ['usage', 'grant', 'refill', 'adjustment', 'proration', 'period_reset', 'grant_expiry', 'grant_void'].map((k) =>
+        Type.Literal(k),
+      ),
     ),
     event_id: Type.Optional(Type.String()),
     reason: Type.Optional(Type.String()),
+    grant_id: Type.Optional(
+      Type.String({
+        description:
+          'The grant this transaction opened (`grant`, `refill`, `adjustment`, `proration`, `period_reset`) or ' +
+          'closed ' +
+          '(`grant_expiry`, `grant_void`)',
+      }),
+    ),
+    drawn_from: Type.Optional(
+      Type.Array(Type.Object({ grant_id: Type.String(), amount: Type.Integer({ minimum: 1 }) }), {
+        description:
+          'On a transaction that took units away (usage, a debit, a proration): the grants they came from, in ' +
+          'drawing order. Units no grant covered are not listed: they made the balance owe (debt).',
+      }),
+    ),
     created_at: Timestamp,
   },
   {
@@ -53,6 +70,7 @@ export const Transaction = Type.Object(
         balance_after: 975,
         kind: 'usage',
         event_id: 'req-7f3a',
+        drawn_from: [{ grant_id: 'g_0VcPromo9x2LmQ', amount: 25 }],
         created_at: '2026-11-23T10:00:00.000Z',
       },
     ],
@@ -69,6 +87,10 @@ export function presentTransaction(t: TransactionRow) {
     kind: t.kind,
     ...(t.eventId !== null ? { event_id: t.eventId } : {}),
     ...(t.reason !== null ? { reason: t.reason } : {}),
+    ...(t.grantId !== null ? { grant_id: t.grantId } : {}),
+    ...(t.drawnFrom !== null
+      ? { drawn_from: t.drawnFrom.map((d) => ({ grant_id: d.grantId, amount: d.amount })) }
+      : {}),
     created_at: toIso(t.createdAtMs),
   };
 }

@@ -5,8 +5,9 @@
 import { Account } from './accounts.js';
 import { Balance } from './balances.js';
 import { Event } from './events.js';
+import { Grant } from './grants.js';
 import { ApiKey, User } from './identity.js';
 import { Transaction } from './ledger.js';
 import { Price, PriceVersion } from './prices.js';
 
-export const SHARED_SCHEMAS = [Balance, Account, Event, Transaction, Price, PriceVersion, User, ApiKey];
+export const SHARED_SCHEMAS = [Balance, Account, Event, Transaction, Price, PriceVersion, Grant, User, ApiKey];

@@ -148,7 +148,12 @@ export function grantsSql<Base extends SqlBase>(base: Base) {
       return r && toGrant(r);
     }
 
-    async listGrantsOfBalance(accountId: string, denomination: string, statuses: readonly GrantStatus[], nowMs: number) {
+    async listGrantsOfBalance(
+      accountId: string,
+      denomination: string,
+      statuses: readonly GrantStatus[],
+      nowMs: number,
+    ) {
       const [cond, params] = statusCondition(statuses, nowMs);
       const rows = await this.db.all(
         `SELECT * FROM grants WHERE account_id = ? AND denomination = ? AND ${cond} ORDER BY ${DRAWING_ORDER}`,

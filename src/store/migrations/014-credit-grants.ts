@@ -1,8 +1,9 @@
 /**
  * 14. Credit grants (contract "Credit grants"): every unit of a balance belongs to a grant.
- * - `grants`: one row per grant (`expiry_order`: `expires_at`, or the largest safe integer when it
- *   never expires, so that the company's list by expiry is one index range), with what never changes (amount, category, source, times, name,
- *   metadata, cost basis) and what changes rarely (priority, expires_at, voided_at). `remaining`
+ * - `grants`: one row per grant, with what never changes (amount, category, source, times, name,
+ *   metadata, cost basis) and what changes rarely (priority, expires_at, voided_at). `expiry_order`
+ *   is `expires_at`, or the largest safe integer when it never expires: the company's list by
+ *   expiry is one index range. `remaining`
  *   and `held` in the row are the final figures once the grant is finished (used up, or closed
  *   with nothing held); while it is live they are the balance's.
  * - `balances.grants`: the balance's live grants with their remainders and holds, as JSON
@@ -77,7 +78,7 @@ const POSTGRES =
     'amount::text',
     'created_at::text',
   )} WHERE amount > 0;` +
-  COPY_INITIAL_GRANTS("(grants::jsonb -> 0 ->> 0)") +
+  COPY_INITIAL_GRANTS('(grants::jsonb -> 0 ->> 0)') +
   BYTE_ORDER_TEXT;
 
 export const creditGrants: Migration = {

@@ -164,7 +164,8 @@ function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
  * `amount = amount + Δ, pending = pending + Δ` for each balance, with its live grants as they are
  * after, returning the rows after.
  */
-export const APPLY_BALANCE_DELTAS = `UPDATE balances b SET amount = b.amount + d.amount, pending = b.pending + d.pending,
+export const APPLY_BALANCE_DELTAS = `UPDATE balances b
+       SET amount = b.amount + d.amount, pending = b.pending + d.pending,
        grants = COALESCE(d.grants, b.grants),
        grants_due_at = CASE WHEN d.grants IS NULL THEN b.grants_due_at ELSE d.grants_due_at END
        FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[])
