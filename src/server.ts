@@ -7,7 +7,7 @@ import { SecretBoxError, type SecretBox } from './lib/secret-box.js';
 import { describeReseal, resealSecrets } from './operations/secrets.js';
 import { secretBoxFor } from './secret-keys.js';
 import { buildApp, registeredRoutes, type App } from './http/app.js';
-import { JobRunner, coreJobs } from './jobs/runner.js';
+import { JobRunner, coreJobs, grantJob } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import { composeDeps } from './compose.js';
@@ -128,6 +128,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     [
       ...coreJobs(deps),
       ...moneyJobs(deps, (reason, outcome) => metrics.charges.inc({ reason, outcome })),
+      grantJob(deps),
       ...webhookJobs(deps),
       ...retentionJobs(deps, {
         outboxRetentionDays: config.outboxRetentionDays,

@@ -471,8 +471,9 @@ function newGrantOf(grant: NewGrant): Grant {
  * grants end (their unheld units leave; held units stay held and expire when their events
  * settle); the debt is cleared (the caller charges it as overage); and the new plan grant, if
  * any, opens at `dueMs` with all of its units. One transaction of the net change: `period_reset`,
- * or `grant` with rollover (the plan's grants then keep their units). What is due after `dueMs`
- * up to `nowMs` is applied after it. Returns the debt cleared.
+ * or `grant` with rollover (the plan's grants then keep their units). What else falls due at
+ * `dueMs` is applied after it; what falls due later is left to the next step (missed periods are
+ * renewed one by one, each ending its own plan grant). Returns the debt cleared.
  */
 export function renewPlan(
   lots: Lots,
@@ -510,7 +511,7 @@ export function renewPlan(
     amount: addExact(addExact(-ended, debt), added),
     grantId,
   });
-  applyDue(draft, nowMs);
+  applyDue(draft, dueMs);
   return { ...draft, debt };
 }
 

@@ -22,16 +22,23 @@ export function coreJobs(deps: Deps): Job[] {
       runOnce: async (nowMs) => (await deps.store.write((tx) => expireHolds(deps.ledger.begin(tx, nowMs)))).length,
     },
     {
-      // Grant starts and expiries of balances nobody touches (every read and write applies its own first).
-      name: 'apply-grant-instants',
-      runOnce: (nowMs) => deps.store.write((tx) => applyDueGrants(deps.ledger.begin(tx, nowMs))),
-    },
-    {
       name: 'forget-idempotency-keys',
       runOnce: (nowMs) =>
         deps.store.write((tx) => tx.deleteIdempotencyBefore(nowMs - IDEMPOTENCY_RETENTION_MS)).then(() => 0),
     },
   ];
+}
+
+/**
+ * Grant starts and expiries of balances nobody touches (every read and write applies its own first).
+ * The server runs it after the money jobs: a plan renewal due at the same instant ends the plan's
+ * grant inside its one period_reset transaction, before this job would expire it on its own.
+ */
+export function grantJob(deps: Deps): Job {
+  return {
+    name: 'apply-grant-instants',
+    runOnce: (nowMs) => deps.store.write((tx) => applyDueGrants(deps.ledger.begin(tx, nowMs))),
+  };
 }
 
 /** Safety stop for runDue: a job that always reports work would otherwise spin forever. */

@@ -43,6 +43,9 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/companies/{company_id}/accounts': { name: 'Eve' },
   'POST /v1/companies/{company_id}/api_keys': {},
   'POST /v1/webhooks/deliveries/{callback_id}/retry': {},
+  'POST /v1/accounts/{account_id}/balance/{denomination}/grants': { amount: 5 },
+  'PATCH /v1/grants/{grant_id}': { priority: 5 },
+  'POST /v1/grants/{grant_id}/void': {},
 };
 
 async function aView(url: string, a: Company, ids: Record<string, string>): Promise<string> {
@@ -53,6 +56,9 @@ async function aView(url: string, a: Company, ids: Record<string, string>): Prom
     `/v1/accounts/${ids.account_id}/events`,
     `/v1/events/${ids.event_id}`,
     `/v1/accounts/${ids.account_id}/charges`,
+    `/v1/accounts/${ids.account_id}/balance/tokens/grants`,
+    `/v1/grants/${ids.grant_id}`,
+    '/v1/grants',
     `/v1/webhooks`,
     `/v1/webhooks/${ids.webhook_id}/deliveries`,
     `/v1/prices`,
@@ -125,6 +131,14 @@ for (const dialect of CLI_DIALECTS) {
           auth: a.auth,
         });
         ids.callback_id = deliveries.json.data[0].callback_id;
+        const grant = await send(url, {
+          method: 'POST',
+          path: `/v1/accounts/${ids.account_id}/balance/tokens/grants`,
+          auth: a.auth,
+          body: { amount: 50, priority: 10, name: 'promo' },
+        });
+        assert.equal(grant.status, 201, grant.text);
+        ids.grant_id = grant.json.data.grant_id;
         ids.company_id = a.companyId;
         ids.user_id = String(a.userId);
         for (const [k, v] of Object.entries(ids)) assert.ok(v, `A's ${k}`);
@@ -135,7 +149,16 @@ for (const dialect of CLI_DIALECTS) {
         const differ: string[] = [];
         const leaks: string[] = [];
         let compared = 0;
-        const secretIds = ['account_id', 'event_id', 'plan_id', 'key_id', 'webhook_id', 'callback_id', 'company_id'];
+        const secretIds = [
+          'account_id',
+          'event_id',
+          'plan_id',
+          'key_id',
+          'webhook_id',
+          'callback_id',
+          'company_id',
+          'grant_id',
+        ];
         for (const op of operationsOf(doc)) {
           const named = op.pathParams.filter((p) => p !== 'denomination' && p !== 'type');
           const byQuery = op.queryParams.includes('account_id');

@@ -14,6 +14,7 @@ import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/types.js';
 import type { ProcessorFactory } from '../../src/processors/types.js';
+import { auditGrants } from '../../src/operations/grants.js';
 import { DATABASE_URL, TEST_SECRET_KEY, type Dialect } from './stores.js';
 import { until } from './wait.js';
 
@@ -124,7 +125,11 @@ export async function startHarness(
     url,
     request,
     async audit() {
-      assert.deepEqual(await store.read((tx) => tx.auditLedger()), [], 'ledger audit');
+      assert.deepEqual(
+        await store.read(async (tx) => [...(await tx.auditLedger()), ...(await auditGrants(tx))]),
+        [],
+        'ledger audit',
+      );
     },
     async close() {
       await server.close();

@@ -53,6 +53,18 @@ export function balancesSql<Base extends SqlBase>(base: Base) {
       );
     }
 
+    async scanBalances(after: BalanceKey | undefined, limit: number) {
+      const rows =
+        after === undefined
+          ? await this.db.all('SELECT * FROM balances ORDER BY account_id, denomination LIMIT ?', [limit])
+          : await this.db.all(
+              'SELECT * FROM balances WHERE account_id > ? OR (account_id = ? AND denomination > ?) ' +
+                'ORDER BY account_id, denomination LIMIT ?',
+              [after.accountId, after.accountId, after.denomination, limit],
+            );
+      return rows.map(toBalance);
+    }
+
     async insertBalance(b: NewBalanceRow) {
       const changed = await this.db.run(
         'INSERT INTO balances (account_id, denomination, company_id, amount, pending, refill_threshold, ' +

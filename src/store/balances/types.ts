@@ -87,6 +87,8 @@ export interface BalancesReadTx {
   listBalances(accountId: string): Promise<BalanceRow[]>;
   /** The balances of several accounts (a page of them) in one query, by account then denomination. */
   listBalancesOfAccounts(accountIds: string[]): Promise<BalanceRow[]>;
+  /** Every balance in key order, `limit` at a time after `after` (audits). */
+  scanBalances(after: BalanceKey | undefined, limit: number): Promise<BalanceRow[]>;
 }
 
 export interface BalancesTx extends BalancesReadTx {

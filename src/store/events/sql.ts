@@ -6,6 +6,7 @@
 import type { BalanceKey } from '../balances/types.js';
 import type { Page } from '../common.js';
 import { decodeAllocations, encodeAllocations } from '../grants/sql.js';
+import type { GrantAllocation } from '../grants/types.js';
 import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
 import type { EventChange, EventFilter, EventKey, EventRow, EventStateValue, EventsTx } from './types.js';
 
@@ -62,6 +63,19 @@ export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: u
 
 export function eventsSql<Base extends SqlBase>(base: Base) {
   abstract class EventsSql extends base implements EventsTx {
+    async listPendingHolds(keys: BalanceKey[]) {
+      const out: { accountId: string; denomination: string; costAmount: number; heldFrom: GrantAllocation[] | null }[] =
+        [];
+      for (const k of keys) {
+        const rows = await this.db.all(
+          "SELECT cost_amount, held_from FROM events WHERE account_id = ? AND denomination = ? AND state = 'pending'",
+          [k.accountId, k.denomination],
+        );
+        for (const r of rows)
+          out.push({ ...k, costAmount: num(r.cost_amount), heldFrom: decodeAllocations(r.held_from) });
+      }
+      return out;
+    }
     async findEvent(companyId: string, eventId: string) {
       const r = await this.one('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [companyId, eventId]);
       return r && toEvent(r);

@@ -60,6 +60,10 @@ export interface EventKey {
 }
 
 export interface EventsReadTx {
+  /** The pending events of these balances: what each holds, and of which grants (audits). */
+  listPendingHolds(
+    keys: BalanceKey[],
+  ): Promise<{ accountId: string; denomination: string; costAmount: number; heldFrom: GrantAllocation[] | null }[]>;
   findEvent(companyId: string, eventId: string): Promise<EventRow | undefined>;
   /** Events of the company with these ids (for client-id de-duplication). */
   findEventsByIds(companyId: string, eventIds: string[]): Promise<EventRow[]>;
