@@ -44,6 +44,8 @@
  *   expiry not after its effective_at); malformed input the HTTP layer refuses first (a
  *   fractional amount, a priority outside 0–100) is a RangeError here.
  * - Status precedence: voided > expired > scheduled > depleted > active.
+ * - Lots keep their grants in drawing order (adding or changing a grant re-sorts them), so that
+ *   drawing, once per event, seldom sorts; any order given is still drawn correctly.
  * - `nextExpiry` counts opened grants' unheld units only: held units may still be used, and a
  *   scheduled grant's units are not on the balance.
  */
@@ -227,7 +229,15 @@ function post(draft: Draft, t: GrantTransaction): void {
 
 /** Open grants with unheld units, in drawing order. */
 function drawable(lots: Lots): Grant[] {
-  return lots.grants.filter((g) => g.opened && !g.closed && g.remaining > g.held).sort(compareDrawingOrder);
+  const out: Grant[] = [];
+  let sorted = true;
+  for (const g of lots.grants) {
+    if (!g.opened || g.closed || g.remaining <= g.held) continue;
+    if (sorted && out.length > 0 && compareDrawingOrder(out[out.length - 1]!, g) > 0) sorted = false;
+    out.push(g);
+  }
+  // Lots are kept in drawing order (sortGrants), so the sort is rarely needed.
+  return sorted ? out : out.sort(compareDrawingOrder);
 }
 
 /**
@@ -280,6 +290,7 @@ function close(draft: Draft, g: Grant, kind: 'grant_expiry' | 'grant_void'): voi
 }
 
 function applyDue(draft: Draft, nowMs: number): void {
+  if (!draft.lots.grants.some((g) => !g.closed && isDue(g, nowMs))) return;
   const due: { atMs: number; expiry: boolean; g: Grant }[] = [];
   for (const g of draft.lots.grants) {
     if (g.closed) continue;
@@ -296,6 +307,10 @@ function applyDue(draft: Draft, nowMs: number): void {
     if (d.expiry) close(draft, d.g, 'grant_expiry');
     else open(draft, d.g, 'grant');
   }
+}
+
+function isDue(g: Grant, nowMs: number): boolean {
+  return (!g.opened && g.effectiveAtMs <= nowMs) || (g.expiresAtMs !== null && g.expiresAtMs <= nowMs);
 }
 
 /**
@@ -321,7 +336,7 @@ export function take(
   const draft = draftOf(lots, nowMs);
   const drawnFrom = draw(draft, units, 'use');
   post(draft, { kind, amount: -units, grantId: null, drawnFrom });
-  return { ...draft, drawnFrom };
+  return { lots: draft.lots, transactions: draft.transactions, drawnFrom };
 }
 
 /**
@@ -334,7 +349,7 @@ export function hold(lots: Lots, units: number, nowMs: number): Step & { heldFro
   const draft = draftOf(lots, nowMs);
   const heldFrom = draw(draft, units, 'hold');
   draft.lots.pending = addExact(draft.lots.pending, units);
-  return { ...draft, heldFrom };
+  return { lots: draft.lots, transactions: draft.transactions, heldFrom };
 }
 
 /**
@@ -432,6 +447,7 @@ export function addGrant(lots: Lots, grant: NewGrant, nowMs: number, kind: Openi
   const draft = draftOf(lots, nowMs);
   const g = newGrantOf(grant);
   draft.lots.grants.push(g);
+  draft.lots.grants.sort(compareDrawingOrder);
   if (g.effectiveAtMs <= nowMs) open(draft, g, kind);
   applyDue(draft, nowMs);
   return draft;
@@ -503,6 +519,7 @@ export function renewPlan(
     const g = newGrantOf(input.grant);
     g.opened = true;
     draft.lots.grants.push(g);
+    draft.lots.grants.sort(compareDrawingOrder);
     added = g.amount;
     grantId = g.grantId;
   }
@@ -535,6 +552,7 @@ export function prorate(
   const g = newGrantOf(grant);
   g.opened = true;
   draft.lots.grants.push(g);
+  draft.lots.grants.sort(compareDrawingOrder);
   post(draft, { kind: 'proration', amount: addExact(g.amount, -removeUnits), grantId: g.grantId, drawnFrom });
   repayDebt(draft);
   applyDue(draft, nowMs);
@@ -634,6 +652,7 @@ export function patchGrant(
     return refusal('expires_at_must_be_after_effective_at', 'expires_at must be after effective_at', 'expires_at');
   if (patch.priority !== undefined) g.priority = patch.priority;
   if (patch.expiresAtMs !== undefined) g.expiresAtMs = patch.expiresAtMs;
+  draft.lots.grants.sort(compareDrawingOrder);
   applyDue(draft, nowMs);
   return { ok: true, value: draft };
 }
