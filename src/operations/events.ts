@@ -20,7 +20,7 @@ import {
   type PricePeriodCount,
   type PricePeriodKey,
 } from '../domain/events.js';
-import { hold, releaseHold, settleHold as settleGrants } from '../domain/grants.js';
+import { advanceTo, hold, type Lots, releaseHold, settleHold as settleGrants } from '../domain/grants.js';
 import { available, decideSettle, isHoldExpired } from '../domain/holds.js';
 import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Outcome } from '../domain/outcome.js';
 import { eventCost, isPeriodPriced, type Price } from '../domain/pricing.js';
@@ -41,7 +41,7 @@ import type {
 import type { Deps } from './deps.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
 import { takeEntry } from './grants.js';
-import { lockBalanceMap, type Posting, type PostedEntry } from './ledger.js';
+import { lockBalanceMap, lotsOf, type Posting, type PostedEntry } from './ledger.js';
 
 export interface IngestResult {
   eventIds: string[];
@@ -227,17 +227,25 @@ export async function checkIngest(deps: Deps, req: IngestRequest): Promise<Check
     const refused = outcomes[0];
     if (refused && !refused.ok) throw new OutcomeError(refused);
     const wanted = new Set(balanceKeysOf([req], outcomes, prices).map((k) => balanceKey(k.accountId, k.denomination)));
-    const balances = new Map<string, { amount: number; pending: number }>();
+    // Each balance as a write would find it now: expired holds released, grant starts and expiries applied.
+    const lots = new Map<string, Lots>();
     for (const b of await tx.listBalances(req.accountId)) {
       const key = balanceKey(b.accountId, b.denomination);
-      if (wanted.has(key)) balances.set(key, { amount: b.amount, pending: b.pending });
+      if (wanted.has(key)) lots.set(key, lotsOf(b));
     }
-    const holding = [...balances.keys()]
-      .filter((k) => balances.get(k)!.pending !== 0)
-      .map((k) => ({ accountId: req.accountId, denomination: k.slice(k.indexOf('\u0000') + 1) }));
+    const holding = [...lots.entries()]
+      .filter(([, l]) => l.pending !== 0)
+      .map(([k]) => ({ accountId: req.accountId, denomination: k.slice(k.indexOf('\u0000') + 1) }));
     if (holding.length > 0)
-      for (const e of await tx.findExpiredHolds(nowMs, EXPIRE_BATCH_MAX, holding))
-        balances.get(balanceKey(e.accountId, e.denomination))!.pending -= e.costAmount;
+      for (const e of await tx.findExpiredHolds(nowMs, EXPIRE_BATCH_MAX, holding)) {
+        const key = balanceKey(e.accountId, e.denomination);
+        lots.set(key, releaseHold(lots.get(key)!, e.heldFrom ?? [], e.costAmount, nowMs).lots);
+      }
+    const balances = new Map<string, { amount: number; pending: number }>();
+    for (const [key, l] of lots) {
+      const now = advanceTo(l, nowMs).lots;
+      balances.set(key, { amount: now.amount, pending: now.pending });
+    }
     const periodKeys = pricePeriodsOf([req], prices, nowMs);
     const periods = await periodCounts(periodKeys, (keys) => tx.findPricePeriods(keys));
     const before = new Map([...balances].map(([k, b]) => [k, available(b.amount, b.pending)]));
