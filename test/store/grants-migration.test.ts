@@ -1,0 +1,159 @@
+// Guarantee (issue "Credit grants", migration 14), on SQLite and PostgreSQL: a database of the previous schema with
+// balances in it opens on the new one with every positive balance held by exactly one `initial` grant (promotional,
+// priority 50, never expiring) of its amount, a negative balance as debt with no grant, a zero balance with none;
+// the ledger and grants audits are clean, and the next usage draws from the initial grant.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { CLI_DIALECTS, freshDatabase, type TestDatabase } from '../cli/support.js';
+import { MIGRATIONS } from '../../src/store/migrations/index.js';
+import { openStore } from '../../src/store/open.js';
+import { auditGrants, takeEntry } from '../../src/operations/grants.js';
+import { Ledger } from '../../src/operations/ledger.js';
+
+const T0 = 1_700_000_000_000;
+
+/** The schema as it was before migration 14, with its migrations recorded as applied. */
+async function schemaBeforeGrants(db: TestDatabase): Promise<void> {
+  const before = MIGRATIONS.filter((m) => m.id < 14);
+  const record =
+    'CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL);' +
+    before.map((m) => `INSERT INTO schema_migrations VALUES (${m.id}, '${m.name}', ${T0});`).join('');
+  if (db.dialect === 'sqlite') {
+    const file = db.url.slice('sqlite:'.length);
+    const sqlite = new Database(file);
+    try {
+      for (const m of before) sqlite.exec(m.sqlite);
+      sqlite.exec(record);
+    } finally {
+      sqlite.close();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    for (const m of before) await client.query(m.postgres);
+    await client.query(record);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A company with one account holding three balances (500, −20, 0), each with the transactions of its amount. */
+async function oldBalances(db: TestDatabase): Promise<string> {
+  const yes = db.dialect === 'sqlite' ? 1 : true;
+  await db.sql('INSERT INTO users (name, email, password_hash, email_verified, created_at) VALUES (?, ?, ?, ?, ?)', [
+    'Ada',
+    'ada@example.test',
+    'x',
+    yes,
+    T0,
+  ]);
+  const [user] = await db.sql('SELECT id FROM users');
+  await db.sql(
+    'INSERT INTO companies (company_id, name, owner_user_id, processor, created_at) VALUES (?, ?, ?, ?, ?)',
+    ['c_old', 'Old', user!.id, 'sandbox', T0],
+  );
+  await db.sql('INSERT INTO accounts (account_id, company_id, name, created_at) VALUES (?, ?, ?, ?)', [
+    'a_old',
+    'c_old',
+    'Bob',
+    T0,
+  ]);
+  const balances: [string, number][] = [
+    ['tokens', 500],
+    ['credits', -20],
+    ['units', 0],
+  ];
+  for (const [denomination, amount] of balances) {
+    await db.sql(
+      'INSERT INTO balances (account_id, denomination, company_id, amount, pending, created_at) VALUES (?, ?, ?, ?, 0, ?)',
+      ['a_old', denomination, 'c_old', amount, T0],
+    );
+    if (amount !== 0)
+      await db.sql(
+        'INSERT INTO transactions (transaction_id, account_id, denomination, amount, balance_after, kind, created_at) ' +
+          'VALUES (?, ?, ?, ?, ?, ?, ?)',
+        [`tx_old_${denomination}`, 'a_old', denomination, amount, amount, amount > 0 ? 'grant' : 'usage', T0],
+      );
+  }
+  return 'a_old';
+}
+
+for (const dialect of CLI_DIALECTS) {
+  describe(`migration 14: balances become grants (${dialect})`, () => {
+    test('one initial grant per positive balance, debt for a negative one; audits clean; usage draws from it', async () => {
+      const db = await freshDatabase(dialect);
+      try {
+        await schemaBeforeGrants(db);
+        const accountId = await oldBalances(db);
+        const store = await openStore(db.url);
+        try {
+          const balances = await store.read((tx) => tx.listBalances(accountId));
+          const by = new Map(balances.map((b) => [b.denomination, b]));
+          const tokens = by.get('tokens')!;
+          assert.equal(tokens.amount, 500);
+          assert.equal(tokens.grants.length, 1);
+          const lot = tokens.grants[0]!;
+          assert.deepEqual(
+            { ...lot, grantId: 'g' },
+            {
+              grantId: 'g',
+              amount: 500,
+              remaining: 500,
+              held: 0,
+              priority: 50,
+              category: 'promotional',
+              source: 'initial',
+              effectiveAtMs: T0,
+              expiresAtMs: null,
+              voidedAtMs: null,
+              opened: true,
+              closed: false,
+            },
+          );
+          assert.match(lot.grantId, /^g_0[0-9a-f]{20}$/);
+          assert.deepEqual(by.get('credits')!.grants, [], 'a negative balance is debt: no grant');
+          assert.equal(by.get('credits')!.amount, -20);
+          assert.deepEqual(by.get('units')!.grants, []);
+
+          const row = await store.read((tx) => tx.findGrant('c_old', lot.grantId));
+          assert.equal(row?.source, 'initial');
+          assert.equal(row?.amount, 500);
+          assert.equal(row?.accountId, accountId);
+          assert.equal(row?.denomination, 'tokens');
+          const listed = await store.read((tx) =>
+            tx.listGrants('c_old', { statuses: ['active'], nowMs: T0 }, { limit: 10 }),
+          );
+          assert.deepEqual(
+            listed?.rows.map((g) => g.grantId),
+            [lot.grantId],
+          );
+          assert.deepEqual(
+            await store.read(async (tx) => [...(await tx.auditLedger()), ...(await auditGrants(tx))]),
+            [],
+          );
+
+          const now = T0 + 1000;
+          const posted = await store.write(async (tx) => {
+            const p = new Ledger([]).begin(tx, now);
+            const locked = await p.lock([{ accountId, denomination: 'tokens' }]);
+            return p.post(locked, [takeEntry({ accountId, denomination: 'tokens' }, 120, now, 'usage')]);
+          });
+          assert.deepEqual(posted.transactions[0]?.drawnFrom, [{ grantId: lot.grantId, amount: 120 }]);
+          assert.equal(posted.transactions[0]?.balanceAfter, 380);
+          assert.deepEqual(
+            await store.read(async (tx) => [...(await tx.auditLedger()), ...(await auditGrants(tx))]),
+            [],
+          );
+        } finally {
+          await store.close();
+        }
+      } finally {
+        await db.drop();
+      }
+    });
+  });
+}
