@@ -694,6 +694,13 @@ export interface components {
      * Grant
      * @description A lot of units on a balance with its own remainder, priority and validity. Every unit of a balance
      * belongs to a grant; what no grant covers is debt (a negative amount), repaid first by units added later.
+     * Decisions where the contract is silent: a change of 0 units is no transaction (an expiry of a grant whose units
+     * are all used or held, a renewal that ends as many plan units as it starts); at one instant expiries apply before
+     * starts; units a settle gives back to an open grant while the balance owes repay the debt; a status follows the
+     * precedence voided > expired > scheduled > depleted > active (a used-up grant past its expiry reads `expired`); a
+     * plan period's grant is `paid` with no cost basis; if a read or an event reaches a balance at its plan's renewal
+     * instant before the renewal runs, the plan grant's end is its own `grant_expiry` and the `period_reset` then adds
+     * the new period (the balance ends the same).
      */
     Grant: {
       /** @description g_… */
