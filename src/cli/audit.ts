@@ -1,7 +1,8 @@
 /**
  * `billing audit`: the ledger audit over the whole database (the store's `auditLedger()` and
  * `auditMoneyMovement()`): every balance whose amount, transaction chain or holds disagree, and
- * every refill or proration without its charge; and the grants invariant (operations/grants.ts auditGrants). Exit 0 when the ledger is exact, 3 otherwise.
+ * every refill or proration without its charge; and the grants invariant (operations/grants.ts
+ * auditGrants). Exit 0 when the ledger is exact, 3 otherwise.
  */
 import { describeDatabase } from '../db-connect.js';
 import { auditGrants } from '../operations/grants.js';

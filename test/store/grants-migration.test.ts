@@ -69,13 +69,14 @@ async function oldBalances(db: TestDatabase): Promise<string> {
   ];
   for (const [denomination, amount] of balances) {
     await db.sql(
-      'INSERT INTO balances (account_id, denomination, company_id, amount, pending, created_at) VALUES (?, ?, ?, ?, 0, ?)',
+      'INSERT INTO balances (account_id, denomination, company_id, amount, pending, created_at) ' +
+        'VALUES (?, ?, ?, ?, 0, ?)',
       ['a_old', denomination, 'c_old', amount, T0],
     );
     if (amount !== 0)
       await db.sql(
-        'INSERT INTO transactions (transaction_id, account_id, denomination, amount, balance_after, kind, created_at) ' +
-          'VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO transactions (transaction_id, account_id, denomination, amount, balance_after, kind, ' +
+          'created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
         [`tx_old_${denomination}`, 'a_old', denomination, amount, amount, amount > 0 ? 'grant' : 'usage', T0],
       );
   }
@@ -84,7 +85,7 @@ async function oldBalances(db: TestDatabase): Promise<string> {
 
 for (const dialect of CLI_DIALECTS) {
   describe(`migration 14: balances become grants (${dialect})`, () => {
-    test('one initial grant per positive balance, debt for a negative one; audits clean; usage draws from it', async () => {
+    test('one initial grant per positive balance, debt for a negative one; audits clean; usage uses it', async () => {
       const db = await freshDatabase(dialect);
       try {
         await schemaBeforeGrants(db);
