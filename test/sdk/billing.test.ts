@@ -89,6 +89,51 @@ for (const dialect of HTTP_DIALECTS) {
       assert.deepEqual(await billing.balances.retrieve(accountId, 'tokens'), refill);
     });
 
+    test('grants: create, list per balance and per company, retrieve, update, void', async () => {
+      const a = await billing.accounts.create({ name: 'Grace' });
+      await billing.balances.create(a.account_id, 'tokens', { amount: 100 });
+      const expiresAt = new Date(
+        Date.parse((await h.request('GET', '/v1/test_clock', { auth: co.auth })).body.data.now),
+      );
+      expiresAt.setUTCDate(expiresAt.getUTCDate() + 7);
+      const promo = await billing.grants.create(a.account_id, 'tokens', {
+        amount: 50,
+        priority: 10,
+        expires_at: expiresAt.toISOString(),
+        name: 'Welcome',
+      });
+      assert.deepEqual(
+        [promo.amount, promo.remaining, promo.status, promo.source, promo.name],
+        [50, 50, 'active', 'grant', 'Welcome'],
+      );
+      const listed = [];
+      for await (const g of billing.grants.listOfBalance(a.account_id, 'tokens', { limit: 1 })) listed.push(g);
+      assert.deepEqual(
+        listed.map((g) => [g.source, g.remaining]),
+        [
+          ['grant', 50],
+          ['initial', 100],
+        ],
+        'drawing order: priority 10 before 50, one page at a time',
+      );
+      const soon = await billing.grants.list({ account_id: a.account_id, expires_before: '2100-01-01T00:00:00Z' });
+      assert.deepEqual(
+        soon.data.map((g) => g.grant_id),
+        [promo.grant_id],
+      );
+      assert.deepEqual(await billing.grants.retrieve(promo.grant_id), promo);
+      const changed = await billing.grants.update(promo.grant_id, { priority: 60, name: null });
+      assert.deepEqual([changed.priority, changed.name], [60, null]);
+      const voided = await billing.grants.void(promo.grant_id, { reason: 'withdrawn' });
+      assert.equal(voided.status, 'voided');
+      assert.equal((await billing.balances.retrieve(a.account_id, 'tokens')).amount, 100);
+      await assert.rejects(billing.grants.update(promo.grant_id, { priority: 1 }), (err: unknown) => {
+        assert.ok(err instanceof BillingError);
+        assert.deepEqual([err.status, err.code], [409, 'grant_voided']);
+        return true;
+      });
+    });
+
     test('prices: set (unit and graduated) and list', async () => {
       const price = await billing.prices.set('llm_call', { denomination: 'tokens', unit_amount: '0.5' });
       assert.deepEqual([price.type, price.denomination, price.unit_amount], ['llm_call', 'tokens', '0.5']);
