@@ -387,6 +387,46 @@ for (const dialect of HTTP_DIALECTS) {
       );
     });
 
+    test('the transaction list read at the instant, before anything else, shows the expiry and the start', async () => {
+      const n = await now();
+      const T = n + HOUR;
+      const acc = await account();
+      const e = await grant(acc, { amount: 100, expires_at: iso(T) });
+      const s = await grant(acc, { amount: 30, effective_at: iso(T) });
+      jump(T); // nothing touches the balance: the first read is the transaction list
+      assert.deepEqual(show(await txs(acc), { [e.grant_id]: 'E', [s.grant_id]: 'S' }), [
+        ['grant', 100, 100, 'E', null],
+        ['grant_expiry', -100, 0, 'E', null],
+        ['grant', 30, 30, 'S', null],
+      ]);
+      assert.deepEqual(await figuresOf(acc), [30, 0, 30]);
+    });
+
+    test('the pre-flight check sees an expiry and a start at the instant, as the events call does', async () => {
+      const n = await now();
+      const T = n + HOUR;
+      const acc = await account();
+      await grant(acc, { amount: 100, expires_at: iso(T) });
+      await grant(acc, { amount: 30, effective_at: iso(T) });
+      const body = { events: [{ type: 'use', cost_override: { amount: 50, denomination: 'tokens' } }] };
+      const before = await call('POST', `/v1/accounts/${acc}/check`, body);
+      assert.equal(before.status, 200, before.text);
+      assert.deepEqual(
+        [before.body.data.allowed, before.body.data.balances],
+        [true, [{ denomination: 'tokens', available: 100, available_after: 50 }]],
+      );
+      jump(T); // nothing has touched the balance since: no read, no write, no job
+      const check = await call('POST', `/v1/accounts/${acc}/check`, body);
+      assert.equal(check.status, 200, check.text);
+      assert.deepEqual(
+        [check.body.data.allowed, check.body.data.balances],
+        [false, [{ denomination: 'tokens', available: 30, available_after: -20 }]],
+        'the expired 100 no longer counts, the 30 that started does',
+      );
+      await events(acc, body.events);
+      assert.deepEqual(await figuresOf(acc), [-20, 0, -20], 'what the events call then did');
+    });
+
     test('a scheduled grant is not drawn before effective_at and joins then with one grant transaction', async () => {
       const n = await now();
       const start = n + HOUR;
