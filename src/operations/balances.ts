@@ -5,7 +5,8 @@ import { fail } from '../domain/outcome.js';
 import type { BalanceRow } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
 import { applyDueOfAccount } from './events.js';
-import { grantEntry, takeEntry } from './grants.js';
+import { grantEntry, headroom, takeEntry } from './grants.js';
+import { lotsOf } from './ledger.js';
 import { ownedAccount } from './lookups.js';
 
 export async function createBalance(
@@ -84,7 +85,11 @@ export async function adjustBalance(
     const before = locked.get(key);
     if (!before) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
     const amount = before.amount + input.amount;
-    if (Math.abs(amount) > AMOUNT_MAX || Math.abs(amount - before.pending) > AMOUNT_MAX)
+    if (
+      Math.abs(amount) > AMOUNT_MAX ||
+      Math.abs(amount - before.pending) > AMOUNT_MAX ||
+      input.amount > headroom(lotsOf(before))
+    )
       fail('amount_out_of_range', 'the adjustment would take the balance beyond the exact integer range', 'amount');
     const reason = input.reason ?? null;
     // A credit is a grant of its own (promotional, priority 50, no expiry); a debit takes units in drawing order.

@@ -28,6 +28,7 @@ import {
   voidGrant as voidLots,
 } from '../domain/grants.js';
 import { metadataViolation } from '../domain/metadata.js';
+import { AMOUNT_MAX } from '../domain/money.js';
 import { fail, OutcomeError } from '../domain/outcome.js';
 import { parseRfc3339 } from '../domain/time.js';
 import { formatDecimal, parseDecimal, quotientDecimal } from '../lib/decimal.js';
@@ -118,6 +119,16 @@ export function takeEntry(
   more: { eventId?: string | null; reason?: string | null } = {},
 ): PostedEntry {
   return { ...key, ...more, apply: (lots) => take(lots, units, nowMs, kind) };
+}
+
+/**
+ * How many units may still be added to a balance without any figure leaving the exact integer range:
+ * its amount once every scheduled grant has joined must stay ≤ 2^53 − 1.
+ */
+export function headroom(lots: Lots): number {
+  let committed = Math.max(lots.amount, 0);
+  for (const g of lots.grants) if (!g.opened && !g.closed) committed += g.amount;
+  return Math.max(0, AMOUNT_MAX - committed);
 }
 
 /** A refill's cost basis: USD cents per unit, to six decimal places. */
@@ -355,9 +366,12 @@ export async function createGrant(
     const b = await ownedBalance(tx, companyId, accountId, denomination);
     const p = deps.ledger.begin(tx, nowMs);
     const locked = await p.lock([b]);
+    if (spec.amount > headroom(lotsOf(locked.get(balanceKey(accountId, denomination))!)))
+      fail('amount_out_of_range', 'the grant would take the balance beyond the exact integer range', 'amount');
     const entry = grantEntry(b, spec, nowMs, 'grant');
     const after = (await p.post(locked, [entry])).balances.get(balanceKey(accountId, denomination))!;
-    return viewOf(entry.grant, lotsOf(after), nowMs);
+    // Read back: a grant the debt takes whole is finished at once, its row holding the final figures.
+    return viewOf((await tx.findGrant(companyId, entry.grant.grantId))!, lotsOf(after), nowMs);
   };
 }
 

@@ -232,7 +232,10 @@ export async function lockBalanceMap(
   return new Map(rows.map((r) => [balanceKey(r.accountId, r.denomination), r]));
 }
 
-/** An account's transactions, newest first (of one denomination, or all). */
+/**
+ * An account's transactions, newest first (of one denomination, or all). The caller applies what is
+ * due first (events.ts applyDueOfAccount), so that a list read at an instant holds its expiries.
+ */
 export async function listTransactions(
   deps: Deps,
   companyId: string,
