@@ -166,12 +166,18 @@ export interface paths {
     get: operations["getBalance"];
     /**
      * Create a balance
-     * @description Optional initial grant `amount` (recorded as a `grant` transaction). Already exists: 409.
+     * @description Optional initial `amount`: one grant of source `initial` (promotional, priority 50, never expires),
+     * recorded as a `grant` transaction. Already exists: 409.
      */
     post: operations["createBalance"];
   };
   "/v1/accounts/{account_id}/balance/{denomination}/adjustments": {
-    /** Manual credit (positive) or debit (negative) */
+    /**
+     * Manual credit (positive) or debit (negative)
+     * @description A credit is a grant of its own (source `adjustment`, promotional, priority 50, never expires) and
+     * repays any debt first; a debit takes units from the grants in drawing order (`drawn_from`), and what no grant
+     * covers makes the balance owe.
+     */
     post: operations["createBalanceAdjustment"];
   };
   "/v1/accounts/{account_id}/transactions": {
@@ -210,6 +216,53 @@ export interface paths {
      * @description Each with the span it applied in, [effective_from, effective_to). The cursor is a version number.
      */
     get: operations["listPriceVersions"];
+  };
+  "/v1/accounts/{account_id}/balance/{denomination}/grants": {
+    /**
+     * List a balance's grants in drawing order
+     * @description Drawing order: `priority` ascending; `expires_at` ascending, never-expiring last; `promotional`
+     * before `paid`; `effective_at` ascending; `grant_id` ascending.
+     */
+    get: operations["listBalanceGrants"];
+    /**
+     * Grant units to a balance
+     * @description Adds a grant. Effective now (the default): its units join at once with one `grant` transaction of
+     * +amount, repaying any debt first (500 onto a balance of −200: balance 300, grant remaining 300). Scheduled:
+     * nothing moves until `effective_at`, when it joins with the same transaction, whether or not a background job
+     * ran. A balance that does not exist: 404.
+     */
+    post: operations["createGrant"];
+  };
+  "/v1/grants": {
+    /**
+     * List the company's grants by expiry
+     * @description By `expires_at` (never-expiring last), then `grant_id`. Filters combine. `status` defaults to
+     * `scheduled,active`, as on a balance's list.
+     */
+    get: operations["listGrants"];
+  };
+  "/v1/grants/{grant_id}": {
+    /**
+     * Get a grant
+     * @description Another company's grant: 404.
+     */
+    get: operations["getGrant"];
+    /**
+     * Change a grant
+     * @description Changes a scheduled or active grant; on any other status: 409 (`grant_expired`, `grant_depleted`,
+     * `grant_voided`). An `expires_at` at or before now expires it at once (one `grant_expiry` transaction of its
+     * unheld units); `null` makes it never expire; it must be after `effective_at`.
+     */
+    patch: operations["updateGrant"];
+  };
+  "/v1/grants/{grant_id}/void": {
+    /**
+     * Void a grant
+     * @description Its unheld remaining leaves with one `grant_void` transaction and it becomes `voided`; units held
+     * by pending events are voided when those events settle (what their final cost does not use). Voiding a voided
+     * grant answers the same record; an expired or depleted one: 409. A scheduled grant is voided with no transaction.
+     */
+    post: operations["voidGrant"];
   };
   "/v1/accounts/{account_id}/events": {
     /**
@@ -476,6 +529,16 @@ export interface components {
       auto_refill_paused: boolean;
       /** @description Declined refill charges in a row */
       consecutive_declines: number;
+      /** @description The soonest expiry among the balance's grants: when, and how many unheld units leave then */
+      next_expiry: {
+        /**
+         * Format: date-time
+         * @description ISO-8601 UTC
+         */
+        expires_at: string;
+        /** @description Unheld units that expire then */
+        amount: number;
+      } | null;
     };
     /** Account */
     Account: {
@@ -545,9 +608,22 @@ export interface components {
       /** @description Signed change of the balance amount */
       amount: number;
       balance_after: number;
-      kind: "usage" | "grant" | "refill" | "adjustment" | "proration" | "period_reset";
+      kind: "usage" | "grant" | "refill" | "adjustment" | "proration" | "period_reset" | "grant_expiry" | "grant_void";
       event_id?: string;
       reason?: string;
+      /**
+       * @description The grant this transaction opened (`grant`, `refill`, `adjustment`, `proration`, `period_reset`)
+       * or closed (`grant_expiry`, `grant_void`)
+       */
+      grant_id?: string;
+      /**
+       * @description On a transaction that took units away (usage, a debit, a proration): the grants they came from, in
+       * drawing order. Units no grant covered are not listed: they made the balance owe (debt).
+       */
+      drawn_from?: {
+          grant_id: string;
+          amount: number;
+        }[];
       /**
        * Format: date-time
        * @description ISO-8601 UTC
@@ -613,6 +689,58 @@ export interface components {
        * @description ISO-8601 UTC
        */
       effective_to: string;
+    };
+    /**
+     * Grant
+     * @description A lot of units on a balance with its own remainder, priority and validity. Every unit of a balance
+     * belongs to a grant; what no grant covers is debt (a negative amount), repaid first by units added later.
+     */
+    Grant: {
+      /** @description g_… */
+      grant_id: string;
+      account_id: string;
+      denomination: string;
+      /** @description Units granted */
+      amount: number;
+      /** @description Units not yet used, held units included */
+      remaining: number;
+      /** @description Units of `remaining` held by pending events */
+      held: number;
+      priority: number;
+      category: "promotional" | "paid";
+      /**
+       * @description USD cents per unit, a decimal string: given with a paid grant; a refill's is `usd_charge` /
+       * `amount` to six decimal places
+       */
+      cost_basis: string | null;
+      name: string | null;
+      metadata: {
+        [key: string]: unknown;
+      } | null;
+      /**
+       * @description What made it: `grant` (this API), `initial` (a balance created with an amount), `adjustment` (a
+       * positive adjustment), `refill` (threshold), `monthly_refill`, `plan` (a plan period's included amount),
+       * `proration` (the new amount of a mid-month increase)
+       */
+      source: "grant" | "initial" | "adjustment" | "refill" | "monthly_refill" | "plan" | "proration";
+      /**
+       * @description `scheduled` before `effective_at`; `active`; `depleted` (remaining 0); `expired` at and after
+       * `expires_at`; `voided`. Read at the instant of the request.
+       */
+      status: "scheduled" | "active" | "depleted" | "expired" | "voided";
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC
+       */
+      effective_at: string;
+      /** @description null: never expires */
+      expires_at: string | null;
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC
+       */
+      created_at: string;
+      voided_at: string | null;
     };
     /** User */
     User: {
@@ -2112,7 +2240,8 @@ export interface operations {
   };
   /**
    * Create a balance
-   * @description Optional initial grant `amount` (recorded as a `grant` transaction). Already exists: 409.
+   * @description Optional initial `amount`: one grant of source `initial` (promotional, priority 50, never expires),
+   * recorded as a `grant` transaction. Already exists: 409.
    */
   createBalance: {
     parameters: {
@@ -2197,7 +2326,12 @@ export interface operations {
       };
     };
   };
-  /** Manual credit (positive) or debit (negative) */
+  /**
+   * Manual credit (positive) or debit (negative)
+   * @description A credit is a grant of its own (source `adjustment`, promotional, priority 50, never expires) and
+   * repays any debt first; a debit takes units from the grants in drawing order (`drawn_from`), and what no grant
+   * covers makes the balance owe.
+   */
   createBalanceAdjustment: {
     parameters: {
       header?: {
@@ -2572,6 +2706,480 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List a balance's grants in drawing order
+   * @description Drawing order: `priority` ascending; `expires_at` ascending, never-expiring last; `promotional`
+   * before `paid`; `effective_at` ascending; `grant_id` ascending.
+   */
+  listBalanceGrants: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        /**
+         * @description Comma-separated statuses (scheduled, active, depleted, expired, voided); default
+         * `scheduled,active`. Anything else: 400 unknown_grant_status.
+         */
+        status?: string;
+      };
+      path: {
+        account_id: string;
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Grant"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Grant units to a balance
+   * @description Adds a grant. Effective now (the default): its units join at once with one `grant` transaction of
+   * +amount, repaying any debt first (500 onto a balance of −200: balance 300, grant remaining 300). Scheduled:
+   * nothing moves until `effective_at`, when it joins with the same transaction, whether or not a background job ran.
+   * A balance that does not exist: 404.
+   */
+  createGrant: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "amount": 1000,
+         *   "priority": 10,
+         *   "expires_at": "2026-12-01T00:00:00Z",
+         *   "name": "November promotion"
+         * }
+         */
+        "application/json": {
+          /** @description Units, an integer ≥ 1 */
+          amount: number;
+          /** @description 0–100, lower drawn first; default 50 */
+          priority?: number;
+          /** @description `promotional` (default) or `paid` */
+          category?: "promotional" | "paid";
+          /** @description RFC 3339 date-time: when the units join; default now, at most 366 days ahead */
+          effective_at?: string;
+          /**
+           * @description RFC 3339 date-time: when the unused units leave; after `effective_at` and after now; absent:
+           * never
+           */
+          expires_at?: string;
+          /** @description USD cents per unit, a decimal string ≥ 0; only with category `paid` */
+          cost_basis?: string | number;
+          /** @description A name for people, ≤ 200 characters */
+          name?: string;
+          /**
+           * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object is
+           * the first), at most 50 keys in each object and items in each array, keys of at most 40 characters, strings
+           * of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request naming the
+           * field.
+           */
+          metadata?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Grant units to a balance */
+      201: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Grant"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List the company's grants by expiry
+   * @description By `expires_at` (never-expiring last), then `grant_id`. Filters combine. `status` defaults to
+   * `scheduled,active`, as on a balance's list.
+   */
+  listGrants: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        account_id?: string;
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination?: string;
+        /**
+         * @description Comma-separated statuses (scheduled, active, depleted, expired, voided); default
+         * `scheduled,active`. Anything else: 400 unknown_grant_status.
+         */
+        status?: string;
+        /** @description RFC 3339 date-time: only grants whose expires_at is before it (never-expiring ones are not) */
+        expires_before?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Grant"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Get a grant
+   * @description Another company's grant: 404.
+   */
+  getGrant: {
+    parameters: {
+      path: {
+        grant_id: string;
+      };
+    };
+    responses: {
+      /** @description Get a grant */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Grant"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Change a grant
+   * @description Changes a scheduled or active grant; on any other status: 409 (`grant_expired`, `grant_depleted`,
+   * `grant_voided`). An `expires_at` at or before now expires it at once (one `grant_expiry` transaction of its unheld
+   * units); `null` makes it never expire; it must be after `effective_at`.
+   */
+  updateGrant: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        grant_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "priority": 5
+         * }
+         */
+        "application/json": {
+          /** @description 0–100, lower drawn first; default 50 */
+          priority?: number;
+          expires_at?: string | null;
+          name?: string | null;
+          metadata?: {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Change a grant */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Grant"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Void a grant
+   * @description Its unheld remaining leaves with one `grant_void` transaction and it becomes `voided`; units held by
+   * pending events are voided when those events settle (what their final cost does not use). Voiding a voided grant
+   * answers the same record; an expired or depleted one: 409. A scheduled grant is voided with no transaction.
+   */
+  voidGrant: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        grant_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "reason": "promotion withdrawn"
+         * }
+         */
+        "application/json": {
+          /** @description Why; kept on the grant_void transaction */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Void a grant */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Grant"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
