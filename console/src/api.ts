@@ -10,6 +10,7 @@ export type Schemas = components['schemas'];
 export type Account = Schemas['Account'];
 export type Balance = Schemas['Balance'];
 export type Transaction = Schemas['Transaction'];
+export type Grant = Schemas['Grant'];
 export type BillingEvent = Schemas['Event'];
 export type UsageGroup = Schemas['UsageGroup'];
 export type User = Schemas['User'];

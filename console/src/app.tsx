@@ -6,6 +6,7 @@ import { AccountPage } from './pages/account';
 import { AccountsPage } from './pages/accounts';
 import { ForgotPage, LoginPage, ResetPage, SignupPage, VerifyBanner, VerifyPage } from './pages/auth';
 import { KeysPage, NewCompanyPage } from './pages/company';
+import { GrantsPage } from './pages/grants';
 import { PlansPage } from './pages/plans';
 import { UsagePage } from './pages/usage';
 import { WebhooksPage } from './pages/webhooks';
@@ -112,6 +113,8 @@ function Authed({ session, path }: { session: Session; path: string }) {
   switch (rest) {
     case 'usage':
       return <UsagePage companyId={companyId} />;
+    case 'grants':
+      return <GrantsPage companyId={companyId} />;
     case 'plans':
       return <PlansPage companyId={companyId} />;
     case 'webhooks':
@@ -126,6 +129,7 @@ function Authed({ session, path }: { session: Session; path: string }) {
 const NAV = [
   ['accounts', 'Accounts'],
   ['usage', 'Usage'],
+  ['grants', 'Grants'],
   ['plans', 'Plans & prices'],
   ['webhooks', 'Webhooks'],
   ['keys', 'API keys'],

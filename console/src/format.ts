@@ -28,3 +28,15 @@ export function toCsv(rows: (string | number)[][]): string {
     .map((r) => r.map((v) => (/[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v))).join(','))
     .join('\r\n');
 }
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** A day as people write it, in UTC: "1 Dec 2026", with the time when it is not midnight ("1 Dec 2026, 14:30 UTC"). */
+export function date(iso: string): string {
+  const d = new Date(iso);
+  const text = `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+  const hm = d.toISOString().slice(11, 16);
+  return hm === '00:00' ? text : `${text}, ${hm} UTC`;
+}
+
+/** A grant id made short enough for a table cell: its random end is what tells two apart. */
+export const shortId = (id: string): string => (id.length > 12 ? `${id.slice(0, 2)}…${id.slice(-6)}` : id);

@@ -275,6 +275,110 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(await page.evaluate(() => (window as any).__sameDocument), true, 'no reload happened');
     });
 
+    test('credit grants: added from the form, drawn from by usage, voided after asking; the Grants page', async () => {
+      await page.goto(`${h.url}/c/${companyId}/accounts/${accountId}`);
+      await heading(page, 'Ada Lovelace');
+      await page.getByRole('tab', { name: 'New balance' }).click();
+      await page.getByLabel('Denomination').fill('credits');
+      await page.getByRole('button', { name: 'Create balance' }).click();
+      await seeText(page, '.balance[data-denomination=credits] [data-field=amount]', /^0$/);
+      const price = { denomination: 'credits', unit_amount: '1' };
+      assert.equal((await h.request('PUT', '/v1/prices/credit_call', { auth, body: price })).status, 200);
+      // A grant made through the API shows on the open page.
+      const bonus = { amount: 20, priority: 5, name: 'Welcome bonus' };
+      const made = await h.request('POST', `/v1/accounts/${accountId}/balance/credits/grants`, { auth, body: bonus });
+      assert.equal(made.status, 201);
+      const table = '[data-grants=credits] tbody tr';
+      await seeText(page, table, /Welcome bonus.*20 \/ 20.*active/);
+
+      // The form: the API's refusal next to the field it names, then three grants.
+      await page.getByRole('tab', { name: 'Add grant' }).click();
+      const form = page.getByRole('form', { name: 'Add a grant' });
+      await form.getByLabel('Balance').selectOption('credits');
+      await form.getByLabel('Units').fill('100');
+      await form.getByLabel('Priority').fill('10');
+      await form.getByLabel('Expires at (UTC)').fill('2020-01-01T00:00');
+      await form.getByLabel('Name').fill('Launch promo');
+      await form.getByRole('button', { name: 'Add grant' }).click();
+      await seeText(page, '.field-error', /expires_at must be after/);
+      const expires = new Date(Date.now() + 10 * 86_400_000).toISOString().slice(0, 16);
+      await form.getByLabel('Expires at (UTC)').fill(expires);
+      await form.getByRole('button', { name: 'Add grant' }).click();
+      await seeText(page, '[role=status]', 'Granted 100 credits (Launch promo)');
+      await seeText(page, table, /Launch promo.*promotional.*10.*100 \/ 100.*active/);
+      assert.equal(await form.getByLabel('Cost basis (USD cents per unit)').count(), 0, 'only for paid grants');
+      await form.getByLabel('Units').fill('500');
+      await form.getByLabel('Category').selectOption('paid');
+      await form.getByLabel('Cost basis (USD cents per unit)').fill('2.345');
+      await form.getByLabel('Name').fill('Bought pack');
+      await form.getByRole('button', { name: 'Add grant' }).click();
+      await seeText(page, table, /Bought pack.*paid.*2\.345¢ \/ unit.*500 \/ 500.*never.*active/);
+      await form.getByLabel('Units').fill('50');
+      await form.getByLabel('Name').fill('Entered twice');
+      await form.getByRole('button', { name: 'Add grant' }).click();
+      await seeText(page, table, /Entered twice.*50 \/ 50/);
+      // Drawing order: priority, then the soonest expiry, promotional before paid.
+      const names = () => page.locator(`${table} td.grant-name span`).allTextContents();
+      assert.deepEqual(await names(), ['Welcome bonus', 'Launch promo', 'Entered twice', 'Bought pack']);
+
+      // Usage through the API draws from two grants, in order; the transaction names them.
+      const use = [{ type: 'credit_call', quantity: 30 }];
+      assert.equal((await h.request('POST', `/v1/accounts/${accountId}/events`, { auth, body: use })).status, 200);
+      await seeText(page, '[data-table=transactions] tbody tr', 'from Welcome bonus (20), Launch promo (10)');
+      await seeText(page, table, /Launch promo.*90 \/ 100/);
+      await seeText(
+        page,
+        '.balance[data-denomination=credits] [data-field=next-expiry]',
+        /^90 expire on \d+ \w{3} 20\d\d/,
+      );
+      assert.deepEqual(await names(), ['Launch promo', 'Entered twice', 'Bought pack'], 'a used-up grant has ended');
+
+      // Void, after a confirmation (under the table) with a reason.
+      await page.getByRole('button', { name: 'Void Entered twice' }).click();
+      const confirm = page.getByRole('form', { name: 'Void Entered twice' });
+      await seeText(page, '.void-confirm', 'Its 50 unused credits leave the balance now.');
+      await confirm.getByLabel('Reason (optional)').fill('entered twice by mistake');
+      await screenshot(page, 'account-grant-void');
+      await page.setViewportSize(PHONE);
+      await screenshot(page, 'account-grant-void');
+      await page.setViewportSize(DESKTOP);
+      await confirm.getByRole('button', { name: 'Yes, void' }).click();
+      await seeText(page, '[role=status]', 'Voided Entered twice (credits): 50 left');
+      await seeText(
+        page,
+        '[data-table=transactions] tbody tr',
+        /grant_void.*-50 credits.*voided from Entered twice.*entered twice by mistake/,
+      );
+      await page.locator(table, { hasText: 'Entered twice' }).waitFor({ ...WAIT, state: 'detached' });
+      assert.deepEqual(await names(), ['Launch promo', 'Bought pack'], 'a voided grant has ended');
+      await page.getByLabel('Show').selectOption('all');
+      await seeText(page, table, /Entered twice.*0 \/ 50.*voided/);
+      await seeText(page, table, /Welcome bonus.*0 \/ 20.*depleted/);
+      await page.getByLabel('Show').selectOption('current');
+      await page.locator(table, { hasText: 'Entered twice' }).waitFor({ ...WAIT, state: 'detached' });
+      // Opened afresh, the page names the grants that ended before it loaded them (each asked for once).
+      await page.goto(`${h.url}/c/${companyId}/accounts/${accountId}`);
+      await seeText(page, '[data-table=transactions] tbody tr', 'from Welcome bonus (20), Launch promo (10)');
+      await seeText(page, '[data-table=transactions] tbody tr', 'voided from Entered twice');
+
+      // The Grants page: what expires in 30 days, and the paid units outstanding valued at their cost basis.
+      await page.getByRole('link', { name: 'Grants' }).click();
+      await heading(page, 'Grants');
+      await seeText(
+        page,
+        '[data-table=expiring] tbody tr',
+        new RegExp(`Launch promo.*90 / 100.*credits.*${accountId}`),
+      );
+      assert.equal(await page.locator('[data-table=expiring] tbody tr', { hasText: 'Bought pack' }).count(), 0);
+      const credits = page.locator('[data-table=outstanding] tr[data-denomination=credits]');
+      await seeText(page, '[data-table=outstanding] tr[data-denomination=credits] [data-field=units]', /^500$/);
+      // 500 units × 2.345 cents = 1,172.5 cents, exactly.
+      assert.equal(await credits.locator('[data-field=value]').textContent(), '$11.725');
+      await seeText(page, '[data-table=outstanding] tr[data-denomination=tokens]', 'tokens'); // the refills are paid
+      await seeText(page, '.outstanding', 'active paid grants');
+      pages.push(['grants', `/c/${companyId}/grants`]);
+    });
+
     test('usage page: chart, table and CSV of the company usage', async () => {
       await page.getByRole('link', { name: 'Usage' }).click();
       await heading(page, 'Usage');

@@ -1,5 +1,6 @@
 /** The account page's actions: one tab each, each tab's form in a file of its own. */
 import { useState } from 'preact/hooks';
+import { AddGrant } from './add-grant';
 import { Adjust } from './adjust';
 import { AttachCard } from './attach-card';
 import { AutoRefill } from './auto-refill';
@@ -9,6 +10,7 @@ import { MidMonth } from './mid-month';
 
 const ACTIONS = [
   ['adjust', 'Adjust'],
+  ['grant', 'Add grant'],
   ['create', 'New balance'],
   ['refill', 'Auto-refill'],
   ['card', 'Card'],
@@ -40,6 +42,7 @@ export function Actions(props: ActionProps) {
       <div id="action-panel" role="tabpanel" aria-labelledby={`tab-${tab}`}>
         {tab === 'create' && <CreateBalance {...props} />}
         {tab === 'adjust' && <Adjust {...props} />}
+        {tab === 'grant' && <AddGrant {...props} />}
         {tab === 'refill' && <AutoRefill {...props} />}
         {tab === 'card' && <AttachCard {...props} />}
         {tab === 'midmonth' && <MidMonth {...props} />}

@@ -1,6 +1,6 @@
 /** The account page's balances: amount, pending and available of each, and its auto-refill in words. */
 import type { Account, Balance } from '../../api';
-import { cents, units, when } from '../../format';
+import { cents, date, units, when } from '../../format';
 import { Empty } from '../../ui';
 
 export function Balances({ account }: { account: Account }) {
@@ -21,6 +21,11 @@ export function Balances({ account }: { account: Account }) {
               {units(b.available)}
             </dd>
           </dl>
+          {b.next_expiry && (
+            <p class="small" data-field="next-expiry">
+              {units(b.next_expiry.amount)} expire on {date(b.next_expiry.expires_at)}
+            </p>
+          )}
           <p class="small">{refillText(b)}</p>
         </li>
       ))}

@@ -9,12 +9,14 @@
  * asking again, every SWEEP_TICKS ticks with nothing else to ask, the list asked longest ago. The lists together
  * make at most LIST_BUDGET requests in any BUDGET_MS, so that the page makes at most two requests a second however
  * busy the account is (the lists then wait their turn, longest-waiting first). The first load and a person's
- * action ask for everything at once.
+ * action ask for everything at once. The grants the transactions name get their names from the grants lists;
+ * one that no list has (it ended before the page loaded it) is asked for once, by id.
  */
 import {
   type Account,
   ApiError,
   type BillingEvent,
+  type Grant,
   type Transaction,
   type UsageGroup,
   allPages,
@@ -22,14 +24,26 @@ import {
   ok,
 } from '../../api';
 import type { operations } from '@billing-engine/client';
-import { usagePeriod } from '../../format';
+import { shortId, usagePeriod } from '../../format';
 
 export type Charge = operations['listCharges']['responses'][200]['content']['application/json']['data'][number];
 export type Card = operations['getCard']['responses'][200]['content']['application/json']['data'];
 export type EventState = '' | 'pending' | 'complete' | 'cancelled';
+/** Which grants the grants panel shows: those that can still be drawn from, those that ended, or all. */
+export const GRANT_FILTERS = {
+  current: 'scheduled,active',
+  ended: 'depleted,expired,voided',
+  all: 'scheduled,active,depleted,expired,voided',
+} as const;
+export type GrantFilter = keyof typeof GRANT_FILTERS;
+/** Pages of one balance's grants the panel loads (100 each). */
+const GRANT_MAX_PAGES = 3;
+/** The newest transactions whose grants get a label (asked for one by one, at most GRANT_LOOKUPS a load). */
+const LABELLED_TXS = 100;
+const GRANT_LOOKUPS = 10;
 
 /** The lists of the page besides the account itself. */
-export const PARTS = ['transactions', 'events', 'holds', 'usage', 'charges', 'card'] as const;
+export const PARTS = ['transactions', 'grants', 'events', 'holds', 'usage', 'charges', 'card'] as const;
 export type Part = (typeof PARTS)[number];
 
 /** At most this many list requests in any BUDGET_MS (besides the account's own, one a tick). */
@@ -49,6 +63,10 @@ export interface AccountView {
   /** The events of the chosen state (the panel shows them only while that is still the chosen one). */
   events?: { state: EventState; list: BillingEvent[] };
   holds?: BillingEvent[];
+  /** Each balance's grants of the chosen filter, in drawing order; `more`: balances with more than were loaded. */
+  grants?: { filter: GrantFilter; byDenomination: Record<string, Grant[]>; more: string[] };
+  /** What to call a grant in the transactions (its name, else its source), for every grant loaded so far. */
+  grantLabels?: Record<string, string>;
   usage?: { from: string; groups: UsageGroup[] };
   charges?: Charge[];
   /** null: no card on file. */
@@ -63,6 +81,7 @@ export interface AccountView {
 export interface AccountQuery {
   accountId: string;
   eventState: EventState;
+  grantFilter: GrantFilter;
   /** Lists a person's action wants now, whatever the budget. */
   force: Set<Part>;
   /** When each list was last asked for (the longest-waiting goes first). */
@@ -73,9 +92,13 @@ export interface AccountQuery {
   idle: number;
 }
 
-export function accountQuery(accountId: string, eventState: EventState = ''): AccountQuery {
+export function accountQuery(
+  accountId: string,
+  eventState: EventState = '',
+  grantFilter: GrantFilter = 'current',
+): AccountQuery {
   const askedAt = Object.fromEntries(PARTS.map((p) => [p, 0])) as Record<Part, number>;
-  return { accountId, eventState, force: new Set(), askedAt, spent: [], idle: 0 };
+  return { accountId, eventState, grantFilter, force: new Set(), askedAt, spent: [], idle: 0 };
 }
 
 const amounts = (a: Account) => a.balances.map((b) => `${b.denomination}=${b.amount}`).join(',');
@@ -90,6 +113,16 @@ type Basis = Pick<AccountView, 'account' | 'transactions'>;
 /** The lists whose footprint reads the transactions: loaded after them when both are due. */
 const READS_TRANSACTIONS = new Set<Part>(['events', 'usage', 'charges']);
 
+/** Grants the newest transactions name that have no label yet (grants that ended before the page loaded them). */
+function unlabelled(v: Pick<AccountView, 'transactions' | 'grantLabels'>): string[] {
+  const ids = new Set<string>();
+  for (const t of v.transactions?.slice(0, LABELLED_TXS) ?? []) {
+    for (const d of t.drawn_from ?? []) ids.add(d.grant_id);
+    if (t.grant_id) ids.add(t.grant_id);
+  }
+  return [...ids].filter((id) => v.grantLabels?.[id] === undefined);
+}
+
 /** What moves when the list changes: the list is asked for again when this moves. */
 export function footprint(part: Part, v: Basis, q: AccountQuery): string {
   const a = v.account;
@@ -98,6 +131,12 @@ export function footprint(part: Part, v: Basis, q: AccountQuery): string {
       return amounts(a); // every transaction moves the amount of its balance
     case 'holds':
       return pending(a);
+    case 'grants': {
+      // A grant that joins, is drawn from, held from, expires or is voided moves its balance's amount, pending or
+      // next expiry; a change that moves none (a PATCH of its name or priority) is caught by the sweep.
+      const expiries = a.balances.map((b) => JSON.stringify(b.next_expiry));
+      return `${q.grantFilter}|${amounts(a)}|${pending(a)}|${expiries.join(',')}`;
+    }
     case 'events':
       // A pending event moves `pending`; a complete one adds a usage transaction.
       return `${q.eventState}|${pending(a)}|${newest(v.transactions, ['usage'])}`;
@@ -196,6 +235,74 @@ async function loadTransactions(
   return [...fresh, ...prev];
 }
 
+/** What made a grant, in words: for a grant without a name. */
+const SOURCES: Record<Grant['source'], string> = {
+  grant: 'Unnamed grant',
+  initial: 'Initial grant',
+  adjustment: 'Adjustment',
+  refill: 'Refill',
+  monthly_refill: 'Monthly refill',
+  plan: 'Plan period',
+  proration: 'Mid-month increase',
+};
+/** A grant's name, else what made it. */
+export const grantName = (g: Grant): string => g.name ?? SOURCES[g.source];
+/** A grant in a few words, to tell it apart in a transaction: its name, else what made it and its short id. */
+export const grantLabel = (g: Grant): string => g.name ?? `${SOURCES[g.source]} ${shortId(g.grant_id)}`;
+
+/** Every balance's grants of the chosen filter (at most GRANT_MAX_PAGES pages each), and what to call them. */
+async function loadGrants(q: AccountQuery, view: AccountView): Promise<Partial<AccountView>> {
+  const filter = q.grantFilter;
+  const more: string[] = [];
+  const lists = await Promise.all(
+    view.account.balances.map(async (b) => {
+      const list: Grant[] = [];
+      let cursor: string | undefined;
+      for (let i = 0; ; i++) {
+        const query = { limit: 100, status: GRANT_FILTERS[filter], ...(cursor ? { starting_after: cursor } : {}) };
+        const p = await ok(
+          api.GET('/v1/accounts/{account_id}/balance/{denomination}/grants', {
+            params: { path: { ...path(q), denomination: b.denomination }, query },
+          }),
+        );
+        list.push(...p.data);
+        if (!p.has_more || !p.next_cursor) break;
+        if (i + 1 === GRANT_MAX_PAGES) {
+          more.push(b.denomination);
+          break;
+        }
+        cursor = p.next_cursor;
+      }
+      return [b.denomination, list] as const;
+    }),
+  );
+  const grantLabels = { ...view.grantLabels };
+  for (const [, list] of lists) for (const g of list) grantLabels[g.grant_id] = grantLabel(g);
+  return { grants: { filter, byDenomination: Object.fromEntries(lists), more }, grantLabels };
+}
+
+/**
+ * Labels for the grants the newest transactions name that no grants list had (they ended before the page loaded
+ * them): each asked for once, a few a tick. Nothing is asked while every grant named has a label.
+ */
+async function labelGrants(view: AccountView): Promise<AccountView> {
+  const missing = unlabelled(view).slice(0, GRANT_LOOKUPS);
+  if (missing.length === 0 || view.grants === undefined) return view;
+  const grantLabels = { ...view.grantLabels };
+  await Promise.all(
+    missing.map(async (id) => {
+      try {
+        const g = (await ok(api.GET('/v1/grants/{grant_id}', { params: { path: { grant_id: id } } }))).data;
+        grantLabels[id] = grantLabel(g);
+      } catch (err) {
+        // Gone (or never this company's): not asked for again, the short id says which. Else: again next tick.
+        if (err instanceof ApiError && err.status === 404) grantLabels[id] = shortId(id);
+      }
+    }),
+  );
+  return { ...view, grantLabels };
+}
+
 /** One list, loaded (a list of more than one page, rare when live, makes more than one request). */
 async function loadPart(
   part: Part,
@@ -212,6 +319,8 @@ async function loadPart(
       const list = (await ok(api.GET('/v1/accounts/{account_id}/events', { params: { path: path(q), query } }))).data;
       return { events: { state, list } };
     }
+    case 'grants':
+      return loadGrants(q, view);
     case 'holds': {
       const query = { limit: 50, state: 'pending' as const };
       return {
@@ -291,7 +400,7 @@ export async function loadAccountView(
     partial(view);
     for (const p of PARTS) q.askedAt[p] = now;
     await load(PARTS);
-    return view;
+    return labelGrants(view);
   }
   const done = new Set<Part>();
   let round = choose(q, view, now, done);
@@ -306,5 +415,5 @@ export async function loadAccountView(
     // New transactions can make other lists stale: a second round.
     round = choose(q, view, now, done);
   }
-  return view;
+  return labelGrants(view);
 }

@@ -11,17 +11,27 @@ import { Actions } from './actions';
 import { BalanceChart } from './balance-chart';
 import { Balances } from './balances';
 import { Charges } from './charges';
-import { type AccountQuery, type AccountView, type EventState, PARTS, accountQuery, loadAccountView } from './data';
+import {
+  type AccountQuery,
+  type AccountView,
+  type EventState,
+  type GrantFilter,
+  PARTS,
+  accountQuery,
+  loadAccountView,
+} from './data';
 import { Events } from './events';
+import { Grants } from './grants';
 import { Holds } from './holds';
 import { Transactions } from './transactions';
 import { AccountUsage } from './usage';
 
 export function AccountPage({ companyId, accountId }: { companyId: string; accountId: string }) {
   const [eventState, setEventState] = useState<EventState>('');
+  const [grantFilter, setGrantFilter] = useState<GrantFilter>('current');
   // The poll's own state for this account (the chosen state of events carries over to the next account).
   const query = useRef<AccountQuery | null>(null);
-  if (query.current?.accountId !== accountId) query.current = accountQuery(accountId, eventState);
+  if (query.current?.accountId !== accountId) query.current = accountQuery(accountId, eventState, grantFilter);
   const q = query.current;
   const page = usePoll<AccountView>((prev, partial) => loadAccountView(q, prev, partial), [accountId]);
   /** After an action here: everything again, now. */
@@ -33,6 +43,13 @@ export function AccountPage({ companyId, accountId }: { companyId: string; accou
     q.eventState = state;
     q.force.add('events');
     setEventState(state);
+    void page.reload();
+  };
+
+  const chooseGrantFilter = (filter: GrantFilter) => {
+    q.grantFilter = filter;
+    q.force.add('grants');
+    setGrantFilter(filter);
     void page.reload();
   };
 
@@ -69,13 +86,21 @@ export function AccountPage({ companyId, accountId }: { companyId: string; accou
       </p>
       <Alert error={page.error} />
       <Balances account={a} />
+      <Grants
+        account={a}
+        grants={v.grants}
+        error={v.errors.grants}
+        filter={grantFilter}
+        onFilter={chooseGrantFilter}
+        onChange={refresh}
+      />
       <BalanceChart balances={a.balances} txs={v.transactions} />
       <AccountUsage usage={v.usage} error={v.errors.usage} />
       <div class="grid-2">
         <Actions companyId={companyId} account={a} onChange={refresh} />
         <Holds holds={v.holds} error={v.errors.holds} />
       </div>
-      <Transactions txs={v.transactions} error={v.errors.transactions} />
+      <Transactions txs={v.transactions} error={v.errors.transactions} labels={v.grantLabels} />
       <Events events={v.events} error={v.errors.events} state={eventState} onState={chooseEventState} />
       <Charges charges={v.charges} card={v.card} error={v.errors.charges ?? v.errors.card} />
     </section>
