@@ -258,6 +258,7 @@ export async function listBalanceGrants(
 export interface GrantListInput {
   account_id?: string;
   denomination?: string;
+  category?: GrantCategory;
   status?: string;
   expires_before?: string;
 }
@@ -281,6 +282,7 @@ export async function listGrants(
         nowMs,
         ...(input.account_id !== undefined ? { accountId: input.account_id } : {}),
         ...(input.denomination !== undefined ? { denomination: input.denomination } : {}),
+        ...(input.category !== undefined ? { category: input.category } : {}),
         ...(expiresBeforeMs !== undefined ? { expiresBeforeMs } : {}),
       },
       page,

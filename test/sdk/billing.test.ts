@@ -122,11 +122,21 @@ for (const dialect of HTTP_DIALECTS) {
         [promo.grant_id],
       );
       assert.deepEqual(await billing.grants.retrieve(promo.grant_id), promo);
+      const paid = await billing.grants.create(a.account_id, 'tokens', {
+        amount: 7,
+        category: 'paid',
+        cost_basis: '2',
+      });
+      const onlyPaid = await billing.grants.list({ account_id: a.account_id, category: 'paid' });
+      assert.deepEqual(
+        onlyPaid.data.map((g) => [g.grant_id, g.cost_basis]),
+        [[paid.grant_id, '2']],
+      );
       const changed = await billing.grants.update(promo.grant_id, { priority: 60, name: null });
       assert.deepEqual([changed.priority, changed.name], [60, null]);
       const voided = await billing.grants.void(promo.grant_id, { reason: 'withdrawn' });
       assert.equal(voided.status, 'voided');
-      assert.equal((await billing.balances.retrieve(a.account_id, 'tokens')).amount, 100);
+      assert.equal((await billing.balances.retrieve(a.account_id, 'tokens')).amount, 107);
       await assert.rejects(billing.grants.update(promo.grant_id, { priority: 1 }), (err: unknown) => {
         assert.ok(err instanceof BillingError);
         assert.deepEqual([err.status, err.code], [409, 'grant_voided']);

@@ -28,7 +28,10 @@ const OUTSTANDING_MAX_PAGES = 100;
 
 type GrantPage = { data: Grant[]; has_more: boolean; next_cursor: string | null };
 
-const listGrants = (query: { status?: string; expires_before?: string }, cursor: string | undefined) =>
+const listGrants = (
+  query: { status?: string; expires_before?: string; category?: 'paid' | 'promotional' },
+  cursor: string | undefined,
+) =>
   ok(
     api.GET('/v1/grants', {
       params: { query: { limit: 100, ...query, ...(cursor ? { starting_after: cursor } : {}) } },
@@ -148,13 +151,13 @@ export function dollars(centsValue: Decimal): string {
 
 function Outstanding() {
   const [tick, setTick] = useState(0);
-  // Every active grant, page by page: asked for when the page opens and on "Sum again", not every second.
+  // Every active paid grant, page by page: asked for when the page opens and on "Sum again", not every second.
   const sums = usePoll(
     async () => {
       let pages = 0;
       let more = false;
       const grants = await allPages<Grant>(async (c) => {
-        const p: GrantPage = await listGrants({ status: 'active' }, c);
+        const p: GrantPage = await listGrants({ status: 'active', category: 'paid' }, c);
         pages += 1;
         more = p.has_more && pages === OUTSTANDING_MAX_PAGES;
         return p;
@@ -177,11 +180,11 @@ function Outstanding() {
         The sum of what remains of the active paid grants (bought units, refills, plan periods), valued at each grant's
         cost basis in USD. Promotional grants, and grants that are scheduled, used up, expired or voided, are not
         counted.
-        {d && ` Summed ${units(d.scanned)} active grants at ${when(d.at)}.`}
+        {d && ` Summed ${units(d.scanned)} active paid grants at ${when(d.at)}.`}
       </p>
       {d?.more && (
         <p class="banner small">
-          Only the first {units(d.scanned)} active grants were summed: there are more, so these figures are too low.
+          Only the first {units(d.scanned)} active paid grants were summed: there are more, so these figures are too low.
         </p>
       )}
       <List

@@ -2919,6 +2919,8 @@ export interface operations {
         account_id?: string;
         /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
         denomination?: string;
+        /** @description Only `promotional` or only `paid` grants (e.g. the paid units still owed) */
+        category?: "promotional" | "paid";
         /**
          * @description Comma-separated statuses (scheduled, active, depleted, expired, voided); default
          * `scheduled,active`. Anything else: 400 unknown_grant_status.

@@ -177,6 +177,12 @@ export const listGrantsSchema = {
       ...PageQuery.properties,
       account_id: Type.Optional(Type.String({ maxLength: 64 })),
       denomination: Type.Optional(Denomination),
+      category: Type.Optional(
+        Type.Union(
+          GRANT_CATEGORIES.map((c) => Type.Literal(c)),
+          { description: 'Only `promotional` or only `paid` grants (e.g. the paid units still owed)' },
+        ),
+      ),
       status: Type.Optional(StatusFilter),
       expires_before: Type.Optional(Instant('only grants whose expires_at is before it (never-expiring ones are not)')),
     },

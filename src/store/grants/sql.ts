@@ -168,6 +168,10 @@ export function grantsSql<Base extends SqlBase>(base: Base) {
         where.push('denomination = ?');
         params.push(filter.denomination);
       }
+      if (filter.category !== undefined) {
+        where.push('category = ?');
+        params.push(filter.category);
+      }
       if (filter.expiresBeforeMs !== undefined) {
         where.push('expiry_order < ?');
         params.push(filter.expiresBeforeMs);

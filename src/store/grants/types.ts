@@ -67,6 +67,7 @@ export interface GrantUpdate {
 export interface GrantFilter {
   accountId?: string;
   denomination?: string;
+  category?: GrantCategory;
   statuses: readonly GrantStatus[];
   /** `expires_at` before this instant (never-expiring grants excluded). */
   expiresBeforeMs?: number;
