@@ -184,8 +184,8 @@ function Outstanding() {
       </p>
       {d?.more && (
         <p class="banner small">
-          Only the first {units(d.scanned)} active paid grants were summed: there are more, so these figures are
-          too low.
+          Only the first {units(d.scanned)} active paid grants were summed: there are more, so these figures are too
+          low.
         </p>
       )}
       <List
