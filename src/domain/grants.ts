@@ -610,7 +610,10 @@ function changeable(draft: Draft, grantId: string, nowMs: number, allowVoided: b
   const g = draft.lots.grants.find((x) => x.grantId === grantId);
   if (g === undefined) return refusal('not_found', `no grant ${grantId}`);
   const status = statusOf(g, nowMs);
-  if (status === 'expired') return refusal('grant_expired', 'the grant has expired');
+  // A grant closed but not voided has expired, even read at an instant before its expiry (a caller's clock read
+  // before it waited for the balance, while another applied the expiry).
+  if (status === 'expired' || (g.closed && g.voidedAtMs === null))
+    return refusal('grant_expired', 'the grant has expired');
   if (status === 'depleted') return refusal('grant_depleted', 'the grant has no remaining units');
   if (status === 'voided' && !allowVoided) return refusal('grant_voided', 'the grant has been voided');
   return g;

@@ -35,7 +35,7 @@ import { formatDecimal, parseDecimal, quotientDecimal } from '../lib/decimal.js'
 import { newId } from '../lib/ids.js';
 import type { AuditViolation, BalanceKey, BalanceRow, GrantRow, Page, PageResult, ReadTx, Tx } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
-import { lotsOf, type PostedEntry, type Posting } from './ledger.js';
+import { lockBalanceMap, lotsOf, type PostedEntry, type Posting } from './ledger.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
 
 /** What a grant is made of: the API's body, or what a refill, a plan or an adjustment gives. */
@@ -327,10 +327,10 @@ function specOf(input: CreateGrantInput, nowMs: number): GrantSpec {
   if (effectiveAtMs > nowMs + GRANT_EFFECTIVE_AHEAD_MAX_MS)
     fail('effective_at_too_far_ahead', 'effective_at may be at most 366 days ahead', 'effective_at');
   const expiresAtMs = instant(input.expires_at, 'expires_at') ?? null;
-  if (expiresAtMs !== null && expiresAtMs <= effectiveAtMs)
-    fail('expires_at_must_be_after_effective_at', 'expires_at must be after effective_at', 'expires_at');
   if (expiresAtMs !== null && expiresAtMs <= nowMs)
     fail('expires_at_must_be_in_the_future', 'expires_at must be after now', 'expires_at');
+  if (expiresAtMs !== null && expiresAtMs <= effectiveAtMs)
+    fail('expires_at_must_be_after_effective_at', 'expires_at must be after effective_at', 'expires_at');
   const category = input.category ?? 'promotional';
   let costBasis: string | null = null;
   if (input.cost_basis !== undefined) {
@@ -408,10 +408,12 @@ async function changeGrant(
   allowVoided: boolean,
   reason: string | null = null,
 ): Promise<GrantView> {
-  const nowMs = deps.clock.now();
   const row = await tx.findGrant(companyId, grantId);
   if (!row) fail('not_found', `no such grant: ${grantId}`, 'grant_id');
   const key = balanceKey(row.accountId, row.denomination);
+  // The clock is read once the balance is locked: what another transaction applied meanwhile is in the past.
+  await lockBalanceMap(tx, [row]);
+  const nowMs = deps.clock.now();
   const p = deps.ledger.begin(tx, nowMs);
   const locked = await p.lock([row]);
   const b = locked.get(key)!;
