@@ -24,6 +24,7 @@ import { createTenant } from './lib/api.js';
 import { serverPgPoolSize } from './lib/engine.js';
 import { eventBatches, type EventBatch } from './lib/bodies.js';
 import { startChild, type ChildServer } from './lib/children.js';
+import { describeGrants } from './lib/grants.js';
 import { Ledger } from './lib/ledger.js';
 import { postgresProcesses } from './lib/procstats.js';
 import { runLoad, type LoadSpec, type Shot } from './lib/load.js';
@@ -94,6 +95,8 @@ const { log, onCleanup, cleanUpEverything, run } = benchEntry('bench');
 interface BenchReport {
   meta: RunMeta;
   options: BenchOptions;
+  /** What every balance of the run held (`--grants`, `--grant-units`): read it before comparing two runs. */
+  grants: { perBalance: number; extraGrantUnits: number; description: string };
   /** Hello-world, no-db validation and store-only rows, as in the table. */
   baselines: PhaseResult[];
   /** What each store-only child reported (transactions/s, lanes, its own ledger check). */
@@ -349,6 +352,8 @@ async function runStoreBaselines(
           eventsPerTransaction: size,
           lanes,
           accounts: POOL_ACCOUNTS,
+          grants: options.grants,
+          grantUnits: options.grantUnits,
           pgPoolSize,
           durationS: options.durationS,
           warmupS: options.warmupS,
@@ -404,10 +409,12 @@ async function main(): Promise<number> {
   const dataDir = options.dataDir ?? workDir;
   const filesystem = filesystemOf(dataDir);
   const loadAverage = loadAtStart(log);
+  const grants = describeGrants(options.grants, options.grantUnits);
   log(
     `${options.durationS} s per phase; scenarios ${options.only.join(', ')}; databases ${databases.join(', ')}; ` +
       `data on ${filesystem}; logs in ${workDir}`,
   );
+  log(`balances: ${grants}`);
   if (databases.includes('sqlite') && options.processes.some((n) => n !== SQLITE_PROCESSES)) {
     log(
       `sqlite: one server process only (a single writer); --processes ${options.processes.join(',')} ` +
@@ -438,7 +445,7 @@ async function main(): Promise<number> {
     }
   }
 
-  const out: string[] = ['', formatTable([...baselines, ...phases]), ''];
+  const out: string[] = ['', `Balances: ${grants}`, '', formatTable([...baselines, ...phases]), ''];
   for (const run of runs) {
     for (const s of run.scenarios) {
       if (s.setupAccounts > 0) {
@@ -455,6 +462,7 @@ async function main(): Promise<number> {
   const report: BenchReport = {
     meta: runMeta(startedAt, filesystem, loadAverage),
     options,
+    grants: { perBalance: options.grants, extraGrantUnits: options.grantUnits, description: grants },
     baselines,
     storeOnly: store.figures,
     runs,

@@ -1,7 +1,8 @@
 /**
  * Baseline: the store alone, no HTTP. Opens the project's real store on DATABASE_URL (the
  * migrations run as the server runs them), seeds a company and funded accounts through the
- * engine seam (`seedCompany`, `seedFundedAccounts`), then runs N-event transactions back to
+ * engine seam (`seedCompany`, `seedFundedAccounts`: the initial grant and, with `--grants N`, the
+ * N − 1 others the HTTP scenarios' balances hold), then runs N-event transactions back to
  * back for `--duration` seconds, each `store.write(tx => ingestGroup(ledger.begin(tx, now),
  * [request]))`: the server's own ingest code with one request per transaction (the server groups
  * many requests per transaction; this does not). `--lanes` such loops run at once. Every balance
@@ -31,8 +32,16 @@ import {
 } from '../lib/engine.js';
 import { eventBatches, type EventBatch } from '../lib/bodies.js';
 import { LatencyRecorder } from '../lib/latency.js';
+import { extraGrants, grantedUnits, type BenchGrant } from '../lib/grants.js';
 import { compareBalance, Ledger, type Finding } from '../lib/ledger.js';
-import { DENOMINATION, INITIAL_GRANT, POOL_ACCOUNTS } from '../lib/options.js';
+import {
+  DEFAULT_GRANT_UNITS,
+  DEFAULT_GRANTS,
+  DENOMINATION,
+  INITIAL_GRANT,
+  parseGrantCount,
+  POOL_ACCOUNTS,
+} from '../lib/options.js';
 import { scatter } from '../lib/scatter.js';
 import type { StoreOnlyFigures, StoreOnlyMessage } from '../lib/storeonly.js';
 
@@ -72,6 +81,8 @@ const { values } = parseArgs({
     warmup: { type: 'string' },
     lanes: { type: 'string' },
     accounts: { type: 'string' },
+    grants: { type: 'string' },
+    'grant-units': { type: 'string' },
     'pg-pool-size': { type: 'string' },
   },
   strict: true,
@@ -82,18 +93,30 @@ const durationS = count('--duration', values.duration, DEFAULT_DURATION_S);
 const warmupS = count('--warmup', values.warmup, DEFAULT_WARMUP_S, true);
 const lanes = wholeCount('--lanes', values.lanes, DEFAULT_LANES);
 const accountCount = wholeCount('--accounts', values.accounts, POOL_ACCOUNTS);
+const grantCount = values.grants === undefined ? DEFAULT_GRANTS : parseGrantCount(values.grants);
+const grantUnits = wholeCount('--grant-units', values['grant-units'], DEFAULT_GRANT_UNITS);
 const pgPoolSize = wholeCount('--pg-pool-size', values['pg-pool-size'], DEFAULT_PG_POOL_SIZE);
 const databaseUrl = process.env.DATABASE_URL;
 if (databaseUrl === undefined || databaseUrl === '') throw new Error('DATABASE_URL is required');
 
-/** A user, their company, and `count` accounts each granted INITIAL_GRANT, through the engine's seam. */
-async function seed(store: Store, count: number): Promise<{ companyId: string; accounts: string[] }> {
+/**
+ * A user, their company, and `count` accounts each granted INITIAL_GRANT and the `grants` others,
+ * through the engine's seam.
+ */
+async function seed(
+  store: Store,
+  count: number,
+  grants: readonly BenchGrant[],
+): Promise<{ companyId: string; accounts: string[] }> {
   const companyId = await seedCompany(store, 'Bench Store Inc');
   const accounts = Array.from({ length: count }, () => newId('a'));
   for (let start = 0; start < accounts.length; start += SEED_ACCOUNTS_PER_TX) {
     const chunk = accounts.slice(start, start + SEED_ACCOUNTS_PER_TX);
     await store.write((tx) =>
-      seedFundedAccounts(tx, companyId, chunk, DENOMINATION, INITIAL_GRANT, 'bench store-only seed'),
+      seedFundedAccounts(tx, companyId, chunk, DENOMINATION, INITIAL_GRANT, {
+        reason: 'bench store-only seed',
+        grants: () => grants,
+      }),
     );
   }
   return { companyId, accounts };
@@ -141,9 +164,10 @@ async function main(): Promise<void> {
   // every transaction runs what the server's does.
   const engine = new EngineLedger(balanceEffects());
 
-  const { companyId, accounts } = await seed(store, accountCount);
+  const grants = extraGrants(grantCount, grantUnits, Date.now());
+  const { companyId, accounts } = await seed(store, accountCount, grants);
   const ledger = new Ledger();
-  for (const accountId of accounts) ledger.open(accountId, LEDGER_LABEL);
+  for (const accountId of accounts) ledger.open(accountId, LEDGER_LABEL, grantedUnits(grants));
   const batches = eventBatches(eventsPerTransaction);
   const events = batches.map(normalized);
   const pick = scatter(accounts.length);
@@ -219,6 +243,7 @@ async function main(): Promise<void> {
     eventsPerTransaction,
     lanes,
     accounts: accounts.length,
+    grants: grantCount,
     durationS,
     elapsedS,
     transactions: timed.transactions,

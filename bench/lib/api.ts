@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { grantBody, type BenchGrant } from './grants.js';
 import { DENOMINATION, INITIAL_GRANT, SETUP_CONCURRENCY } from './options.js';
 
 const SETUP_REQUEST_TIMEOUT_MS = 30_000;
@@ -38,6 +39,17 @@ export interface Transaction {
   balance_after: number;
   kind: string;
   event_id?: string | null;
+}
+
+/** A credit grant as the API shows it (the fields the bench reads). */
+export interface GrantRecord {
+  grant_id: string;
+  amount: number;
+  remaining: number;
+  held: number;
+  priority: number;
+  status: string;
+  expires_at: string | null;
 }
 
 interface Page<T> {
@@ -89,6 +101,24 @@ export class Api {
       `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(denomination)}`,
     );
     return res.data;
+  }
+
+  /** A balance's grants (`scheduled,active`), in drawing order, every page. */
+  async grants(accountId: string, denomination = DENOMINATION): Promise<GrantRecord[]> {
+    const out: GrantRecord[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const query = new URLSearchParams({ limit: '100' });
+      if (cursor !== undefined) query.set('starting_after', cursor);
+      const page = await this.call<Page<GrantRecord>>(
+        'GET',
+        `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(denomination)}/grants?${query}`,
+      );
+      out.push(...page.data);
+      if (!page.has_more) return out;
+      cursor = page.next_cursor ?? page.data[page.data.length - 1]?.grant_id;
+      if (cursor === undefined) throw new Error(`grants of ${accountId}: has_more without a cursor`);
+    }
   }
 
   async eventState(eventId: string): Promise<string> {
@@ -152,8 +182,16 @@ export async function mapConcurrent<T, R>(
   return results;
 }
 
-/** Creates `count` accounts, each with a `DENOMINATION` balance holding `INITIAL_GRANT`. */
-export async function createFundedAccounts(tenant: Tenant, count: number): Promise<string[]> {
+/**
+ * Creates `count` accounts, each with a `DENOMINATION` balance holding `INITIAL_GRANT` (its
+ * initial grant), then `grants` more (`POST …/grants`, in order), each of which must answer
+ * `active`.
+ */
+export async function createFundedAccounts(
+  tenant: Tenant,
+  count: number,
+  grants: readonly BenchGrant[] = [],
+): Promise<string[]> {
   const slots = Array.from({ length: count }, (_, i) => i);
   return await mapConcurrent(slots, SETUP_CONCURRENCY, async () => {
     const account = await tenant.api.call<{ data: { account_id: string } }>(
@@ -167,6 +205,18 @@ export async function createFundedAccounts(tenant: Tenant, count: number): Promi
       `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(DENOMINATION)}`,
       { amount: INITIAL_GRANT },
     );
+    for (const g of grants) {
+      const made = await tenant.api.call<{ data: GrantRecord }>(
+        'POST',
+        `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(DENOMINATION)}/grants`,
+        grantBody(g),
+      );
+      if (made.data.status !== 'active' || made.data.remaining !== g.amount)
+        throw new Error(
+          `grant "${g.name}" on ${accountId}: ${made.data.status} with ${made.data.remaining} remaining, ` +
+            `expected active with ${g.amount}`,
+        );
+    }
     return accountId;
   });
 }

@@ -8,10 +8,10 @@
  *   `Store.read` and the `Tx` methods, never a store's SQL, tables or classes;
  * - seeding in bulk through that interface and the server's own operations, so that seeded
  *   rows are the rows the server writes (ids, ledger rows, balance_after chains included):
- *   `seedCompany`; `seedFundedAccounts` (as `POST /v1/accounts` and an initial grant write
- *   them); `planUsage` (complete events as the events route plans them, with their ledger
+ *   `seedCompany`; `seedFundedAccounts` (as `POST /v1/accounts`, an initial grant and
+ *   `POST …/grants` write them); `planUsage` (complete events as the events route plans them, with their ledger
  *   rows), whose rows go in with `Tx.insertEvents` / `Tx.insertTransactions`, thousands per
- *   transaction, and `applyBalanceChanges` to bring the balances level with them;
+ *   transaction, and `applyBalanceChanges` to bring the balances (and their grants) level with them;
  * - what single tools need: the ingest code and the balance effects of the store-only baseline
  *   (baselines/store.ts), PostgreSQL's own insert statements (pg-rows.ts), the webhook delivery
  *   job (webhooks.ts) and the pool size the server would use (run.ts).
@@ -25,6 +25,7 @@ import {
   type IngestContext,
   type NormalizedEvent,
 } from '../../src/domain/events.js';
+import { take } from '../../src/domain/grants.js';
 import { newId } from '../../src/lib/ids.js';
 import { grantEntry } from '../../src/operations/grants.js';
 import { Ledger, lockBalanceMap, type PostedEntry } from '../../src/operations/ledger.js';
@@ -106,9 +107,35 @@ export async function seedCompany(store: Store, name: string, nowMs = Date.now()
 }
 
 /**
- * Accounts of the company, each with a balance of `denomination` and, when `grant` > 0, a
- * `grant` transaction of that amount: what `POST /v1/accounts` then
- * `POST /v1/accounts/{id}/balance/{denomination} {amount}` write, for all of them in `tx`.
+ * A grant beside a balance's initial one, as `POST /v1/accounts/{id}/balance/{d}/grants` makes
+ * it (source `grant`, effective now).
+ */
+export interface SeedGrant {
+  amount: number;
+  priority: number;
+  category: 'promotional' | 'paid';
+  /** USD cents per unit, a decimal string (paid grants only), else null. */
+  costBasis: string | null;
+  /** null: never expires. */
+  expiresAtMs: number | null;
+  name: string | null;
+}
+
+/** What else `seedFundedAccounts` may be told. */
+export interface SeedFunding {
+  /** The initial grant's transaction reason (`initial grant`). */
+  reason?: string;
+  nowMs?: number;
+  /** Grants each account's balance gets beside the initial one, in this order (none when absent). */
+  grants?: (accountId: string, index: number) => readonly SeedGrant[];
+}
+
+/**
+ * Accounts of the company, each with a balance of `denomination` and, when `grant` > 0, an
+ * `initial` grant of that amount (its `grant` transaction), then the grants `more.grants` gives
+ * it: what `POST /v1/accounts`, `POST /v1/accounts/{id}/balance/{denomination} {amount}` and
+ * `POST …/balance/{denomination}/grants` write, for all of them in `tx` (one posting: each
+ * balance is written once, its grant rows inserted with it).
  */
 export async function seedFundedAccounts(
   tx: Tx,
@@ -116,9 +143,9 @@ export async function seedFundedAccounts(
   accountIds: readonly string[],
   denomination: string,
   grant: number,
-  reason = 'initial grant',
-  nowMs = Date.now(),
+  more: SeedFunding = {},
 ): Promise<void> {
+  const nowMs = more.nowMs ?? Date.now();
   for (const accountId of accountIds) {
     await tx.insertAccount({
       accountId,
@@ -143,11 +170,19 @@ export async function seedFundedAccounts(
       createdAtMs: nowMs,
     });
   }
-  if (grant === 0 || accountIds.length === 0) return;
+  if (accountIds.length === 0) return;
   const keys = accountIds.map((accountId) => ({ accountId, denomination }));
-  const entries: PostedEntry[] = keys.map((k) =>
-    grantEntry({ ...k, companyId }, { amount: grant, source: 'initial' }, nowMs, 'grant', reason),
-  );
+  const entries: PostedEntry[] = [];
+  for (const [index, k] of keys.entries()) {
+    const owner = { ...k, companyId };
+    if (grant > 0)
+      entries.push(
+        grantEntry(owner, { amount: grant, source: 'initial' }, nowMs, 'grant', more.reason ?? 'initial grant'),
+      );
+    for (const g of more.grants?.(k.accountId, index) ?? [])
+      entries.push(grantEntry(owner, { ...g, source: 'grant', effectiveAtMs: nowMs }, nowMs, 'grant'));
+  }
+  if (entries.length === 0) return;
   // Seeded balances have no refill settings, plans or subscriptions: a ledger without effects.
   await new Ledger([]).begin(tx, nowMs).post(await lockBalanceMap(tx, keys), entries);
 }
@@ -234,28 +269,43 @@ export function planUsage(
 }
 
 /**
- * Applies net changes of amount to balances (locked first, as every balance change is) and
- * checks that each ends where `expected` says, when given.
+ * Takes units from balances as a seeded history took them (its `usage` rows are written apart,
+ * `planUsage`): each balance is locked, the units are drawn from its grants in drawing order
+ * (domain/grants.ts `take`, as the events route draws them), and the balance is written with its
+ * grants (a grant used up leaves the live lots and its row takes the final figures), so that
+ * `amount` = Σ `remaining` − debt holds on the seeded store. No transaction is written here.
+ * Checks that each balance ends where `expected` says, when given. Changes are ≤ 0: takings only.
  */
 export async function applyBalanceChanges(
   tx: Tx,
   denomination: string,
   changes: readonly { accountId: string; amount: number; expected?: number }[],
+  nowMs = Date.now(),
 ): Promise<void> {
   const deltas = changes.filter((c) => c.amount !== 0);
   if (deltas.length === 0) return;
-  await lockBalanceMap(
+  const positive = deltas.find((c) => c.amount > 0);
+  if (positive !== undefined)
+    throw new Error(`applyBalanceChanges takes units only: ${positive.accountId} would gain ${positive.amount}`);
+  const locked = await lockBalanceMap(
     tx,
     deltas.map((c) => ({ accountId: c.accountId, denomination })),
   );
-  const after = await tx.applyBalanceDeltas(
-    deltas.map((c) => ({ accountId: c.accountId, denomination, amount: c.amount, pending: 0 })),
-  );
-  const amountOf = new Map(after.map((b) => [b.accountId, b.amount]));
+  const entries: PostedEntry[] = deltas.map((c) => ({
+    accountId: c.accountId,
+    denomination,
+    apply: (lots) => {
+      const step = take(lots, -c.amount, nowMs, 'usage');
+      const other = step.transactions.find((t) => t.kind !== 'usage');
+      // A start or expiry due now would need its own transaction: the seeded grants expire later.
+      if (other !== undefined) throw new Error(`seeded history of ${c.accountId}: a ${other.kind} was due`);
+      return { lots: step.lots, transactions: [] };
+    },
+  }));
+  const posted = await new Ledger([]).begin(tx, nowMs).post(locked, entries);
   for (const c of deltas) {
-    if (c.expected !== undefined && amountOf.get(c.accountId) !== c.expected)
-      throw new Error(
-        `balance of ${c.accountId}: ${amountOf.get(c.accountId)} after the change, expected ${c.expected}`,
-      );
+    const amount = posted.balances.get(balanceKey(c.accountId, denomination))?.amount;
+    if (c.expected !== undefined && amount !== c.expected)
+      throw new Error(`balance of ${c.accountId}: ${amount} after the change, expected ${c.expected}`);
   }
 }

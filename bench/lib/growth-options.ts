@@ -5,8 +5,10 @@ import { parseArgs } from 'node:util';
 import {
   ADMIN_POSTGRES_URL,
   DEFAULT_SERVER_ENTRY,
+  MAX_GRANTS,
   parseDbChoice,
   parseEnvPairs,
+  parseGrantCount,
   positiveNumber,
   type DbChoice,
 } from './options.js';
@@ -32,6 +34,8 @@ export const DEFAULT_LIST_REQUESTS = 200;
 export const DEFAULT_CHECK_ACCOUNTS = 20_000;
 /** Rows per seeding transaction. */
 export const DEFAULT_SEED_CHUNK_ROWS = 10_000;
+/** Credit grants per account: the initial one and two expiring over the next 60 days (lib/grants.ts). */
+export const DEFAULT_GROWTH_GRANTS = 3;
 
 /** Bounds of one run: the seeder keeps every account id and amount in memory. */
 export const MAX_SEEDED_ACCOUNTS = 100_000_000;
@@ -48,6 +52,8 @@ export interface GrowthOptions {
   listRequests: number;
   checkAccounts: number;
   seedChunkRows: number;
+  /** Credit grants each account's balance holds (the initial one and `grants − 1` expiring ones). */
+  grants: number;
   quick: boolean;
   keep: boolean;
   serverEntry: string;
@@ -80,6 +86,8 @@ endpoints on one account with a long history and checks their query plans. See b
   --check-accounts <n>            balances read back after the run, sampled from the accounts the load
                                   touched (default ${DEFAULT_CHECK_ACCOUNTS})
   --seed-chunk <n>                rows per seeding transaction (default ${DEFAULT_SEED_CHUNK_ROWS})
+  --grants <n>                    credit grants per account (default ${DEFAULT_GROWTH_GRANTS}, at most ${MAX_GRANTS}):
+                                  the initial one, and n − 1 of 500–5,000 units expiring over the next 60 days
   --quick                         smoke run: accounts ${QUICK_ACCOUNT_LEVELS.join(',')},
                                   events ${QUICK_EVENT_LEVELS.join(',')}, big account ${QUICK_BIG_ACCOUNT_TRANSACTIONS},
                                   ${GROWTH_QUICK_DURATION_S} s per phase (explicit flags win)
@@ -129,6 +137,7 @@ export function parseGrowthOptions(argv: readonly string[]): GrowthOptions {
       'list-requests': { type: 'string' },
       'check-accounts': { type: 'string' },
       'seed-chunk': { type: 'string' },
+      grants: { type: 'string' },
       quick: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       server: { type: 'string' },
@@ -195,6 +204,7 @@ export function parseGrowthOptions(argv: readonly string[]): GrowthOptions {
       values['seed-chunk'] !== undefined
         ? wholeNumber('--seed-chunk', values['seed-chunk'], false)
         : DEFAULT_SEED_CHUNK_ROWS,
+    grants: values.grants !== undefined ? parseGrantCount(values.grants) : DEFAULT_GROWTH_GRANTS,
     quick,
     keep: values.keep,
     serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,

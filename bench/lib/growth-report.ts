@@ -46,6 +46,8 @@ export interface ListResult {
   errors: number;
   /** 2xx answers that did not hold the expected number of items. */
   malformed: number;
+  /** The issue's target for its p99, when it has one (the credit grants' lists). */
+  targetMs?: number;
 }
 
 export interface CheckReport {
@@ -79,6 +81,8 @@ export interface DbGrowthRun {
   seedS: number;
   seedEstimate: SeedEstimate | undefined;
   bigAccount: { accountId: string; transactions: number } | undefined;
+  /** The credit grants seeded: per account, rows in all, and how many the list by expiry matched. */
+  grants?: { perAccount: number; rows: number; expiresBefore: string; matching: number };
   check: CheckReport | undefined;
   error: string | undefined;
 }
@@ -183,6 +187,7 @@ export function formatLists(runs: readonly DbGrowthRun[]): string {
         us(l.databaseCpuUsPerRequest),
         `${l.otherCpuPercent.toFixed(0)}%`,
         whole.format(l.non2xx + l.errors + l.malformed),
+        l.targetMs === undefined ? '' : `${l.latencyMs.p99 <= l.targetMs ? 'met' : 'MISSED'} (≤ ${l.targetMs})`,
       ]);
     }
   }
@@ -199,8 +204,9 @@ export function formatLists(runs: readonly DbGrowthRun[]): string {
       'µs db CPU/req',
       'other CPU',
       'bad',
+      'p99 target ms',
     ],
-    [false, false, true, true, true, true, true, true, true, true, true],
+    [false, false, true, true, true, true, true, true, true, true, true, false],
     rows,
   );
 }
@@ -214,11 +220,31 @@ export function formatPlans(runs: readonly DbGrowthRun[]): string[] {
       const verdict = p.problems.length === 0 ? 'ok' : `PROBLEM: ${p.problems.join('; ')}`;
       const time = p.executionMs === undefined ? '' : `, ${p.executionMs.toFixed(3)} ms`;
       out.push(`  ${p.name}: ${verdict} (index ${p.indexes.length === 0 ? 'none' : p.indexes.join(', ')}${time})`);
-      if (p.problems.length > 0 || p.indexes.length === 0) {
+      if (p.problems.length > 0 || p.indexes.length === 0 || p.shown) {
         out.push(`      SQL: ${p.sql}`);
         for (const line of p.plan) out.push(`      ${line}`);
       }
     }
+  }
+  return out;
+}
+
+/** The credit grants' lists against the issue's targets, one line per database. */
+export function formatGrantTargets(runs: readonly DbGrowthRun[]): string[] {
+  const out: string[] = [];
+  for (const run of runs) {
+    const g = run.grants;
+    if (g === undefined) continue;
+    const lists = run.lists.filter((l) => l.targetMs !== undefined);
+    const parts = lists.map(
+      (l) =>
+        `${l.name}: p50 ${ms(l.latencyMs.p50)} ms, p99 ${ms(l.latencyMs.p99)} ms ` +
+        `(target ≤ ${l.targetMs} ms: ${l.latencyMs.p99 <= (l.targetMs as number) ? 'met' : 'MISSED'})`,
+    );
+    out.push(
+      `${run.db}: ${whole.format(g.rows)} grants (${g.perAccount} per account), ` +
+        `${whole.format(g.matching)} expiring before ${g.expiresBefore}; ${parts.join('; ')}`,
+    );
   }
   return out;
 }
@@ -238,7 +264,8 @@ export function formatSeeding(runs: readonly DbGrowthRun[]): string[] {
     if (e !== undefined) {
       const rate = (v: number | undefined): string => (v === undefined ? '?' : whole.format(v));
       out.push(
-        `${run.db}: rates: ${rate(e.accountsPerS)} accounts/s (account + balance + grant), ` +
+        `${run.db}: rates: ${rate(e.accountsPerS)} accounts/s ` +
+          `(account + balance + ${run.grants?.perAccount ?? 1} grant${run.grants?.perAccount === 1 ? '' : 's'}), ` +
           `${rate(e.eventsPerS)} events/s (event + usage transaction), ` +
           `${rate(e.balanceReadsPerS)} balance reads/s, ${rate(e.balanceUpdatesPerS)} balance updates/s, ` +
           `${e.settleSPerMillionRows === undefined ? '?' : e.settleSPerMillionRows.toFixed(1)} s of ` +

@@ -9,6 +9,13 @@
  * What the history looks like:
  * - account 0 is the "big" account (the list endpoints' subject, never in the load); accounts
  *   1 … N are the spread accounts (spread index n = account − 1), created in that order;
+ * - each balance holds `grants` credit grants: the initial one (INITIAL_GRANT units, never
+ *   expires) and `grants − 1` of 500–5,000 units expiring over the next 60 days, drawn first
+ *   (lib/grants.ts `growthGrants`), written with the account in the same posting (grant rows,
+ *   `grant` transactions, the balance's live lots);
+ * - the seeded history draws its units from those grants as the events route would (in
+ *   drawing order, `applyBalanceChanges`), so that `amount` = Σ `remaining` − debt holds; its
+ *   `usage` rows carry no `drawn_from`;
  * - the events of a level go round robin over the spread accounts, interleaved with the big
  *   account's: it gets `bigAccountTransactions` events at the first level that adds at least
  *   that many, spread evenly through that level, so its history lies through the tables as a
@@ -37,6 +44,7 @@ import {
   type UsageEvent,
   usageOf,
 } from './engine.js';
+import { growthExtraUnits, growthGrants } from './grants.js';
 import { bigAt } from './growth-options.js';
 import { DENOMINATION, EVENT_TYPE, INITIAL_GRANT } from './options.js';
 
@@ -115,8 +123,20 @@ export class Seeder {
     private readonly bigAccountTransactions: number,
     eventSample: number,
     private readonly log: (message: string) => void,
+    /** Credit grants each balance holds: the initial one, and `grants − 1` expiring ones (lib/grants.ts). */
+    readonly grants = 1,
   ) {
     this.events = new Sample(eventSample);
+  }
+
+  /** Grant rows seeded so far (every account's initial grant and the others). */
+  get seededGrants(): number {
+    return this.accounts.length * this.grants;
+  }
+
+  /** Units granted to account `index` (0: the big account; spread index n is n + 1) when it was seeded. */
+  granted(index: number): number {
+    return INITIAL_GRANT + growthExtraUnits(index, this.grants);
   }
 
   get bigAccountId(): string | undefined {
@@ -178,7 +198,10 @@ export class Seeder {
     };
   }
 
-  /** Grows the spread accounts to `target` (the big account first), each funded with INITIAL_GRANT. */
+  /**
+   * Grows the spread accounts to `target` (the big account first), each funded with INITIAL_GRANT
+   * and its `grants − 1` expiring grants.
+   */
   async seedAccounts(store: Store, target: number, level: string): Promise<void> {
     const from = this.accounts.length;
     const to = target + 1; // account indexes, exclusive
@@ -191,11 +214,19 @@ export class Seeder {
     this.amounts = grow(this.amounts);
     this.costs = grow(this.costs);
     for (let i = from; i < to; i++) this.accounts.push(newId('a'));
+    if (this.grants > 1)
+      this.log(`seed ${level}: ${this.grants} grants per account (${(to - from) * this.grants} grant rows)`);
     const report = this.progress(level, SEED_ACCOUNTS, to - from);
     let done = 0;
     const write = async (start: number, end: number): Promise<void> => {
       const ids = this.accounts.slice(start, end);
-      await store.write((tx) => seedFundedAccounts(tx, this.companyId, ids, DENOMINATION, INITIAL_GRANT));
+      const nowMs = Date.now();
+      await store.write((tx) =>
+        seedFundedAccounts(tx, this.companyId, ids, DENOMINATION, INITIAL_GRANT, {
+          nowMs,
+          grants: (_accountId, i) => growthGrants(start + i, this.grants, nowMs),
+        }),
+      );
       done += end - start;
       report(done);
     };

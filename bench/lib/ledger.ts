@@ -1,12 +1,13 @@
 /**
  * What the server acknowledged, per account, and the check of the balances against it.
  *
- * Every balance starts at INITIAL_GRANT. A 2xx to an event submission means its events were
- * recorded: complete ones lower `amount` by their cost, pending ones raise `pending`; a 2xx to
- * a settle moves the hold's cost from `pending` to a decrease of `amount`; a 4xx changed
- * nothing. A request without a response (timeout, reset) or with a 5xx may or may not have
- * been applied: the check then accepts exactly the totals some subset of those requests would
- * give, and nothing else. Settles without an answer are resolved by reading the event back.
+ * Every balance starts at what its grants hold (INITIAL_GRANT, and the others of `--grants`).
+ * A 2xx to an event submission means its events were recorded: complete ones lower `amount` by
+ * their cost, pending ones raise `pending`; a 2xx to a settle moves the hold's cost from
+ * `pending` to a decrease of `amount`; a 4xx changed nothing. A request without a response
+ * (timeout, reset) or with a 5xx may or may not have been applied: the check then accepts
+ * exactly the totals some subset of those requests would give, and nothing else. Settles
+ * without an answer are resolved by reading the event back.
  */
 import { mapConcurrent, type Api, type Transaction } from './api.js';
 import { INITIAL_GRANT, SETUP_CONCURRENCY } from './options.js';
@@ -20,6 +21,8 @@ export interface AccountBook {
   accountId: string;
   /** Which scenario the account belongs to, for the report. */
   label: string;
+  /** Units its grants held when it was set up (INITIAL_GRANT, and the others of `--grants`). */
+  granted: number;
   /** Units the server acknowledged taking from `amount` (complete events, settled holds). */
   debited: number;
   /** Units acknowledged as held by pending events not (yet) settled. */
@@ -40,7 +43,7 @@ interface Hold {
 export interface Finding {
   accountId: string;
   label: string;
-  check: 'amount' | 'pending' | 'available' | 'transactions' | 'hold';
+  check: 'amount' | 'pending' | 'available' | 'transactions' | 'hold' | 'grants';
   message: string;
 }
 
@@ -48,6 +51,8 @@ export interface LedgerReport {
   accountsChecked: number;
   holdsResolved: number;
   transactionsChecked: { accountId: string; label: string; transactions: number }[];
+  /** The audited accounts' grants at the end: how many were live, and whether they held the balance. */
+  grantsChecked: { accountId: string; label: string; live: number }[];
   uncertainRequests: number;
   findings: Finding[];
 }
@@ -74,9 +79,17 @@ export class Ledger {
   private readonly books = new Map<string, AccountBook>();
   private readonly holds = new Map<string, Hold>();
 
-  open(accountId: string, label: string): void {
+  open(accountId: string, label: string, granted = INITIAL_GRANT): void {
     if (this.books.has(accountId)) throw new Error(`account ${accountId} opened twice`);
-    this.books.set(accountId, { accountId, label, debited: 0, held: 0, uncertainDebits: [], uncertainHolds: [] });
+    this.books.set(accountId, {
+      accountId,
+      label,
+      granted,
+      debited: 0,
+      held: 0,
+      uncertainDebits: [],
+      uncertainHolds: [],
+    });
   }
 
   book(accountId: string): AccountBook {
@@ -166,6 +179,7 @@ export class Ledger {
     });
 
     const transactionsChecked: LedgerReport['transactionsChecked'] = [];
+    const grantsChecked: LedgerReport['grantsChecked'] = [];
     for (const accountId of auditAccounts) {
       const book = this.book(accountId);
       const balance = await api.balance(accountId);
@@ -176,16 +190,43 @@ export class Ledger {
         findings.push({ accountId, label: book.label, check: 'transactions', message: problem });
       }
       transactionsChecked.push({ accountId, label: book.label, transactions: chain.count });
+      const grants = await api.grants(accountId);
+      const grantProblem = compareGrants(balance, grants);
+      if (grantProblem !== undefined)
+        findings.push({ accountId, label: book.label, check: 'grants', message: grantProblem });
+      grantsChecked.push({ accountId, label: book.label, live: grants.length });
     }
 
     return {
       accountsChecked: books.length,
       holdsResolved: uncertain.length,
       transactionsChecked,
+      grantsChecked,
       uncertainRequests,
       findings,
     };
   }
+}
+
+/**
+ * A balance's live grants against the balance (contract "Credit grants", invariant): the bench's
+ * balances never run dry, so there is no debt and every hold is covered by grants: Σ `remaining`
+ * must be `amount` and Σ `held` must be `pending`.
+ */
+export function compareGrants(
+  balance: { amount: number; pending: number },
+  grants: readonly { remaining: number; held: number }[],
+): string | undefined {
+  const remaining = grants.reduce((sum, g) => sum + g.remaining, 0);
+  const held = grants.reduce((sum, g) => sum + g.held, 0);
+  if (remaining !== balance.amount)
+    return `its ${grants.length} live grants hold ${remaining} units, the balance amount is ${balance.amount}`;
+  if (held !== balance.pending)
+    return (
+      `its ${grants.length} live grants hold ${held} units for pending events, ` +
+      `the balance's pending is ${balance.pending}`
+    );
+  return undefined;
 }
 
 /** The balance the server reports against what it acknowledged. */
@@ -196,7 +237,7 @@ export function compareBalance(
   const findings: Finding[] = [];
   const at = { accountId: book.accountId, label: book.label };
 
-  const expectedAmount = INITIAL_GRANT - book.debited;
+  const expectedAmount = book.granted - book.debited;
   const extraDebit = expectedAmount - balance.amount;
   const debitOk = isSubsetSum(extraDebit, book.uncertainDebits);
   if (debitOk !== true) {
@@ -204,7 +245,8 @@ export function compareBalance(
       ...at,
       check: 'amount',
       message:
-        `amount ${balance.amount}, expected ${expectedAmount} (grant ${INITIAL_GRANT} − acknowledged ${book.debited})` +
+        `amount ${balance.amount}, expected ${expectedAmount} ` +
+        `(granted ${book.granted} − acknowledged ${book.debited})` +
         (book.uncertainDebits.length > 0
           ? `; ${book.uncertainDebits.length} unanswered submissions ` +
             `${debitOk === undefined ? 'too large to decide' : 'cannot explain'} the difference of ${extraDebit}`

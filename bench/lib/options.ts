@@ -44,6 +44,15 @@ export const SETUP_CONCURRENCY = 32;
 
 /** Every balance starts with this grant: large enough that no scenario can drive it negative. */
 export const INITIAL_GRANT = 1_000_000_000_000;
+/** Grants each balance holds (`--grants`): the initial one alone. */
+export const DEFAULT_GRANTS = 1;
+/** `--grants` beyond this is a typo: a balance keeps a handful of live grants. */
+export const MAX_GRANTS = 10;
+/**
+ * Units of each grant beyond the initial one (`--grant-units`): as large as the initial grant, so
+ * that none is used up in a run and every balance holds all its grants throughout.
+ */
+export const DEFAULT_GRANT_UNITS = INITIAL_GRANT;
 export const DENOMINATION = 'tokens';
 export const EVENT_TYPE = 'bench.call';
 
@@ -75,6 +84,13 @@ export interface BenchOptions {
   /** Each events-N request carries a fresh Idempotency-Key (requests built per send, not cycled). */
   idempotencyKeys: boolean;
   pricing: Pricing;
+  /**
+   * Grants each balance of the scenarios holds (bench/lib/grants.ts): the initial grant, and
+   * `grants − 1` grants drawn before it (priorities 5, 10, …, expiring years ahead).
+   */
+  grants: number;
+  /** Units of each of those `grants − 1` grants. */
+  grantUnits: number;
   serverEntry: string;
   dataDir: string | undefined;
   serverEnv: Readonly<Record<string, string>>;
@@ -98,6 +114,10 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --no-baselines       skip the Fastify hello-world and no-database validation baselines
   --idempotency-keys   every events-N request carries a fresh Idempotency-Key (built per send)
   --pricing <how>      override (default: a cost_override per event) | unit | graduated (a price, quantity = cost)
+  --grants <n>         grants each balance holds (default ${DEFAULT_GRANTS}, at most ${MAX_GRANTS}): the initial
+                       grant, and n − 1 grants drawn before it (priorities 5, 10, …; expiring years ahead)
+  --grant-units <n>    units of each of those n − 1 grants (default ${DEFAULT_GRANT_UNITS}: none is used up
+                       in a run; a few thousand: draws cross from one grant into the next)
   --server <path>      server entry point, relative to the repository root (default ${DEFAULT_SERVER_ENTRY})
   --data-dir <dir>     where the SQLite file goes (default: a fresh directory under the OS temp dir)
   --env <KEY=VALUE>    extra environment for the server process (repeatable)
@@ -146,6 +166,13 @@ function positiveInteger(flag: string, raw: string): number {
   return n;
 }
 
+/** `--grants`: 1 … MAX_GRANTS. */
+export function parseGrantCount(raw: string, flag = '--grants'): number {
+  const n = positiveInteger(flag, raw);
+  if (n > MAX_GRANTS) throw new Error(`${flag}: at most ${MAX_GRANTS} grants per balance, got ${n}`);
+  return n;
+}
+
 function isScenarioName(name: string): name is ScenarioName {
   return (SCENARIO_NAMES as readonly string[]).includes(name);
 }
@@ -179,6 +206,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       'no-baselines': { type: 'boolean', default: false },
       'idempotency-keys': { type: 'boolean', default: false },
       pricing: { type: 'string' },
+      grants: { type: 'string' },
+      'grant-units': { type: 'string' },
       server: { type: 'string' },
       'data-dir': { type: 'string' },
       env: { type: 'string', multiple: true },
@@ -212,6 +241,14 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
 
   const serverEnv = parseEnvPairs(values.env);
 
+  const grants = values.grants !== undefined ? parseGrantCount(values.grants) : DEFAULT_GRANTS;
+  const grantUnits =
+    values['grant-units'] !== undefined ? positiveInteger('--grant-units', values['grant-units']) : DEFAULT_GRANT_UNITS;
+  if (INITIAL_GRANT + (grants - 1) * grantUnits > Number.MAX_SAFE_INTEGER)
+    throw new Error(
+      `--grants ${grants} × --grant-units ${grantUnits}: a balance would exceed the largest safe integer`,
+    );
+
   return {
     durationS,
     warmupS: values.warmup !== undefined ? positiveNumber('--warmup', values.warmup, true) : DEFAULT_WARMUP_S,
@@ -224,6 +261,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     baselines: !values['no-baselines'],
     idempotencyKeys: values['idempotency-keys'],
     pricing: parsePricing(values.pricing),
+    grants,
+    grantUnits,
     serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,
     dataDir: values['data-dir'],
     serverEnv,

@@ -164,11 +164,16 @@ export function formatLedger(run: DbRun): string[] {
   const audited = ledger.transactionsChecked
     .map((t) => `${t.label} ${t.accountId} (${whole.format(t.transactions)} transactions)`)
     .join('; ');
+  const grants = ledger.grantsChecked.map((g) => `${g.label} ${g.live}`).join(', ');
   const lines = [
     `${run.label}: ${whole.format(ledger.accountsChecked)} balances checked, ` +
       `${ledger.uncertainRequests} requests without a definite answer, ${ledger.holdsResolved} settles read back; ` +
       `transaction chains: ${audited === '' ? 'none' : audited}`,
   ];
+  if (grants !== '')
+    lines.push(
+      `${run.label}: live grants of those accounts at the end (Σ remaining = amount, Σ held = pending): ${grants}`,
+    );
   if (ledger.findings.length === 0) lines.push(`${run.label}: ledger exact`);
   for (const f of ledger.findings)
     lines.push(`${run.label}: LEDGER MISMATCH ${f.label} account ${f.accountId} [${f.check}] ${f.message}`);

@@ -3,6 +3,7 @@
  */
 import { createFundedAccounts, type Tenant } from './api.js';
 import { benchPrice, eventBatches, SETTLE_BODY, type EventBatch } from './bodies.js';
+import { extraGrants, grantedUnits } from './grants.js';
 import type { ChildServer } from './children.js';
 import type { Ledger } from './ledger.js';
 import { runLoads, spreadOver, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
@@ -382,10 +383,12 @@ class SettleTraffic {
   }
 }
 
+/** Accounts whose balance holds the initial grant and the `--grants` others (lib/grants.ts). */
 async function fundedAccounts(ctx: ScenarioContext, count: number, label: string): Promise<string[]> {
   const started = performance.now();
-  const accounts = await createFundedAccounts(ctx.tenant, count);
-  for (const id of accounts) ctx.ledger.open(id, label);
+  const grants = extraGrants(ctx.options.grants, ctx.options.grantUnits, Date.now());
+  const accounts = await createFundedAccounts(ctx.tenant, count, grants);
+  for (const id of accounts) ctx.ledger.open(id, label, grantedUnits(grants));
   ctx.setup.accounts += count;
   ctx.setup.seconds += (performance.now() - started) / 1000;
   return accounts;

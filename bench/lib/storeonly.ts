@@ -52,6 +52,8 @@ export interface StoreOnlyFigures {
   eventsPerTransaction: number;
   lanes: number;
   accounts: number;
+  /** Grants each balance held (the initial one and `grants − 1` others, as the HTTP scenarios' balances). */
+  grants: number;
   durationS: number;
   /** From the first transaction started to the last one finished, in seconds. */
   elapsedS: number;
@@ -148,6 +150,9 @@ export interface StoreOnlyRun {
   eventsPerTransaction: number;
   lanes: number;
   accounts: number;
+  /** `--grants` and `--grant-units`: the balances hold the grants the scenarios' balances hold. */
+  grants: number;
+  grantUnits: number;
   pgPoolSize: number;
   durationS: number;
   warmupS: number;
@@ -177,6 +182,10 @@ export async function runStoreOnly(run: StoreOnlyRun): Promise<{ result: PhaseRe
     String(run.lanes),
     '--accounts',
     String(run.accounts),
+    '--grants',
+    String(run.grants),
+    '--grant-units',
+    String(run.grantUnits),
     '--pg-pool-size',
     String(run.pgPoolSize),
   ];

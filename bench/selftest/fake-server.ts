@@ -1,6 +1,7 @@
 /**
  * A stand-in for the billing server, in memory, implementing only what the bench uses of the
- * contract (sign-up, company, accounts, balances, events with holds, settles, transactions).
+ * contract (sign-up, company, accounts, balances, credit grants drawn in order, events with holds,
+ * settles, transactions).
  * It exists to check the harness itself: `npm run bench -- --server bench/selftest/fake-server.ts`.
  * With FAKE_LEDGER_DRIFT=<n>, the n-th event recorded takes one unit more than its cost from
  * the balance (and the transaction says otherwise): the bench must fail and name the account.
@@ -21,6 +22,29 @@ interface Balance {
   amount: number;
   pending: number;
   transactions: Transaction[];
+  grants: Grant[];
+}
+
+interface Grant {
+  grant_id: string;
+  amount: number;
+  remaining: number;
+  held: number;
+  priority: number;
+  category: 'promotional' | 'paid';
+  expires_at: string | null;
+}
+
+interface Allocation {
+  grant: Grant;
+  amount: number;
+}
+
+interface GrantInput {
+  amount?: unknown;
+  priority?: unknown;
+  category?: unknown;
+  expires_at?: unknown;
 }
 
 interface Transaction {
@@ -42,6 +66,9 @@ interface StoredEvent {
   cost: { amount: number; denomination: string };
   state: 'pending' | 'complete' | 'cancelled';
 }
+
+/** What each pending event holds of which grant (not shown). */
+const heldFrom = new Map<string, Allocation[]>();
 
 interface EventInput {
   type?: unknown;
@@ -102,9 +129,63 @@ function change(b: Balance, amount: number, kind: string, eventId: string | null
   });
 }
 
+const DEFAULT_PRIORITY = 50;
+
+function newGrant(b: Balance, input: GrantInput): Grant {
+  const g: Grant = {
+    grant_id: id('g'),
+    amount: input.amount as number,
+    remaining: input.amount as number,
+    held: 0,
+    priority: typeof input.priority === 'number' ? input.priority : DEFAULT_PRIORITY,
+    category: input.category === 'paid' ? 'paid' : 'promotional',
+    expires_at: typeof input.expires_at === 'string' ? input.expires_at : null,
+  };
+  b.grants.push(g);
+  return g;
+}
+
+/** The contract's drawing order, less what the bench never varies (effective_at). */
+function drawingOrder(a: Grant, b: Grant): number {
+  const expiry = (g: Grant): number => (g.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(g.expires_at));
+  return (
+    a.priority - b.priority ||
+    expiry(a) - expiry(b) ||
+    Number(a.category === 'paid') - Number(b.category === 'paid') ||
+    (a.grant_id < b.grant_id ? -1 : 1)
+  );
+}
+
+/** Takes (or holds) `units` from the grants' unheld units in drawing order; what none covers is not recorded. */
+function draw(b: Balance, units: number, hold: boolean): Allocation[] {
+  const out: Allocation[] = [];
+  let left = units;
+  for (const g of [...b.grants].sort(drawingOrder)) {
+    const x = Math.min(left, g.remaining - g.held);
+    if (x <= 0) continue;
+    if (hold) g.held += x;
+    else g.remaining -= x;
+    out.push({ grant: g, amount: x });
+    left -= x;
+    if (left === 0) break;
+  }
+  return out;
+}
+
+function grantView(b: Balance, g: Grant): object {
+  return {
+    ...g,
+    account_id: b.account_id,
+    denomination: b.denomination,
+    status: g.remaining > 0 ? 'active' : 'depleted',
+  };
+}
+
 const app = Fastify({ logger: false });
 
 app.get('/healthz', async () => ({ ok: true }));
+// The bench waits for the engine's /readyz (lib/children.ts); the stand-in is ready at once.
+app.get('/readyz', async () => ({ ok: true }));
 
 app.post<{ Body: { email: string; password: string } }>('/v1/users', async (request) => {
   const user = { id: id('u'), password: request.body.password };
@@ -154,9 +235,12 @@ app.post<{ Params: { aid: string; denom: string }; Body: { amount?: number } }>(
       amount: 0,
       pending: 0,
       transactions: [],
+      grants: [],
     };
     account.balances.set(request.params.denom, balance);
-    change(balance, request.body?.amount ?? 0, 'grant', null);
+    const amount = request.body?.amount ?? 0;
+    if (amount > 0) newGrant(balance, { amount });
+    change(balance, amount, 'grant', null);
     return { data: balanceView(balance) };
   },
 );
@@ -165,6 +249,30 @@ app.get<{ Params: { aid: string; denom: string } }>('/v1/accounts/:aid/balance/:
   const balance = ownBalance(request);
   return balance === undefined ? fail(reply, 404, 'not_found', 'no such balance') : { data: balanceView(balance) };
 });
+
+app.post<{ Params: { aid: string; denom: string }; Body: GrantInput }>(
+  '/v1/accounts/:aid/balance/:denom/grants',
+  async (request, reply) => {
+    const balance = ownBalance(request);
+    if (balance === undefined) return fail(reply, 404, 'not_found', 'no such balance');
+    const amount = request.body?.amount;
+    if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 1)
+      return fail(reply, 400, 'invalid_request', 'amount');
+    const g = newGrant(balance, request.body);
+    change(balance, amount, 'grant', null);
+    return reply.code(201).send({ data: grantView(balance, g) });
+  },
+);
+
+app.get<{ Params: { aid: string; denom: string } }>(
+  '/v1/accounts/:aid/balance/:denom/grants',
+  async (request, reply) => {
+    const balance = ownBalance(request);
+    if (balance === undefined) return fail(reply, 404, 'not_found', 'no such balance');
+    const live = balance.grants.filter((g) => g.remaining > 0).sort(drawingOrder);
+    return { data: live.map((g) => grantView(balance, g)), has_more: false, next_cursor: null };
+  },
+);
 
 app.post<{ Params: { aid: string }; Body: EventInput[] }>('/v1/accounts/:aid/events', async (request, reply) => {
   const companyId = company(request);
@@ -203,8 +311,11 @@ app.post<{ Params: { aid: string }; Body: EventInput[] }>('/v1/accounts/:aid/eve
     events.set(event.event_id, event);
     ids.push(event.event_id);
     eventsRecorded++;
-    if (event.state === 'pending') balance.pending += cost.amount;
-    else {
+    if (event.state === 'pending') {
+      balance.pending += cost.amount;
+      heldFrom.set(event.event_id, draw(balance, cost.amount, true));
+    } else {
+      draw(balance, cost.amount, false);
       change(balance, -cost.amount, 'usage', event.event_id);
       if (eventsRecorded === drift) balance.amount -= 1;
     }
@@ -232,7 +343,17 @@ app.put<{ Params: { eid: string }; Body: { state?: string } }>('/v1/events/:eid'
   if (event.state !== 'pending') return fail(reply, 409, 'conflict', 'not pending');
   const balance = accounts.get(event.account_id)?.balances.get(event.cost.denomination) as Balance;
   balance.pending -= event.cost.amount;
-  if (target === 'complete') change(balance, -event.cost.amount, 'usage', event.event_id);
+  let covered = 0;
+  for (const a of heldFrom.get(event.event_id) ?? []) {
+    a.grant.held -= a.amount;
+    if (target === 'complete') a.grant.remaining -= a.amount;
+    covered += a.amount;
+  }
+  heldFrom.delete(event.event_id);
+  if (target === 'complete') {
+    draw(balance, event.cost.amount - covered, false);
+    change(balance, -event.cost.amount, 'usage', event.event_id);
+  }
   event.state = target;
   return { data: event };
 });

@@ -28,6 +28,7 @@ import {
   type NormalizedEvent,
   type Store,
 } from '../lib/engine.js';
+import { GROWTH_EXPIRY_FROM_DAYS, GROWTH_EXPIRY_TO_DAYS, DAY_MS, growthGrants } from '../lib/grants.js';
 import { Seeder } from '../lib/growth-seed.js';
 import { DENOMINATION, EVENT_TYPE, INITIAL_GRANT } from '../lib/options.js';
 
@@ -54,6 +55,10 @@ test('growth flags: --quick levels, explicit flags win, the big account must fit
     /no --events level/,
   );
   assert.throws(() => parseGrowthOptions(['--accounts', '0']), /positive/);
+  assert.equal(quick.grants, 3, 'the quick run seeds three grants per account too');
+  assert.equal(parseGrowthOptions(['--grants', '1']).grants, 1);
+  assert.throws(() => parseGrowthOptions(['--grants', '0']), /positive/);
+  assert.throws(() => parseGrowthOptions(['--grants', '11']), /at most/);
   assert.deepEqual(growthLevels({ accountLevels: [1_000, 1_000_000], eventLevels: [0, 10_000_000] }), [
     { accounts: 1_000, events: 0 },
     { accounts: 1_000_000, events: 0 },
@@ -133,6 +138,67 @@ test('seeding: the server reads the rows, its audit finds them exact, seededCost
     const grant = first?.rows[first.rows.length - 1];
     assert.equal(grant?.kind, 'grant');
     assert.equal(grant?.amount, INITIAL_GRANT);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const ALL_STATUSES = ['scheduled', 'active', 'depleted', 'expired', 'voided'] as const;
+
+test('seeding grants: a balance holds its grants, its history draws them in order, Σ remaining = amount', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'growth-grants-test-'));
+  const store = await openStore(`sqlite:${join(dir, 'grants.sqlite')}`);
+  try {
+    const companyId = await seedCompany(store, 'growth grants test');
+    // 800 events of 5–6 units on the big account (4,400): more than its first-drawn grant holds.
+    const seeder = new Seeder(companyId, 50, 800, 10, () => undefined, 3);
+    const before = Date.now();
+    await seeder.seedAccounts(store, 20, 'a');
+    const after = Date.now();
+    await seeder.seedEvents(store, 1_200, 'b');
+    assert.equal(seeder.seededGrants, 21 * 3);
+    assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
+
+    const nowMs = Date.now();
+    const all = await store.read((tx) => tx.listGrants(companyId, { statuses: ALL_STATUSES, nowMs }, { limit: 100 }));
+    assert.equal(all?.rows.length, seeder.seededGrants);
+    for (const g of all?.rows ?? []) {
+      assert.match(g.grantId, /^g_[0-9A-Za-z]{20}$/);
+      if (g.source === 'initial') {
+        assert.equal(g.expiresAtMs, null);
+        continue;
+      }
+      assert.equal(g.source, 'grant');
+      assert.ok((g.expiresAtMs as number) >= before + GROWTH_EXPIRY_FROM_DAYS * DAY_MS, 'expires a day ahead at least');
+      assert.ok((g.expiresAtMs as number) <= after + GROWTH_EXPIRY_TO_DAYS * DAY_MS, 'within 60 days');
+      assert.equal(g.costBasis !== null, g.category === 'paid');
+    }
+
+    const ids = [seeder.bigAccountId as string, ...seeder.population()];
+    for (const [index, accountId] of ids.entries()) {
+      const b = await store.read((tx) => tx.findBalance(accountId, DENOMINATION));
+      const cost = index === 0 ? seeder.bigSeededCost() : seeder.seededCost(index - 1);
+      assert.equal(b?.amount, seeder.granted(index) - cost, `account ${index}`);
+      const remaining = (b?.grants ?? []).reduce((sum, g) => sum + g.remaining, 0);
+      assert.equal(remaining, b?.amount, `account ${index}: its live grants hold the balance`);
+      const expiries = (b?.grants ?? []).flatMap((g) => (g.expiresAtMs === null ? [] : [g.expiresAtMs]));
+      assert.equal(b?.grantsDueAtMs, Math.min(...expiries), `account ${index}: the soonest expiry is due first`);
+    }
+
+    // The big account's history used up the grant drawn first (priority 30) and part of the next.
+    const big = seeder.bigAccountId as string;
+    const [first, second] = growthGrants(0, 3, 0).sort((a, b) => a.priority - b.priority);
+    assert.ok(seeder.bigSeededCost() > (first?.amount as number));
+    assert.ok(seeder.bigSeededCost() < (first?.amount as number) + (second?.amount as number));
+    const depleted = await store.read((tx) => tx.listGrantsOfBalance(big, DENOMINATION, ['depleted'], nowMs));
+    assert.equal(depleted.length, 1);
+    assert.equal(depleted[0]?.remaining, 0, 'a used-up grant has left the lots with its final figures');
+    assert.equal(depleted[0]?.amount, first?.amount);
+    const lots = (await store.read((tx) => tx.findBalance(big, DENOMINATION)))?.grants ?? [];
+    assert.equal(lots.length, 2);
+    const drawnNext = lots.find((g) => g.priority === second?.priority);
+    assert.equal(drawnNext?.remaining, (first?.amount as number) + (second?.amount as number) - seeder.bigSeededCost());
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

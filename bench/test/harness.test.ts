@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventBatch, eventBatches, BODY_VARIANTS } from '../lib/bodies.js';
-import { ChainCheck, compareBalance, isSubsetSum, Ledger, type AccountBook } from '../lib/ledger.js';
+import { describeGrants, extraGrants, grantBody, grantedUnits } from '../lib/grants.js';
+import { ChainCheck, compareBalance, compareGrants, isSubsetSum, Ledger, type AccountBook } from '../lib/ledger.js';
 import { LatencyRecorder, mergeOutcomes, runLoad, splitConnections, type LoadOutcome } from '../lib/load.js';
 import { connectionsFor, INITIAL_GRANT, parseOptions, parseProcessCounts, SCENARIO_NAMES } from '../lib/options.js';
 import { parseCpuLine, parseRssBytes, parseStat } from '../lib/procstats.js';
@@ -29,6 +30,7 @@ function book(overrides: Partial<AccountBook> = {}): AccountBook {
   return {
     accountId: 'a_1',
     label: 'test',
+    granted: INITIAL_GRANT,
     debited: 0,
     held: 0,
     uncertainDebits: [],
@@ -184,6 +186,71 @@ test('flags', () => {
   assert.deepEqual(defaults.processes, [1]);
   assert.deepEqual(parseOptions(['--processes', '2']).processes, [2]);
   assert.deepEqual(parseOptions(['--processes', '2, 1,2']).processes, [1, 2]);
+});
+
+test('--grants: the initial grant and n − 1 more drawn before it, active the whole run', () => {
+  const defaults = parseOptions([]);
+  assert.equal(defaults.grants, 1);
+  assert.equal(defaults.grantUnits, INITIAL_GRANT);
+  const three = parseOptions(['--grants', '3', '--grant-units', '2000']);
+  assert.equal(three.grants, 3);
+  assert.equal(three.grantUnits, 2000);
+  for (const bad of [
+    ['--grants', '0'],
+    ['--grants', '11'],
+    ['--grants', '2.5'],
+    ['--grant-units', '1.5'],
+  ])
+    assert.throws(() => parseOptions(bad), bad.join(' '));
+  assert.throws(() => parseOptions(['--grants', '10', '--grant-units', '2000000000000000']), /safe integer/);
+
+  assert.deepEqual(extraGrants(1, 2000, 0), []);
+  const nowMs = Date.parse('2026-01-01T00:00:00Z');
+  const grants = extraGrants(3, 2000, nowMs);
+  assert.equal(grants.length, 2);
+  assert.deepEqual(
+    grants.map((g) => g.priority),
+    [5, 10],
+    'drawn first, in this order, before the initial grant (priority 50)',
+  );
+  assert.deepEqual(
+    grants.map((g) => g.category),
+    ['promotional', 'paid'],
+  );
+  for (const g of grants) {
+    assert.equal(g.amount, 2000);
+    assert.ok((g.expiresAtMs as number) >= nowMs + 365 * 86_400_000, 'far in the future: active the whole run');
+  }
+  assert.equal(grantedUnits(grants), INITIAL_GRANT + 4000);
+  assert.deepEqual(grantBody(grants[1] as (typeof grants)[number]), {
+    amount: 2000,
+    priority: 10,
+    category: 'paid',
+    cost_basis: '0.8',
+    expires_at: '2028-01-01T00:00:00.000Z',
+    name: 'bench grant 2',
+  });
+  assert.equal('cost_basis' in grantBody(grants[0] as (typeof grants)[number]), false);
+  assert.match(describeGrants(1, INITIAL_GRANT), /^1 grant per balance/);
+  assert.match(describeGrants(3, 2000), /^3 grants per balance: 2 × 2,000 units drawn first/);
+
+  // The ledger expects what the grants held at setup.
+  const ledger = new Ledger();
+  ledger.open('a_g', 'grants', grantedUnits(grants));
+  ledger.debit('a_g', 4100);
+  assert.deepEqual(compareBalance(ledger.book('a_g'), balance(INITIAL_GRANT - 100)), []);
+  assert.equal(compareBalance(ledger.book('a_g'), balance(INITIAL_GRANT - 4100)).length, 1);
+});
+
+test('grants check: the live grants hold the balance and its holds', () => {
+  const grants = [
+    { remaining: 0, held: 0 },
+    { remaining: 70, held: 5 },
+    { remaining: 30, held: 0 },
+  ];
+  assert.equal(compareGrants({ amount: 100, pending: 5 }, grants), undefined);
+  assert.match(compareGrants({ amount: 99, pending: 5 }, grants) ?? '', /hold 100 units, the balance amount is 99/);
+  assert.match(compareGrants({ amount: 100, pending: 6 }, grants) ?? '', /pending is 6/);
 });
 
 test('--processes: counts, or a list of counts', () => {
@@ -419,6 +486,7 @@ test('store-only: lanes, messages, and its row in the report', () => {
     eventsPerTransaction: 100,
     lanes: 1,
     accounts: 100,
+    grants: 1,
     durationS: 5,
     elapsedS: 5,
     transactions: 1_000,
