@@ -144,7 +144,8 @@ export function eventsSql<Base extends SqlBase>(base: Base) {
           [companyId, page.startingAfter],
         );
         if (!at || (filter.accountId !== undefined && String(at.account_id) !== filter.accountId)) return undefined;
-        where.push('(occurred_at < ? OR (occurred_at = ? AND seq < ?))');
+        // `occurred_at <= ?` bounds the index range; the OR alone would scan from the newest event.
+        where.push('occurred_at <= ? AND (occurred_at < ? OR seq < ?)');
         params.push(at.occurred_at, at.occurred_at, at.seq);
       }
       const rows = await this.db.all(

@@ -185,7 +185,8 @@ export function grantsSql<Base extends SqlBase>(base: Base) {
           companyId,
         ]);
         if (!cursor) return undefined;
-        where.push('(expiry_order > ? OR (expiry_order = ? AND grant_id > ?))');
+        // The first term bounds the index range (the OR alone would scan from the start of the company's grants).
+        where.push('expiry_order >= ? AND (expiry_order > ? OR grant_id > ?)');
         params.push(num(cursor.expiry_order), num(cursor.expiry_order), page.startingAfter);
       }
       const rows = await this.db.all(
