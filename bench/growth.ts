@@ -592,6 +592,7 @@ async function checkLedger(
   const grantsOf = async (accountId: string, label: string): Promise<number> => {
     const balance = await api.balance(accountId);
     const grants = await api.grants(accountId);
+    if (grants === undefined) throw new Error('the growth bench needs a server with credit grants');
     const problem = compareGrants(balance, grants);
     if (problem !== undefined) findings.push({ accountId, label, check: 'grants', message: problem });
     return grants.length;

@@ -103,17 +103,26 @@ export class Api {
     return res.data;
   }
 
-  /** A balance's grants (`scheduled,active`), in drawing order, every page. */
-  async grants(accountId: string, denomination = DENOMINATION): Promise<GrantRecord[]> {
+  /**
+   * A balance's grants (`scheduled,active`), in drawing order, every page; undefined from a server that has no
+   * grants (a build from before them, the base of an A/B run).
+   */
+  async grants(accountId: string, denomination = DENOMINATION): Promise<GrantRecord[] | undefined> {
     const out: GrantRecord[] = [];
     let cursor: string | undefined;
     for (;;) {
       const query = new URLSearchParams({ limit: '100' });
       if (cursor !== undefined) query.set('starting_after', cursor);
-      const page = await this.call<Page<GrantRecord>>(
-        'GET',
-        `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(denomination)}/grants?${query}`,
-      );
+      let page: Page<GrantRecord>;
+      try {
+        page = await this.call<Page<GrantRecord>>(
+          'GET',
+          `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(denomination)}/grants?${query}`,
+        );
+      } catch (err) {
+        if (out.length === 0 && String(err).includes('route_not_found')) return undefined;
+        throw err;
+      }
       out.push(...page.data);
       if (!page.has_more) return out;
       cursor = page.next_cursor ?? page.data[page.data.length - 1]?.grant_id;
