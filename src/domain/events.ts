@@ -242,6 +242,8 @@ export interface PlannedEvent {
   createdAtMs: number;
   updatedAtMs: number;
   expiresAtMs: number | null;
+  /** What a pending event holds of each grant: filled in when its balance's grants are drawn (ingest). */
+  heldFrom: { grantId: string; amount: number }[] | null;
 }
 
 /** One change of a balance's amount, in request order. */
@@ -393,6 +395,7 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
       createdAtMs: ctx.nowMs,
       updatedAtMs: ctx.nowMs,
       expiresAtMs: e.state === 'pending' ? ctx.nowMs + HOLD_DURATION_MS : null,
+      heldFrom: null,
     });
     if (e.state === 'cancelled') continue;
     drawnFrom.add(key);

@@ -128,6 +128,8 @@ export interface GrantTransaction {
   grantId: string | null;
   /** On a taking only: the grants its units came from, in drawing order (what debt covered is not listed). */
   drawnFrom?: Allocation[];
+  /** The caller's reference of a taking made by drawMany (the event it is for). */
+  ref?: string;
 }
 
 /** New lots and the transactions that took them there, in order. */
@@ -337,6 +339,31 @@ export function take(
   const drawnFrom = draw(draft, units, 'use');
   post(draft, { kind, amount: -units, grantId: null, drawnFrom });
   return { lots: draft.lots, transactions: draft.transactions, drawnFrom };
+}
+
+/** One event's units for drawMany: taken (a complete event) or held (a pending one), with the event's reference. */
+export interface Draw {
+  units: number;
+  hold: boolean;
+  ref: string;
+}
+
+/**
+ * The events of one group on one balance, in order, on one copy of the lots (the ingest path: one copy per
+ * balance, not per event): each as `take` (a `usage` transaction of −units carrying its `ref`) or `hold` would
+ * do it. `allocations[i]` is where draw i's units came from (its drawn_from, or its held_from).
+ */
+export function drawMany(lots: Lots, draws: readonly Draw[], nowMs: number): Step & { allocations: Allocation[][] } {
+  const draft = draftOf(lots, nowMs);
+  const allocations: Allocation[][] = [];
+  for (const d of draws) {
+    assertNonNegative('units', d.units);
+    const from = draw(draft, d.units, d.hold ? 'hold' : 'use');
+    allocations.push(from);
+    if (d.hold) draft.lots.pending = addExact(draft.lots.pending, d.units);
+    else post(draft, { kind: 'usage', amount: -d.units, grantId: null, drawnFrom: from, ref: d.ref });
+  }
+  return { lots: draft.lots, transactions: draft.transactions, allocations };
 }
 
 /**

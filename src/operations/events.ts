@@ -20,7 +20,14 @@ import {
   type PricePeriodCount,
   type PricePeriodKey,
 } from '../domain/events.js';
-import { advanceTo, hold, type Lots, releaseHold, settleHold as settleGrants } from '../domain/grants.js';
+import {
+  advanceTo,
+  type Draw,
+  drawMany,
+  type Lots,
+  releaseHold,
+  settleHold as settleGrants,
+} from '../domain/grants.js';
 import { available, decideSettle, isHoldExpired } from '../domain/holds.js';
 import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Outcome } from '../domain/outcome.js';
 import { eventCost, isPeriodPriced, type Price } from '../domain/pricing.js';
@@ -40,7 +47,6 @@ import type {
 } from '../store/types.js';
 import type { Deps } from './deps.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
-import { takeEntry } from './grants.js';
 import { lockBalanceMap, lotsOf, type Posting, type PostedEntry } from './ledger.js';
 
 export interface IngestResult {
@@ -165,28 +171,43 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
       outcomes[i] = planned;
       return;
     }
-    for (const e of planned.value.events) events.push({ ...e, heldFrom: null });
+    for (const e of planned.value.events) events.push(e);
     for (const c of planned.value.periods) counted.set(pricePeriodKey(c), c);
     outcomes[i] = { ok: true, value: { eventIds: planned.value.eventIds } };
   });
-  // Each event's cost from the balance's grants, in request order: a complete event takes it in
-  // drawing order; a pending one holds it there, and keeps which grants it holds for its settle.
-  const entries: PostedEntry[] = [];
+  // Each event's cost from its balance's grants, in request order, one copy of each balance's grants per group:
+  // a complete event takes it in drawing order; a pending one holds it there, and keeps which grants it holds
+  // for its settle.
+  type Drawing = { row: EventRow; draws: Draw[]; held: EventRow[] };
+  const draws = new Map<string, Drawing>();
+  let last: Drawing | undefined;
   for (const e of events) {
-    if (e.costAmount === 0) continue;
-    if (e.state === 'complete') entries.push(takeEntry(e, e.costAmount, nowMs, 'usage', { eventId: e.eventId }));
-    else if (e.state === 'pending')
-      entries.push({
-        accountId: e.accountId,
-        denomination: e.denomination,
-        eventId: e.eventId,
-        apply: (lots) => {
-          const step = hold(lots, e.costAmount, nowMs);
-          e.heldFrom = step.heldFrom;
-          return step;
-        },
-      });
+    if (e.costAmount === 0 || (e.state !== 'complete' && e.state !== 'pending')) continue;
+    // A request's events mostly share one balance: its key is looked up once.
+    let d =
+      last !== undefined && last.row.accountId === e.accountId && last.row.denomination === e.denomination
+        ? last
+        : draws.get(balanceKey(e.accountId, e.denomination));
+    if (d === undefined) draws.set(balanceKey(e.accountId, e.denomination), (d = { row: e, draws: [], held: [] }));
+    last = d;
+    const hold = e.state === 'pending';
+    d.draws.push({ units: e.costAmount, hold, ref: e.eventId });
+    if (hold) d.held.push(e);
   }
+  const entries: PostedEntry[] = [];
+  for (const d of draws.values())
+    entries.push({
+      accountId: d.row.accountId,
+      denomination: d.row.denomination,
+      apply: (lots) => {
+        const step = drawMany(lots, d.draws, nowMs);
+        let h = 0;
+        d.draws.forEach((x, i) => {
+          if (x.hold) d.held[h++]!.heldFrom = step.allocations[i]!;
+        });
+        return step;
+      },
+    });
 
   // 5. Write: events, balances (atomic deltas), ledger rows and the usage rollup of the events
   // recorded complete; one statement on PostgreSQL. Then the counts of the periods priced.

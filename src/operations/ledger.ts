@@ -155,7 +155,7 @@ export class Posting {
           amount: t.amount,
           balanceAfter,
           kind: t.kind,
-          eventId: e.eventId ?? null,
+          eventId: t.ref ?? e.eventId ?? null,
           reason: e.reason ?? null,
           grantId: t.grantId,
           drawnFrom: t.drawnFrom ?? null,

@@ -226,6 +226,7 @@ describe('planIngest', () => {
         createdAtMs: NOW,
         updatedAtMs: NOW,
         expiresAtMs: null,
+        heldFrom: null,
       },
     ]);
     assert.deepEqual(r.value.ledger, [

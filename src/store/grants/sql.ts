@@ -76,7 +76,15 @@ export function decodeLots(text: unknown): GrantLot[] {
 
 /** Allocations as stored (`transactions.drawn_from`, `events.held_from`): `[[grant_id, amount], …]`. */
 export function encodeAllocations(a: readonly GrantAllocation[] | null): string | null {
-  return a === null ? null : JSON.stringify(a.map((x) => [x.grantId, x.amount]));
+  if (a === null) return null;
+  // One per transaction row on the ingest path: built as text (ids are plain, as in encodeLots).
+  let s = '[';
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const id = PLAIN_ID.test(x.grantId) ? x.grantId : JSON.stringify(x.grantId).slice(1, -1);
+    s += `${i === 0 ? '' : ','}["${id}",${x.amount}]`;
+  }
+  return `${s}]`;
 }
 
 export function decodeAllocations(text: unknown): GrantAllocation[] | null {
