@@ -188,7 +188,10 @@ export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promis
       last !== undefined && last.row.accountId === e.accountId && last.row.denomination === e.denomination
         ? last
         : draws.get(balanceKey(e.accountId, e.denomination));
-    if (d === undefined) draws.set(balanceKey(e.accountId, e.denomination), (d = { row: e, draws: [], held: [] }));
+    if (d === undefined) {
+      d = { row: e, draws: [], held: [] };
+      draws.set(balanceKey(e.accountId, e.denomination), d);
+    }
     last = d;
     const hold = e.state === 'pending';
     d.draws.push({ units: e.costAmount, hold, ref: e.eventId });
