@@ -453,7 +453,8 @@ function shown(a: Answer | null | undefined): string {
 
 for (const dialect of CLI_DIALECTS) {
   const shape = dialect === 'sqlite' ? 'one server' : 'two servers, a random one killed';
-  describe(`grants under kill -9: expiries, voids and holds beside ${EVENTS_PER_SECOND} events/s (${dialect}, ${shape})`, () => {
+  const title = `grants under kill -9: expiries, voids and holds beside ${EVENTS_PER_SECOND} events/s`;
+  describe(`${title} (${dialect}, ${shape})`, () => {
     test('nothing lost, nothing applied twice, the grants invariant and the ledger audit hold', {
       timeout: FULL ? 3_600_000 : 600_000,
     }, async (t) => {

@@ -332,7 +332,8 @@ async function jobInFlight(client: pg.Client): Promise<number | undefined> {
   const r = await client.query(
     `SELECT pid, state, left(query, 80) AS query FROM pg_stat_activity
       WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
-        AND (query ILIKE '%FOR UPDATE OF b%' OR query ILIKE '%UPDATE grants SET%' OR query ILIKE '%grants_due_at = CASE%')`,
+        AND (query ILIKE '%FOR UPDATE OF b%' OR query ILIKE '%UPDATE grants SET%'
+             OR query ILIKE '%grants_due_at = CASE%')`,
   );
   return r.rows.length > 0 ? Number(r.rows[0].pid) : undefined;
 }
@@ -557,7 +558,8 @@ function exactly(
         if (cost > 0) expect.push([b.initialGrant, cost]);
         if (JSON.stringify(t.drawnFrom) !== JSON.stringify(expect))
           v.push(
-            `${at}: usage ${t.seq} at ${t.createdAtMs} drew ${JSON.stringify(t.drawnFrom)}, ${JSON.stringify(expect)} expected`,
+            `${at}: usage ${t.seq} at ${t.createdAtMs} drew ${JSON.stringify(t.drawnFrom)}, ` +
+              `${JSON.stringify(expect)} expected`,
           );
       }
       if (t.kind === 'grant_expiry') expired -= t.amount;

@@ -11,8 +11,8 @@
  *   instant (`grant_expiry` at or after `expires_at`, or `grant_void` at `voided_at`, never both kinds), plus at most
  *   one per event that held units of it and settled after it closed (never more than it held); nothing drawn from it
  *   at or after its expires_at (by time) or after its void (in ledger order) except units an event held before; and
- *   its units conserved: amount = Σ drawn_from + Σ |closing transactions| + remaining. A closing applied twice, lost, or applied to units it should not have
- *   touched breaks one of these.
+ *   its units conserved: amount = Σ drawn_from + Σ |closing transactions| + remaining. A closing applied twice,
+ *   lost, or applied to units it should not have touched breaks one of these.
  *
  * The conservation line assumes no debt (units added while the balance owes repay the debt without a transaction
  * naming the grant): scenarios keep every balance positive, and a balance that went below 0 is reported.
