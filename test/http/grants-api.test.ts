@@ -17,38 +17,12 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { HTTP_DIALECTS, assertError, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import type { GrantJson, TxJson } from './grants-support.js';
 
 type Auth = [string, string];
 interface Co {
   companyId: string;
   auth: Auth;
-}
-interface GrantJson {
-  grant_id: string;
-  account_id: string;
-  denomination: string;
-  amount: number;
-  remaining: number;
-  held: number;
-  priority: number;
-  category: string;
-  cost_basis: string | null;
-  name: string | null;
-  metadata: Record<string, unknown> | null;
-  source: string;
-  status: string;
-  effective_at: string;
-  expires_at: string | null;
-  created_at: string;
-  voided_at: string | null;
-}
-interface TxJson {
-  amount: number;
-  balance_after: number;
-  kind: string;
-  reason?: string;
-  grant_id?: string;
-  drawn_from?: { grant_id: string; amount: number }[];
 }
 
 const SECOND = 1000;

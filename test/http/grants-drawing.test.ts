@@ -16,34 +16,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { HTTP_DIALECTS, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import type { GrantJson, TxJson } from './grants-support.js';
 
 type Auth = [string, string];
-interface GrantJson {
-  grant_id: string;
-  account_id: string;
-  denomination: string;
-  amount: number;
-  remaining: number;
-  held: number;
-  priority: number;
-  category: string;
-  cost_basis: string | null;
-  name: string | null;
-  source: string;
-  status: string;
-  effective_at: string;
-  expires_at: string | null;
-  voided_at: string | null;
-}
-interface TxJson {
-  amount: number;
-  balance_after: number;
-  kind: string;
-  event_id?: string;
-  grant_id?: string;
-  drawn_from?: { grant_id: string; amount: number }[];
-  created_at: string;
-}
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

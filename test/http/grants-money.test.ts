@@ -13,29 +13,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HTTP_DIALECTS, type Dialect, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import type { GrantJson, TxJson } from './grants-support.js';
 import { FUTURE_YEAR, advanceTo, attachCard, charges, iso, putAutoRefill, runDue, type Co } from '../support/money.js';
-
-interface GrantJson {
-  grant_id: string;
-  amount: number;
-  remaining: number;
-  held: number;
-  priority: number;
-  category: string;
-  cost_basis: string | null;
-  source: string;
-  status: string;
-  effective_at: string;
-  expires_at: string | null;
-}
-interface TxJson {
-  amount: number;
-  balance_after: number;
-  kind: string;
-  grant_id?: string;
-  drawn_from?: { grant_id: string; amount: number }[];
-  created_at: string;
-}
 
 const Y = FUTURE_YEAR;
 
