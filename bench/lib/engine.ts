@@ -246,18 +246,20 @@ export function planUsage(
     }
     const plan = planIngest({ companyId, accountId: e.accountId, events: [event], gate: false }, ctx);
     if (!plan.ok) throw new Error(`seeded event refused: ${plan.reason}: ${plan.message}`);
-    for (const row of plan.value.events) planned.events.push({ ...row, heldFrom: null });
-    for (const entry of plan.value.ledger) {
-      const balanceAfter = (amounts.get(entry.accountId) as number) + entry.amount;
-      amounts.set(entry.accountId, balanceAfter);
+    for (const row of plan.value.events) {
+      planned.events.push({ ...row, heldFrom: null });
+      if (row.costAmount === 0) continue;
+      // A complete event's `usage` transaction, as the events route posts it.
+      const balanceAfter = (amounts.get(row.accountId) as number) - row.costAmount;
+      amounts.set(row.accountId, balanceAfter);
       planned.transactions.push({
         transactionId: newId('tx'),
-        accountId: entry.accountId,
-        denomination: entry.denomination,
-        amount: entry.amount,
+        accountId: row.accountId,
+        denomination: row.denomination,
+        amount: -row.costAmount,
         balanceAfter,
-        kind: entry.kind,
-        eventId: entry.eventId,
+        kind: 'usage',
+        eventId: row.eventId,
         reason: null,
         grantId: null,
         drawnFrom: null,

@@ -246,15 +246,6 @@ export interface PlannedEvent {
   heldFrom: { grantId: string; amount: number }[] | null;
 }
 
-/** One change of a balance's amount, in request order. */
-export interface LedgerEntry {
-  kind: 'usage';
-  accountId: string;
-  denomination: string;
-  amount: number;
-  eventId: string;
-}
-
 export interface IngestPlan {
   eventIds: string[];
   /** Each event's cost, by its index in the request (a repeated client id deducts nothing: 0). */
@@ -264,8 +255,7 @@ export interface IngestPlan {
   /** The balances (balanceKey) the request draws from or holds on. */
   drawnFrom: string[];
   events: PlannedEvent[];
-  ledger: LedgerEntry[];
-  /** Net change per balance key. */
+  /** Net change per balance key (the grants posting makes the transactions: operations/events.ts). */
   deltas: Map<string, BalanceFigures>;
 }
 
@@ -300,7 +290,6 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
   const eventIds: string[] = [];
   const costs: IngestPlan['costs'] = [];
   const events: PlannedEvent[] = [];
-  const ledger: LedgerEntry[] = [];
   const deltas = new Map<string, BalanceFigures>();
   const seenInRequest = new Map<string, { hash: string; denomination: string | null }>();
   const drawnFrom = new Set<string>();
@@ -401,10 +390,7 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
     drawnFrom.add(key);
     const d = deltas.get(key) ?? { amount: 0, pending: 0 };
     if (e.state === 'pending') d.pending += cost;
-    else {
-      d.amount -= cost;
-      if (cost !== 0) ledger.push({ kind: 'usage', accountId: req.accountId, denomination, amount: -cost, eventId });
-    }
+    else d.amount -= cost;
     deltas.set(key, d);
   }
 
@@ -449,6 +435,6 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
   for (const [key, p] of periods) ctx.periods.set(key, p.quantity);
   return {
     ok: true,
-    value: { eventIds, costs, events, ledger, deltas, periods: [...periods.values()], drawnFrom: [...drawnFrom] },
+    value: { eventIds, costs, events, deltas, periods: [...periods.values()], drawnFrom: [...drawnFrom] },
   };
 }

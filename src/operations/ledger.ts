@@ -179,6 +179,7 @@ export class Posting {
         pending: l.pending - b.pending,
         grants: live,
         grantsDueAtMs: dueAtMs,
+        from: { amount: b.amount, grantsText: b.grantsText },
       });
       const was = new Map(b.grants.map((g) => [g.grantId, g]));
       for (const g of l.grants) {

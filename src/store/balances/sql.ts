@@ -2,7 +2,7 @@
  * Balances: the row mapper and the SQL both databases share (mixed into SqlTx, sql-base.ts).
  * Locking balances and applying deltas differ by dialect: sqlite/tx.ts, postgres/tx.ts.
  */
-import { decodeLots } from '../grants/sql.js';
+import { decodeLots, encodeLots } from '../grants/sql.js';
 import { num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
 import type { BalanceDelta, BalanceKey, BalanceRow, BalancesTx, NewBalanceRow } from './types.js';
 
@@ -17,8 +17,9 @@ export const toBalance = (r: SqlRow): BalanceRow => ({
   refillUsdCents: numOrNull(r.refill_usd_amount),
   refillOnDay: strOrNull(r.refill_on_day),
   createdAtMs: num(r.created_at),
-  grants: decodeLots(r.grants),
+  grants: decodeLots(r.grants, num(r.amount)),
   grantsDueAtMs: numOrNull(r.grants_due_at),
+  grantsText: String(r.grants),
   // Money movement: every field always filled, in one object literal (no spread of another per row).
   refillMonthly: Boolean(r.refill_monthly),
   monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at),
@@ -30,6 +31,17 @@ export const toBalance = (r: SqlRow): BalanceRow => ({
   planAlertPercentage: strOrNull(r.plan_alert_percentage),
   planAlerted: Boolean(r.plan_alerted),
 });
+
+/**
+ * The `grants` text a delta writes, or null where the row's stays: no grants given, or the same text
+ * as the row's, as when all of a group's events on the balance draw from the grant being drawn.
+ */
+export function storedLotsOf(d: BalanceDelta): string | null {
+  if (d.grants === undefined) return null;
+  if (d.from === undefined) return encodeLots(d.grants);
+  const text = encodeLots(d.grants, d.from.amount + d.amount);
+  return text === d.from.grantsText ? null : text;
+}
 
 export function balancesSql<Base extends SqlBase>(base: Base) {
   abstract class BalancesSql extends base implements BalancesTx {

@@ -23,6 +23,8 @@ export interface BalanceRow {
   grants: GrantLot[];
   /** The soonest start or expiry of those grants, or null. */
   grantsDueAtMs: number | null;
+  /** Those grants as the row stores them (store/grants/sql.ts encodeLots): for the store's own writes. */
+  grantsText?: string;
   // --- money movement: filled by every read of a balance row (their columns' defaults on a new balance)
   /** Monthly refill switched on. */
   refillMonthly: boolean;
@@ -48,6 +50,7 @@ export interface BalanceRow {
 type BalanceMoneyFields =
   | 'grants'
   | 'grantsDueAtMs'
+  | 'grantsText'
   | 'refillMonthly'
   | 'monthlyAnchorAtMs'
   | 'nextRefillAtMs'
@@ -75,6 +78,12 @@ export interface BalanceDelta {
    */
   grants?: GrantLot[];
   grantsDueAtMs?: number | null;
+  /**
+   * With `grants`: the balance's amount and stored grants as locked before the change (BalanceRow).
+   * The store leaves the row's grants text as it is where it would be written the same: the grant
+   * being drawn is stored without its remaining, which the amount gives (store/grants/sql.ts).
+   */
+  from?: { amount: number; grantsText?: string };
 }
 
 export interface BalanceKey {

@@ -19,11 +19,11 @@ import type {
 /** `expiry_order` of a grant that never expires (migration 14). */
 export const NEVER_EXPIRES = Number.MAX_SAFE_INTEGER;
 
-/** A lot as stored: see encodeLots. */
+/** A lot as stored: see encodeLots. `remaining` is null in the lot the balance's amount gives it. */
 type EncodedLot = [
   string,
   number,
-  number,
+  number | null,
   number,
   number,
   GrantCategory,
@@ -36,47 +36,85 @@ type EncodedLot = [
 ];
 
 /**
+ * The lot whose `remaining` the stored form leaves out, or -1: the first open grant with unheld units
+ * (lots are kept in drawing order: the grant the next event draws from), when the balance's amount
+ * gives its remaining exactly (amount − the others' remaining; no debt). A group of events that all
+ * draw from that grant changes only the balance's amount, and the row's grants text stays as it is:
+ * PostgreSQL writes and logs a balance row about twice as wide otherwise, on every group commit.
+ */
+function derivedLot(lots: readonly GrantLot[], amount: number | undefined): number {
+  if (amount === undefined) return -1;
+  let head = -1;
+  let others = 0;
+  for (let i = 0; i < lots.length; i++) {
+    const g = lots[i]!;
+    if (head === -1 && g.opened && !g.closed && g.remaining > g.held) head = i;
+    else others += g.remaining;
+  }
+  return head !== -1 && amount - others === lots[head]!.remaining ? head : -1;
+}
+
+/**
  * A balance's live grants as stored in `balances.grants`: a JSON array of arrays, in the order
  * [grant_id, amount, remaining, held, priority, category, source, effective_at, expires_at,
- * voided_at, opened, closed] (migration 14 writes the same layout).
+ * voided_at, opened, closed] (migration 14 writes the same layout). Given the balance's amount,
+ * the drawing head's `remaining` is written as null: decodeLots gives it back from the amount.
  */
-export function encodeLots(lots: readonly GrantLot[]): string {
+export function encodeLots(lots: readonly GrantLot[], amount?: number): string {
   // Written once per balance per group commit: built as text, about three times faster than
   // JSON.stringify of the same arrays. Ids and codes are plain ([\w.:-]); any other id is escaped.
+  const derived = derivedLot(lots, amount);
   let s = '[';
   for (let i = 0; i < lots.length; i++) {
     const g = lots[i]!;
     const id = PLAIN_ID.test(g.grantId) ? g.grantId : JSON.stringify(g.grantId).slice(1, -1);
     s +=
-      `${i === 0 ? '' : ','}["${id}",${g.amount},${g.remaining},${g.held},${g.priority},"${g.category}",` +
-      `"${g.source}",${g.effectiveAtMs},${g.expiresAtMs},${g.voidedAtMs},${g.opened ? 1 : 0},${g.closed ? 1 : 0}]`;
+      `${i === 0 ? '' : ','}["${id}",${g.amount},${i === derived ? null : g.remaining},${g.held},${g.priority},` +
+      `"${g.category}","${g.source}",${g.effectiveAtMs},${g.expiresAtMs},${g.voidedAtMs},${g.opened ? 1 : 0},` +
+      `${g.closed ? 1 : 0}]`;
   }
   return `${s}]`;
 }
 
 const PLAIN_ID = /^[\w.:-]+$/;
 
-export function decodeLots(text: unknown): GrantLot[] {
+/** The lots of a balance row's `grants` text; `amount`, the row's, gives the lot stored without its remaining. */
+export function decodeLots(text: unknown, amount: number): GrantLot[] {
   if (text === null || text === undefined || text === '[]') return [];
-  return (JSON.parse(String(text)) as EncodedLot[]).map((e) => ({
-    grantId: e[0],
-    amount: e[1],
-    remaining: e[2],
-    held: e[3],
-    priority: e[4],
-    category: e[5],
-    source: e[6],
-    effectiveAtMs: e[7],
-    expiresAtMs: e[8],
-    voidedAtMs: e[9],
-    opened: e[10] === 1,
-    closed: e[11] === 1,
-  }));
+  let others = 0;
+  let derived: GrantLot | undefined;
+  const lots = (JSON.parse(String(text)) as EncodedLot[]).map((e) => {
+    const lot: GrantLot = {
+      grantId: e[0],
+      amount: e[1],
+      remaining: e[2] ?? 0,
+      held: e[3],
+      priority: e[4],
+      category: e[5],
+      source: e[6],
+      effectiveAtMs: e[7],
+      expiresAtMs: e[8],
+      voidedAtMs: e[9],
+      opened: e[10] === 1,
+      closed: e[11] === 1,
+    };
+    if (e[2] === null) derived = lot;
+    else others += lot.remaining;
+    return lot;
+  });
+  if (derived) derived.remaining = amount - others;
+  return lots;
 }
 
-/** Allocations as stored (`transactions.drawn_from`, `events.held_from`): `[[grant_id, amount], …]`. */
-export function encodeAllocations(a: readonly GrantAllocation[] | null): string | null {
+/**
+ * Allocations as stored (`transactions.drawn_from`, `events.held_from`): `[[grant_id, amount], …]`;
+ * given `whole` (a transaction's units), an allocation of all of them from one grant is stored as the
+ * grant's id alone. Most usage transactions draw from one grant: the id is shorter, and the same for
+ * every event of a group on one balance (on PostgreSQL, sent once for the group).
+ */
+export function encodeAllocations(a: readonly GrantAllocation[] | null, whole?: number): string | null {
   if (a === null) return null;
+  if (a.length === 1 && a[0]!.amount === whole && PLAIN_ID.test(a[0]!.grantId)) return a[0]!.grantId;
   // One per transaction row on the ingest path: built as text (ids are plain, as in encodeLots).
   let s = '[';
   for (let i = 0; i < a.length; i++) {
@@ -87,9 +125,15 @@ export function encodeAllocations(a: readonly GrantAllocation[] | null): string 
   return `${s}]`;
 }
 
-export function decodeAllocations(text: unknown): GrantAllocation[] | null {
+/** What encodeAllocations stored; `whole`, the same as it was given. */
+export function decodeAllocations(text: unknown, whole?: number): GrantAllocation[] | null {
   if (text === null || text === undefined) return null;
-  return (JSON.parse(String(text)) as [string, number][]).map(([grantId, amount]) => ({ grantId, amount }));
+  const t = String(text);
+  if (!t.startsWith('[')) {
+    if (whole === undefined) throw new Error(`allocations "${t}" stored without their units`);
+    return [{ grantId: t, amount: whole }];
+  }
+  return (JSON.parse(t) as [string, number][]).map(([grantId, amount]) => ({ grantId, amount }));
 }
 
 export const toGrant = (r: SqlRow): GrantRow => ({

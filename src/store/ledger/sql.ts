@@ -11,6 +11,9 @@ import { num, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
 import type { UsageRow } from '../usage/types.js';
 import type { LedgerTx, TransactionRow } from './types.js';
 
+/** The units a transaction's `drawn_from` is stored against (encodeAllocations). */
+export const drawnUnits = (amount: number): number => Math.abs(amount);
+
 export const toTransaction = (r: SqlRow): TransactionRow => ({
   transactionId: String(r.transaction_id),
   accountId: String(r.account_id),
@@ -21,7 +24,7 @@ export const toTransaction = (r: SqlRow): TransactionRow => ({
   eventId: strOrNull(r.event_id),
   reason: strOrNull(r.reason),
   grantId: strOrNull(r.grant_id),
-  drawnFrom: decodeAllocations(r.drawn_from),
+  drawnFrom: decodeAllocations(r.drawn_from, drawnUnits(num(r.amount))),
   createdAtMs: num(r.created_at),
 });
 
@@ -41,7 +44,7 @@ export function pushTransactionParams(t: TransactionRow, p: unknown[]): void {
     t.reason,
     t.createdAtMs,
     t.grantId,
-    encodeAllocations(t.drawnFrom),
+    encodeAllocations(t.drawnFrom, drawnUnits(t.amount)),
   );
 }
 

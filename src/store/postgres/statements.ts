@@ -7,9 +7,10 @@
 import { balanceKey } from '../../lib/keys.js';
 import type { BalanceDelta } from '../balances/types.js';
 import { EVENT_COLUMNS } from '../events/sql.js';
-import { encodeAllocations, encodeLots } from '../grants/sql.js';
+import { encodeAllocations } from '../grants/sql.js';
+import { storedLotsOf } from '../balances/sql.js';
 import type { EventRow } from '../events/types.js';
-import { TRANSACTION_COLUMNS } from '../ledger/sql.js';
+import { drawnUnits, TRANSACTION_COLUMNS } from '../ledger/sql.js';
 import type { TransactionRow } from '../ledger/types.js';
 import { companyUsage } from '../usage/sql.js';
 import type { UsageRow } from '../usage/types.js';
@@ -31,6 +32,16 @@ function columnOf<T>(values: T[]): [T[], T | null] {
 /** A nullable column: all NULL goes as the empty array (unnest pads it with NULL). */
 function nullableColumnOf<T>(values: (T | null)[]): (T | null)[] {
   return values.every((v) => v === null) ? [] : values;
+}
+/**
+ * A nullable column as `[array, scalar]` read with `COALESCE(column, scalar)`: one value in every
+ * row goes once (NULL included: the empty array and a NULL scalar); otherwise the whole array,
+ * its NULL elements kept, since the scalar is NULL then.
+ */
+function sharedNullableColumnOf<T>(values: (T | null)[]): [(T | null)[], T | null] {
+  const first = values[0];
+  for (let i = 1; i < values.length; i++) if (values[i] !== first) return [values, null];
+  return [[], first ?? null];
 }
 
 /**
@@ -107,12 +118,16 @@ export function insertTransactionsStatement(rows: TransactionRow[]): [string, un
   const [amounts, amount] = columnOf(rows.map((t) => t.amount));
   const [kinds, kind] = columnOf(rows.map((t) => t.kind));
   const [created, createdAt] = columnOf(rows.map((t) => t.createdAtMs));
+  const [drawn, drawnFrom] = sharedNullableColumnOf(
+    rows.map((t) => encodeAllocations(t.drawnFrom, drawnUnits(t.amount))),
+  );
   // WITH ORDINALITY … ORDER BY keeps `seq` in request order, which the balance_after chain relies on.
   return [
     `INSERT INTO transactions (${TRANSACTION_COLUMNS})
      SELECT t.transaction_id, COALESCE(t.account_id, ?::text), COALESCE(t.denomination, ?::text), ` +
       `COALESCE(t.amount, ?::bigint), t.balance_after,
-       COALESCE(t.kind, ?::text), t.event_id, t.reason, COALESCE(t.created_at, ?::bigint), t.grant_id, t.drawn_from
+       COALESCE(t.kind, ?::text), t.event_id, t.reason, COALESCE(t.created_at, ?::bigint), t.grant_id, ` +
+      `COALESCE(t.drawn_from, ?::text)
      FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ` +
       `?::bigint[], ?::text[], ?::text[])
        WITH ORDINALITY AS t(transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, ` +
@@ -124,6 +139,7 @@ export function insertTransactionsStatement(rows: TransactionRow[]): [string, un
       amount,
       kind,
       createdAt,
+      drawnFrom,
       rows.map((t) => t.transactionId),
       accounts,
       denominations,
@@ -134,7 +150,7 @@ export function insertTransactionsStatement(rows: TransactionRow[]): [string, un
       nullableColumnOf(rows.map((t) => t.reason)),
       created,
       nullableColumnOf(rows.map((t) => t.grantId)),
-      nullableColumnOf(rows.map((t) => encodeAllocations(t.drawnFrom))),
+      drawn,
     ],
   ];
 }
@@ -155,6 +171,7 @@ function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
         sum.grants = d.grants;
         sum.grantsDueAtMs = d.grantsDueAtMs ?? null;
       }
+      if (d.from === undefined) sum.from = undefined;
     } else byKey.set(k, { ...d });
   }
   return [...byKey.values()];
@@ -162,7 +179,7 @@ function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
 
 /**
  * `amount = amount + Δ, pending = pending + Δ` for each balance, with its live grants as they are
- * after, returning the rows after.
+ * after (NULL: the stored grants stay, storedLotsOf), returning the rows after.
  */
 export const APPLY_BALANCE_DELTAS = `UPDATE balances b
        SET amount = b.amount + d.amount, pending = b.pending + d.pending,
@@ -178,7 +195,7 @@ export function balanceDeltaParams(input: BalanceDelta[]): unknown[] {
     deltas.map((d) => d.denomination),
     deltas.map((d) => d.amount),
     deltas.map((d) => d.pending),
-    deltas.map((d) => (d.grants === undefined ? null : encodeLots(d.grants))),
+    deltas.map(storedLotsOf),
     deltas.map((d) => d.grantsDueAtMs ?? null),
   ];
 }

@@ -4,9 +4,8 @@
  * statements run synchronously on prepared statements (SqliteExec).
  */
 import { balanceKey } from '../../lib/keys.js';
-import { toBalance } from '../balances/sql.js';
+import { storedLotsOf, toBalance } from '../balances/sql.js';
 import type { BalanceDelta, BalanceKey, BalanceRow } from '../balances/types.js';
-import { encodeLots } from '../grants/sql.js';
 import { EVENT_COLUMNS, distinctEventKeys, pushEventParams, toEvent } from '../events/sql.js';
 import type { EventKey, EventRow } from '../events/types.js';
 import { TRANSACTION_COLUMNS, pushTransactionParams } from '../ledger/sql.js';
@@ -60,7 +59,7 @@ export class SqliteTx extends SqlTx {
         'grants_due_at = CASE WHEN ? IS NULL THEN grants_due_at ELSE ? END WHERE account_id = ? AND denomination = ?',
     );
     for (const d of deltas) {
-      const grants = d.grants === undefined ? null : encodeLots(d.grants);
+      const grants = storedLotsOf(d);
       s.run(d.amount, d.pending, grants, grants, d.grantsDueAtMs ?? null, d.accountId, d.denomination);
     }
     return this.lockBalances(deltas);
