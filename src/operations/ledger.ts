@@ -181,9 +181,11 @@ export class Posting {
         grantsDueAtMs: dueAtMs,
         from: { amount: b.amount, grantsText: b.grantsText },
       });
-      const was = new Map(b.grants.map((g) => [g.grantId, g]));
-      for (const g of l.grants) {
-        const w = was.get(g.grantId);
+      for (let i = 0; i < l.grants.length; i++) {
+        const g = l.grants[i]!;
+        // Mostly the same grant at the same place: a search only where the lots changed shape.
+        const atPlace = b.grants[i]?.grantId === g.grantId ? b.grants[i] : undefined;
+        const w = atPlace ?? b.grants.find((x) => x.grantId === g.grantId);
         const changed =
           isFinished(g) ||
           (w !== undefined &&

@@ -2,11 +2,25 @@
  * Balances: the row mapper and the SQL both databases share (mixed into SqlTx, sql-base.ts).
  * Locking balances and applying deltas differ by dialect: sqlite/tx.ts, postgres/tx.ts.
  */
+import { balanceKey } from '../../lib/keys.js';
 import { decodeLots, encodeLots } from '../grants/sql.js';
+import type { GrantLot } from '../grants/types.js';
 import { num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
 import type { BalanceDelta, BalanceKey, BalanceRow, BalancesTx, NewBalanceRow } from './types.js';
 
-export const toBalance = (r: SqlRow): BalanceRow => ({
+export const toBalance = (r: SqlRow): BalanceRow => balanceOf(r, undefined);
+
+/**
+ * The rows a write of `deltas` returns (applyBalanceDeltas): the row's grants text then decodes to
+ * exactly the grants the delta gave (storedLotsOf), which are used as they are instead of parsed again.
+ */
+export function toBalanceAfter(deltas: readonly BalanceDelta[]): (r: SqlRow) => BalanceRow {
+  const written = new Map<string, GrantLot[]>();
+  for (const d of deltas) if (d.grants !== undefined) written.set(balanceKey(d.accountId, d.denomination), d.grants);
+  return (r) => balanceOf(r, written);
+}
+
+const balanceOf = (r: SqlRow, written: Map<string, GrantLot[]> | undefined): BalanceRow => ({
   accountId: String(r.account_id),
   companyId: String(r.company_id),
   denomination: String(r.denomination),
@@ -17,7 +31,7 @@ export const toBalance = (r: SqlRow): BalanceRow => ({
   refillUsdCents: numOrNull(r.refill_usd_amount),
   refillOnDay: strOrNull(r.refill_on_day),
   createdAtMs: num(r.created_at),
-  grants: decodeLots(r.grants, num(r.amount)),
+  grants: written?.get(balanceKey(String(r.account_id), String(r.denomination))) ?? decodeLots(r.grants, num(r.amount)),
   grantsDueAtMs: numOrNull(r.grants_due_at),
   grantsText: String(r.grants),
   // Money movement: every field always filled, in one object literal (no spread of another per row).

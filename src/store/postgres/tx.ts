@@ -2,7 +2,7 @@
  * PgTx: the shared SQL (SqlTx) with what PostgreSQL does differently, by aggregate: lists as
  * arrays, row locks (`FOR UPDATE`, `SKIP LOCKED`), and batches written with one statement each.
  */
-import { toBalance } from '../balances/sql.js';
+import { toBalance, toBalanceAfter } from '../balances/sql.js';
 import type { BalanceDelta, BalanceKey } from '../balances/types.js';
 import { distinctEventKeys, toEvent } from '../events/sql.js';
 import type { EventChange, EventKey, EventRow } from '../events/types.js';
@@ -71,7 +71,7 @@ export class PgTx extends SqlTx {
   }
   async applyBalanceDeltas(input: BalanceDelta[]) {
     if (input.length === 0) return [];
-    return (await this.db.all(APPLY_BALANCE_DELTAS, balanceDeltaParams(input))).map(toBalance);
+    return (await this.db.all(APPLY_BALANCE_DELTAS, balanceDeltaParams(input))).map(toBalanceAfter(input));
   }
 
   // --- events
@@ -150,7 +150,7 @@ export class PgTx extends SqlTx {
   ) {
     if (events.length === 0 && transactions.length === 0 && usage.length === 0) return this.applyBalanceDeltas(deltas);
     return (await this.db.all(...writeLedgerStatement(events, deltas, transactions, usage, usageShard()))).map(
-      toBalance,
+      toBalanceAfter(deltas),
     );
   }
 

@@ -4,14 +4,14 @@
  * statements run synchronously on prepared statements (SqliteExec).
  */
 import { balanceKey } from '../../lib/keys.js';
-import { storedLotsOf, toBalance } from '../balances/sql.js';
+import { storedLotsOf, toBalance, toBalanceAfter } from '../balances/sql.js';
 import type { BalanceDelta, BalanceKey, BalanceRow } from '../balances/types.js';
 import { EVENT_COLUMNS, distinctEventKeys, pushEventParams, toEvent } from '../events/sql.js';
 import type { EventKey, EventRow } from '../events/types.js';
 import { TRANSACTION_COLUMNS, pushTransactionParams } from '../ledger/sql.js';
 import type { TransactionRow } from '../ledger/types.js';
 import { SqlTx } from '../sql-base.js';
-import { placeholders } from '../sql-core.js';
+import { placeholders, type SqlRow } from '../sql-core.js';
 import { companyUsage } from '../usage/sql.js';
 import type { UsageRow } from '../usage/types.js';
 import type { SqliteExec } from './exec.js';
@@ -32,6 +32,9 @@ export class SqliteTx extends SqlTx {
 
   // --- balances
   async lockBalances(keys: BalanceKey[]) {
+    return this.#readBalances(keys, toBalance);
+  }
+  #readBalances(keys: BalanceKey[], toRow: (r: SqlRow) => BalanceRow) {
     // The IMMEDIATE transaction already holds SQLite's single write lock: reading is locking.
     // One query per 500 accounts (the primary key's prefix), not one per key.
     const wanted = new Set(keys.map((k) => balanceKey(k.accountId, k.denomination)));
@@ -43,7 +46,7 @@ export class SqliteTx extends SqlTx {
         `SELECT * FROM balances WHERE account_id IN (${placeholders(chunk.length)})`,
         chunk,
       )) {
-        if (wanted.has(balanceKey(String(r.account_id), String(r.denomination)))) out.push(toBalance(r));
+        if (wanted.has(balanceKey(String(r.account_id), String(r.denomination)))) out.push(toRow(r));
       }
     }
     return out;
@@ -62,7 +65,7 @@ export class SqliteTx extends SqlTx {
       const grants = storedLotsOf(d);
       s.run(d.amount, d.pending, grants, grants, d.grantsDueAtMs ?? null, d.accountId, d.denomination);
     }
-    return this.lockBalances(deltas);
+    return this.#readBalances(deltas, toBalanceAfter(deltas));
   }
 
   // --- events
