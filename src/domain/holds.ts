@@ -1,7 +1,8 @@
 /**
  * Holds: a pending event holds its cost apart from the posted amount (TigerBeetle's two-phase
  * transfer). `pending` grows by the held cost; `amount` moves only when the hold is settled as
- * complete. A hold is resolved exactly once: complete, cancelled, or expired after an hour.
+ * complete. A hold is resolved exactly once: complete, cancelled, or expired after an hour. What
+ * a settle does to the balance's grants is domain/grants.ts (`settleHold`, `releaseHold`).
  */
 export const HOLD_DURATION_MS = 60 * 60 * 1000;
 
@@ -17,19 +18,6 @@ export function holdExpiresAt(recordedAtMs: number): number {
 
 export function isHoldExpired(expiresAtMs: number | null, nowMs: number): boolean {
   return expiresAtMs !== null && expiresAtMs <= nowMs;
-}
-
-export interface Settlement {
-  /** Change to the balance's posted amount (negative: a debit). */
-  amountDelta: number;
-  /** Change to the balance's pending amount (releases the hold). */
-  pendingDelta: number;
-}
-
-/** The balance movement that resolves a hold of `heldCost` into `to`, at `finalCost` when completed. */
-export function settleHold(heldCost: number, to: 'complete' | 'cancelled', finalCost: number = heldCost): Settlement {
-  if (to === 'cancelled') return { amountDelta: 0, pendingDelta: -heldCost };
-  return { amountDelta: -finalCost, pendingDelta: -heldCost };
 }
 
 /** What repeating or changing the state of an event means: the contract's settle rules. */

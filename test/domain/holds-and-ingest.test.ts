@@ -16,14 +16,7 @@ import {
   type KnownEvent,
   type NormalizedEvent,
 } from '../../src/domain/events.js';
-import {
-  HOLD_DURATION_MS,
-  available,
-  decideSettle,
-  holdExpiresAt,
-  isHoldExpired,
-  settleHold,
-} from '../../src/domain/holds.js';
+import { HOLD_DURATION_MS, available, decideSettle, holdExpiresAt, isHoldExpired } from '../../src/domain/holds.js';
 import { AMOUNT_MAX } from '../../src/domain/money.js';
 import type { Price } from '../../src/domain/pricing.js';
 
@@ -92,19 +85,6 @@ const fig = (ctx: IngestContext, denomination = 'credits', accountId = ACC): Bal
 });
 
 describe('holds', () => {
-  test('settleHold: complete posts the final cost and releases the hold; cancel only releases', () => {
-    assert.deepEqual(settleHold(10, 'complete'), { amountDelta: -10, pendingDelta: -10 });
-    assert.deepEqual(settleHold(10, 'complete', 4), { amountDelta: -4, pendingDelta: -10 });
-    assert.deepEqual(settleHold(10, 'complete', 25), { amountDelta: -25, pendingDelta: -10 });
-    assert.deepEqual(settleHold(10, 'cancelled'), { amountDelta: 0, pendingDelta: -10 });
-    assert.deepEqual(
-      settleHold(10, 'cancelled', 99),
-      { amountDelta: 0, pendingDelta: -10 },
-      'a final cost means nothing to a cancellation',
-    );
-    assert.deepEqual(settleHold(0, 'complete'), { amountDelta: -0, pendingDelta: -0 });
-  });
-
   test('decideSettle: the settle rules as a table', () => {
     const table = [
       ['pending', 'complete', 'apply'],

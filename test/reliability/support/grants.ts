@@ -19,6 +19,8 @@
  */
 import type http from 'node:http';
 import { checkInvariant } from '../../../src/domain/grants.js';
+import { decodeAllocations } from '../../../src/store/grants/sql.js';
+import { drawnUnits } from '../../../src/store/ledger/sql.js';
 import { openStore } from '../../../src/store/open.js';
 import type { BalanceRow } from '../../../src/store/types.js';
 import type { TestDatabase } from '../../cli/support.js';
@@ -262,7 +264,11 @@ export async function companyTransactions(db: TestDatabase, companyId: string): 
     kind: String(r.kind),
     eventId: r.event_id === null ? null : String(r.event_id),
     grantId: r.grant_id === null ? null : String(r.grant_id),
-    drawnFrom: r.drawn_from === null ? null : (JSON.parse(String(r.drawn_from)) as [string, number][]),
+    // Read with the store's own codec: a whole draw from one grant is stored as its id alone.
+    drawnFrom:
+      decodeAllocations(r.drawn_from, drawnUnits(Number(r.amount)))?.map(
+        (a) => [a.grantId, a.amount] as [string, number],
+      ) ?? null,
     createdAtMs: Number(r.created_at),
   }));
 }
