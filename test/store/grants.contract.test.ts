@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { take } from '../../src/domain/grants.js';
-import { grantEntry } from '../../src/operations/grants.js';
+import { grantEntry, newGrantRow } from '../../src/operations/grants.js';
 import { lockBalanceMap } from '../../src/operations/ledger.js';
 import { decodeAllocations, decodeLots, encodeAllocations, encodeLots } from '../../src/store/grants/sql.js';
 import type { GrantLot } from '../../src/store/grants/types.js';
@@ -124,6 +124,35 @@ forEachDialect((store) => {
           .post(locked, [{ accountId, denomination: 'credits', apply: (lots) => take(lots, units, T0) }]);
       });
     }
+
+    test('insertGrants writes many rows in one call, every column as given', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const owner = { companyId: a.companyId, accountId: a.accountId, denomination: 'credits' };
+      const rows = [
+        newGrantRow(owner, { amount: 5, source: 'grant' }, T0),
+        newGrantRow(
+          owner,
+          {
+            amount: 9_007_199_254_740_991,
+            source: 'refill',
+            category: 'paid',
+            priority: 0,
+            costBasis: '0.012345',
+            name: 'Top-up "large"',
+            metadata: { order: 'o_1', lines: [1, 2] },
+            effectiveAtMs: T0 + 1,
+            expiresAtMs: T0 + 86_400_000,
+          },
+          T0,
+        ),
+        ...Array.from({ length: 70 }, (_, i) =>
+          newGrantRow(owner, { amount: i + 1, source: 'plan', priority: 100 }, T0),
+        ),
+      ];
+      await store.write((tx) => tx.insertGrants(rows));
+      for (const r of rows) assert.deepEqual(await store.read((tx) => tx.findGrant(a.companyId, r.grantId)), r);
+      await store.write((tx) => tx.insertGrants([]));
+    });
 
     test('events drawing from the head leave the grants text; the next grant, a new grant, debt write it', async () => {
       const a = await seedCompanyAndAccount(store);

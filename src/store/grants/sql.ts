@@ -3,7 +3,7 @@
  * both databases share (mixed into SqlTx, sql-base.ts).
  */
 import type { Page } from '../common.js';
-import { json, jsonOrNull, num, numOrNull, placeholders, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
+import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
 import type {
   GrantAllocation,
   GrantCategory,
@@ -180,9 +180,33 @@ function statusCondition(statuses: readonly GrantStatus[], nowMs: number): [stri
   return [parts.length === 0 ? '1 = 0' : `(${parts.join(' OR ')})`, params];
 }
 
-const GRANT_COLUMNS =
+export const GRANT_COLUMNS =
   'grant_id, company_id, account_id, denomination, amount, remaining, held, priority, category, cost_basis, name, ' +
   'metadata, source, effective_at, expires_at, expiry_order, created_at, voided_at';
+
+/** A grant row's values, in GRANT_COLUMNS order. */
+export function grantParams(g: GrantRow): unknown[] {
+  return [
+    g.grantId,
+    g.companyId,
+    g.accountId,
+    g.denomination,
+    g.amount,
+    g.remaining,
+    g.held,
+    g.priority,
+    g.category,
+    g.costBasis,
+    g.name,
+    json(g.metadata),
+    g.source,
+    g.effectiveAtMs,
+    g.expiresAtMs,
+    g.expiresAtMs ?? NEVER_EXPIRES,
+    g.createdAtMs,
+    g.voidedAtMs,
+  ];
+}
 
 /** The drawing order in SQL (domain/grants.ts compareDrawingOrder). */
 const DRAWING_ORDER =
@@ -257,29 +281,8 @@ export function grantsSql<Base extends SqlBase>(base: Base) {
       return rows.map((r) => ({ accountId: String(r.account_id), denomination: String(r.denomination) }));
     }
 
-    async insertGrants(rows: GrantRow[]) {
-      for (const g of rows)
-        await this.db.run(`INSERT INTO grants (${GRANT_COLUMNS}) VALUES (${placeholders(18)})`, [
-          g.grantId,
-          g.companyId,
-          g.accountId,
-          g.denomination,
-          g.amount,
-          g.remaining,
-          g.held,
-          g.priority,
-          g.category,
-          g.costBasis,
-          g.name,
-          json(g.metadata),
-          g.source,
-          g.effectiveAtMs,
-          g.expiresAtMs,
-          g.expiresAtMs ?? NEVER_EXPIRES,
-          g.createdAtMs,
-          g.voidedAtMs,
-        ]);
-    }
+    /** The dialect's: one statement for many rows (sqlite/tx.ts, postgres/tx.ts; grantParams gives a row's). */
+    abstract insertGrants(rows: GrantRow[]): Promise<void>;
 
     async updateGrants(rows: GrantUpdate[]) {
       for (const g of rows)

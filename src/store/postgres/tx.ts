@@ -5,6 +5,8 @@
 import { toBalance, toBalanceAfter } from '../balances/sql.js';
 import type { BalanceDelta, BalanceKey } from '../balances/types.js';
 import { distinctEventKeys, toEvent } from '../events/sql.js';
+import { GRANT_COLUMNS, grantParams } from '../grants/sql.js';
+import type { GrantRow } from '../grants/types.js';
 import type { EventChange, EventKey, EventRow } from '../events/types.js';
 import type { TransactionRow } from '../ledger/types.js';
 import { SqlTx } from '../sql-base.js';
@@ -129,6 +131,19 @@ export class PgTx extends SqlTx {
         [keys.map((k) => k.companyId), keys.map((k) => k.eventId)],
       )
     ).map(toEvent);
+  }
+
+  // --- grants
+  /** One statement for all rows (unnest of one array per column): initial grants of many new accounts at once. */
+  async insertGrants(rows: GrantRow[]) {
+    if (rows.length === 0) return;
+    const params = rows.map(grantParams);
+    await this.db.run(
+      `INSERT INTO grants (${GRANT_COLUMNS}) SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ` +
+        '?::bigint[], ?::bigint[], ?::bigint[], ?::integer[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ' +
+        '?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[])',
+      GRANT_COLUMNS.split(', ').map((_, c) => params.map((p) => p[c])),
+    );
   }
 
   // --- the ledger
