@@ -305,8 +305,8 @@ function fullPage(body: string): boolean {
   }
 }
 
-/** A usage answer: at least one group, all on one page. */
-function usageAnswer(body: string): boolean {
+/** A list answer with at least one item, all on one page (usage groups; a balance's live grants). */
+function onePageAnswer(body: string): boolean {
   try {
     const page = JSON.parse(body) as { data?: unknown[]; has_more?: boolean };
     return Array.isArray(page.data) && page.data.length > 0 && page.has_more === false;
@@ -425,16 +425,6 @@ const GRANTS_EXPIRING_WITHIN_DAYS = 7;
 /** "A few pages in": cursors at the ends of pages 1 … GRANT_PAGES_IN of the list by expiry. */
 const GRANT_PAGES_IN = 10;
 
-/** A balance's grants: the live ones, on one page. */
-function grantsPage(body: string): boolean {
-  try {
-    const page = JSON.parse(body) as { data?: unknown[]; has_more?: boolean };
-    return Array.isArray(page.data) && page.data.length > 0 && page.has_more === false;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The cases of the credit grants' lists: a balance's grants (random accounts), and the company's
  * grants expiring within GRANTS_EXPIRING_WITHIN_DAYS: the first page, pages 2 … GRANT_PAGES_IN + 1,
@@ -478,7 +468,7 @@ async function grantCases(
       name: 'grants of a balance',
       request: 'GET /v1/accounts/{random account}/balance/tokens/grants',
       paths: shuffled(population).slice(0, listRequests).map(balancePath),
-      expect: grantsPage,
+      expect: onePageAnswer,
       itemsPerAnswer: grantsPerAccount,
       targetMs: GRANTS_OF_BALANCE_TARGET_MS,
     },
@@ -887,28 +877,28 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
             name: `usage, big account, ${USAGE_SPAN_DAYS} days by day`,
             request: `GET /v1/accounts/{big}/usage?from&to (${USAGE_SPAN_DAYS} days)&window=day`,
             paths: [usagePath(big)],
-            expect: usageAnswer,
+            expect: onePageAnswer,
             itemsPerAnswer: USAGE_SPAN_DAYS + 1,
           },
           {
             name: `usage, spread accounts, ${USAGE_SPAN_DAYS} days by day`,
             request: `GET /v1/accounts/{random account}/usage?from&to (${USAGE_SPAN_DAYS} days)&window=day`,
             paths: shuffled(population).slice(0, USAGE_ACCOUNTS).map(usagePath),
-            expect: usageAnswer,
+            expect: onePageAnswer,
             itemsPerAnswer: daysPerAccount,
           },
           {
             name: `usage, company, ${USAGE_SPAN_DAYS} days by day and type`,
             request: `GET /v1/usage?from&to (${USAGE_SPAN_DAYS} days)&window=day&group_by=type`,
             paths: [`/v1/usage?${period.query}&window=day&group_by=type&limit=${USAGE_LIMIT}`],
-            expect: usageAnswer,
+            expect: onePageAnswer,
             itemsPerAnswer: USAGE_SPAN_DAYS + 1,
           },
           {
             name: `usage, company, ${USAGE_SPAN_DAYS} days by type`,
             request: `GET /v1/usage?from&to (${USAGE_SPAN_DAYS} days)&window=all&group_by=type`,
             paths: [`/v1/usage?${period.query}&window=all&group_by=type&limit=${USAGE_LIMIT}`],
-            expect: usageAnswer,
+            expect: onePageAnswer,
             itemsPerAnswer: 1,
           },
         );
