@@ -179,7 +179,7 @@ export class Posting {
         pending: l.pending - b.pending,
         grants: live,
         grantsDueAtMs: dueAtMs,
-        from: { amount: b.amount, grantsText: b.grantsText },
+        from: b,
       });
       for (let i = 0; i < l.grants.length; i++) {
         const g = l.grants[i]!;

@@ -5,9 +5,18 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { take } from '../../src/domain/grants.js';
+import { balanceKey } from '../../src/lib/keys.js';
 import { grantEntry, newGrantRow } from '../../src/operations/grants.js';
 import { lockBalanceMap } from '../../src/operations/ledger.js';
-import { decodeAllocations, decodeLots, encodeAllocations, encodeLots } from '../../src/store/grants/sql.js';
+import {
+  decodeAllocations,
+  decodeLots,
+  decodeStoredLots,
+  derivedLot,
+  encodeAllocations,
+  encodeLots,
+  storesSame,
+} from '../../src/store/grants/sql.js';
 import type { GrantLot } from '../../src/store/grants/types.js';
 import type { BalanceRow, Store } from '../../src/store/types.js';
 import { forEachDialect, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
@@ -87,6 +96,66 @@ describe('grants: the stored form', () => {
     assert.deepEqual(remainders(before), [null, 500]);
   });
 
+  test('storesSame answers as comparing the encoded texts, and decoding tells the lot stored without remaining', () => {
+    /** `before` changed: the head's remaining only (as a draw from it), one field of one lot, or a lot fewer. */
+    const changeArb = fc.record({
+      kind: fc.constantFrom('head-remaining', 'field', 'drop', 'none'),
+      index: fc.nat(),
+      field: fc.constantFrom(
+        'remaining',
+        'held',
+        'amount',
+        'priority',
+        'category',
+        'source',
+        'effectiveAtMs',
+        'expiresAtMs',
+        'voidedAtMs',
+        'opened',
+        'closed',
+      ),
+      by: fc.integer({ min: 1, max: 50 }),
+    });
+    fc.assert(
+      fc.property(lotsArb, fc.integer({ min: -50, max: 6_000 }), changeArb, (before, amountBefore, change) => {
+        const head = derivedLot(before, amountBefore);
+        const stored = decodeStoredLots(encodeLots(before, amountBefore), amountBefore);
+        assert.equal(stored.head, head);
+        assert.deepEqual(stored.lots, before);
+        let after = before.map((g) => ({ ...g }));
+        let amountAfter = amountBefore;
+        const i = before.length === 0 ? -1 : change.index % before.length;
+        if (change.kind === 'head-remaining' && head !== -1) {
+          const taken = Math.min(change.by, after[head]!.remaining - after[head]!.held);
+          after[head]!.remaining -= taken;
+          amountAfter -= taken;
+        } else if (change.kind === 'field' && i !== -1) {
+          const g = after[i]! as unknown as Record<string, unknown>;
+          const v = g[change.field];
+          g[change.field] =
+            typeof v === 'boolean'
+              ? !v
+              : typeof v === 'number'
+                ? v + change.by
+                : v === null
+                  ? change.by
+                  : v === 'paid'
+                    ? 'promotional'
+                    : v === 'promotional'
+                      ? 'paid'
+                      : v === 'grant'
+                        ? 'refill'
+                        : 'grant';
+        } else if (change.kind === 'drop' && i !== -1) after = after.filter((_, j) => j !== i);
+        assert.equal(
+          storesSame(before, head, after, amountAfter),
+          encodeLots(after, amountAfter) === encodeLots(before, amountBefore),
+        );
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
   test('drawn_from: all units from one grant is stored as its id; anything else as the list', () => {
     fc.assert(
       fc.property(
@@ -124,6 +193,40 @@ forEachDialect((store) => {
           .post(locked, [{ accountId, denomination: 'credits', apply: (lots) => take(lots, units, T0) }]);
       });
     }
+
+    test('a posting returns each balance as a read finds it: every column, those changed before it in the transaction too', async () => {
+      const a = await seedCompanyAndAccount(store);
+      await seedBalance(store, a.companyId, a.accountId, 'credits', 100, T0);
+      const owner = { companyId: a.companyId, accountId: a.accountId, denomination: 'credits' };
+      await store.write(async (tx) => {
+        const locked = await lockBalanceMap(tx, [owner]);
+        await ledger
+          .begin(tx, T0)
+          .post(locked, [grantEntry(owner, { amount: 30, priority: 10, source: 'grant' }, T0, 'grant')]);
+      });
+      for (const units of [5, 40]) {
+        // 5 from the grant being drawn (the text stays), then 40 across both grants (the text is written)
+        const posted = await store.write(async (tx) => {
+          await tx.updateRefillSettings(a.accountId, 'credits', {
+            refillThreshold: 1,
+            refillAmount: 50 + units,
+            refillUsdCents: 500,
+            refillOnDay: null,
+            refillMonthly: false,
+            monthlyAnchorAtMs: T0 + units,
+            nextRefillAtMs: null,
+          });
+          await tx.setPlanBalance(a.accountId, 'credits', 10, '50');
+          const locked = await lockBalanceMap(tx, [owner]);
+          const p = await ledger.begin(tx, T0).post(locked, [{ ...owner, apply: (lots) => take(lots, units, T0) }]);
+          return p.balances.get(balanceKey(a.accountId, 'credits'));
+        });
+        assert.ok(posted);
+        assert.equal(posted.refillAmount, 50 + units, 'a column changed earlier in the transaction');
+        assert.equal(posted.planIncluded, 10);
+        assert.deepEqual(posted, await balance(a.accountId));
+      }
+    });
 
     test('insertGrants writes many rows in one call, every column as given', async () => {
       const a = await seedCompanyAndAccount(store);

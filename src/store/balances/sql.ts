@@ -3,58 +3,103 @@
  * Locking balances and applying deltas differ by dialect: sqlite/tx.ts, postgres/tx.ts.
  */
 import { balanceKey } from '../../lib/keys.js';
-import { decodeLots, encodeLots } from '../grants/sql.js';
+import { decodeStoredLots, derivedLot, encodeLots, storesSame } from '../grants/sql.js';
 import type { GrantLot } from '../grants/types.js';
 import { num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
 import type { BalanceDelta, BalanceKey, BalanceRow, BalancesTx, NewBalanceRow } from './types.js';
 
 export const toBalance = (r: SqlRow): BalanceRow => balanceOf(r, undefined);
 
+/** What a delta leaves in its row's grants column (storedLotsOf): `written` false where the text stays. */
+export interface StoredLots {
+  text: string;
+  head: number;
+  written: boolean;
+}
+
+/** The balances a write of deltas changes, by key: their lots after it and how the row stores them. */
+export type WrittenLots = Map<string, { lots: GrantLot[]; stored: StoredLots }>;
+
 /**
- * The rows a write of `deltas` returns (applyBalanceDeltas): the row's grants text then decodes to
- * exactly the grants the delta gave (storedLotsOf), which are used as they are instead of parsed again.
+ * The grants each delta writes (the last delta of a balance, as applied last): the rows the write
+ * returns (toBalanceAfter) take these lots as they are instead of parsing the text again.
  */
-export function toBalanceAfter(deltas: readonly BalanceDelta[]): (r: SqlRow) => BalanceRow {
-  const written = new Map<string, GrantLot[]>();
-  for (const d of deltas) if (d.grants !== undefined) written.set(balanceKey(d.accountId, d.denomination), d.grants);
+export function writtenLots(deltas: readonly BalanceDelta[]): WrittenLots {
+  const written: WrittenLots = new Map();
+  for (const d of deltas) {
+    const stored = storedLotsOf(d);
+    if (stored !== undefined) written.set(balanceKey(d.accountId, d.denomination), { lots: d.grants!, stored });
+  }
+  return written;
+}
+
+/**
+ * Every column of a balance row but its grants text: what a write reads back where it knows the
+ * text it left (every delta of it gives grants, writtenLots). The text of three grants is about
+ * four times the rest of the row.
+ */
+export const BALANCE_COLUMNS_BUT_GRANTS =
+  'account_id, denomination, company_id, amount, pending, refill_threshold, refill_amount, refill_usd_amount, ' +
+  'refill_on_day, created_at, refill_monthly, monthly_anchor_at, next_refill_at, refill_charge_id, ' +
+  'consecutive_declines, auto_refill_paused, plan_included, plan_alert_percentage, plan_alerted, grants_due_at';
+
+/** The columns a write reads back: all where a delta gives no grants (its row's text is read). */
+export function columnsAfter(deltas: readonly BalanceDelta[], prefix = ''): string {
+  if (deltas.some((d) => d.grants === undefined)) return `${prefix}*`;
+  return prefix === '' ? BALANCE_COLUMNS_BUT_GRANTS : BALANCE_COLUMNS_BUT_GRANTS.replace(/(^|, )/g, `$1${prefix}`);
+}
+
+/** The rows a write returns (applyBalanceDeltas), given what it wrote (writtenLots). */
+export function toBalanceAfter(written: WrittenLots): (r: SqlRow) => BalanceRow {
   return (r) => balanceOf(r, written);
 }
 
-const balanceOf = (r: SqlRow, written: Map<string, GrantLot[]> | undefined): BalanceRow => ({
-  accountId: String(r.account_id),
-  companyId: String(r.company_id),
-  denomination: String(r.denomination),
-  amount: num(r.amount),
-  pending: num(r.pending),
-  refillThreshold: numOrNull(r.refill_threshold),
-  refillAmount: numOrNull(r.refill_amount),
-  refillUsdCents: numOrNull(r.refill_usd_amount),
-  refillOnDay: strOrNull(r.refill_on_day),
-  createdAtMs: num(r.created_at),
-  grants: written?.get(balanceKey(String(r.account_id), String(r.denomination))) ?? decodeLots(r.grants, num(r.amount)),
-  grantsDueAtMs: numOrNull(r.grants_due_at),
-  grantsText: String(r.grants),
-  // Money movement: every field always filled, in one object literal (no spread of another per row).
-  refillMonthly: Boolean(r.refill_monthly),
-  monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at),
-  nextRefillAtMs: numOrNull(r.next_refill_at),
-  refillChargeId: strOrNull(r.refill_charge_id),
-  consecutiveDeclines: num(r.consecutive_declines ?? 0),
-  autoRefillPaused: Boolean(r.auto_refill_paused),
-  planIncluded: numOrNull(r.plan_included),
-  planAlertPercentage: strOrNull(r.plan_alert_percentage),
-  planAlerted: Boolean(r.plan_alerted),
-});
+const balanceOf = (r: SqlRow, written: WrittenLots | undefined): BalanceRow => {
+  const w = written?.get(balanceKey(String(r.account_id), String(r.denomination)));
+  const decoded = w === undefined ? decodeStoredLots(r.grants, num(r.amount)) : undefined;
+  return {
+    accountId: String(r.account_id),
+    companyId: String(r.company_id),
+    denomination: String(r.denomination),
+    amount: num(r.amount),
+    pending: num(r.pending),
+    refillThreshold: numOrNull(r.refill_threshold),
+    refillAmount: numOrNull(r.refill_amount),
+    refillUsdCents: numOrNull(r.refill_usd_amount),
+    refillOnDay: strOrNull(r.refill_on_day),
+    createdAtMs: num(r.created_at),
+    grants: w?.lots ?? decoded!.lots,
+    grantsDueAtMs: numOrNull(r.grants_due_at),
+    grantsText: w?.stored.text ?? String(r.grants),
+    grantsHead: w?.stored.head ?? decoded!.head,
+    // Money movement: every field always filled, in one object literal (no spread of another per row).
+    refillMonthly: Boolean(r.refill_monthly),
+    monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at),
+    nextRefillAtMs: numOrNull(r.next_refill_at),
+    refillChargeId: strOrNull(r.refill_charge_id),
+    consecutiveDeclines: num(r.consecutive_declines ?? 0),
+    autoRefillPaused: Boolean(r.auto_refill_paused),
+    planIncluded: numOrNull(r.plan_included),
+    planAlertPercentage: strOrNull(r.plan_alert_percentage),
+    planAlerted: Boolean(r.plan_alerted),
+  };
+};
 
 /**
- * The `grants` text a delta writes, or null where the row's stays: no grants given, or the same text
- * as the row's, as when all of a group's events on the balance draw from the grant being drawn.
+ * What a delta leaves in the row's `grants` column, or undefined where it gives no grants (the
+ * text stays). Where the delta's grants store as the locked row's text did (storesSame: as when
+ * all of a group's events on the balance draw from the grant being drawn), the text stays, and
+ * nothing is encoded.
  */
-export function storedLotsOf(d: BalanceDelta): string | null {
-  if (d.grants === undefined) return null;
-  if (d.from === undefined) return encodeLots(d.grants);
-  const text = encodeLots(d.grants, d.from.amount + d.amount);
-  return text === d.from.grantsText ? null : text;
+export function storedLotsOf(d: BalanceDelta): StoredLots | undefined {
+  if (d.grants === undefined) return undefined;
+  if (d.from === undefined) return { text: encodeLots(d.grants), head: -1, written: true };
+  const amount = d.from.amount + d.amount;
+  const { grantsText, grantsHead } = d.from;
+  if (grantsText !== undefined && grantsHead !== undefined && storesSame(d.from.grants, grantsHead, d.grants, amount))
+    return { text: grantsText, head: grantsHead, written: false };
+  const text = encodeLots(d.grants, amount);
+  return { text, head: derivedLot(d.grants, amount), written: text !== grantsText };
 }
 
 export function balancesSql<Base extends SqlBase>(base: Base) {

@@ -23,8 +23,12 @@ export interface BalanceRow {
   grants: GrantLot[];
   /** The soonest start or expiry of those grants, or null. */
   grantsDueAtMs: number | null;
-  /** Those grants as the row stores them (store/grants/sql.ts encodeLots): for the store's own writes. */
+  /**
+   * Those grants as the row stores them (store/grants/sql.ts encodeLots), and the one whose remaining
+   * the text leaves out (-1: none): for the store's own writes.
+   */
   grantsText?: string;
+  grantsHead?: number;
   // --- money movement: filled by every read of a balance row (their columns' defaults on a new balance)
   /** Monthly refill switched on. */
   refillMonthly: boolean;
@@ -51,6 +55,7 @@ type BalanceMoneyFields =
   | 'grants'
   | 'grantsDueAtMs'
   | 'grantsText'
+  | 'grantsHead'
   | 'refillMonthly'
   | 'monthlyAnchorAtMs'
   | 'nextRefillAtMs'
@@ -79,11 +84,11 @@ export interface BalanceDelta {
   grants?: GrantLot[];
   grantsDueAtMs?: number | null;
   /**
-   * With `grants`: the balance's amount and stored grants as locked before the change (BalanceRow).
-   * The store leaves the row's grants text as it is where it would be written the same: the grant
-   * being drawn is stored without its remaining, which the amount gives (store/grants/sql.ts).
+   * With `grants`: the balance as locked before the change. The store leaves the row's grants text
+   * as it is where it would be written the same: the grant being drawn is stored without its
+   * remaining, which the amount gives (store/grants/sql.ts, balances/sql.ts storedLotsOf).
    */
-  from?: { amount: number; grantsText?: string };
+  from?: Pick<BalanceRow, 'amount' | 'grants' | 'grantsText' | 'grantsHead'>;
 }
 
 export interface BalanceKey {

@@ -42,7 +42,7 @@ type EncodedLot = [
  * draw from that grant changes only the balance's amount, and the row's grants text stays as it is:
  * PostgreSQL writes and logs a balance row about twice as wide otherwise, on every group commit.
  */
-function derivedLot(lots: readonly GrantLot[], amount: number | undefined): number {
+export function derivedLot(lots: readonly GrantLot[], amount: number | undefined): number {
   if (amount === undefined) return -1;
   let head = -1;
   let others = 0;
@@ -78,12 +78,23 @@ export function encodeLots(lots: readonly GrantLot[], amount?: number): string {
 
 const PLAIN_ID = /^[\w.:-]+$/;
 
+/** A balance row's lots as decoded, and the lot its text stores without a remaining (-1: none). */
+export interface DecodedLots {
+  lots: GrantLot[];
+  head: number;
+}
+
 /** The lots of a balance row's `grants` text; `amount`, the row's, gives the lot stored without its remaining. */
 export function decodeLots(text: unknown, amount: number): GrantLot[] {
-  if (text === null || text === undefined || text === '[]') return [];
+  return decodeStoredLots(text, amount).lots;
+}
+
+/** decodeLots, with the place of the lot the text stores without its remaining. */
+export function decodeStoredLots(text: unknown, amount: number): DecodedLots {
+  if (text === null || text === undefined || text === '[]') return { lots: [], head: -1 };
   let others = 0;
-  let derived: GrantLot | undefined;
-  const lots = (JSON.parse(String(text)) as EncodedLot[]).map((e) => {
+  let head = -1;
+  const lots = (JSON.parse(String(text)) as EncodedLot[]).map((e, i) => {
     const lot: GrantLot = {
       grantId: e[0],
       amount: e[1],
@@ -98,12 +109,48 @@ export function decodeLots(text: unknown, amount: number): GrantLot[] {
       opened: e[10] === 1,
       closed: e[11] === 1,
     };
-    if (e[2] === null) derived = lot;
+    if (e[2] === null) head = i;
     else others += lot.remaining;
     return lot;
   });
-  if (derived) derived.remaining = amount - others;
-  return lots;
+  if (head !== -1) lots[head]!.remaining = amount - others;
+  return { lots, head };
+}
+
+/**
+ * Whether `after`, on a balance of `amount`, is stored as the same text as `before`, whose text
+ * left out the remaining of lot `head` (decodeStoredLots): the same lots field by field, but for
+ * the remaining of that lot, which both leave out. The same answer as comparing encodeLots' text,
+ * without building it: most group commits keep every balance's text (storedLotsOf).
+ */
+export function storesSame(
+  before: readonly GrantLot[],
+  head: number,
+  after: readonly GrantLot[],
+  amount: number,
+): boolean {
+  if (before.length !== after.length) return false;
+  for (let i = 0; i < after.length; i++) {
+    const a = after[i]!;
+    const b = before[i]!;
+    if (a === b) continue;
+    if (
+      a.grantId !== b.grantId ||
+      (i !== head && a.remaining !== b.remaining) ||
+      a.held !== b.held ||
+      a.amount !== b.amount ||
+      a.priority !== b.priority ||
+      a.category !== b.category ||
+      a.source !== b.source ||
+      a.effectiveAtMs !== b.effectiveAtMs ||
+      a.expiresAtMs !== b.expiresAtMs ||
+      a.voidedAtMs !== b.voidedAtMs ||
+      a.opened !== b.opened ||
+      a.closed !== b.closed
+    )
+      return false;
+  }
+  return derivedLot(after, amount) === head;
 }
 
 /**

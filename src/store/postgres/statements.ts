@@ -8,7 +8,7 @@ import { balanceKey } from '../../lib/keys.js';
 import type { BalanceDelta } from '../balances/types.js';
 import { EVENT_COLUMNS } from '../events/sql.js';
 import { encodeAllocations } from '../grants/sql.js';
-import { storedLotsOf } from '../balances/sql.js';
+import { columnsAfter, type WrittenLots, writtenLots } from '../balances/sql.js';
 import type { EventRow } from '../events/types.js';
 import { drawnUnits, TRANSACTION_COLUMNS } from '../ledger/sql.js';
 import type { TransactionRow } from '../ledger/types.js';
@@ -159,7 +159,7 @@ export function insertTransactionsStatement(rows: TransactionRow[]): [string, un
  * `UPDATE … FROM` applies only one of several source rows matching the same target row: the
  * deltas are summed per balance first so that none is silently dropped.
  */
-function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
+export function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
   const byKey = new Map<string, BalanceDelta>();
   for (const d of input) {
     const k = balanceKey(d.accountId, d.denomination);
@@ -179,23 +179,30 @@ function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
 
 /**
  * `amount = amount + Δ, pending = pending + Δ` for each balance, with its live grants as they are
- * after (NULL: the stored grants stay, storedLotsOf), returning the rows after.
+ * after (NULL: the stored grants stay, storedLotsOf), returning the rows after: without their
+ * grants text where every delta gives its grants (the caller knows the text, columnsAfter).
  */
-export const APPLY_BALANCE_DELTAS = `UPDATE balances b
+export function applyBalanceDeltasSql(deltas: readonly BalanceDelta[]): string {
+  return `UPDATE balances b
        SET amount = b.amount + d.amount, pending = b.pending + d.pending,
        grants = COALESCE(d.grants, b.grants),
        grants_due_at = CASE WHEN d.grants IS NULL THEN b.grants_due_at ELSE d.grants_due_at END
        FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[])
          AS d(account_id, denomination, amount, pending, grants, grants_due_at)
-       WHERE b.account_id = d.account_id AND b.denomination = d.denomination RETURNING b.*`;
-export function balanceDeltaParams(input: BalanceDelta[]): unknown[] {
-  const deltas = summedDeltas(input);
+       WHERE b.account_id = d.account_id AND b.denomination = d.denomination RETURNING ${columnsAfter(deltas, 'b.')}`;
+}
+/** The parameters of applyBalanceDeltasSql for deltas summed per balance (summedDeltas), given what they write. */
+export function balanceDeltaParams(deltas: BalanceDelta[], written: WrittenLots): unknown[] {
+  const stored = (d: BalanceDelta) => {
+    const s = written.get(balanceKey(d.accountId, d.denomination))?.stored;
+    return s?.written ? s.text : null;
+  };
   return [
     deltas.map((d) => d.accountId),
     deltas.map((d) => d.denomination),
     deltas.map((d) => d.amount),
     deltas.map((d) => d.pending),
-    deltas.map(storedLotsOf),
+    deltas.map(stored),
     deltas.map((d) => d.grantsDueAtMs ?? null),
   ];
 }
@@ -265,6 +272,7 @@ export function addUsageStatements(rows: UsageRow[], shard: number): [[string, u
  * Events, balance deltas and ledger rows in one statement (PgTx.writeLedger; also measured by
  * bench/pg-rows.ts). The parts write different tables, so their order inside the statement
  * does not matter; the ledger rows keep their order by `seq` as in insertTransactionsStatement.
+ * `deltas` are summed per balance (summedDeltas); `written`, what they write (writtenLots).
  */
 export function writeLedgerStatement(
   events: EventRow[],
@@ -272,6 +280,7 @@ export function writeLedgerStatement(
   transactions: TransactionRow[],
   usage: UsageRow[] = [],
   shard = 0,
+  written: WrittenLots = writtenLots(deltas),
 ): [string, unknown[]] {
   const [eventsSql, eventsParams] = insertEventsStatement(events);
   const [transactionsSql, transactionsParams] = insertTransactionsStatement(transactions);
@@ -285,8 +294,8 @@ export function writeLedgerStatement(
   return [
     `WITH e AS (${eventsSql}),
      t AS (${transactionsSql}), ${usageSql}
-     changed AS (${APPLY_BALANCE_DELTAS})
+     changed AS (${applyBalanceDeltasSql(deltas)})
      SELECT * FROM changed`,
-    [...eventsParams, ...transactionsParams, ...usageParams, ...balanceDeltaParams(deltas)],
+    [...eventsParams, ...transactionsParams, ...usageParams, ...balanceDeltaParams(deltas, written)],
   ];
 }

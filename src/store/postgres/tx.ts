@@ -2,7 +2,7 @@
  * PgTx: the shared SQL (SqlTx) with what PostgreSQL does differently, by aggregate: lists as
  * arrays, row locks (`FOR UPDATE`, `SKIP LOCKED`), and batches written with one statement each.
  */
-import { toBalance, toBalanceAfter } from '../balances/sql.js';
+import { toBalance, toBalanceAfter, writtenLots } from '../balances/sql.js';
 import type { BalanceDelta, BalanceKey } from '../balances/types.js';
 import { distinctEventKeys, toEvent } from '../events/sql.js';
 import { GRANT_COLUMNS, grantParams } from '../grants/sql.js';
@@ -14,8 +14,9 @@ import type { UsageRow } from '../usage/types.js';
 import type { WebhookDeliveryRow, WebhookDeliveryUpdate, WebhookTarget } from '../webhooks/types.js';
 import { WEBHOOK_ATTEMPT_COLUMNS, WEBHOOK_DELIVERY_COLUMNS } from '../webhooks/sql.js';
 import {
-  APPLY_BALANCE_DELTAS,
+  applyBalanceDeltasSql,
   balanceDeltaParams,
+  summedDeltas,
   insertEventsStatement,
   insertTransactionsStatement,
   addUsageStatements,
@@ -73,7 +74,11 @@ export class PgTx extends SqlTx {
   }
   async applyBalanceDeltas(input: BalanceDelta[]) {
     if (input.length === 0) return [];
-    return (await this.db.all(APPLY_BALANCE_DELTAS, balanceDeltaParams(input))).map(toBalanceAfter(input));
+    const deltas = summedDeltas(input);
+    const written = writtenLots(deltas);
+    return (await this.db.all(applyBalanceDeltasSql(deltas), balanceDeltaParams(deltas, written))).map(
+      toBalanceAfter(written),
+    );
   }
 
   // --- events
@@ -164,8 +169,10 @@ export class PgTx extends SqlTx {
     usage: UsageRow[] = [],
   ) {
     if (events.length === 0 && transactions.length === 0 && usage.length === 0) return this.applyBalanceDeltas(deltas);
-    return (await this.db.all(...writeLedgerStatement(events, deltas, transactions, usage, usageShard()))).map(
-      toBalanceAfter(deltas),
+    const summed = summedDeltas(deltas);
+    const written = writtenLots(summed);
+    return (await this.db.all(...writeLedgerStatement(events, summed, transactions, usage, usageShard(), written))).map(
+      toBalanceAfter(written),
     );
   }
 
