@@ -229,30 +229,47 @@ function post(draft: Draft, t: GrantTransaction): void {
   draft.transactions.push(t);
 }
 
+/** Whether a grant has units to draw: opened, not closed, with unheld units. */
+function isDrawable(g: Grant): boolean {
+  return g.opened && !g.closed && g.remaining > g.held;
+}
+
 /** Open grants with unheld units, in drawing order. */
 function drawable(lots: Lots): Grant[] {
   const out: Grant[] = [];
-  let sorted = true;
-  for (const g of lots.grants) {
-    if (!g.opened || g.closed || g.remaining <= g.held) continue;
-    if (sorted && out.length > 0 && compareDrawingOrder(out[out.length - 1]!, g) > 0) sorted = false;
-    out.push(g);
-  }
+  for (const g of lots.grants) if (isDrawable(g)) out.push(g);
   // Lots are kept in drawing order (sortGrants), so the sort is rarely needed.
-  return sorted ? out : out.sort(compareDrawingOrder);
+  return inDrawingOrder(out) ? out : out.sort(compareDrawingOrder);
+}
+
+/** Whether the drawable grants among `grants` come in drawing order. */
+function inDrawingOrder(grants: readonly Grant[]): boolean {
+  let last: Grant | undefined;
+  for (const g of grants) {
+    if (!isDrawable(g)) continue;
+    if (last !== undefined && compareDrawingOrder(last, g) > 0) return false;
+    last = g;
+  }
+  return true;
 }
 
 /**
  * Take up to `units` unheld units in drawing order, into use (remaining falls) or into `held`;
  * with `first`, the grants it picks are drawn before the others (each part in drawing order).
+ * Called once per event on the ingest path: the lots are walked in place where they are in drawing
+ * order, as they are kept (no list of the drawable grants is built).
  */
 function draw(draft: Draft, units: number, into: 'use' | 'hold', first?: (g: Grant) => boolean): Allocation[] {
   const from: Allocation[] = [];
   let left = units;
-  let order = drawable(draft.lots);
-  if (first) order = [...order.filter(first), ...order.filter((g) => !first(g))];
+  let order: readonly Grant[] = draft.lots.grants;
+  if (first) {
+    const d = drawable(draft.lots);
+    order = [...d.filter(first), ...d.filter((g) => !first(g))];
+  } else if (!inDrawingOrder(order)) order = drawable(draft.lots);
   for (const g of order) {
     if (left === 0) break;
+    if (!isDrawable(g)) continue;
     const n = Math.min(g.remaining - g.held, left);
     if (into === 'use') g.remaining -= n;
     else g.held += n;

@@ -168,8 +168,8 @@ export class Posting {
     const updates: GrantUpdate[] = [];
     for (const [key, l] of lots) {
       const b = before.get(key)!;
-      const live = l.grants.filter((g) => !isFinished(g));
-      const dueAtMs = nextDueAt({ ...l, grants: live });
+      const live = l.grants.some(isFinished) ? l.grants.filter((g) => !isFinished(g)) : l.grants;
+      const dueAtMs = nextDueAt(live === l.grants ? l : { ...l, grants: live });
       const same = l.amount === b.amount && l.pending === b.pending && sameGrants(live, b.grants);
       if (same && dueAtMs === b.grantsDueAtMs) continue;
       deltas.push({

@@ -43,10 +43,12 @@ export const BALANCE_COLUMNS_BUT_GRANTS =
   'refill_on_day, created_at, refill_monthly, monthly_anchor_at, next_refill_at, refill_charge_id, ' +
   'consecutive_declines, auto_refill_paused, plan_included, plan_alert_percentage, plan_alerted, grants_due_at';
 
-/** The columns a write reads back: all where a delta gives no grants (its row's text is read). */
-export function columnsAfter(deltas: readonly BalanceDelta[], prefix = ''): string {
-  if (deltas.some((d) => d.grants === undefined)) return `${prefix}*`;
-  return prefix === '' ? BALANCE_COLUMNS_BUT_GRANTS : BALANCE_COLUMNS_BUT_GRANTS.replace(/(^|, )/g, `$1${prefix}`);
+const B_COLUMNS_BUT_GRANTS = BALANCE_COLUMNS_BUT_GRANTS.replace(/(^|, )/g, '$1b.');
+
+/** The columns a write reads back (of table alias `b.`, PostgreSQL's): all where a delta gives no grants. */
+export function columnsAfter(deltas: readonly BalanceDelta[], alias?: 'b.'): string {
+  if (deltas.some((d) => d.grants === undefined)) return alias === undefined ? '*' : 'b.*';
+  return alias === undefined ? BALANCE_COLUMNS_BUT_GRANTS : B_COLUMNS_BUT_GRANTS;
 }
 
 /** The rows a write returns (applyBalanceDeltas), given what it wrote (writtenLots). */
