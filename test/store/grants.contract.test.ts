@@ -194,7 +194,7 @@ forEachDialect((store) => {
       });
     }
 
-    test('a posting returns each balance as a read finds it, columns changed earlier in its transaction too', async () => {
+    test('a posting returns each balance as a read finds it, columns changed earlier in its write too', async () => {
       const a = await seedCompanyAndAccount(store);
       await seedBalance(store, a.companyId, a.accountId, 'credits', 100, T0);
       const owner = { companyId: a.companyId, accountId: a.accountId, denomination: 'credits' };
