@@ -194,7 +194,8 @@ forEachDialect((store) => {
       });
     }
 
-    test('a posting returns each balance as a read finds it, columns changed earlier in its write too', async () => {
+    /** A balance of 100 credits (its initial grant) and a grant of 30 beside it, drawn first (priority 10). */
+    async function seedTwoGrants() {
       const a = await seedCompanyAndAccount(store);
       await seedBalance(store, a.companyId, a.accountId, 'credits', 100, T0);
       const owner = { companyId: a.companyId, accountId: a.accountId, denomination: 'credits' };
@@ -204,6 +205,11 @@ forEachDialect((store) => {
           .begin(tx, T0)
           .post(locked, [grantEntry(owner, { amount: 30, priority: 10, source: 'grant' }, T0, 'grant')]);
       });
+      return { a, owner };
+    }
+
+    test('a posting returns each balance as a read finds it, columns changed earlier in its write too', async () => {
+      const { a, owner } = await seedTwoGrants();
       for (const units of [5, 40]) {
         // 5 from the grant being drawn (the text stays), then 40 across both grants (the text is written)
         const posted = await store.write(async (tx) => {
@@ -258,15 +264,7 @@ forEachDialect((store) => {
     });
 
     test('events drawing from the head leave the grants text; the next grant, a new grant, debt write it', async () => {
-      const a = await seedCompanyAndAccount(store);
-      await seedBalance(store, a.companyId, a.accountId, 'credits', 100, T0);
-      const owner = { companyId: a.companyId, accountId: a.accountId, denomination: 'credits' };
-      await store.write(async (tx) => {
-        const locked = await lockBalanceMap(tx, [owner]);
-        await ledger
-          .begin(tx, T0)
-          .post(locked, [grantEntry(owner, { amount: 30, priority: 10, source: 'grant' }, T0, 'grant')]);
-      });
+      const { a } = await seedTwoGrants();
       const seeded = await balance(a.accountId);
       assert.deepEqual(
         seeded.grants.map((g) => [g.amount, g.remaining]),
