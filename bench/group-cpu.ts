@@ -16,12 +16,13 @@
  * reversed order every other round, so that drift of the machine falls on all of them alike.
  * Figures are reported, never asserted.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ADMIN_POSTGRES_URL } from './lib/options.js';
+import { ADMIN_POSTGRES_URL, parseGrantCount, positiveInteger } from './lib/options.js';
 import { createBenchDatabase } from './lib/postgres.js';
+import { machineBusySeconds } from './lib/procstats.js';
 
 type Engine = typeof import('./lib/engine.js');
 type Bodies = typeof import('./lib/bodies.js');
@@ -43,10 +44,9 @@ const { values } = parseArgs({
   strict: true,
 });
 
+/** A whole number ≥ 1 from `--flag`, or `fallback` when it is not given. */
 function whole(flag: string, raw: string | undefined, fallback: number): number {
-  const n = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} takes a whole number ≥ 1, got "${raw}"`);
-  return n;
+  return raw === undefined ? fallback : positiveInteger(`--${flag}`, raw);
 }
 
 const builds = (values.build ?? []).map((spec) => {
@@ -57,7 +57,7 @@ const builds = (values.build ?? []).map((spec) => {
 if (builds.length === 0) throw new Error('name at least one --build LABEL=CHECKOUT (the first is the base)');
 const db = values.db ?? 'sqlite';
 if (db !== 'sqlite' && db !== 'postgres') throw new Error(`--db is sqlite or postgres, got "${db}"`);
-const grants = whole('grants', values.grants, 1);
+const grants = values.grants === undefined ? 1 : parseGrantCount(values.grants);
 const events = whole('events', values.events, 1);
 const accounts = whole('accounts', values.accounts, 100);
 const rounds = whole('rounds', values.rounds, 20);
@@ -65,11 +65,8 @@ const block = whole('block', values.block, 50);
 const WARMUP_GROUPS = 200;
 const UNITS = 1_000_000_000_000;
 
-/** Busy jiffies of the whole machine (user, nice, system, irq, softirq, steal), in µs. */
-function machineBusyUs(): number {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) * 10_000;
-}
+/** The whole machine's busy CPU, in µs (PostgreSQL's backends included). */
+const machineBusyUs = (): number => machineBusySeconds() * 1e6;
 
 interface Runner {
   label: string;

@@ -160,7 +160,7 @@ export function positiveNumber(flag: string, raw: string, allowZero = false): nu
   return n;
 }
 
-function positiveInteger(flag: string, raw: string): number {
+export function positiveInteger(flag: string, raw: string): number {
   const n = positiveNumber(flag, raw);
   if (!Number.isInteger(n)) throw new Error(`${flag} needs a whole number, got "${raw}"`);
   return n;

@@ -206,6 +206,11 @@ function readCpuTimes(): CpuTimes {
   }
 }
 
+/** CPU seconds the whole machine has been busy since boot (all CPUs; the `cpu` line of /proc/stat). */
+export function machineBusySeconds(): number {
+  return readCpuTimes().busy / ticksPerSecond();
+}
+
 export interface MachineUsage {
   /** CPU busy on the whole machine, as % of one core (200 = two cores busy). */
   busyPercent: number;

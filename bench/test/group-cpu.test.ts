@@ -44,5 +44,5 @@ test('two builds, alternated: a line for each, the second with its change agains
 test('no build, or a flag it cannot use: stops with the reason', () => {
   assert.match(run([]).stderr, /name at least one --build/);
   assert.match(run(['--build', 'a=.', '--db', 'mysql']).stderr, /--db is sqlite or postgres/);
-  assert.match(run(['--build', 'a=.', '--rounds', '0']).stderr, /--rounds takes a whole number/);
+  assert.match(run(['--build', 'a=.', '--rounds', '0']).stderr, /--rounds needs a positive number/);
 });

@@ -10,7 +10,6 @@ import { grantEntry, newGrantRow } from '../../src/operations/grants.js';
 import { lockBalanceMap } from '../../src/operations/ledger.js';
 import {
   decodeAllocations,
-  decodeLots,
   decodeStoredLots,
   derivedLot,
   encodeAllocations,
@@ -52,8 +51,12 @@ describe('grants: the stored form', () => {
         const sum = lots.reduce((s, g) => s + g.remaining, 0);
         // Mostly the balance's own amount (Σ remaining − debt); sometimes any amount at all.
         const amount = consistent ? sum - Math.max(0, offset) : offset;
-        assert.deepEqual(decodeLots(encodeLots(lots, amount), amount), lots);
-        assert.deepEqual(decodeLots(encodeLots(lots), amount), lots, 'encoded without an amount: every figure kept');
+        assert.deepEqual(decodeStoredLots(encodeLots(lots, amount), amount).lots, lots);
+        assert.deepEqual(
+          decodeStoredLots(encodeLots(lots), amount).lots,
+          lots,
+          'encoded without an amount: every figure kept',
+        );
       }),
       { numRuns: 2_000 },
     );
@@ -80,7 +83,7 @@ describe('grants: the stored form', () => {
     // Units drawn from the head: the same text, the amount tells the new remaining.
     const after = encodeLots([{ ...head, remaining: 25 }, rest], 525);
     assert.equal(after, before);
-    assert.equal(decodeLots(after, 525)[0]!.remaining, 25);
+    assert.equal(decodeStoredLots(after, 525).lots[0]!.remaining, 25);
     // Units drawn from the next grant, a hold, or debt change the text.
     assert.notEqual(encodeLots([head, { ...rest, remaining: 499 }], 559), before);
     assert.notEqual(encodeLots([{ ...head, held: 11 }, rest], 560), before);
@@ -89,7 +92,7 @@ describe('grants: the stored form', () => {
     const remainders = (text: string) => (JSON.parse(text) as unknown[][]).map((e) => e[2]);
     const owing = encodeLots([spent, { ...rest, remaining: 0, held: 0 }], -5);
     assert.deepEqual(remainders(owing), [10, 0], 'in debt, no grant is stored without its remaining');
-    assert.deepEqual(decodeLots(owing, -5), [spent, { ...rest, remaining: 0, held: 0 }]);
+    assert.deepEqual(decodeStoredLots(owing, -5).lots, [spent, { ...rest, remaining: 0, held: 0 }]);
     // A closed or not yet opened grant is never the head.
     assert.deepEqual(remainders(encodeLots([{ ...head, closed: true }], 60)), [60]);
     assert.deepEqual(remainders(encodeLots([{ ...head, opened: false }], 0)), [60]);

@@ -58,7 +58,7 @@ export function derivedLot(lots: readonly GrantLot[], amount: number | undefined
  * A balance's live grants as stored in `balances.grants`: a JSON array of arrays, in the order
  * [grant_id, amount, remaining, held, priority, category, source, effective_at, expires_at,
  * voided_at, opened, closed] (migration 14 writes the same layout). Given the balance's amount,
- * the drawing head's `remaining` is written as null: decodeLots gives it back from the amount.
+ * the drawing head's `remaining` is written as null: decodeStoredLots gives it back from the amount.
  */
 export function encodeLots(lots: readonly GrantLot[], amount?: number): string {
   // Written once per balance per group commit: built as text, about three times faster than
@@ -84,12 +84,10 @@ export interface DecodedLots {
   head: number;
 }
 
-/** The lots of a balance row's `grants` text; `amount`, the row's, gives the lot stored without its remaining. */
-export function decodeLots(text: unknown, amount: number): GrantLot[] {
-  return decodeStoredLots(text, amount).lots;
-}
-
-/** decodeLots, with the place of the lot the text stores without its remaining. */
+/**
+ * The lots of a balance row's `grants` text; `amount`, the row's, gives the lot stored without its
+ * remaining, whose place `head` tells (-1: none).
+ */
 export function decodeStoredLots(text: unknown, amount: number): DecodedLots {
   if (text === null || text === undefined || text === '[]') return { lots: [], head: -1 };
   let others = 0;
