@@ -267,28 +267,28 @@ export interface UsageAddition {
  */
 export function usageOf(events: Iterable<CountedEvent>): UsageAddition[] {
   // Whole quantities (the usual case) add as numbers while the sum stays exact; only fractions
-  // (and sums past 2^53) go through the decimal code.
-  const sums = new Map<string, { row: UsageAddition; whole: number; exact: Decimal }>();
+  // (and sums past 2^53) go through the decimal code. A request's events mostly share one key: the
+  // sum of the event before is compared field by field first, and the key text built on a change.
+  type Sum = { row: UsageAddition; whole: number; exact: Decimal };
+  const sums = new Map<string, Sum>();
+  let s: Sum | undefined;
   for (const e of events) {
     const hourMs = Math.floor(e.occurredAtMs / HOUR_MS) * HOUR_MS;
-    const key = `${e.accountId}\u0000${hourMs}\u0000${e.denomination}\u0000${e.type}`;
-    let s = sums.get(key);
-    if (!s) {
-      s = {
-        row: {
-          companyId: e.companyId,
-          accountId: e.accountId,
-          denomination: e.denomination,
-          type: e.type,
-          hourMs,
-          events: 0,
-          quantity: '',
-          cost: 0,
-        },
-        whole: 0,
-        exact: DECIMAL_ZERO,
-      };
-      sums.set(key, s);
+    if (
+      s === undefined ||
+      s.row.accountId !== e.accountId ||
+      s.row.hourMs !== hourMs ||
+      s.row.denomination !== e.denomination ||
+      s.row.type !== e.type
+    ) {
+      const key = `${e.accountId}\u0000${hourMs}\u0000${e.denomination}\u0000${e.type}`;
+      s = sums.get(key);
+      if (!s) {
+        const { companyId, accountId, denomination, type } = e;
+        const row = { companyId, accountId, denomination, type, hourMs, events: 0, quantity: '', cost: 0 };
+        s = { row, whole: 0, exact: DECIMAL_ZERO };
+        sums.set(key, s);
+      }
     }
     s.row.events += 1;
     s.row.cost += e.costAmount;

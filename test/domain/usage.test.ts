@@ -16,6 +16,7 @@ import {
   windowsOf,
   type UsageHour,
   type UsageQuery,
+  usageOf,
 } from '../../src/domain/usage.js';
 
 const at = (iso: string) => Date.parse(iso);
@@ -285,5 +286,60 @@ describe('aggregating rollup rows', () => {
     assert.deepEqual([second.rows.map((g) => g.type), second.hasMore], [['c', 'd'], true]);
     const third = pageUsage(r.value, second.rows.at(-1), 2);
     assert.deepEqual([third.rows.map((g) => g.type), third.hasMore], [['e'], false]);
+  });
+});
+
+describe('the rollup additions of events (usageOf)', () => {
+  test('property: one addition per account, hour, denomination and type, summed exactly, in key order', () => {
+    const base = at('2026-11-26T00:00:00Z');
+    const eventArb = fc.record({
+      accountId: fc.constantFrom('a_1', 'a_2', 'a_10'),
+      denomination: fc.constantFrom('tokens', 'credits'),
+      type: fc.constantFrom('a', 'b'),
+      occurredAtMs: fc.integer({ min: base, max: base + 3 * HOUR_MS }),
+      quantity: fc.oneof(
+        fc.integer({ min: 0, max: 2 ** 53 - 1 }),
+        fc.integer({ min: 0, max: 10 ** 6 }).map((n) => n / 1000),
+      ),
+      costAmount: fc.integer({ min: 0, max: 1_000_000 }),
+    });
+    // Runs of events with one key (as a request's are) as well as keys that come back after another.
+    const eventsArb = fc
+      .array(fc.tuple(eventArb, fc.integer({ min: 1, max: 4 })), { maxLength: 30 })
+      .map((runs) => runs.flatMap(([e, n]) => Array.from({ length: n }, () => ({ ...e, companyId: 'c_1' }))));
+    fc.assert(
+      fc.property(eventsArb, (events) => {
+        const expected = new Map<string, { events: number; cost: number; quantity: string }>();
+        for (const e of events) {
+          const hourMs = e.occurredAtMs - (e.occurredAtMs % HOUR_MS);
+          const key = JSON.stringify([e.accountId, hourMs, e.denomination, e.type]);
+          const sum = expected.get(key) ?? { events: 0, cost: 0, quantity: '0' };
+          const quantity = parseDecimal(String(e.quantity));
+          const total = parseDecimal(sum.quantity);
+          assert.ok(quantity !== null && total !== null);
+          expected.set(key, {
+            events: sum.events + 1,
+            cost: sum.cost + e.costAmount,
+            quantity: formatDecimal(addDecimal(total, quantity)),
+          });
+        }
+        const got = usageOf(events);
+        assert.deepEqual(
+          got.map((u) => [JSON.stringify([u.accountId, u.hourMs, u.denomination, u.type]), u]),
+          [...expected.entries()]
+            .map(([key, sum]) => {
+              const [accountId, hourMs, denomination, type] = JSON.parse(key) as [string, number, string, string];
+              return [key, { companyId: 'c_1', accountId, denomination, type, hourMs, ...sum }] as const;
+            })
+            .sort(([a], [b]) => {
+              const [x, y] = [JSON.parse(a) as unknown[], JSON.parse(b) as unknown[]];
+              for (let i = 0; i < 4; i++)
+                if (x[i] !== y[i]) return (x[i] as string | number) < (y[i] as string | number) ? -1 : 1;
+              return 0;
+            }),
+        );
+      }),
+      { numRuns: 500 },
+    );
   });
 });

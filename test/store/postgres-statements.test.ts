@@ -1,10 +1,13 @@
 /**
  * PostgreSQL only: statements are prepared per connection, so a migration that changes a
  * table's columns under a running process (a rolling deploy) must not leave that process failing
- * with "cached plan must not change result type"; and every text column compares as bytes.
+ * with "cached plan must not change result type"; every text column compares as bytes; and the
+ * array literals batch writes send are read back as the arrays they were built from.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
+import { integerText, pgArrayLiteral } from '../../src/store/postgres/exec.js';
 import { POSTGRES_ONLY_SKIP, openTestStore, seedCompanyAndAccount, type TestStore } from '../support/stores.js';
 
 describe('postgres prepared statements', { skip: POSTGRES_ONLY_SKIP }, () => {
@@ -68,4 +71,48 @@ describe('postgres prepared statements', { skip: POSTGRES_ONLY_SKIP }, () => {
       },
     );
   }
+
+  test('property: an array literal reads back as the array it was built from (strings, nulls, numbers)', async () => {
+    const text = fc.oneof(
+      fc.string({ unit: 'binary' }).filter((v) => !v.includes('\u0000')),
+      fc.constantFrom('NULL', 'null', '"', '\\', '\\"', '{a,b}', ' padded ', '', 'a"b\\c', 'ev_0Ab9'),
+      fc.constant(null),
+    );
+    const plain = fc.stringMatching(/^[\w.:-]{0,24}$/);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.array(text, { maxLength: 12 }), fc.array(plain, { maxLength: 12 })),
+        async (values) => {
+          const [row] = await t.query('SELECT ?::text[] AS a', [pgArrayLiteral(values)]);
+          assert.deepEqual(row!.a, values);
+        },
+      ),
+      { numRuns: 300 },
+    );
+    const integer = fc.oneof(
+      fc.maxSafeInteger(),
+      fc.integer(),
+      fc.constantFrom(0, -0, 2 ** 30, 2 ** 30 - 1, -(2 ** 30), 1e9, -1e9, 1e9 - 1, 2 ** 53 - 1, -(2 ** 53 - 1)),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(integer, fc.constant(null)), { maxLength: 12 }), async (values) => {
+        const [row] = await t.query('SELECT ?::bigint[]::text[] AS a', [pgArrayLiteral(values)]);
+        assert.deepEqual(
+          row!.a,
+          values.map((v) => (v === null ? null : String(v))),
+        );
+      }),
+      { numRuns: 300 },
+    );
+    const [floats] = await t.query('SELECT ?::float8[] AS a', [pgArrayLiteral([0.5, -1.25, 1e21, 3e-7, 2 ** 53 + 2])]);
+    assert.deepEqual(floats!.a, [0.5, -1.25, 1e21, 3e-7, 2 ** 53 + 2]);
+  });
+  test('property: integerText writes every number as String does', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.maxSafeInteger(), fc.double(), fc.integer()), (v) => {
+        assert.equal(integerText(v), String(v));
+      }),
+      { numRuns: 5000 },
+    );
+  });
 });
