@@ -70,7 +70,6 @@ function plainStrings(values: readonly unknown[]): boolean {
 }
 
 const SMALL_INTEGER = 2 ** 30;
-const ZEROS = ['', '0', '00', '000', '0000', '00000', '000000', '0000000', '00000000'];
 
 /**
  * `String(v)`, faster for integers beyond ±2^30 (balances, times in ms): V8 writes those as
@@ -80,8 +79,7 @@ export function integerText(v: number): string {
   if ((v < SMALL_INTEGER && v > -SMALL_INTEGER) || !Number.isSafeInteger(v)) return String(v);
   const magnitude = v < 0 ? -v : v;
   const high = Math.floor(magnitude / 1e9);
-  const low = String(magnitude - high * 1e9);
-  return `${v < 0 ? '-' : ''}${high}${ZEROS[9 - low.length]}${low}`;
+  return `${v < 0 ? '-' : ''}${high}${String(magnitude - high * 1e9).padStart(9, '0')}`;
 }
 
 function withArrayLiterals(params: unknown[]): unknown[] {
