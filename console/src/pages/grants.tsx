@@ -17,7 +17,7 @@ import { type Grant, allPages, api, ok } from '../api';
 import { DAY, date, shortId, units, when } from '../format';
 import { usePoll } from '../hooks';
 import { Empty, List } from '../ui';
-import { grantName } from './account/data';
+import { grantName } from './account/grant-names';
 
 /** How far ahead the expiring list looks. */
 const EXPIRING_DAYS = 30;

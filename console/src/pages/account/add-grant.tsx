@@ -1,6 +1,6 @@
 /** The account page's action that grants units to a balance: a lot with its own priority, start and expiry. */
 import { useState } from 'preact/hooks';
-import { api, ok } from '../../api';
+import { type Grant, api, ok } from '../../api';
 import { date, units } from '../../format';
 import { Alert, Field, Notice, Select, Submit, formValues, useAction } from '../../ui';
 import { type ActionProps, DenominationSelect, NeedsBalance, int } from './form-parts';
@@ -15,9 +15,36 @@ function utc(v: string | undefined): string | undefined {
   return Number.isNaN(ms) ? v : new Date(ms).toISOString();
 }
 
+type Category = 'promotional' | 'paid';
+
+/** The request's body: what the form's values say, with only the optional fields that were filled in. */
+function grantBody(v: Record<string, string>, category: Category) {
+  const priority = int(v.priority);
+  const effective_at = utc(v.effective_at);
+  const expires_at = utc(v.expires_at);
+  const name = v.name?.trim();
+  const costBasis = v.cost_basis?.trim();
+  return {
+    amount: Number(v.amount),
+    category,
+    ...(priority === undefined ? {} : { priority }),
+    ...(effective_at ? { effective_at } : {}),
+    ...(expires_at ? { expires_at } : {}),
+    ...(name ? { name } : {}),
+    ...(category === 'paid' && costBasis ? { cost_basis: costBasis } : {}),
+  };
+}
+
+/** What the person is told of the grant made: how much, when it joins or what is left, when it expires. */
+function granted(g: Grant, denomination: string): string {
+  const when = g.status === 'scheduled' ? `joins ${date(g.effective_at)}` : `${units(g.remaining)} remaining`;
+  const expiry = g.expires_at ? `expires ${date(g.expires_at)}` : 'never expires';
+  return `Granted ${units(g.amount)} ${denomination}${g.name ? ` (${g.name})` : ''}: ${when}, ${expiry}.`;
+}
+
 export function AddGrant({ account, onChange }: ActionProps) {
   const [denomination, setDenomination] = useState(account.balances[0]?.denomination ?? '');
-  const [category, setCategory] = useState<'promotional' | 'paid'>('promotional');
+  const [category, setCategory] = useState<Category>('promotional');
   const { busy, error, run } = useAction();
   const [done, setDone] = useState('');
   if (account.balances.length === 0) return <NeedsBalance account={account} />;
@@ -26,29 +53,14 @@ export function AddGrant({ account, onChange }: ActionProps) {
     const form = e.currentTarget as HTMLFormElement;
     void run(async () => {
       setDone('');
-      const priority = int(v.priority);
-      const effective_at = utc(v.effective_at);
-      const expires_at = utc(v.expires_at);
-      const name = v.name?.trim();
-      const costBasis = v.cost_basis?.trim();
+      const body = grantBody(v, category);
       const r = await ok(
         api.POST('/v1/accounts/{account_id}/balance/{denomination}/grants', {
           params: { path: { account_id: account.account_id, denomination } },
-          body: {
-            amount: Number(v.amount),
-            category,
-            ...(priority === undefined ? {} : { priority }),
-            ...(effective_at ? { effective_at } : {}),
-            ...(expires_at ? { expires_at } : {}),
-            ...(name ? { name } : {}),
-            ...(category === 'paid' && costBasis ? { cost_basis: costBasis } : {}),
-          },
+          body,
         }),
       );
-      const g = r.data;
-      const when = g.status === 'scheduled' ? `joins ${date(g.effective_at)}` : `${units(g.remaining)} remaining`;
-      const expiry = g.expires_at ? `expires ${date(g.expires_at)}` : 'never expires';
-      setDone(`Granted ${units(g.amount)} ${denomination}${g.name ? ` (${g.name})` : ''}: ${when}, ${expiry}.`);
+      setDone(granted(r.data, denomination));
       form.reset();
       setCategory('promotional');
       await onChange();
@@ -73,7 +85,7 @@ export function AddGrant({ account, onChange }: ActionProps) {
         label="Category"
         name="category"
         value={category}
-        onChange={(c) => setCategory(c as 'promotional' | 'paid')}
+        onChange={(c) => setCategory(c as Category)}
         options={[
           { value: 'promotional', label: 'Promotional (given away)' },
           { value: 'paid', label: 'Paid (bought)' },
@@ -89,6 +101,18 @@ export function AddGrant({ account, onChange }: ActionProps) {
           error={field('cost_basis')}
         />
       )}
+      <GrantTerms field={field} />
+      {error && !FIELDS.includes(param ?? '') && <Alert error={error} />}
+      {done && <Notice>{done}</Notice>}
+      <Submit busy={busy}>Add grant</Submit>
+    </form>
+  );
+}
+
+/** The optional fields, each with what leaving it empty means: the order it is drawn in, its dates, its name. */
+function GrantTerms({ field }: { field: (name: string) => string | undefined }) {
+  return (
+    <>
       <Field
         label="Priority"
         name="priority"
@@ -122,9 +146,6 @@ export function AddGrant({ account, onChange }: ActionProps) {
         hint="Shown with the grant, e.g. “November promotion”."
         error={field('name')}
       />
-      {error && !FIELDS.includes(param ?? '') && <Alert error={error} />}
-      {done && <Notice>{done}</Notice>}
-      <Submit busy={busy}>Add grant</Submit>
-    </form>
+    </>
   );
 }

@@ -2,7 +2,7 @@
 import type { ApiError } from '../../api';
 import { cents, when } from '../../format';
 import { List } from '../../ui';
-import type { Card, Charge } from './data';
+import type { Card, Charge } from './view';
 
 export function Charges(props: {
   charges: Charge[] | undefined;

@@ -2,7 +2,7 @@
 import type { ApiError, BillingEvent } from '../../api';
 import { units, when } from '../../format';
 import { List, Select } from '../../ui';
-import type { EventState } from './data';
+import type { EventState } from './view';
 
 const STATES = [
   { value: '', label: 'All states' },

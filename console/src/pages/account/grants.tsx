@@ -7,7 +7,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Account, type ApiError, type Grant, api, ok } from '../../api';
 import { date, shortId, units } from '../../format';
 import { Alert, Field, Notice, Select, formValues, useAction } from '../../ui';
-import { type AccountView, GRANT_FILTERS, type GrantFilter, grantLabel, grantName } from './data';
+import { grantLabel, grantName } from './grant-names';
+import { type AccountView, GRANT_FILTERS, type GrantFilter } from './view';
 
 const FILTERS: { value: GrantFilter; label: string }[] = [
   { value: 'current', label: 'Active and scheduled' },

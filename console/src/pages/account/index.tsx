@@ -1,7 +1,7 @@
 /**
  * One account: its balances, a chart of each balance over time (from the transactions' balance_after),
  * usage by event type per day, transactions, events (by state), pending holds and charges, all live; and
- * the actions a support or finance person takes on it. This file loads the page (one poll, data.ts) and lays
+ * the actions a support or finance person takes on it. This file loads the page (one poll, poll.ts) and lays
  * out its panels, one file each.
  */
 import { useRef, useState } from 'preact/hooks';
@@ -11,20 +11,14 @@ import { Actions } from './actions';
 import { BalanceChart } from './balance-chart';
 import { Balances } from './balances';
 import { Charges } from './charges';
-import {
-  type AccountQuery,
-  type AccountView,
-  type EventState,
-  type GrantFilter,
-  PARTS,
-  accountQuery,
-  loadAccountView,
-} from './data';
 import { Events } from './events';
 import { Grants } from './grants';
 import { Holds } from './holds';
+import { loadAccountView } from './poll';
+import { type AccountQuery, accountQuery } from './schedule';
 import { Transactions } from './transactions';
 import { AccountUsage } from './usage';
+import { type AccountView, type EventState, type GrantFilter, PARTS } from './view';
 
 export function AccountPage({ companyId, accountId }: { companyId: string; accountId: string }) {
   const [eventState, setEventState] = useState<EventState>('');

@@ -4,7 +4,7 @@ import type { ApiError, UsageGroup } from '../../api';
 import { Chart } from '../../chart';
 import { List } from '../../ui';
 import { UsageTable, usageChartData } from '../../usage-table';
-import { USAGE_DAYS } from './data';
+import { USAGE_DAYS } from './view';
 
 export function AccountUsage(props: { usage: { from: string; groups: UsageGroup[] } | undefined; error?: ApiError }) {
   const { usage } = props;
