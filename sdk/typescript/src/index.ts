@@ -5,57 +5,61 @@
  *
  * @packageDocumentation
  */
+export { Billing, type BillingOptions, type CheckResult } from './billing.js';
+export { type ApiClient, type ApiClientOptions, createApiClient } from './client.js';
+export type { RequestOptions } from './core.js';
+export { BillingError, type BillingErrorInit, type BillingErrorType } from './errors.js';
+export { type Page, type PageLoader, PagePromise, paginate } from './pagination.js';
 export {
   type Account,
   type AccountCreateParams,
   type AccountListParams,
   type AccountUpdateParams,
   Accounts,
+} from './resources/accounts.js';
+export {
   type AutoRefillParams,
   type Balance,
   type BalanceAdjustParams,
-  type BalanceGrantListParams,
   type BalanceCreateParams,
   Balances,
-  Billing,
+} from './resources/balances.js';
+export {
   type BillingEvent,
-  type BillingOptions,
-  type CheckResult,
-  type CreatedWebhook,
   type EventInput,
   type EventListParams,
   type EventSettleParams,
   Events,
+  type IngestOptions,
+  type IngestResult,
+} from './resources/events.js';
+export {
+  type BalanceGrantListParams,
   type Grant,
   type GrantCreateParams,
   type GrantListParams,
   Grants,
   type GrantUpdateParams,
   type GrantVoidParams,
-  type IngestOptions,
-  type IngestResult,
+} from './resources/grants.js';
+export {
   type Price,
   type PriceListParams,
+  type PriceSetParams,
   type PriceVersion,
   type PriceVersionListParams,
-  type PriceSetParams,
   Prices,
-  type RequestOptions,
-  type Transaction,
-  type TransactionListParams,
-  Transactions,
-  Usage,
-  type UsageGroup,
-  type UsageQueryParams,
+} from './resources/prices.js';
+export { type Transaction, type TransactionListParams, Transactions } from './resources/transactions.js';
+export { Usage, type UsageGroup, type UsageQueryParams } from './resources/usage.js';
+export {
+  type CreatedWebhook,
   type WebhookCreateParams,
   type WebhookDeleted,
   type WebhookListParams,
   type WebhookSubscription,
   Webhooks,
-} from './billing.js';
-export { type ApiClient, type ApiClientOptions, createApiClient } from './client.js';
-export { BillingError, type BillingErrorInit, type BillingErrorType } from './errors.js';
-export { type Page, type PageLoader, PagePromise, paginate } from './pagination.js';
+} from './resources/webhooks.js';
 export type { components, operations, paths } from './schema.js';
 export {
   DEFAULT_MAX_RETRIES,

@@ -1,0 +1,81 @@
+/**
+ * `billing.balances` (/v1/accounts/{account_id}/balance/{denomination}): an account's balance of one
+ * denomination, created, read, adjusted by hand, and its auto-refill set; one resource of `Billing` (billing.ts).
+ */
+import { type Core, type JsonBody, type RequestOptions, type Schemas, balancePath, unwrap } from '../core.js';
+
+export type Balance = Schemas['Balance'];
+export type BalanceCreateParams = JsonBody<'createBalance'>;
+export type BalanceAdjustParams = JsonBody<'createBalanceAdjustment'>;
+export type AutoRefillParams = JsonBody<'setBalanceAutoRefill'>;
+
+/** Balances: one per account and denomination (`tokens`, `credits`, `usd`, …). */
+export class Balances {
+  readonly #core: Core;
+  /** @internal */
+  constructor(core: Core) {
+    this.#core = core;
+  }
+
+  /** Creates a balance, with an optional initial `amount` (POST /v1/accounts/{id}/balance/{denomination}). */
+  create(
+    accountId: string,
+    denomination: string,
+    body: BalanceCreateParams = {},
+    options?: RequestOptions,
+  ): Promise<Balance> {
+    const c = this.#core;
+    return unwrap(
+      c.api.POST('/v1/accounts/{account_id}/balance/{denomination}', {
+        params: { path: balancePath(accountId, denomination) },
+        body,
+        ...c.init(options),
+      }),
+    ).then((b) => b.data);
+  }
+
+  /** A balance: `amount`, `pending`, `available` and its refill settings. */
+  retrieve(accountId: string, denomination: string, options?: RequestOptions): Promise<Balance> {
+    const c = this.#core;
+    return unwrap(
+      c.api.GET('/v1/accounts/{account_id}/balance/{denomination}', {
+        params: { path: balancePath(accountId, denomination) },
+        ...c.init(options),
+      }),
+    ).then((b) => b.data);
+  }
+
+  /** A manual credit (positive `amount`) or debit (negative), recorded as a transaction with its `reason`. */
+  adjust(
+    accountId: string,
+    denomination: string,
+    body: BalanceAdjustParams,
+    options?: RequestOptions,
+  ): Promise<Balance> {
+    const c = this.#core;
+    return unwrap(
+      c.api.POST('/v1/accounts/{account_id}/balance/{denomination}/adjustments', {
+        params: { path: balancePath(accountId, denomination) },
+        body,
+        ...c.init(options),
+      }),
+    ).then((b) => b.data);
+  }
+
+  /** Threshold and monthly auto-refill settings; fields left out keep their values. */
+  setAutoRefill(
+    accountId: string,
+    denomination: string,
+    body: AutoRefillParams,
+    options?: RequestOptions,
+  ): Promise<Balance> {
+    const c = this.#core;
+    return unwrap(
+      c.api.PUT('/v1/accounts/{account_id}/balance/{denomination}/autorefill', {
+        params: { path: balancePath(accountId, denomination) },
+        body,
+        ...c.init(options),
+      }),
+    ).then((b) => b.data);
+  }
+}
