@@ -93,6 +93,19 @@ async function runnerOf(label: string, root: string): Promise<Runner> {
   const { url, drop } = await databaseFor();
   const store = await e.openStore(url, { pgPoolSize: 4 });
   const ledger = new e.EngineLedger(e.balanceEffects());
+  // A build before the ledger room had no `groupWriter`/`ingestRequest`: its own calls, as its server made them.
+  const old = e as unknown as { ingestGroup: (p: unknown, r: unknown[]) => Promise<{ ok: boolean }[]> };
+  const oldLedger = ledger as unknown as { begin: (tx: unknown, nowMs: number) => unknown };
+  const write: ReturnType<Engine['groupWriter']> =
+    typeof e.groupWriter === 'function'
+      ? e.groupWriter(ledger)
+      : (((tx, nowMs, requests) => old.ingestGroup(oldLedger.begin(tx, nowMs), requests)) as ReturnType<
+          Engine['groupWriter']
+        >);
+  const request: Engine['ingestRequest'] =
+    typeof e.ingestRequest === 'function'
+      ? e.ingestRequest
+      : (companyId, accountId, events) => ({ companyId, accountId, events, gate: false }) as never;
   const companyId = await e.seedCompany(store, 'Group CPU Inc');
   const ids = Array.from({ length: accounts }, () => e.newId('a'));
   let funding: unknown = 'group-cpu seed';
@@ -111,13 +124,8 @@ async function runnerOf(label: string, root: string): Promise<Runner> {
   );
   let sent = 0;
   const group = async () => {
-    const requests = ids.map((accountId) => ({
-      companyId,
-      accountId,
-      events: variants[sent++ % variants.length]!,
-      gate: false,
-    }));
-    const outcomes = await store.write((tx) => e.ingestGroup(ledger.begin(tx, Date.now()), requests));
+    const requests = ids.map((accountId) => request(companyId, accountId, variants[sent++ % variants.length]!));
+    const outcomes = await store.write((tx) => write(tx, Date.now(), requests));
     const refused = outcomes.find((o) => !o.ok);
     if (refused) throw new Error(`${label}: a request was refused: ${JSON.stringify(refused)}`);
   };

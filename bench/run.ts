@@ -87,6 +87,7 @@ const BASELINE_SIZES: Readonly<Record<ScenarioName, readonly number[]>> = {
   holds: [1],
   accounts: [1],
   'check-1': [],
+  'read-1': [],
 };
 
 const { log, onCleanup, cleanUpEverything, run } = benchEntry('bench');

@@ -11,7 +11,7 @@ import { JobRunner, coreJobs, grantJob } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import { composeDeps } from './compose.js';
-import type { IngestResult } from './operations/events.js';
+import type { IngestResult } from './ledger/ingest.js';
 import type { Outcome } from './domain/outcome.js';
 import { GroupCommits } from './ingest/group-commits.js';
 import { Listener } from './http/listener.js';

@@ -1,4 +1,4 @@
-// Guarantee: imports flow one way — http/jobs → operations → domain and the Store interface;
+// Guarantee: imports flow one way — http/jobs → operations → ledger → domain and the Store interface;
 // domain rules stay pure (no I/O modules); only the composition root knows the concrete stores.
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -34,19 +34,23 @@ const ALLOWED: Record<string, (target: string) => boolean> = {
   webhooks: (t) => ['webhooks', 'lib', 'domain'].includes(layerOf(t)) || t === 'store/types.ts',
   // The email sender: its interface and its two implementations (nodemailer SMTP, the log).
   email: (t) => ['email', 'lib'].includes(layerOf(t)),
+  // The balance engine: a balance at an instant and how it changes, over the port it declares (ledger/port.ts).
+  ledger: (t) => ['ledger', 'domain', 'lib'].includes(layerOf(t)) || t === 'store/types.ts',
   operations: (t) =>
-    ['operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
+    ['operations', 'ledger', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
     t === 'store/types.ts' ||
     t === 'processors/types.ts' ||
     t === 'email/types.ts',
   jobs: (t) =>
-    ['jobs', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
+    ['jobs', 'operations', 'ledger', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
     t === 'store/types.ts' ||
     t === 'processors/types.ts',
-  // The group commit, and the SQLite writer thread that composes the ingest operation with the concrete store.
-  ingest: (t) => ['ingest', 'operations', 'domain', 'lib', 'store'].includes(layerOf(t)),
+  // The group commit, and the SQLite writer thread that composes the ingest operation with the concrete store
+  // and the server's balance effects (compose.ts: a composition root of its own thread).
+  ingest: (t) =>
+    ['ingest', 'operations', 'ledger', 'domain', 'lib', 'store'].includes(layerOf(t)) || t === 'compose.ts',
   http: (t) =>
-    ['http', 'operations', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
+    ['http', 'operations', 'ledger', 'domain', 'lib', 'webhooks'].includes(layerOf(t)) ||
     t === 'store/types.ts' ||
     t === 'processors/types.ts',
 };

@@ -3,8 +3,8 @@
  * migrations run as the server runs them), seeds a company and funded accounts through the
  * engine seam (`seedCompany`, `seedFundedAccounts`: the initial grant and, with `--grants N`, the
  * N − 1 others the HTTP scenarios' balances hold), then runs N-event transactions back to
- * back for `--duration` seconds, each `store.write(tx => ingestGroup(ledger.begin(tx, now),
- * [request]))`: the server's own ingest code with one request per transaction (the server groups
+ * back for `--duration` seconds, each `store.write(tx => ingestGroup(ledger, tx, now, [request]))` (the
+ * seam's groupWriter): the server's own ingest code with one request per transaction (the server groups
  * many requests per transaction; this does not). `--lanes` such loops run at once. Every balance
  * is then read back and checked against what the committed transactions took.
  *
@@ -15,7 +15,8 @@
  */
 import { parseArgs } from 'node:util';
 import {
-  ingestGroup,
+  groupWriter,
+  ingestRequest,
   newId,
   normalizeEvent,
   openStore,
@@ -162,7 +163,7 @@ async function main(): Promise<void> {
   const store = await openStore(databaseUrl as string, { pgPoolSize });
   // The balance effects the server composes at start (refills, plan alerts, webhooks), so that
   // every transaction runs what the server's does.
-  const engine = new EngineLedger(balanceEffects());
+  const write = groupWriter(new EngineLedger(balanceEffects()));
 
   const grants = extraGrants(grantCount, grantUnits, Date.now());
   const { companyId, accounts } = await seed(store, accountCount, grants);
@@ -181,15 +182,10 @@ async function main(): Promise<void> {
         const accountId = accounts[pick(i)] as string;
         const variant = i % batches.length;
         const batch = batches[variant] as EventBatch;
-        const request: IngestRequest = {
-          companyId,
-          accountId,
-          events: events[variant] as NormalizedEvent[],
-          gate: false,
-        };
+        const request: IngestRequest = ingestRequest(companyId, accountId, events[variant] as NormalizedEvent[]);
         const startedAt = performance.now();
         try {
-          const [outcome] = await store.write((tx) => ingestGroup(engine.begin(tx, systemClock.now()), [request]));
+          const [outcome] = await store.write((tx) => write(tx, systemClock.now(), [request]));
           if (outcome?.ok === true) {
             ledger.debit(accountId, batch.total);
             t.transactions++;

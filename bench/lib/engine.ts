@@ -23,12 +23,17 @@ import {
   planIngest,
   type EventInput,
   type IngestContext,
+  type IngestRequest,
   type NormalizedEvent,
 } from '../../src/domain/events.js';
+import type { Outcome } from '../../src/domain/outcome.js';
 import { take } from '../../src/domain/grants.js';
 import { newId } from '../../src/lib/ids.js';
-import { grantEntry } from '../../src/operations/grants.js';
-import { Ledger, lockBalanceMap, type PostedEntry } from '../../src/operations/ledger.js';
+import type { PostedEntry } from '../../src/ledger/entries.js';
+import { grantEntry } from '../../src/ledger/grants.js';
+import type { IngestResult } from '../../src/ledger/ingest.js';
+import { Ledger } from '../../src/ledger/ledger.js';
+import { ingestGroup } from '../../src/operations/events.js';
 import type { EventRow, Store, TransactionRow, Tx } from '../../src/store/types.js';
 
 /** Bench events carry no `timestamp`: no limit applies. */
@@ -37,7 +42,7 @@ export const ANY_TIME = { nowMs: 0, maxAgeMs: Number.POSITIVE_INFINITY };
 export { normalizeEvent, type EventInput, type IngestRequest, type NormalizedEvent } from '../../src/domain/events.js';
 export { systemClock } from '../../src/lib/clock.js';
 export { newId } from '../../src/lib/ids.js';
-export { ingestGroup } from '../../src/operations/events.js';
+export { ingestGroup };
 export { bodyViolation } from '../../src/http/json-body.js';
 // The growth seeder writes the usage rollups of its events as the ingest path does.
 export { usageOf } from '../../src/domain/usage.js';
@@ -48,8 +53,8 @@ export type { EventRow, Store, TransactionRow, Tx, WebhookDeliveryRow } from '..
 
 // The store-only baseline composes the ledger the server composes (its balance effects), and the
 // webhook bench the server's dependencies.
-export { balanceEffects } from '../../src/operations/effects.js';
-export { Ledger as EngineLedger } from '../../src/operations/ledger.js';
+export { balanceEffects } from '../../src/compose.js';
+export { Ledger as EngineLedger } from '../../src/ledger/ledger.js';
 export { DAY_MS } from '../../src/domain/time.js';
 export { EVENT_MAX_AGE_DAYS_DEFAULT, USAGE_RETENTION_DAYS_DEFAULT } from '../../src/config.js';
 
@@ -72,6 +77,26 @@ export { startServer } from '../../src/server.js';
 export { closeDeliveryAgents } from '../../src/webhooks/deliver.js';
 export { notificationPayload } from '../../src/webhooks/notifications.js';
 export { generateWebhookSecret } from '../../src/webhooks/signing.js';
+
+/**
+ * An events request as the events route submits it: each event with its id (the client's, else a
+ * new one). Stable across builds, for tools that load several (group-cpu.ts).
+ */
+export function ingestRequest(
+  companyId: string,
+  accountId: string,
+  events: NormalizedEvent[],
+  gate = false,
+): IngestRequest {
+  return { companyId, accountId, events, eventIds: events.map((e) => e.clientId ?? newId('ev')), gate };
+}
+
+/** How the server's group commit writes a group, in `tx`: stable across builds, for tools that load several. */
+export function groupWriter(
+  ledger: Ledger,
+): (tx: Tx, nowMs: number, requests: IngestRequest[]) => Promise<Outcome<IngestResult>[]> {
+  return (tx, nowMs, requests) => ingestGroup(ledger, tx, nowMs, requests);
+}
 
 /**
  * The PostgreSQL pool size a server started with `env` uses (`BILLING_PG_POOL_SIZE`, else its
@@ -184,7 +209,7 @@ export async function seedFundedAccounts(
   }
   if (entries.length === 0) return;
   // Seeded balances have no refill settings, plans or subscriptions: a ledger without effects.
-  await new Ledger([]).begin(tx, nowMs).post(await lockBalanceMap(tx, keys), entries);
+  await (await new Ledger([]).open(tx, keys, nowMs)).post(entries);
 }
 
 /** A complete event of `cost` units (a cost override) on one account. */
@@ -224,14 +249,7 @@ export function planUsage(
     if (amount === undefined) throw new Error(`planUsage: no amount given for account ${e.accountId}`);
     balances.set(balanceKey(e.accountId, e.denomination), { amount, pending: 0 });
   }
-  const ctx: IngestContext = {
-    nowMs,
-    balances,
-    prices: new Map(),
-    periods: new Map(),
-    known: new Map(),
-    newEventId: () => newId('ev'),
-  };
+  const ctx: IngestContext = { nowMs, balances, prices: new Map(), periods: new Map(), known: new Map() };
   const normalized = new Map<string, NormalizedEvent>();
   const planned: PlannedUsage = { events: [], transactions: [] };
   for (const e of events) {
@@ -244,7 +262,7 @@ export function planUsage(
       event = n.value;
       normalized.set(key, event);
     }
-    const plan = planIngest({ companyId, accountId: e.accountId, events: [event], gate: false }, ctx);
+    const plan = planIngest(ingestRequest(companyId, e.accountId, [event]), ctx);
     if (!plan.ok) throw new Error(`seeded event refused: ${plan.reason}: ${plan.message}`);
     for (const row of plan.value.events) {
       planned.events.push({ ...row, heldFrom: null });
@@ -289,10 +307,7 @@ export async function applyBalanceChanges(
   const positive = deltas.find((c) => c.amount > 0);
   if (positive !== undefined)
     throw new Error(`applyBalanceChanges takes units only: ${positive.accountId} would gain ${positive.amount}`);
-  const locked = await lockBalanceMap(
-    tx,
-    deltas.map((c) => ({ accountId: c.accountId, denomination })),
-  );
+  const keys = deltas.map((c) => ({ accountId: c.accountId, denomination }));
   const entries: PostedEntry[] = deltas.map((c) => ({
     accountId: c.accountId,
     denomination,
@@ -304,7 +319,7 @@ export async function applyBalanceChanges(
       return { lots: step.lots, transactions: [] };
     },
   }));
-  const posted = await new Ledger([]).begin(tx, nowMs).post(locked, entries);
+  const posted = await (await new Ledger([]).open(tx, keys, nowMs)).post(entries);
   for (const c of deltas) {
     const amount = posted.balances.get(balanceKey(c.accountId, denomination))?.amount;
     if (c.expected !== undefined && amount !== c.expected)

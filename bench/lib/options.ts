@@ -3,7 +3,15 @@
  */
 import { parseArgs } from 'node:util';
 
-export const SCENARIO_NAMES = ['events-1', 'events-100', 'events-1000', 'holds', 'accounts', 'check-1'] as const;
+export const SCENARIO_NAMES = [
+  'events-1',
+  'events-100',
+  'events-1000',
+  'holds',
+  'accounts',
+  'check-1',
+  'read-1',
+] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 export const DB_KINDS = ['sqlite', 'postgres'] as const;

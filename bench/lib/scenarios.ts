@@ -7,7 +7,14 @@ import { extraGrants, grantedUnits } from './grants.js';
 import type { ChildServer } from './children.js';
 import type { Ledger } from './ledger.js';
 import { runLoads, spreadOver, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
-import { connectionsFor, EVENT_TYPE, POOL_ACCOUNTS, type BenchOptions, type ScenarioName } from './options.js';
+import {
+  connectionsFor,
+  DENOMINATION,
+  EVENT_TYPE,
+  POOL_ACCOUNTS,
+  type BenchOptions,
+  type ScenarioName,
+} from './options.js';
 import { MachineSampler, ProcessSampler, processForest } from './procstats.js';
 import { gcd, scatter } from './scatter.js';
 
@@ -232,8 +239,11 @@ export class EventTraffic {
     private readonly cycles = true,
     /** Each request gets a fresh Idempotency-Key (which a cycle, sending the same bytes again, cannot). */
     private readonly keyed = false,
-    /** To the pre-flight check instead: answers are counted, nothing enters the ledger. */
-    private readonly check = false,
+    /**
+     * `check`: to the pre-flight check instead; `read`: a GET of the account's balance instead. Answers are
+     * counted, nothing enters the ledger.
+     */
+    private readonly mode: 'events' | 'check' | 'read' = 'events',
   ) {
     if (accounts.length === 0 || batches.length === 0) throw new Error('EventTraffic needs accounts and batches');
     this.pick = scatter(accounts.length);
@@ -267,8 +277,11 @@ export class EventTraffic {
   private shot(account: number, variant: number): Shot<EventTag> {
     const accountId = this.accounts[account] as string;
     const batch = this.batches[variant] as EventBatch;
-    const path = this.check ? `/v1/accounts/${encodeURIComponent(accountId)}/check` : eventsPath(accountId);
-    return { method: 'POST', path, body: batch.body, tag: { accountId, batch } };
+    const tag = { accountId, batch };
+    const accountPath = `/v1/accounts/${encodeURIComponent(accountId)}`;
+    if (this.mode === 'read') return { method: 'GET', path: `${accountPath}/balance/${DENOMINATION}`, tag };
+    const path = this.mode === 'check' ? `${accountPath}/check` : eventsPath(accountId);
+    return { method: 'POST', path, body: batch.body, tag };
   }
 
   private record(tag: EventTag, status: number, body: string): void {
@@ -278,14 +291,18 @@ export class EventTraffic {
     }
     if (status < 200 || status > 299) return; // refused: nothing changed
     const { batch, accountId } = tag;
-    if (this.check) {
-      let checked: { data?: { events?: unknown[] } } = {};
+    if (this.mode !== 'events') {
+      let answer: { data?: { events?: unknown[]; available?: unknown } } = {};
       try {
-        checked = JSON.parse(body) as typeof checked;
+        answer = JSON.parse(body) as typeof answer;
       } catch {
         // counted below
       }
-      if (checked.data?.events?.length !== batch.costs.length) this.malformedAnswers++;
+      const ok =
+        this.mode === 'check'
+          ? answer.data?.events?.length === batch.costs.length
+          : Number.isSafeInteger(answer.data?.available);
+      if (!ok) this.malformedAnswers++;
       this.acknowledgedEvents += batch.costs.length;
       return;
     }
@@ -315,7 +332,7 @@ export class EventTraffic {
   }
 
   uncertain(tag: EventTag): void {
-    if (this.check) return; // a check writes nothing
+    if (this.mode !== 'events') return; // a check or a read writes nothing
     if (tag.batch.state === 'complete') this.ledger.uncertainDebit(tag.accountId, tag.batch.total);
     else for (const cost of tag.batch.costs) this.ledger.uncertainHold(tag.accountId, cost);
   }
@@ -432,8 +449,16 @@ async function checkScenario(ctx: ScenarioContext): Promise<PhaseResult[]> {
   await priced(ctx);
   const accounts = await fundedAccounts(ctx, POOL_ACCOUNTS, 'check-1');
   const batches = eventBatches(1, 'complete', ctx.options.pricing);
-  const traffic = new EventTraffic(ctx.ledger, accounts, batches, true, false, true);
+  const traffic = new EventTraffic(ctx.ledger, accounts, batches, true, false, 'check');
   const meta = { scenario: 'check-1', phase: 'check-1', eventsPerRequest: 1, baselineEvents: undefined };
+  return [await traffic.measure(ctx, meta, connectionsFor(ctx.options, 1), ctx.options.durationS)];
+}
+
+/** `GET /v1/accounts/{id}/balance/{denomination}` over as many accounts as events-1, at its load: a read. */
+async function readScenario(ctx: ScenarioContext): Promise<PhaseResult[]> {
+  const accounts = await fundedAccounts(ctx, POOL_ACCOUNTS, 'read-1');
+  const traffic = new EventTraffic(ctx.ledger, accounts, eventBatches(1), true, false, 'read');
+  const meta = { scenario: 'read-1', phase: 'read-1', eventsPerRequest: 1, baselineEvents: undefined };
   return [await traffic.measure(ctx, meta, connectionsFor(ctx.options, 1), ctx.options.durationS)];
 }
 
@@ -508,6 +533,9 @@ export async function runScenario(ctx: ScenarioContext, name: ScenarioName): Pro
       break;
     case 'check-1':
       phases = await checkScenario(ctx);
+      break;
+    case 'read-1':
+      phases = await readScenario(ctx);
       break;
   }
   return { db: ctx.db, scenario: name, setupAccounts: ctx.setup.accounts, setupS: ctx.setup.seconds, phases };

@@ -21,7 +21,8 @@ import {
   ANY_TIME,
   EngineLedger,
   balanceEffects,
-  ingestGroup,
+  groupWriter,
+  ingestRequest,
   normalizeEvent,
   openStore,
   seedCompany,
@@ -80,11 +81,8 @@ async function serverDebit(store: Store, companyId: string, accountId: string, c
   );
   assert.ok(n.ok);
   const events: NormalizedEvent[] = [n.value];
-  const [outcome] = await store.write((tx) =>
-    ingestGroup(new EngineLedger(balanceEffects()).begin(tx, Date.now()), [
-      { companyId, accountId, events, gate: false },
-    ]),
-  );
+  const write = groupWriter(new EngineLedger(balanceEffects()));
+  const [outcome] = await store.write((tx) => write(tx, Date.now(), [ingestRequest(companyId, accountId, events)]));
   assert.equal(outcome?.ok, true);
 }
 

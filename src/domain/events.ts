@@ -220,7 +220,6 @@ export interface IngestContext {
    */
   ceilings?: Map<string, PeriodCeiling>;
   known: Map<string, KnownEvent>;
-  newEventId: () => string;
 }
 
 /** An event row as stored (the store's EventRow has the same shape). */
@@ -263,17 +262,15 @@ export interface IngestRequest {
   companyId: string;
   accountId: string;
   events: NormalizedEvent[];
+  /** Each event's id, by index: its client id, else the id it was given when the request was received. */
+  eventIds: string[];
   gate: boolean;
   /**
-   * The request's Idempotency-Key claim, when it has one: its answer is recorded in the transaction
-   * that records the events, so that a crash between the two can never make a retry apply them again.
+   * The request's Idempotency-Key claim, when it has one, and the answer its acceptance gives (built
+   * by the HTTP layer): recorded in the transaction that records the events, so that a crash between
+   * the two can never make a retry apply them again.
    */
-  idempotency?: { scope: string; key: string; owner: string };
-}
-
-/** The answer to an accepted ingest request (the route's body, and the one an Idempotency-Key replays). */
-export function ingestAnswer(eventsSubmitted: number, eventIds: string[]) {
-  return { events_submitted: eventsSubmitted, event_ids: eventIds };
+  idempotency?: { scope: string; key: string; owner: string; answer: string };
 }
 
 function eventFailure(reason: Reason, message: string, index: number): Failure {
@@ -364,7 +361,7 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
         i,
       );
     if (e.clientId !== null) seenInRequest.set(e.clientId, { hash: contentHash!, denomination });
-    const eventId = e.clientId ?? ctx.newEventId();
+    const eventId = e.clientId ?? req.eventIds[i]!;
     eventIds.push(eventId);
     costs.push({ amount: cost, denomination });
     events.push({

@@ -12,7 +12,8 @@
  *   each operation (`x-aliases`, aliases.ts).
  *
  * Every operation names its `operationId` in its schema, by the convention in docs/ARCHITECTURE.md
- * ("OpenAPI operation ids"); test/http/openapi.test.ts refuses a document without one.
+ * ("OpenAPI operation ids"), and a `description` of what a user of it must know; test/http/openapi.test.ts
+ * refuses a document without either.
  */
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { AuthMode } from './auth.js';

@@ -8,14 +8,9 @@ import type { IngestRequest } from '../domain/events.js';
 import type { Outcome } from '../domain/outcome.js';
 import type { Clock } from '../lib/clock.js';
 import type { Deps } from '../operations/deps.js';
-import {
-  ingestGroup,
-  settleGroup,
-  type EventWriters,
-  type IngestResult,
-  type SettleRequest,
-} from '../operations/events.js';
-import type { Ledger } from '../operations/ledger.js';
+import type { IngestResult } from '../ledger/ingest.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { ingestGroup, settleGroup, type EventWriters, type SettleRequest } from '../operations/events.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { EventRow, Store } from '../store/types.js';
 import { GroupCommit, type GroupWriter } from './group-commit.js';
@@ -35,8 +30,8 @@ export interface GroupWriters {
 /** Each group one transaction of `store`, posted through `ledger` (this thread's, or the writer thread's own). */
 export function transactionWriters(store: Store, ledger: Ledger): GroupWriters {
   return {
-    ingest: (nowMs, requests) => store.write((tx) => ingestGroup(ledger.begin(tx, nowMs), requests)),
-    settle: (nowMs, requests) => store.write((tx) => settleGroup(ledger.begin(tx, nowMs), requests)),
+    ingest: (nowMs, requests) => store.write((tx) => ingestGroup(ledger, tx, nowMs, requests)),
+    settle: (nowMs, requests) => store.write((tx) => settleGroup(ledger, tx, nowMs, requests)),
   };
 }
 

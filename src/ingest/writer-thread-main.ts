@@ -8,8 +8,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { IngestRequest } from '../domain/events.js';
 import type { SettleRequest } from '../operations/events.js';
-import { balanceEffects } from '../operations/effects.js';
-import { Ledger } from '../operations/ledger.js';
+import { balanceEffects } from '../compose.js';
+import { Ledger } from '../ledger/ledger.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { OutcomeError } from '../domain/outcome.js';
 import { transactionWriters } from './group-commits.js';

@@ -2,7 +2,8 @@
 import type { IngestRequest } from '../domain/events.js';
 import type { Failure, Outcome } from '../domain/outcome.js';
 import type { EventRow } from '../store/types.js';
-import type { IngestResult, SettleRequest } from '../operations/events.js';
+import type { IngestResult } from '../ledger/ingest.js';
+import type { SettleRequest } from '../operations/events.js';
 
 export interface WorkerInit {
   /** URL of writer-thread-main.ts or .js (read by boot-tsx.mjs). */

@@ -7,7 +7,8 @@
 import { Worker } from 'node:worker_threads';
 import type { IngestRequest } from '../domain/events.js';
 import { OutcomeError, type Outcome } from '../domain/outcome.js';
-import type { IngestResult, SettleRequest } from '../operations/events.js';
+import type { IngestResult } from '../ledger/ingest.js';
+import type { SettleRequest } from '../operations/events.js';
 import { CommitOutcomeUnknownError } from '../store/types.js';
 import type { EventRow } from '../store/types.js';
 import type { SqliteStore } from '../store/sqlite.js';

@@ -41,7 +41,7 @@ export function moneyJobs(deps: Deps, onCharge?: ChargeObserver): Job[] {
     }),
     scheduleJob(deps, 'plan-renewals', async (tx, nowMs) => {
       const due = await tx.claimDuePlanRenewal(nowMs);
-      if (due) await renewPlanPeriod(deps.ledger.begin(tx, deps.clock.now()), due);
+      if (due) await renewPlanPeriod(deps.ledger, tx, deps.clock.now(), due);
       return due !== undefined;
     }),
     outboxJob(

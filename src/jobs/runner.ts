@@ -6,8 +6,6 @@
  */
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/limits.js';
 import type { Deps } from '../operations/deps.js';
-import { expireHolds } from '../operations/events.js';
-import { applyDueGrants } from '../operations/grants.js';
 
 export interface Job {
   name: string;
@@ -19,7 +17,7 @@ export function coreJobs(deps: Deps): Job[] {
   return [
     {
       name: 'expire-holds',
-      runOnce: async (nowMs) => (await deps.store.write((tx) => expireHolds(deps.ledger.begin(tx, nowMs)))).length,
+      runOnce: (nowMs) => deps.store.write((tx) => deps.ledger.expireHolds(tx, nowMs)),
     },
     {
       name: 'forget-idempotency-keys',
@@ -37,7 +35,7 @@ export function coreJobs(deps: Deps): Job[] {
 export function grantJob(deps: Deps): Job {
   return {
     name: 'apply-grant-instants',
-    runOnce: (nowMs) => deps.store.write((tx) => applyDueGrants(deps.ledger.begin(tx, nowMs))),
+    runOnce: (nowMs) => deps.store.write((tx) => deps.ledger.applyDueGrants(tx, nowMs)),
   };
 }
 

@@ -4,7 +4,6 @@ import { OutcomeError } from '../domain/outcome.js';
 import { newId } from '../lib/ids.js';
 import type { AccountRow, BalanceRow, Page, PageResult } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
-import { applyDueOfAccount } from './events.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
 import { applyPlanToNewAccount } from './plans.js';
 
@@ -45,17 +44,18 @@ export async function createAccount(deps: Deps, companyId: string, input: Accoun
     if (input.plan_id !== undefined)
       return {
         account,
-        balances: await applyPlanToNewAccount(deps.ledger.begin(tx, account.createdAtMs), account, input.plan_id),
+        balances: await applyPlanToNewAccount(deps.ledger, tx, account.createdAtMs, account, input.plan_id),
       };
     return { account, balances: [] };
   };
 }
 
+/** An account with its balances as they are now (the ledger's view: one read, nothing written). */
 export async function getAccount(deps: Deps, companyId: string, accountId: string): Promise<AccountView> {
-  await applyDueOfAccount(deps, companyId, accountId);
+  const nowMs = deps.clock.now();
   return deps.store.read(async (tx) => {
     const account = await ownedAccount(tx, companyId, accountId);
-    return { account, balances: await tx.listBalances(accountId) };
+    return { account, balances: await deps.ledger.viewAccounts(tx, [accountId], nowMs) };
   });
 }
 
@@ -84,15 +84,34 @@ export async function updateAccount(
   };
 }
 
-/** The company's accounts, newest first; with `q`, only those it matches (searchAccounts in the store). */
+/**
+ * The company's accounts, newest first, each with its balances as they are now (one view for the
+ * page); with `q`, only those it matches (searchAccounts in the store).
+ */
 export async function listAccounts(
   deps: Deps,
   companyId: string,
   page: Page,
   q?: string,
-): Promise<PageResult<AccountRow>> {
-  const found = await deps.store.read((tx) =>
-    q === undefined ? tx.listAccounts(companyId, page) : tx.searchAccounts(companyId, q, page),
-  );
+): Promise<PageResult<AccountView>> {
+  const nowMs = deps.clock.now();
+  const found = await deps.store.read(async (tx) => {
+    const accounts = await (q === undefined ? tx.listAccounts(companyId, page) : tx.searchAccounts(companyId, q, page));
+    if (!accounts) return undefined;
+    const byAccount = new Map<string, BalanceRow[]>();
+    for (const b of await deps.ledger.viewAccounts(
+      tx,
+      accounts.rows.map((a) => a.accountId),
+      nowMs,
+    )) {
+      const list = byAccount.get(b.accountId) ?? [];
+      list.push(b);
+      byAccount.set(b.accountId, list);
+    }
+    return {
+      rows: accounts.rows.map((account) => ({ account, balances: byAccount.get(account.accountId) ?? [] })),
+      hasMore: accounts.hasMore,
+    };
+  });
   return found ?? unknownCursor();
 }

@@ -1,13 +1,15 @@
-/** Balances of an account: created (with an initial grant), read, adjusted. */
-import { balanceKey } from '../domain/events.js';
+/** Balances of an account: created (with an initial grant), read as they are now, adjusted. */
 import { AMOUNT_MAX } from '../domain/money.js';
 import { fail } from '../domain/outcome.js';
+import { balanceKey } from '../lib/keys.js';
+import { grantEntry, headroom, takeEntry } from '../ledger/grants.js';
 import type { BalanceRow } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
-import { applyDueOfAccount } from './events.js';
-import { grantEntry, headroom, takeEntry } from './grants.js';
-import { lotsOf } from './ledger.js';
 import { ownedAccount } from './lookups.js';
+
+function noBalance(denomination: string): never {
+  fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+}
 
 export async function createBalance(
   deps: Deps,
@@ -37,10 +39,8 @@ export async function createBalance(
         `the account already has a balance of denomination "${denomination}"`,
         'denomination',
       );
-    const key = balanceKey(accountId, denomination);
-    const p = deps.ledger.begin(tx, now);
-    const locked = await p.lock([{ accountId, denomination }]);
-    if (initialAmount === 0) return locked.get(key)!;
+    const p = await deps.ledger.open(tx, [{ accountId, denomination }], now);
+    if (initialAmount === 0) return p.balance(accountId, denomination)!;
     const entry = grantEntry(
       { companyId, accountId, denomination },
       { amount: initialAmount, source: 'initial' },
@@ -48,23 +48,27 @@ export async function createBalance(
       'grant',
       'initial grant',
     );
-    return (await p.post(locked, [entry])).balances.get(key)!;
+    return (await p.post([entry])).balances.get(balanceKey(accountId, denomination))!;
   };
 }
 
-/** A balance as read now: holds that expired are cancelled first, even before the sweeper runs. */
+/**
+ * A balance as it is now: what is due (grant starts and expiries, holds that outlived their hour)
+ * applied in the ledger's view, in one read that writes nothing.
+ */
 export async function getBalance(
   deps: Deps,
   companyId: string,
   accountId: string,
   denomination: string,
 ): Promise<BalanceRow> {
-  await applyDueOfAccount(deps, companyId, accountId, denomination);
+  const nowMs = deps.clock.now();
   return deps.store.read(async (tx) => {
     await ownedAccount(tx, companyId, accountId);
-    const balance = await tx.findBalance(accountId, denomination);
-    if (!balance) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
-    return balance;
+    const balance = (await deps.ledger.view(tx, [{ accountId, denomination }], nowMs)).get(
+      balanceKey(accountId, denomination),
+    );
+    return balance ?? noBalance(denomination);
   });
 }
 
@@ -78,17 +82,14 @@ export async function adjustBalance(
   if (input.amount === 0) fail('adjustment_amount_must_not_be_zero', 'an adjustment must change the balance', 'amount');
   return async (tx) => {
     await ownedAccount(tx, companyId, accountId);
-    const key = balanceKey(accountId, denomination);
     const now = deps.clock.now();
-    const p = deps.ledger.begin(tx, now);
-    const locked = await p.lock([{ accountId, denomination }]);
-    const before = locked.get(key);
-    if (!before) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+    const p = await deps.ledger.open(tx, [{ accountId, denomination }], now);
+    const before = p.balance(accountId, denomination) ?? noBalance(denomination);
     const amount = before.amount + input.amount;
     if (
       Math.abs(amount) > AMOUNT_MAX ||
       Math.abs(amount - before.pending) > AMOUNT_MAX ||
-      input.amount > headroom(lotsOf(before))
+      input.amount > headroom(before)
     )
       fail('amount_out_of_range', 'the adjustment would take the balance beyond the exact integer range', 'amount');
     const reason = input.reason ?? null;
@@ -97,6 +98,6 @@ export async function adjustBalance(
       input.amount > 0
         ? grantEntry(before, { amount: input.amount, source: 'adjustment' }, now, 'adjustment', reason)
         : takeEntry(before, -input.amount, now, 'adjustment', { reason });
-    return (await p.post(locked, [entry])).balances.get(key)!;
+    return (await p.post([entry])).balances.get(balanceKey(accountId, denomination))!;
   };
 }

@@ -12,7 +12,6 @@ import type { CardRow } from '../store/types.js';
 import { collectChargesAwaitingCard } from './charges.js';
 import { processorFor } from './secrets.js';
 import type { Command, Deps } from './deps.js';
-import { lockBalanceMap } from './ledger.js';
 
 /** Expected processor failures as the reason codes of the error registry. */
 export function failFromProcessor(e: ProcessorError, param?: string): never {
@@ -97,8 +96,8 @@ export async function attachCard(
       createdAtMs: now,
     };
     await tx.upsertCard(card);
-    const locked = await lockBalanceMap(tx, await tx.listBalances(accountId));
-    for (const b of locked.values()) {
+    const p = await deps.ledger.open(tx, await tx.listBalances(accountId), now);
+    for (const b of p.balances.values()) {
       if (b.consecutiveDeclines !== 0 || b.autoRefillPaused) {
         await tx.updateRefillState(b.accountId, b.denomination, { consecutiveDeclines: 0, autoRefillPaused: false });
       }

@@ -11,12 +11,11 @@
  */
 import { afterChargeOutcome } from '../domain/refill.js';
 import { refillAt, refillDayOf } from '../domain/monthly.js';
-import { balanceKey } from '../domain/events.js';
 import { fail } from '../domain/outcome.js';
 import { usdCents } from '../domain/money.js';
 import { backoffDelayMs } from '../lib/backoff.js';
 import { newId } from '../lib/ids.js';
-import { prorate } from '../domain/grants.js';
+import { type Lots, prorate } from '../domain/grants.js';
 import type {
   BalanceRow,
   ChargeReason,
@@ -30,8 +29,9 @@ import type {
 import { processorFor } from './secrets.js';
 import type { Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
-import { costBasisOf, grantEntry, lotOf, newGrantRow } from './grants.js';
-import { lockBalanceMap, type Posting } from './ledger.js';
+import { balanceKey } from '../lib/keys.js';
+import { costBasisOf, grantEntry, lotOf, newGrantRow } from '../ledger/grants.js';
+import type { Posting } from '../ledger/posting.js';
 import { notifyBalance } from './notifications.js';
 
 export const CHARGE_TOPIC_PREFIX = 'charge.';
@@ -213,10 +213,11 @@ export async function recordChargeOutcome(
     const unlocked = await tx.findCharge(chargeId);
     if (!unlocked) throw new Error(`charge ${chargeId} does not exist`);
     // Lock order everywhere: balances, then charges.
-    const locked =
-      unlocked.denomination !== null
-        ? await lockBalanceMap(tx, [{ accountId: unlocked.accountId, denomination: unlocked.denomination }])
-        : new Map<string, BalanceRow>();
+    const p = await deps.ledger.open(
+      tx,
+      unlocked.denomination !== null ? [{ accountId: unlocked.accountId, denomination: unlocked.denomination }] : [],
+      now,
+    );
     const charge = await tx.lockCharge(chargeId);
     if (charge?.status !== 'pending') return { status: charge?.status ?? 'failed' };
     if (attempt.kind === 'unavailable' && opts.mayRetry && opts.attempts < CHARGE_ATTEMPTS_MAX) {
@@ -229,8 +230,8 @@ export async function recordChargeOutcome(
         : attempt;
     const recorded =
       outcome.kind === 'succeeded'
-        ? await onSucceeded(deps.ledger.begin(tx, now), charge, locked, outcome.processorRef)
-        : await onFailed(tx, now, charge, locked, outcome);
+        ? await onSucceeded(p, charge, outcome.processorRef)
+        : await onFailed(p, charge, outcome);
     // The worker's outbox row is done in the same transaction (the worker then writes nothing more).
     if (charge.outboxId === null) return recorded;
     await tx.completeOutbox(charge.outboxId, now);
@@ -238,21 +239,16 @@ export async function recordChargeOutcome(
   });
 }
 
-async function onSucceeded(
-  p: Posting,
-  charge: ChargeRow,
-  locked: Map<string, BalanceRow>,
-  processorRef: string | null,
-): Promise<ChargeOutcome> {
+async function onSucceeded(p: Posting, charge: ChargeRow, processorRef: string | null): Promise<ChargeOutcome> {
   const { tx, nowMs } = p;
   if (charge.reason === 'refill') {
-    const { balance, transactionId } = await applyRefill(p, charge, locked);
+    const { balance, transactionId } = await applyRefill(p, charge);
     await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, transactionId, updatedAtMs: nowMs });
     return { status: 'succeeded', balance };
   }
   if (charge.reason === 'proration') {
     const d = charge.details as unknown as ProrationDetails;
-    const { balance, transactionId } = await applyProration(p, locked, charge.accountId, charge.denomination!, d);
+    const { balance, transactionId } = await applyProration(p, charge.accountId, charge.denomination!, d);
     await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, transactionId, updatedAtMs: nowMs });
     return { status: 'succeeded', balance };
   }
@@ -261,12 +257,11 @@ async function onSucceeded(
 }
 
 async function onFailed(
-  tx: Tx,
-  nowMs: number,
+  p: Posting,
   charge: ChargeRow,
-  locked: Map<string, BalanceRow>,
   outcome: { kind: 'declined' | 'rejected'; code: string; message: string },
 ): Promise<ChargeOutcome> {
+  const { tx, nowMs } = p;
   const failure = { failureCode: outcome.code, failureMessage: outcome.message, updatedAtMs: nowMs };
   // Plan and overage charges are owed: a declined card leaves them waiting for a new card.
   const status: ChargeStatus =
@@ -275,7 +270,7 @@ async function onFailed(
       : 'failed';
   await tx.updateCharge(charge.chargeId, { status, ...failure });
   if (charge.reason === 'refill') {
-    const b = locked.get(balanceKey(charge.accountId, charge.denomination!));
+    const b = p.balance(charge.accountId, charge.denomination!);
     if (b) {
       // A request the processor refuses (e.g. below its minimum amount) would be refused again on
       // every change, so it counts toward the pause like a decline; only an outage does not.
@@ -294,15 +289,11 @@ async function onFailed(
 }
 
 /** Adds a paid refill's units to its locked balance and notifies `auto_refill`. */
-async function applyRefill(
-  p: Posting,
-  charge: ChargeRow,
-  locked: Map<string, BalanceRow>,
-): Promise<{ balance: BalanceRow; transactionId: string }> {
+async function applyRefill(p: Posting, charge: ChargeRow): Promise<{ balance: BalanceRow; transactionId: string }> {
   const { tx } = p;
   const denomination = charge.denomination!;
   const key = balanceKey(charge.accountId, denomination);
-  const b = locked.get(key);
+  const b = p.balances.get(key);
   if (!b) throw new Error(`refill ${charge.chargeId}: balance ${key} is gone`);
   const units = Number(charge.details.units);
   if (!Number.isSafeInteger(units) || units <= 0)
@@ -312,7 +303,6 @@ async function applyRefill(
     ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
     consecutiveDeclines: afterChargeOutcome(b.consecutiveDeclines, 'succeeded').consecutiveDeclines,
   });
-  const relocked = await p.lock([b]);
   const entry = grantEntry(
     b,
     {
@@ -325,7 +315,7 @@ async function applyRefill(
     'refill',
     `charge ${charge.chargeId}`,
   );
-  const posted = await p.post(relocked, [entry]);
+  const posted = await p.post([entry]);
   const balance = posted.balances.get(key)!;
   await notifyBalance(p, 'auto_refill', balance);
   return { balance, transactionId: openingOf(posted.transactions, entry.grant.grantId) };
@@ -353,13 +343,12 @@ export interface ProrationDetails {
  */
 export async function applyProration(
   p: Posting,
-  locked: Map<string, BalanceRow>,
   accountId: string,
   denomination: string,
   d: ProrationDetails,
 ): Promise<{ balance: BalanceRow; transactionId: string }> {
   const key = balanceKey(accountId, denomination);
-  const b = locked.get(key);
+  const b = p.balances.get(key);
   if (!b) throw new Error(`proration: balance ${key} is gone`);
   const { tx } = p;
   await tx.updateRefillSettings(accountId, denomination, {
@@ -376,13 +365,14 @@ export async function applyProration(
     { amount: d.amount, source: 'proration', category: 'paid', costBasis: costBasisOf(d.usd_charge, d.amount) },
     p.nowMs,
   );
-  const posted = await p.post(await p.lock([b]), [
+  const posted = await p.post([
     {
       accountId,
       denomination,
       grant,
       reason: `mid-month increase to ${d.amount}`,
-      apply: (lots) => prorate(lots, Math.min(Math.max(lots.amount, 0), b.refillAmount ?? 0), lotOf(grant), p.nowMs),
+      apply: (lots: Lots) =>
+        prorate(lots, Math.min(Math.max(lots.amount, 0), b.refillAmount ?? 0), lotOf(grant), p.nowMs),
     },
   ]);
   return { balance: posted.balances.get(key)!, transactionId: openingOf(posted.transactions, grant.grantId) };

@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { ProcessorFactory } from '../processors/types.js';
 import type { Store, Tx } from '../store/types.js';
-import type { Ledger } from './ledger.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { WebhookSettings } from './webhooks.js';
 
 /**

@@ -1,57 +1,32 @@
 /**
- * Usage events: ingest, read and list, settle, and the expiry of holds. The ingest path is the hot
+ * Usage events: ingest, the pre-flight check, read and list, settle. The ingest path is the hot
  * one: a request is validated by its schema, queued by the group commit (src/ingest), and applied
  * together with every other request that arrived meanwhile, in ONE transaction with a handful of
  * statements for the whole group (ingestGroup, settleGroup); each request is still all-or-nothing,
- * and is answered only after the commit is durable.
+ * and is answered only after the commit is durable. Ingest and the check are one plan
+ * (ledger/ingest.ts planEvents): the events call posts it, the check answers with it.
  */
 import {
-  balanceKey,
   companyScopedKey,
-  ingestAnswer,
-  planIngest,
+  type IngestRequest,
+  type PricePeriodCount,
   pricePeriodKey,
   pricePeriodOf,
-  pricePeriodsOf,
-  type IngestContext,
-  type IngestRequest,
-  type KnownEvent,
-  type NormalizedEvent,
-  type PricePeriodCount,
-  type PricePeriodKey,
 } from '../domain/events.js';
-import {
-  advanceTo,
-  type Draw,
-  drawMany,
-  type Lots,
-  releaseHold,
-  settleHold as settleGrants,
-} from '../domain/grants.js';
+import { releaseHold, settleHold as settleGrants } from '../domain/grants.js';
 import { available, decideSettle, isHoldExpired } from '../domain/holds.js';
 import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Outcome } from '../domain/outcome.js';
 import { eventCost, isPeriodPriced, type Price } from '../domain/pricing.js';
 import { addDecimal, DECIMAL_ZERO, decimalFromNumber, type Decimal } from '../lib/decimal.js';
 import { usageOf } from '../domain/usage.js';
-import { newId } from '../lib/ids.js';
 import { parseRfc3339 } from '../domain/time.js';
-import type {
-  BalanceKey,
-  EventFilter,
-  EventRow,
-  EventStateValue,
-  Page,
-  PageResult,
-  ReadTx,
-  Tx,
-} from '../store/types.js';
+import type { PostedEntry } from '../ledger/entries.js';
+import { type IngestResult, planEvents } from '../ledger/ingest.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { Posting } from '../ledger/posting.js';
+import type { EventFilter, EventRow, EventStateValue, Page, PageResult, ReadTx, Tx } from '../store/types.js';
 import type { Deps } from './deps.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
-import { lockBalanceMap, lotsOf, type Posting, type PostedEntry } from './ledger.js';
-
-export interface IngestResult {
-  eventIds: string[];
-}
 
 /** How the server applies an ingest request or a settle: group-committed with others (src/ingest). */
 export interface EventWriters {
@@ -59,175 +34,40 @@ export interface EventWriters {
   settle(req: SettleRequest): Promise<Outcome<EventRow>>;
 }
 
-/** The completed quantity of each period, 0 where none is counted yet (no query when there is no period). */
-async function periodCounts(
-  keys: PricePeriodKey[],
-  read: (keys: PricePeriodKey[]) => Promise<Map<string, Decimal>>,
-): Promise<Map<string, Decimal>> {
-  const counts = keys.length > 0 ? await read(keys) : new Map<string, Decimal>();
-  for (const k of keys) if (!counts.has(pricePeriodKey(k))) counts.set(pricePeriodKey(k), DECIMAL_ZERO);
-  return counts;
-}
-
-/** What planning a group needs from the store beside its balances: prices and known client ids. */
-interface IngestInputs {
-  prices: Map<string, Price>;
-  known: Map<string, KnownEvent>;
-}
-
 /**
- * Steps 1 and 2 of ingest, the same for the events call and the check: which accounts exist and
- * whose they are (a foreign account is answered like a missing one, in `outcomes`), then the
- * prices and known client ids of each company, one query each for the whole group.
+ * Plans and writes a whole group in one transaction; returns each request's outcome in order. The
+ * balances are locked (a posting, with what is due on them written first), then the periods of
+ * graduated and package prices the group uses (none for unit prices); the plan is posted, with the
+ * answers of the requests that carry an Idempotency-Key.
  */
-async function loadIngestInputs<T>(
-  tx: ReadTx,
+export async function ingestGroup(
+  ledger: Ledger,
+  tx: Tx,
+  nowMs: number,
   requests: IngestRequest[],
-  outcomes: (Outcome<T> | undefined)[],
-): Promise<IngestInputs> {
-  const owners = new Map(
-    (await tx.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [o.accountId, o.companyId]),
-  );
-  requests.forEach((r, i) => {
-    if (owners.get(r.accountId) !== r.companyId)
-      outcomes[i] = failure('not_found', `no such account: ${r.accountId}`, 'account_id');
+): Promise<Outcome<IngestResult>[]> {
+  let posting: Posting | undefined;
+  const plan = await planEvents(tx, requests, nowMs, {
+    balances: async (keys) => {
+      posting = await ledger.open(tx, keys, nowMs);
+      return posting.balances;
+    },
+    periods: (keys) => tx.lockPricePeriods(keys),
   });
-  const prices = new Map<string, Price>();
-  const known = new Map<string, KnownEvent>();
-  for (const [companyId, reqs] of groupByCompany(requests, outcomes)) {
-    const types = new Set<string>();
-    const ids = new Set<string>();
-    for (const r of reqs)
-      for (const e of r.events) {
-        if (!e.override) types.add(e.type);
-        if (e.clientId !== null) ids.add(e.clientId);
-      }
-    for (const p of await tx.findPrices(companyId, [...types])) prices.set(companyScopedKey(companyId, p.type), p);
-    for (const e of await tx.findEventsByIds(companyId, [...ids]))
-      known.set(companyScopedKey(companyId, e.eventId), {
-        accountId: e.accountId,
-        contentHash: e.contentHash,
-        denomination: e.denomination,
-      });
-  }
-  return { prices, known };
-}
-
-/** The balances the group's events may draw from (an event without a price or override draws from none). */
-function balanceKeysOf(
-  requests: IngestRequest[],
-  outcomes: (Outcome<unknown> | undefined)[],
-  prices: Map<string, Price>,
-): BalanceKey[] {
-  const keys: BalanceKey[] = [];
-  requests.forEach((r, i) => {
-    if (outcomes[i]) return;
-    for (const e of r.events) {
-      const denomination = e.override?.denomination ?? prices.get(companyScopedKey(r.companyId, e.type))?.denomination;
-      if (denomination !== undefined) keys.push({ accountId: r.accountId, denomination });
-    }
-  });
-  return keys;
-}
-
-/** Plans and writes a whole group in one transaction; returns each request's outcome in order. */
-export async function ingestGroup(p: Posting, requests: IngestRequest[]): Promise<Outcome<IngestResult>[]> {
-  const { tx, nowMs } = p;
-  const outcomes: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
-  const { prices, known } = await loadIngestInputs(tx, requests, outcomes);
-
-  // 3. Lock every balance the group may draw from, then cancel their expired holds. Only a
-  // balance with something pending can have a hold to cancel: usually none has, and the group
-  // saves that query (a round trip on PostgreSQL). Locking first waits for nothing new: a hold
-  // another transaction has locked is skipped, as the sweeper's are.
-  const keys = balanceKeysOf(requests, outcomes, prices);
-  let locked = await p.lock(keys);
-  const holding = [...locked.values()].filter((b) => b.pending !== 0);
-  if (holding.length > 0 && (await expireHolds(p, holding)).length > 0) locked = await lockBalanceMap(tx, keys);
-  // The periods of graduated and package prices, locked after the balances (as settles lock them):
-  // none unless the group prices by one.
-  const periodKeys = pricePeriodsOf(
-    requests.filter((_, i) => !outcomes[i]),
-    prices,
-    nowMs,
-  );
-  const periods = await periodCounts(periodKeys, (keys) => tx.lockPricePeriods(keys));
-
-  // 4. Plan each request against the running figures (all-or-nothing per request).
-  const ctx: IngestContext = {
-    nowMs,
-    prices,
-    periods,
-    known,
-    newEventId: () => newId('ev'),
-    balances: new Map([...locked].map(([k, b]) => [k, { amount: b.amount, pending: b.pending }])),
-  };
-  const events: EventRow[] = [];
-  const counted = new Map<string, PricePeriodCount>();
-  requests.forEach((r, i) => {
-    if (outcomes[i]) return;
-    const planned = planIngest(r, ctx);
-    if (!planned.ok) {
-      outcomes[i] = planned;
-      return;
-    }
-    for (const e of planned.value.events) events.push(e);
-    for (const c of planned.value.periods) counted.set(pricePeriodKey(c), c);
-    outcomes[i] = { ok: true, value: { eventIds: planned.value.eventIds } };
-  });
-  // Each event's cost from its balance's grants, in request order, one copy of each balance's grants per group:
-  // a complete event takes it in drawing order; a pending one holds it there, and keeps which grants it holds
-  // for its settle.
-  type Drawing = { row: EventRow; draws: Draw[]; held: EventRow[] };
-  const draws = new Map<string, Drawing>();
-  let last: Drawing | undefined;
-  for (const e of events) {
-    if (e.costAmount === 0 || (e.state !== 'complete' && e.state !== 'pending')) continue;
-    // A request's events mostly share one balance: its key is looked up once.
-    let d =
-      last !== undefined && last.row.accountId === e.accountId && last.row.denomination === e.denomination
-        ? last
-        : draws.get(balanceKey(e.accountId, e.denomination));
-    if (d === undefined) {
-      d = { row: e, draws: [], held: [] };
-      draws.set(balanceKey(e.accountId, e.denomination), d);
-    }
-    last = d;
-    const hold = e.state === 'pending';
-    d.draws.push({ units: e.costAmount, hold, ref: e.eventId });
-    if (hold) d.held.push(e);
-  }
-  const entries: PostedEntry[] = [];
-  for (const d of draws.values())
-    entries.push({
-      accountId: d.row.accountId,
-      denomination: d.row.denomination,
-      apply: (lots) => {
-        const step = drawMany(lots, d.draws, nowMs);
-        let h = 0;
-        d.draws.forEach((x, i) => {
-          if (x.hold) d.held[h++]!.heldFrom = step.allocations[i]!;
-        });
-        return step;
-      },
-    });
-
-  // 5. Write: events, balances (atomic deltas), ledger rows and the usage rollup of the events
-  // recorded complete; one statement on PostgreSQL. Then the counts of the periods priced.
-  await p.post(locked, entries, events, usageOf(events.filter((e) => e.state === 'complete')));
-  if (counted.size > 0) await tx.putPricePeriods([...counted.values()]);
-  // 6. The answers of the requests with an Idempotency-Key, in the same transaction as their events.
-  // A request whose key was taken from it (its lease lapsed; a retry holds it now) must apply nothing:
-  // the group is aborted, and the batcher writes it again in halves until that request fails alone.
+  // Write: events, balances (atomic deltas), ledger rows and the usage rollup of the events recorded
+  // complete (one statement on PostgreSQL); then the counts of the periods priced.
+  await posting!.post(plan.entries, { events: plan.events, usage: plan.usage });
+  if (plan.counted.length > 0) await tx.putPricePeriods(plan.counted);
+  // The answers of the requests with an Idempotency-Key, in the same transaction as their events. A
+  // request whose key was taken from it (its lease lapsed; a retry holds it now) must apply nothing: the
+  // group is aborted, and the batcher writes it again in halves until that request fails alone.
   for (let i = 0; i < requests.length; i++) {
-    const r = requests[i]!;
-    const o = outcomes[i]!;
-    if (!r.idempotency || !o.ok) continue;
-    const { scope, key, owner } = r.idempotency;
-    const answer = JSON.stringify(ingestAnswer(r.events.length, o.value.eventIds));
-    if (!(await tx.completeIdempotency(scope, key, owner, 200, answer))) throw new OutcomeError(idempotencyKeyInUse());
+    const idem = requests[i]!.idempotency;
+    if (!idem || !plan.outcomes[i]!.ok) continue;
+    if (!(await tx.completeIdempotency(idem.scope, idem.key, idem.owner, 200, idem.answer)))
+      throw new OutcomeError(idempotencyKeyInUse());
   }
-  return outcomes as Outcome<IngestResult>[];
+  return plan.outcomes;
 }
 
 /** What the events call would do with a request, said by the check. */
@@ -238,88 +78,48 @@ export interface CheckResult {
 }
 
 /**
- * The pre-flight check: plans the request exactly as ingest does (the same loading, the same
- * planIngest) on the state as it is now, in a read transaction that writes nothing. Expired holds
- * count as released, as ingest would release them first; gate_on_balance does not refuse here:
- * `allowed` says whether every balance drawn from would stay at or above 0 available.
+ * The pre-flight check: the events call's plan (planEvents) on the balances as they are now (a
+ * view), in a read that writes nothing. gate_on_balance does not refuse here: `allowed` says
+ * whether every balance drawn from would stay at or above 0 available.
  */
 export async function checkIngest(deps: Deps, req: IngestRequest): Promise<CheckResult> {
   const nowMs = deps.clock.now();
-  return deps.store.read(async (tx) => {
-    const outcomes: (Outcome<unknown> | undefined)[] = [undefined];
-    const { prices, known } = await loadIngestInputs(tx, [req], outcomes);
-    const refused = outcomes[0];
-    if (refused && !refused.ok) throw new OutcomeError(refused);
-    const wanted = new Set(balanceKeysOf([req], outcomes, prices).map((k) => balanceKey(k.accountId, k.denomination)));
-    // Each balance as a write would find it now: expired holds released, grant starts and expiries applied.
-    const lots = new Map<string, Lots>();
-    for (const b of await tx.listBalances(req.accountId)) {
-      const key = balanceKey(b.accountId, b.denomination);
-      if (wanted.has(key)) lots.set(key, lotsOf(b));
-    }
-    const holding = [...lots.entries()]
-      .filter(([, l]) => l.pending !== 0)
-      .map(([k]) => ({ accountId: req.accountId, denomination: k.slice(k.indexOf('\u0000') + 1) }));
-    if (holding.length > 0)
-      for (const e of await tx.findExpiredHolds(nowMs, EXPIRE_BATCH_MAX, holding)) {
-        const key = balanceKey(e.accountId, e.denomination);
-        lots.set(key, releaseHold(lots.get(key)!, e.heldFrom ?? [], e.costAmount, nowMs).lots);
-      }
-    const balances = new Map<string, { amount: number; pending: number }>();
-    for (const [key, l] of lots) {
-      const now = advanceTo(l, nowMs).lots;
-      balances.set(key, { amount: now.amount, pending: now.pending });
-    }
-    const periodKeys = pricePeriodsOf([req], prices, nowMs);
-    const periods = await periodCounts(periodKeys, (keys) => tx.findPricePeriods(keys));
-    const before = new Map([...balances].map(([k, b]) => [k, available(b.amount, b.pending)]));
-    const ctx: IngestContext = { nowMs, prices, periods, known, newEventId: () => 'ev_check', balances };
-    const ungated = { ...req, gate: false, events: req.events.map((e) => ({ ...e, gate: false })) };
-    const planned = planIngest(ungated, ctx);
-    if (!planned.ok) throw new OutcomeError(planned);
-    const drawn = planned.value.drawnFrom.map((key) => {
-      const b = balances.get(key)!;
-      return {
-        denomination: key.slice(key.indexOf('\u0000') + 1),
-        available: before.get(key)!,
-        availableAfter: available(b.amount, b.pending),
-      };
-    });
+  const ungated = { ...req, gate: false, events: req.events.map((e) => ({ ...e, gate: false })) };
+  const plan = await deps.store.read((tx) =>
+    planEvents(tx, [ungated], nowMs, {
+      balances: (keys) => deps.ledger.view(tx, keys, nowMs),
+      periods: (keys) => tx.findPricePeriods(keys),
+    }),
+  );
+  const outcome = plan.outcomes[0]!;
+  if (!outcome.ok) throw new OutcomeError(outcome);
+  const planned = plan.plans[0]!;
+  const drawn = planned.drawnFrom.map((key) => {
+    const before = plan.before.get(key)!;
+    const after = plan.after.get(key)!;
     return {
-      allowed: drawn.every((b) => b.availableAfter >= 0),
-      events: planned.value.costs.map((cost, index) => ({ index, cost })),
-      balances: drawn.sort((a, b) => (a.denomination < b.denomination ? -1 : a.denomination > b.denomination ? 1 : 0)),
+      denomination: key.slice(key.indexOf('\u0000') + 1),
+      available: available(before.amount, before.pending),
+      availableAfter: available(after.amount, after.pending),
     };
   });
+  return {
+    allowed: drawn.every((b) => b.availableAfter >= 0),
+    events: planned.costs.map((cost, index) => ({ index, cost })),
+    balances: drawn.sort((a, b) => (a.denomination < b.denomination ? -1 : a.denomination > b.denomination ? 1 : 0)),
+  };
 }
 
-function groupByCompany<T>(
-  requests: IngestRequest[],
-  outcomes: (Outcome<T> | undefined)[],
-): Map<string, IngestRequest[]> {
-  const by = new Map<string, IngestRequest[]>();
-  requests.forEach((r, i) => {
-    if (outcomes[i]) return;
-    const list = by.get(r.companyId) ?? [];
-    list.push(r);
-    by.set(r.companyId, list);
-  });
-  return by;
-}
-
+/** An event as it is now: a pending event whose hold has expired is cancelled first (its posting does it). */
 export async function getEvent(deps: Deps, companyId: string, eventId: string): Promise<EventRow> {
   const now = deps.clock.now();
-  let event = await deps.store.read((tx) => tx.findEvent(companyId, eventId));
+  const event = await deps.store.read((tx) => tx.findEvent(companyId, eventId));
   if (!event) fail('not_found', `no such event: ${eventId}`, 'event_id');
-  if (event.state === 'pending' && isHoldExpired(event.expiresAtMs, now)) {
-    event = await deps.store.write(async (tx) => {
-      await expireHolds(deps.ledger.begin(tx, now), [
-        { accountId: event!.accountId, denomination: event!.denomination },
-      ]);
-      return (await tx.findEvent(companyId, eventId))!;
-    });
-  }
-  return event;
+  if (event.state !== 'pending' || !isHoldExpired(event.expiresAtMs, now)) return event;
+  return deps.store.write(async (tx) => {
+    await deps.ledger.open(tx, [event], now);
+    return (await tx.findEvent(companyId, eventId))!;
+  });
 }
 
 export interface SettleInput {
@@ -338,122 +138,148 @@ export interface SettleRequest {
  * settle of the same event sees the earlier one). Every event of the group is locked first, then
  * every balance they hold from, each set in sorted order on PostgreSQL: so concurrent groups never
  * wait on each other in a cycle (the sweeper also locks an event before its balance; ingest locks
- * balances, then takes only holds nobody has locked). An expired hold is cancelled first, and that
- * cancellation is kept even when the settle is then refused (409); repeating the state an event
- * already has is a no-op. The group's ledger rows, balance deltas and event updates are then
- * written together, as ingest writes a group.
+ * balances, then takes only holds nobody has locked). An expired hold is cancelled first, when its
+ * balance's posting is opened, and that cancellation is kept even when the settle is then refused
+ * (409); repeating the state an event already has is a no-op. The group's ledger rows, balance
+ * deltas and event updates are then written together, as ingest writes a group.
  */
-export async function settleGroup(p: Posting, requests: SettleRequest[]): Promise<Outcome<EventRow>[]> {
-  const { tx, nowMs: now } = p;
+export async function settleGroup(
+  ledger: Ledger,
+  tx: Tx,
+  now: number,
+  requests: SettleRequest[],
+): Promise<Outcome<EventRow>[]> {
   const found = await tx.lockEvents(requests.map((r) => ({ companyId: r.companyId, eventId: r.eventId })));
   const events = new Map(found.map((e) => [companyScopedKey(e.companyId, e.eventId), e]));
-  let locked = await p.lock(found);
-  const expired = found.filter((e) => e.state === 'pending' && isHoldExpired(e.expiresAtMs, now));
-  if (expired.length > 0) {
-    await cancelHolds(p, expired);
-    for (const e of expired)
-      events.set(companyScopedKey(e.companyId, e.eventId), {
-        ...e,
-        state: 'cancelled',
-        updatedAtMs: now,
-        expiresAtMs: null,
-      });
-    locked = await lockBalanceMap(tx, found);
-  }
-
-  const { prices, periods } = await repricingInputs(tx, requests, events);
-  const counted = new Map<string, PricePeriodCount>();
-  const entries: PostedEntry[] = [];
-  const changed = new Map<string, EventRow>();
-  const outcomes = requests.map(({ companyId, eventId, input }): Outcome<EventRow> => {
-    const key = companyScopedKey(companyId, eventId);
-    const event = events.get(key);
-    if (!event) return failure('not_found', `no such event: ${eventId}`, 'event_id');
-    const requested = input.state === 'completed' ? 'complete' : input.state;
-    const decision = decideSettle(event.state, requested);
-    if (decision === 'noop') {
-      // Repeating the state an event has is a no-op only with no final cost or the same one: a
-      // different cost cannot be applied any more, and must not be silently ignored (contract).
-      const o = input.cost_override;
-      if (o && requested === 'complete' && (o.amount !== event.costAmount || o.denomination !== event.denomination)) {
-        return failure(
-          'event_completed_at_another_cost',
-          `event ${eventId} is already complete at ${event.costAmount} ${event.denomination}; its cost cannot change`,
-          'cost_override',
-        );
-      }
-      return { ok: true, value: event };
-    }
-    if (decision === 'not_pending') return notPending(event);
-    if (input.cost_override && input.cost_override.denomination !== event.denomination) {
-      return failure(
-        'cost_override_denomination_mismatch',
-        `the event holds "${event.denomination}"; a final cost must be in the same denomination`,
-        'cost_override.denomination',
-      );
-    }
-    let finalCost = event.costAmount;
-    let priceModel = event.priceModel;
-    let period: PricePeriodCount | null = null;
-    if (requested === 'complete' && input.cost_override) {
-      finalCost = input.cost_override.amount;
-      priceModel = null;
-    } else if (requested === 'complete' && repricedAtCompletion(event)) {
-      // Priced again by the price in force now, against the period's count now (contract).
-      const price = prices.get(companyScopedKey(companyId, event.type));
-      if (price && price.denomination === event.denomination) {
-        let before = DECIMAL_ZERO;
-        if (isPeriodPriced(price.terms)) {
-          const k = pricePeriodOf(companyId, event.accountId, event.type, event.occurredAtMs);
-          before = counted.get(pricePeriodKey(k))?.quantity ?? periods.get(pricePeriodKey(k)) ?? DECIMAL_ZERO;
-          period = { ...k, quantity: addDecimal(before, decimalFromNumber(event.quantity)!) };
-        }
-        const priced = eventCost(price.terms, before, event.quantity);
-        if (!priced.ok) return priced;
-        finalCost = priced.value;
-        priceModel = price.terms.model;
-      }
-    }
-    if (period) counted.set(pricePeriodKey(period), period);
-    const heldFrom = event.heldFrom ?? [];
-    entries.push({
-      accountId: event.accountId,
-      denomination: event.denomination,
-      eventId,
-      apply: (lots) =>
-        requested === 'complete'
-          ? settleGrants(lots, heldFrom, event.costAmount, finalCost, now)
-          : releaseHold(lots, heldFrom, event.costAmount, now),
-    });
-    const settled: EventRow = {
-      ...event,
-      state: requested,
-      costAmount: finalCost,
-      priceModel,
+  const p = await ledger.open(tx, found, now);
+  for (const e of p.cancelled)
+    events.set(companyScopedKey(e.companyId, e.eventId), {
+      ...e,
+      state: 'cancelled',
       updatedAtMs: now,
       expiresAtMs: null,
-    };
-    events.set(key, settled);
-    changed.set(key, settled);
-    return { ok: true, value: settled };
+    });
+  const settle: SettleContext = { ...(await repricingInputs(tx, requests, events)), counted: new Map(), now };
+  const entries: PostedEntry[] = [];
+  const changed = new Map<string, EventRow>();
+  const outcomes = requests.map((r): Outcome<EventRow> => {
+    const key = companyScopedKey(r.companyId, r.eventId);
+    const event = events.get(key);
+    if (!event) return failure('not_found', `no such event: ${r.eventId}`, 'event_id');
+    const decided = settleOne(settle, event, r.input);
+    if (!decided.ok || decided.value.entry === undefined) return decided.ok ? { ok: true, value: event } : decided;
+    entries.push(decided.value.entry);
+    events.set(key, decided.value.settled);
+    changed.set(key, decided.value.settled);
+    return { ok: true, value: decided.value.settled };
   });
-
-  if (changed.size > 0) {
-    // An event settled to complete counts in the usage from now, at its final cost.
-    await p.post(locked, entries, [], usageOf([...changed.values()].filter((e) => e.state === 'complete')));
-    await tx.updateEvents(
-      [...changed.values()].map((e) => ({
-        companyId: e.companyId,
-        eventId: e.eventId,
-        state: e.state,
-        costAmount: e.costAmount,
-        priceModel: e.priceModel,
-        updatedAtMs: now,
-      })),
-    );
-    if (counted.size > 0) await tx.putPricePeriods([...counted.values()]);
-  }
+  if (changed.size === 0) return outcomes;
+  // An event settled to complete counts in the usage from now, at its final cost.
+  const settled = [...changed.values()];
+  await p.post(entries, {
+    usage: usageOf(settled.filter((e) => e.state === 'complete')),
+    eventChanges: settled.map((e) => ({
+      companyId: e.companyId,
+      eventId: e.eventId,
+      state: e.state,
+      costAmount: e.costAmount,
+      priceModel: e.priceModel,
+      updatedAtMs: now,
+    })),
+  });
+  if (settle.counted.size > 0) await tx.putPricePeriods([...settle.counted.values()]);
   return outcomes;
+}
+
+/** What the settles of a group price against, and the period counts they have moved so far. */
+interface SettleContext {
+  prices: Map<string, Price>;
+  periods: Map<string, Decimal>;
+  counted: Map<string, PricePeriodCount>;
+  now: number;
+}
+
+/**
+ * One settle of a locked event: refused, a no-op (no entry), or the entry that resolves its hold
+ * and the event as settled. A completion repriced by a period price moves the period's count in `ctx`.
+ */
+function settleOne(
+  ctx: SettleContext,
+  event: EventRow,
+  input: SettleInput,
+): Outcome<{ entry?: PostedEntry; settled: EventRow }> {
+  const requested = input.state === 'completed' ? 'complete' : input.state;
+  const decision = decideSettle(event.state, requested);
+  if (decision === 'noop') {
+    // Repeating the state an event has is a no-op only with no final cost or the same one: a
+    // different cost cannot be applied any more, and must not be silently ignored (contract).
+    const o = input.cost_override;
+    if (o && requested === 'complete' && (o.amount !== event.costAmount || o.denomination !== event.denomination)) {
+      return failure(
+        'event_completed_at_another_cost',
+        `event ${event.eventId} is already complete at ${event.costAmount} ${event.denomination}; ` +
+          'its cost cannot change',
+        'cost_override',
+      );
+    }
+    return { ok: true, value: { settled: event } };
+  }
+  if (decision === 'not_pending') return notPending(event);
+  if (input.cost_override && input.cost_override.denomination !== event.denomination) {
+    return failure(
+      'cost_override_denomination_mismatch',
+      `the event holds "${event.denomination}"; a final cost must be in the same denomination`,
+      'cost_override.denomination',
+    );
+  }
+  const priced = requested === 'complete' ? finalCostOf(ctx, event, input) : { ok: true as const, value: undefined };
+  if (!priced.ok) return priced;
+  const finalCost = priced.value?.cost ?? event.costAmount;
+  const priceModel = priced.value ? priced.value.priceModel : event.priceModel;
+  if (priced.value?.period) ctx.counted.set(pricePeriodKey(priced.value.period), priced.value.period);
+  const heldFrom = event.heldFrom ?? [];
+  const { now } = ctx;
+  return {
+    ok: true,
+    value: {
+      entry: {
+        accountId: event.accountId,
+        denomination: event.denomination,
+        eventId: event.eventId,
+        apply: (lots) =>
+          requested === 'complete'
+            ? settleGrants(lots, heldFrom, event.costAmount, finalCost, now)
+            : releaseHold(lots, heldFrom, event.costAmount, now),
+      },
+      settled: { ...event, state: requested, costAmount: finalCost, priceModel, updatedAtMs: now, expiresAtMs: null },
+    },
+  };
+}
+
+/**
+ * A completion's final cost when it is not the held one: the settle's cost_override, or the
+ * price in force now against the period's count now for an event recorded under a period price
+ * (contract); undefined: the held cost stands.
+ */
+function finalCostOf(
+  ctx: SettleContext,
+  event: EventRow,
+  input: SettleInput,
+): Outcome<{ cost: number; priceModel: EventRow['priceModel']; period?: PricePeriodCount } | undefined> {
+  if (input.cost_override) return { ok: true, value: { cost: input.cost_override.amount, priceModel: null } };
+  if (!repricedAtCompletion(event)) return { ok: true, value: undefined };
+  const price = ctx.prices.get(companyScopedKey(event.companyId, event.type));
+  if (!price || price.denomination !== event.denomination) return { ok: true, value: undefined };
+  let before = DECIMAL_ZERO;
+  let period: PricePeriodCount | undefined;
+  if (isPeriodPriced(price.terms)) {
+    const k = pricePeriodOf(event.companyId, event.accountId, event.type, event.occurredAtMs);
+    before = ctx.counted.get(pricePeriodKey(k))?.quantity ?? ctx.periods.get(pricePeriodKey(k)) ?? DECIMAL_ZERO;
+    period = { ...k, quantity: addDecimal(before, decimalFromNumber(event.quantity)!) };
+  }
+  const priced = eventCost(price.terms, before, event.quantity);
+  if (!priced.ok) return priced;
+  return { ok: true, value: { cost: priced.value, priceModel: price.terms.model, ...(period ? { period } : {}) } };
 }
 
 /** A pending event recorded under a graduated or package price is priced again when it completes. */
@@ -502,79 +328,6 @@ function notPending(event: EventRow): Failure {
   );
 }
 
-export type { NormalizedEvent };
-
-// ---------------------------------------------------------------------------------------
-// Holds that outlive their hour are cancelled: by the sweeper job, by a read of the balance,
-// by ingest before it gates on a balance, and by settling an expired event.
-
-/** Most holds one sweep transaction cancels; the sweeper loops until none are due. */
-export const EXPIRE_BATCH_MAX = 1000;
-
-/** Cancels expired holds (of `only` balances, or any); returns the events cancelled. */
-export async function expireHolds(p: Posting, only?: BalanceKey[]): Promise<EventRow[]> {
-  const expired = await p.tx.findExpiredHolds(p.nowMs, EXPIRE_BATCH_MAX, only);
-  if (expired.length === 0) return [];
-  await cancelHolds(p, expired);
-  return expired;
-}
-
-/** Releases the holds of these (locked, pending) events and marks them cancelled. */
-export async function cancelHolds(p: Posting, events: EventRow[]): Promise<void> {
-  const { tx, nowMs } = p;
-  const locked = await p.lock(events);
-  await p.post(
-    locked,
-    events.map((e) => ({
-      accountId: e.accountId,
-      denomination: e.denomination,
-      eventId: e.eventId,
-      apply: (lots) => releaseHold(lots, e.heldFrom ?? [], e.costAmount, nowMs),
-    })),
-  );
-  await tx.updateEvents(
-    events.map((e) => ({
-      companyId: e.companyId,
-      eventId: e.eventId,
-      state: 'cancelled' as const,
-      costAmount: e.costAmount,
-      priceModel: e.priceModel,
-      updatedAtMs: nowMs,
-    })),
-  );
-}
-
-/**
- * Applies what is due on the account's balances (of one balance, or all), if anything is: expired
- * holds are cancelled and grant starts and expiries applied, so that a read sees none left due.
- */
-export async function applyDueOfAccount(
-  deps: Deps,
-  companyId: string,
-  accountId: string,
-  denomination?: string,
-): Promise<void> {
-  const now = deps.clock.now();
-  const balancesOf = async (tx: ReadTx) =>
-    denomination !== undefined
-      ? [await tx.findBalance(accountId, denomination)].filter((b) => b !== undefined)
-      : await tx.listBalances(accountId);
-  const due = await deps.store.read(async (tx) => {
-    const account = await tx.findAccount(companyId, accountId);
-    if (!account) return false;
-    const balances = await balancesOf(tx);
-    if (balances.some((b) => b.grantsDueAtMs !== null && b.grantsDueAtMs <= now)) return true;
-    return (await tx.findExpiredHolds(now, 1, balances)).length > 0;
-  });
-  if (!due) return;
-  await deps.store.write(async (tx) => {
-    const keys = (await balancesOf(tx)).map((b) => ({ accountId, denomination: b.denomination }));
-    const p = deps.ledger.begin(tx, now);
-    await p.lock(keys);
-    await expireHolds(p, keys);
-  });
-}
-
 // ---------------------------------------------------------------------------------------
 // Event lists
 
@@ -605,10 +358,7 @@ export async function listEvents(
   page: Page,
 ): Promise<PageResult<EventRow>> {
   const filter: EventFilter = {};
-  if (input.account_id !== undefined) {
-    await deps.store.read((tx) => ownedAccount(tx, companyId, input.account_id!));
-    filter.accountId = input.account_id;
-  }
+  if (input.account_id !== undefined) filter.accountId = input.account_id;
   if (input.type !== undefined) filter.type = input.type;
   if (input.state !== undefined) filter.state = input.state;
   if (input.denomination !== undefined) filter.denomination = input.denomination;
@@ -616,14 +366,17 @@ export async function listEvents(
   const toMs = instant(input.to, 'to');
   if (fromMs !== undefined) filter.fromMs = fromMs;
   if (toMs !== undefined) filter.toMs = toMs;
+  const now = deps.clock.now();
+  const guard = async (tx: ReadTx) => {
+    if (input.account_id !== undefined) await ownedAccount(tx, companyId, input.account_id);
+  };
   if (input.state === undefined || input.state === 'pending') {
-    if (filter.accountId !== undefined) await applyDueOfAccount(deps, companyId, filter.accountId);
-    else {
-      const now = deps.clock.now();
-      if ((await deps.store.read((tx) => tx.findExpiredHolds(now, 1))).length > 0)
-        await deps.store.write((tx) => expireHolds(deps.ledger.begin(tx, now)));
-    }
+    if (input.account_id !== undefined) await deps.ledger.writeDue(deps.store, input.account_id, undefined, now, guard);
+    else await deps.ledger.writeExpiredHolds(deps.store, now);
   }
-  const result = await deps.store.read((tx) => tx.listEvents(companyId, filter, page));
+  const result = await deps.store.read(async (tx) => {
+    await guard(tx);
+    return tx.listEvents(companyId, filter, page);
+  });
   return result ?? unknownCursor();
 }

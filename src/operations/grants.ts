@@ -1,203 +1,40 @@
 /**
- * Credit grants (contract "Credit grants"): the entries through which every unit joins or leaves
- * a balance's grants (grantEntry, takeEntry: used by balances, refills, plans and events), and
- * the grants API: create, list (per balance in drawing order; per company by expiry), read,
- * PATCH and void. The rules are domain/grants.ts; a balance's live grants are kept in its row and
- * written with it by the posting (ledger.ts).
+ * Credit grants (contract "Credit grants"), the grants API: create, list (per balance in drawing
+ * order; per company by expiry), read, PATCH and void, and the grants audit. The rules are
+ * domain/grants.ts; how units join a balance and how a grant reads at an instant, the ledger's
+ * (src/ledger/grants.ts); a balance's live grants are kept in its row and written by a posting.
  */
-import { balanceKey } from '../domain/events.js';
 import {
-  addGrant,
-  advanceTo,
   checkInvariant,
   GRANT_EFFECTIVE_AHEAD_MAX_MS,
   GRANT_PRIORITY_DEFAULT,
   GRANT_STATUSES,
-  type Grant,
   type GrantCategory,
   type GrantOutcome,
-  type GrantSource,
   type GrantStatus,
   type Lots,
-  type OpeningKind,
   patchGrant as patchLots,
   type Step,
-  statusOf,
-  take,
-  type TakingKind,
   voidGrant as voidLots,
 } from '../domain/grants.js';
 import { metadataViolation } from '../domain/metadata.js';
-import { AMOUNT_MAX } from '../domain/money.js';
 import { fail, OutcomeError } from '../domain/outcome.js';
 import { parseRfc3339 } from '../domain/time.js';
-import { formatDecimal, parseDecimal, quotientDecimal } from '../lib/decimal.js';
-import { newId } from '../lib/ids.js';
-import type { AuditViolation, BalanceKey, BalanceRow, GrantRow, Page, PageResult, ReadTx, Tx } from '../store/types.js';
+import { formatDecimal, parseDecimal } from '../lib/decimal.js';
+import { balanceKey } from '../lib/keys.js';
+import { lotsOf } from '../ledger/entries.js';
+import { type GrantSpec, type GrantView, grantEntry, grantViewOf, headroom } from '../ledger/grants.js';
+import type { AuditViolation, BalanceKey, GrantRow, Page, PageResult, ReadTx, Tx } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
-import { lockBalanceMap, lotsOf, type PostedEntry, type Posting } from './ledger.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
-
-/** What a grant is made of: the API's body, or what a refill, a plan or an adjustment gives. */
-export interface GrantSpec {
-  amount: number;
-  source: GrantSource;
-  priority?: number;
-  category?: GrantCategory;
-  effectiveAtMs?: number;
-  expiresAtMs?: number | null;
-  costBasis?: string | null;
-  name?: string | null;
-  metadata?: Record<string, unknown> | null;
-}
-
-/** The balance a grant belongs to. */
-type Owner = Pick<BalanceRow, 'companyId' | 'accountId' | 'denomination'>;
-
-/** A new grant's row, as its balance's lots will start it. */
-export function newGrantRow(owner: Owner, spec: GrantSpec, nowMs: number): GrantRow {
-  return {
-    grantId: newId('g'),
-    companyId: owner.companyId,
-    accountId: owner.accountId,
-    denomination: owner.denomination,
-    amount: spec.amount,
-    remaining: spec.amount,
-    held: 0,
-    priority: spec.priority ?? GRANT_PRIORITY_DEFAULT,
-    category: spec.category ?? 'promotional',
-    costBasis: spec.costBasis ?? null,
-    name: spec.name ?? null,
-    metadata: spec.metadata ?? null,
-    source: spec.source,
-    effectiveAtMs: spec.effectiveAtMs ?? nowMs,
-    expiresAtMs: spec.expiresAtMs ?? null,
-    createdAtMs: nowMs,
-    voidedAtMs: null,
-  };
-}
-
-/** The domain's part of a grant row. */
-export function lotOf(
-  row: GrantRow,
-): Pick<Grant, 'grantId' | 'amount' | 'priority' | 'category' | 'source' | 'effectiveAtMs' | 'expiresAtMs'> {
-  return {
-    grantId: row.grantId,
-    amount: row.amount,
-    priority: row.priority,
-    category: row.category,
-    source: row.source,
-    effectiveAtMs: row.effectiveAtMs,
-    expiresAtMs: row.expiresAtMs,
-  };
-}
-
-/** The entry that adds a grant to a balance: one opening transaction of `kind` (or none while scheduled). */
-export function grantEntry(
-  owner: Owner,
-  spec: GrantSpec,
-  nowMs: number,
-  kind: OpeningKind,
-  reason: string | null = null,
-): PostedEntry & { grant: GrantRow } {
-  const grant = newGrantRow(owner, spec, nowMs);
-  return {
-    accountId: owner.accountId,
-    denomination: owner.denomination,
-    grant,
-    reason,
-    apply: (lots) => addGrant(lots, lotOf(grant), nowMs, kind),
-  };
-}
-
-/** The entry that takes units away in drawing order (usage, a negative adjustment). */
-export function takeEntry(
-  key: { accountId: string; denomination: string },
-  units: number,
-  nowMs: number,
-  kind: TakingKind,
-  more: { eventId?: string | null; reason?: string | null } = {},
-): PostedEntry {
-  return { ...key, ...more, apply: (lots) => take(lots, units, nowMs, kind) };
-}
-
-/**
- * How many units may still be added to a balance without any figure leaving the exact integer range:
- * its amount once every scheduled grant has joined must stay ≤ 2^53 − 1.
- */
-export function headroom(lots: Lots): number {
-  let committed = Math.max(lots.amount, 0);
-  for (const g of lots.grants) if (!g.opened && !g.closed) committed += g.amount;
-  return Math.max(0, AMOUNT_MAX - committed);
-}
-
-/** A refill's cost basis: USD cents per unit, to six decimal places. */
-export function costBasisOf(usdCents: number, units: number): string {
-  return formatDecimal(quotientDecimal(BigInt(usdCents), BigInt(units), 6));
-}
-
-/** Most balances one run of the grant job applies; the job loops until none is due. */
-export const GRANT_JOB_BATCH_MAX = 500;
-
-/**
- * Applies the grant starts and expiries due on balances nobody has touched since (a batch of
- * them); returns how many balances. Each balance is locked and its lots advanced: a start or
- * expiry another process applied first is already in the lots, and is never applied twice.
- */
-export async function applyDueGrants(p: Posting): Promise<number> {
-  const due = await p.tx.findBalancesWithGrantsDue(p.nowMs, GRANT_JOB_BATCH_MAX);
-  if (due.length > 0) await p.lock(due);
-  return due.length;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Reading grants
 
-/** A grant as the API shows it: its row with the live figures of its balance at `nowMs`, and its status. */
-export interface GrantView extends GrantRow {
-  status: GrantStatus;
-}
-
-/**
- * The row with its lot's figures at `nowMs` where the grant is live (its balance's lots advanced
- * to now in memory: a read at or after an instant sees it, whether or not it was written).
- */
-function viewOf(row: GrantRow, lots: Lots | undefined, nowMs: number): GrantView {
-  const lot = lots?.grants.find((g) => g.grantId === row.grantId);
-  const g: Grant = lot ?? {
-    ...lotOf(row),
-    remaining: row.remaining,
-    held: row.held,
-    voidedAtMs: row.voidedAtMs,
-    opened: true,
-    closed: true,
-  };
-  return {
-    ...row,
-    remaining: g.remaining,
-    held: g.held,
-    priority: g.priority,
-    expiresAtMs: g.expiresAtMs,
-    voidedAtMs: g.voidedAtMs,
-    status: statusOf(g, nowMs),
-  };
-}
-
-/** A balance's lots as they are at `nowMs`. */
-function lotsNow(b: BalanceRow, nowMs: number): Lots {
-  return b.grantsDueAtMs !== null && b.grantsDueAtMs <= nowMs ? advanceTo(lotsOf(b), nowMs).lots : lotsOf(b);
-}
-
-/** Views of rows of several balances, each overlaid with its balance's lots now. */
-async function viewsOf(tx: Pick<Tx, 'listBalancesOfAccounts'>, rows: GrantRow[], nowMs: number) {
-  const accounts = [...new Set(rows.map((r) => r.accountId))];
-  const balances = new Map(
-    (await tx.listBalancesOfAccounts(accounts)).map((b) => [balanceKey(b.accountId, b.denomination), b]),
-  );
-  return rows.map((r) => {
-    const b = balances.get(balanceKey(r.accountId, r.denomination));
-    return viewOf(r, b && lotsNow(b, nowMs), nowMs);
-  });
+/** Views of rows of several balances, each overlaid with its balance as it is at `nowMs`. */
+async function viewsOf(deps: Deps, tx: ReadTx, rows: GrantRow[], nowMs: number): Promise<GrantView[]> {
+  const lots = await deps.ledger.viewGrants(tx, [...new Set(rows.map((r) => r.accountId))], nowMs);
+  return rows.map((r) => grantViewOf(r, lots.get(balanceKey(r.accountId, r.denomination)), nowMs));
 }
 
 const DEFAULT_STATUSES: readonly GrantStatus[] = ['scheduled', 'active'];
@@ -222,9 +59,17 @@ function instant(text: string | undefined, param: string): number | undefined {
   return ms;
 }
 
-async function ownedBalance(tx: ReadTx, companyId: string, accountId: string, denomination: string) {
+/** The grants of the company's account's balance as they are at `nowMs` (a view), or 404. */
+async function ownedBalanceGrants(
+  deps: Deps,
+  tx: ReadTx,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  nowMs: number,
+): Promise<Pick<Lots, 'grants'>> {
   await ownedAccount(tx, companyId, accountId);
-  const b = await tx.findBalance(accountId, denomination);
+  const b = (await deps.ledger.viewGrants(tx, [accountId], nowMs)).get(balanceKey(accountId, denomination));
   if (!b) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
   return b;
 }
@@ -241,7 +86,7 @@ export async function listBalanceGrants(
   const statuses = parseStatuses(status);
   const nowMs = deps.clock.now();
   return deps.store.read(async (tx) => {
-    const b = await ownedBalance(tx, companyId, accountId, denomination);
+    const b = await ownedBalanceGrants(deps, tx, companyId, accountId, denomination, nowMs);
     const rows = await tx.listGrantsOfBalance(accountId, denomination, statuses, nowMs);
     let start = 0;
     if (page.startingAfter !== undefined) {
@@ -249,9 +94,8 @@ export async function listBalanceGrants(
       if (at < 0) unknownCursor();
       start = at + 1;
     }
-    const lots = lotsNow(b, nowMs);
     const slice = rows.slice(start, start + page.limit);
-    return { rows: slice.map((r) => viewOf(r, lots, nowMs)), hasMore: start + page.limit < rows.length };
+    return { rows: slice.map((r) => grantViewOf(r, b, nowMs)), hasMore: start + page.limit < rows.length };
   });
 }
 
@@ -288,7 +132,7 @@ export async function listGrants(
       page,
     );
     if (!result) unknownCursor();
-    return { rows: await viewsOf(tx, result.rows, nowMs), hasMore: result.hasMore };
+    return { rows: await viewsOf(deps, tx, result.rows, nowMs), hasMore: result.hasMore };
   });
 }
 
@@ -297,7 +141,7 @@ export async function getGrant(deps: Deps, companyId: string, grantId: string): 
   return deps.store.read(async (tx) => {
     const row = await tx.findGrant(companyId, grantId);
     if (!row) fail('not_found', `no such grant: ${grantId}`, 'grant_id');
-    return (await viewsOf(tx, [row], nowMs))[0]!;
+    return (await viewsOf(deps, tx, [row], nowMs))[0]!;
   });
 }
 
@@ -365,15 +209,16 @@ export async function createGrant(
   return async (tx) => {
     const nowMs = deps.clock.now();
     const spec = specOf(input, nowMs);
-    const b = await ownedBalance(tx, companyId, accountId, denomination);
-    const p = deps.ledger.begin(tx, nowMs);
-    const locked = await p.lock([b]);
-    if (spec.amount > headroom(lotsOf(locked.get(balanceKey(accountId, denomination))!)))
+    await ownedAccount(tx, companyId, accountId);
+    const p = await deps.ledger.open(tx, [{ accountId, denomination }], nowMs);
+    const b = p.balance(accountId, denomination);
+    if (!b) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+    if (spec.amount > headroom(b))
       fail('amount_out_of_range', 'the grant would take the balance beyond the exact integer range', 'amount');
     const entry = grantEntry(b, spec, nowMs, 'grant');
-    const after = (await p.post(locked, [entry])).balances.get(balanceKey(accountId, denomination))!;
+    const after = (await p.post([entry])).balances.get(balanceKey(accountId, denomination))!;
     // Read back: a grant the debt takes whole is finished at once, its row holding the final figures.
-    return viewOf((await tx.findGrant(companyId, entry.grant.grantId))!, lotsOf(after), nowMs);
+    return grantViewOf((await tx.findGrant(companyId, entry.grant.grantId))!, after, nowMs);
   };
 }
 
@@ -410,19 +255,18 @@ async function changeGrant(
 ): Promise<GrantView> {
   const row = await tx.findGrant(companyId, grantId);
   if (!row) fail('not_found', `no such grant: ${grantId}`, 'grant_id');
-  const key = balanceKey(row.accountId, row.denomination);
   // The clock is read once the balance is locked: what another transaction applied meanwhile is in the past.
-  await lockBalanceMap(tx, [row]);
-  const nowMs = deps.clock.now();
-  const p = deps.ledger.begin(tx, nowMs);
-  const locked = await p.lock([row]);
-  const b = locked.get(key)!;
-  if (!b.grants.some((g) => g.grantId === grantId)) return finishedRefusal(viewOf(row, lotsOf(b), nowMs), allowVoided);
+  const p = await deps.ledger.open(tx, [row], () => deps.clock.now());
+  const { nowMs } = p;
+  const b = p.balance(row.accountId, row.denomination)!;
+  // A grant no longer in the lots is finished (what is due may just have finished it): its row has the final figures.
+  if (!b.grants.some((g) => g.grantId === grantId))
+    return finishedRefusal(grantViewOf((await tx.findGrant(companyId, grantId))!, b, nowMs), allowVoided);
   const step = unwrap(change(lotsOf(b), nowMs));
   const after = (
-    await p.post(locked, [{ accountId: row.accountId, denomination: row.denomination, reason, apply: () => step }])
-  ).balances.get(key)!;
-  return viewOf((await tx.findGrant(companyId, grantId))!, lotsOf(after), nowMs);
+    await p.post([{ accountId: row.accountId, denomination: row.denomination, reason, apply: () => step }])
+  ).balances.get(balanceKey(row.accountId, row.denomination))!;
+  return grantViewOf((await tx.findGrant(companyId, grantId))!, after, nowMs);
 }
 
 export interface PatchGrantInput {

@@ -12,7 +12,7 @@
 import { newId } from '../lib/ids.js';
 import type { BalanceRow, Tx, WebhookDeliveryRow, WebhookTarget, WebhookType } from '../store/types.js';
 import { changeNotifies, notificationPayload } from '../webhooks/notifications.js';
-import type { BalanceChange, MemoSlot, Posting } from './ledger.js';
+import type { BalanceChange, MemoSlot, Posting } from '../ledger/posting.js';
 
 /** What one transaction has already looked up and written. */
 class NotificationNotes {

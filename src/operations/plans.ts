@@ -4,19 +4,21 @@
  * period (postpay overage, reset or rollover, the charge again); and the first drop of a plan
  * balance below `threshold_alert_percentage` in a period, recorded on the balance and notified.
  */
-import { balanceKey } from '../domain/events.js';
 import { renewPlan } from '../domain/grants.js';
 import { addExact } from '../domain/money.js';
 import { nextRefillAfter, refillAt } from '../domain/monthly.js';
 import { fail } from '../domain/outcome.js';
 import { parsePlan, renewPlanBalance, thresholdAlertCrossed } from '../domain/plans.js';
 import { newId } from '../lib/ids.js';
+import { balanceKey } from '../lib/keys.js';
+import { lotsOf, type PostedEntry } from '../ledger/entries.js';
+import { grantEntry, type GrantSpec, lotOf, newGrantRow } from '../ledger/grants.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { BalanceEffect } from '../ledger/posting.js';
 import type { AccountPlanRow, AccountRow, BalanceRow, Page, PageResult, PlanRow, Tx } from '../store/types.js';
 import { recordChargeAwaitingCard, requestCharge, type NewCharge } from './charges.js';
 import type { Command, Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
-import { grantEntry, type GrantSpec, lotOf, newGrantRow } from './grants.js';
-import { lockBalanceMap, lotsOf, type BalanceEffect, type Posting, type PostedEntry } from './ledger.js';
 import { notifyBalance } from './notifications.js';
 
 export async function createPlan(deps: Deps, companyId: string, body: unknown): Promise<Command<PlanRow>> {
@@ -68,8 +70,13 @@ export async function listPlans(deps: Deps, companyId: string, page: Page): Prom
  * the included amount (a `grant`), the period schedule anchored now, and the first charge. A new
  * account has no card yet, so that charge waits for one (`requires_payment_method`).
  */
-export async function applyPlanToNewAccount(p: Posting, account: AccountRow, planId: string): Promise<BalanceRow[]> {
-  const { tx, nowMs } = p;
+export async function applyPlanToNewAccount(
+  ledger: Ledger,
+  tx: Tx,
+  nowMs: number,
+  account: AccountRow,
+  planId: string,
+): Promise<BalanceRow[]> {
   const plan = await tx.findPlan(account.companyId, planId);
   if (!plan) fail('unknown_plan', `no such plan: ${planId}`, 'plan_id');
   const accountId = account.accountId;
@@ -88,10 +95,13 @@ export async function applyPlanToNewAccount(p: Posting, account: AccountRow, pla
     });
     await tx.setPlanBalance(accountId, e.denomination, e.amount, plan.thresholdAlertPercentage);
   }
-  const locked = await p.lock(plan.balances.map((e) => ({ accountId, denomination: e.denomination })));
+  const p = await ledger.open(
+    tx,
+    plan.balances.map((e) => ({ accountId, denomination: e.denomination })),
+    nowMs,
+  );
   const nextRenewalAtMs = refillAt(nowMs, 1);
   await p.post(
-    locked,
     plan.balances
       .filter((e) => e.amount > 0)
       .map((e) =>
@@ -115,7 +125,7 @@ export async function applyPlanToNewAccount(p: Posting, account: AccountRow, pla
   if (plan.chargeAmountUsdCents > 0) {
     await recordChargeAwaitingCard(tx, nowMs, planCharge(account.companyId, accountId, plan, nowMs));
   }
-  return tx.listBalances(accountId);
+  return [...p.balances.values()];
 }
 
 /** A plan period's grant: paid, expiring at the next renewal (never, with rollover). */
@@ -147,25 +157,26 @@ async function chargeOrAwaitCard(tx: Tx, nowMs: number, hasCard: boolean, c: New
  * plan charge again, an `auto_refill` notification per balance, and the next period scheduled
  * from the due instant (so missed periods are renewed one by one, none skipped).
  */
-export async function renewPlanPeriod(p: Posting, ap: AccountPlanRow): Promise<void> {
-  const { tx, nowMs } = p;
+export async function renewPlanPeriod(ledger: Ledger, tx: Tx, nowMs: number, ap: AccountPlanRow): Promise<void> {
   const due = ap.nextRenewalAtMs;
   const next = nextRefillAfter(ap.anchorAtMs, due);
   const plan = await tx.findPlan(ap.companyId, ap.planId);
   if (!plan) throw new Error(`plan ${ap.planId} of account ${ap.accountId} is gone`);
   const accountId = ap.accountId;
-  // Locked without applying what is due: the renewal applies it, up to the renewal instant first,
-  // so that the plan's grant ends inside the one period_reset transaction (domain renewPlan).
-  const locked = await lockBalanceMap(
+  // What is due is applied only up to the renewal instant: the renewal applies the rest, so that the
+  // plan's grant ends inside the one period_reset transaction (domain renewPlan).
+  const p = await ledger.open(
     tx,
     plan.balances.map((e) => ({ accountId, denomination: e.denomination })),
+    nowMs,
+    { asOfMs: due - 1 },
   );
   const entries: PostedEntry[] = [];
   const overage: { denomination: string; units: number; usd_cents: number }[] = [];
   let overageCents = 0;
   for (const e of plan.balances) {
     const key = balanceKey(accountId, e.denomination);
-    const b = locked.get(key);
+    const b = p.balances.get(key);
     if (!b) continue;
     const grant =
       e.amount > 0 ? newGrantRow(b, planGrantSpec(e.amount, plan.rollover ? null : next, due), nowMs) : null;
@@ -190,7 +201,7 @@ export async function renewPlanPeriod(p: Posting, ap: AccountPlanRow): Promise<v
     });
     if (b.planAlerted) await tx.setPlanAlerted(accountId, e.denomination, false);
   }
-  const after = (await p.post(locked, entries)).balances;
+  const after = (await p.post(entries)).balances;
   const hasCard = (await tx.findCard(accountId)) !== undefined;
   if (overageCents > 0) {
     await chargeOrAwaitCard(tx, nowMs, hasCard, {

@@ -5,7 +5,6 @@
  * charge requested through the outbox; units arrive only when it succeeds (charges.ts). At most
  * one refill is in flight per balance.
  */
-import { balanceKey } from '../domain/events.js';
 import { nextRefillAfter, recurringRefillDay, refillAt, refillDayOf } from '../domain/monthly.js';
 import { fail } from '../domain/outcome.js';
 import { parseModifyMidMonthAmounts, prorateMidMonth } from '../domain/proration.js';
@@ -13,7 +12,7 @@ import { thresholdRefillDecision } from '../domain/refill.js';
 import type { BalanceRow, ChargeRow, Tx } from '../store/types.js';
 import { applyProration, attemptCharge, recordChargeOutcome, requestCharge, type ProrationDetails } from './charges.js';
 import type { Command, Deps } from './deps.js';
-import { lockBalanceMap, type BalanceEffect } from './ledger.js';
+import type { BalanceEffect } from '../ledger/posting.js';
 
 export interface AutoRefillInput {
   denomination?: string;
@@ -54,10 +53,9 @@ export async function putAutoRefill(
   const monthlyWanted = input.refill_period === 'monthly' ? true : input.refill_monthly;
   return async (tx) => {
     if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
-    const key = balanceKey(accountId, denomination);
-    const b = (await lockBalanceMap(tx, [{ accountId, denomination }])).get(key);
-    if (!b) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
     const now = deps.clock.now();
+    const b = (await deps.ledger.open(tx, [{ accountId, denomination }], now)).balance(accountId, denomination);
+    if (!b) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
     const amount = input.amount ?? b.refillAmount;
     const usd = input.usd_charge ?? b.refillUsdCents;
     const threshold = input.threshold !== undefined ? input.threshold : b.refillThreshold;
@@ -298,10 +296,10 @@ export async function modifyMidMonth(
   if (priced.chargedUsdCents === 0) {
     // Nothing to charge: the change is applied at once.
     const applied = await deps.store.write(async (tx) => {
-      const locked = await lockBalanceMap(tx, [{ accountId, denomination }]);
-      if (!locked.get(balanceKey(accountId, denomination)))
+      const p = await deps.ledger.open(tx, [{ accountId, denomination }], () => deps.clock.now());
+      if (!p.balance(accountId, denomination))
         fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
-      return applyProration(deps.ledger.begin(tx, deps.clock.now()), locked, accountId, denomination, details);
+      return applyProration(p, accountId, denomination, details);
     });
     return result(applied.balance.amount, false, 0);
   }

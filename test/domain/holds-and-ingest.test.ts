@@ -37,10 +37,14 @@ function req(
   events: EventInput[],
   opts: { gate?: boolean; accountId?: string; companyId?: string } = {},
 ): IngestRequest {
+  const normalized = events.map((e, i) => norm(e, i));
+  // Ids given when the request is received: a client id, else a new one (ev_gen_1, ev_gen_2, …).
+  let n = 0;
   return {
     companyId: opts.companyId ?? CO,
     accountId: opts.accountId ?? ACC,
-    events: events.map((e, i) => norm(e, i)),
+    events: normalized,
+    eventIds: normalized.map((e) => e.clientId ?? `ev_gen_${++n}`),
     gate: opts.gate ?? false,
   };
 }
@@ -52,7 +56,6 @@ function makeCtx(
     known?: [companyId: string, eventId: string, known: KnownEvent][];
   } = {},
 ): IngestContext {
-  let n = 0;
   return {
     nowMs: NOW,
     balances: new Map(
@@ -68,7 +71,6 @@ function makeCtx(
     ),
     periods: new Map(),
     known: new Map((opts.known ?? []).map(([c, id, k]) => [companyScopedKey(c, id), k])),
-    newEventId: () => `ev_gen_${++n}`,
   };
 }
 

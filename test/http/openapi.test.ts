@@ -1,6 +1,7 @@
-// Guarantee: /openapi.json is a complete document (Redocly's recommended rules find nothing, every
-// operation is named by the convention, documented headers and statuses are the ones sent), a client
-// generated from it with openapi-typescript type-checks, and the alias spellings answer as their route.
+// Guarantee: /openapi.json is a complete document (Redocly's recommended rules and operation-description find
+// nothing, every operation is named by the convention and described, documented headers and statuses are the ones
+// sent), a client generated from it with openapi-typescript type-checks, and the alias spellings answer as their
+// route.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -42,14 +43,15 @@ describe('OpenAPI document: complete and lint-clean', () => {
   });
   after(async () => h.close());
 
-  test("Redocly's recommended rules report no problem at all", async () => {
-    const config = await createConfig({ extends: ['recommended'] });
+  test("Redocly's recommended rules, and operation-description as an error, report no problem at all", async () => {
+    // `recommended` leaves operation-description off: every operation must say what a user of it must know.
+    const config = await createConfig({ extends: ['recommended'], rules: { 'operation-description': 'error' } });
     const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: '/openapi.json', config });
     const listed = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
     assert.deepEqual(listed, []);
   });
 
-  test('every operation has a unique operationId by the convention, tags from the global list, security', () => {
+  test('every operation: a unique operationId by the convention, a description, a declared tag, security', () => {
     const ids = new Set<string>();
     const declared = new Map((doc.tags as { name: string; description: string }[]).map((t) => [t.name, t]));
     assert.deepEqual(
@@ -63,6 +65,7 @@ describe('OpenAPI document: complete and lint-clean', () => {
       ids.add(op.operationId);
       assert.ok(op.tags?.length === 1 && declared.get(op.tags[0])?.description, `${where}: one declared tag`);
       assert.ok(Array.isArray(op.security), `${where}: security stated`);
+      assert.ok(typeof op.description === 'string' && op.description.trim() !== '', `${where}: description`);
       for (const [status, r] of Object.entries(op.responses as Record<string, Json>))
         assert.ok(r.description && r.description !== 'Default Response', `${where} ${status}: described`);
     }

@@ -1,18 +1,20 @@
 /**
  * What the contract test files (test/store/*.contract.test.ts) share: the server's ledger, rows built with defaults,
- * ingest requests of normalised events, and a balance's whole ledger read from committed data.
+ * ingest requests of normalised events, a balance's whole ledger read from committed data, and (PostgreSQL) a
+ * transaction held open while another is seen to end or to wait for its row locks.
  */
 import assert from 'node:assert/strict';
 import { normalizeEvent, type EventInput, type IngestRequest, type NormalizedEvent } from '../../src/domain/events.js';
 import { newId } from '../../src/lib/ids.js';
-import { balanceEffects } from '../../src/operations/effects.js';
-import { Ledger } from '../../src/operations/ledger.js';
+import { balanceEffects } from '../../src/compose.js';
+import { Ledger } from '../../src/ledger/ledger.js';
 import { DevelopmentEmailSender } from '../../src/email/index.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/operations/deps.js';
 import { processorFactory } from '../../src/processors/index.js';
 import type { AccountRow, EventRow, Store, TransactionRow } from '../../src/store/types.js';
-import { testSecretBox } from '../support/stores.js';
+import { testSecretBox, type TestStore } from '../support/stores.js';
+import { until } from '../support/wait.js';
 
 /** Requests here carry no `timestamp`: no limit applies. */
 const ANY_TIME = { nowMs: 0, maxAgeMs: Number.POSITIVE_INFINITY };
@@ -103,7 +105,8 @@ function norm(input: EventInput, index = 0): NormalizedEvent {
 }
 
 export function request(companyId: string, accountId: string, events: EventInput[], gate = false): IngestRequest {
-  return { companyId, accountId, events: events.map((e, i) => norm(e, i)), gate };
+  const normalized = events.map((e, i) => norm(e, i));
+  return { companyId, accountId, events: normalized, eventIds: normalized.map((e) => e.clientId ?? newId('ev')), gate };
 }
 
 export const sortStrings = (xs: string[]) => [...xs].sort();
@@ -123,4 +126,41 @@ export async function balanceState(store: Store, accountId: string, denomination
     }
     return { balance: b!, transactions: txs };
   });
+}
+
+/** A promise and its resolve, for a transaction that must stay open until the test lets it end. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/**
+ * PostgreSQL row locks seen from outside: waits until `work` (begun in another transaction while one holds rows of
+ * `table`) has ended, with its value, or waits for a lock, as a session of this store's schema that uses `table`
+ * (`waits`). A condition decides it, never a time: the wrong outcome shows at once instead of hanging the test.
+ */
+export async function endsOrWaits<T>(t: TestStore, table: string, work: Promise<T>): Promise<{ value: T } | 'waits'> {
+  let ended: { value: T } | { error: unknown } | undefined;
+  work.then(
+    (value) => {
+      ended = { value };
+    },
+    (error: unknown) => {
+      ended = { error };
+    },
+  );
+  const outcome = await until(`a statement on ${table} ends or waits for a lock`, async () => {
+    if (ended) return ended;
+    const waiting = await t.query(
+      'SELECT 1 AS waiting FROM pg_locks w WHERE NOT w.granted AND w.pid IN ' +
+        '(SELECT pid FROM pg_locks WHERE relation = ?::regclass)',
+      [table],
+    );
+    return waiting.length > 0 ? ('waits' as const) : undefined;
+  });
+  if (outcome !== 'waits' && 'error' in outcome) throw outcome.error;
+  return outcome;
 }

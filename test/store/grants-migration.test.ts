@@ -9,8 +9,9 @@ import pg from 'pg';
 import { CLI_DIALECTS, freshDatabase, type TestDatabase } from '../cli/support.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { openStore } from '../../src/store/open.js';
-import { auditGrants, takeEntry } from '../../src/operations/grants.js';
-import { Ledger } from '../../src/operations/ledger.js';
+import { auditGrants } from '../../src/operations/grants.js';
+import { takeEntry } from '../../src/ledger/grants.js';
+import { Ledger } from '../../src/ledger/ledger.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -139,9 +140,8 @@ for (const dialect of CLI_DIALECTS) {
 
           const now = T0 + 1000;
           const posted = await store.write(async (tx) => {
-            const p = new Ledger([]).begin(tx, now);
-            const locked = await p.lock([{ accountId, denomination: 'tokens' }]);
-            return p.post(locked, [takeEntry({ accountId, denomination: 'tokens' }, 120, now, 'usage')]);
+            const p = await new Ledger([]).open(tx, [{ accountId, denomination: 'tokens' }], now);
+            return p.post([takeEntry({ accountId, denomination: 'tokens' }, 120, now, 'usage')]);
           });
           assert.deepEqual(posted.transactions[0]?.drawnFrom, [{ grantId: lot.grantId, amount: 120 }]);
           assert.equal(posted.transactions[0]?.balanceAfter, 380);

@@ -6,8 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { take } from '../../src/domain/grants.js';
 import { balanceKey } from '../../src/lib/keys.js';
-import { grantEntry, newGrantRow } from '../../src/operations/grants.js';
-import { lockBalanceMap } from '../../src/operations/ledger.js';
+import { grantEntry, newGrantRow } from '../../src/ledger/grants.js';
 import {
   decodeAllocations,
   decodeStoredLots,
@@ -190,10 +189,8 @@ forEachDialect((store) => {
     /** Takes units as a complete event does (domain take), through the server's ledger. */
     async function takeUnits(s: Store, accountId: string, units: number): Promise<void> {
       await s.write(async (tx) => {
-        const locked = await lockBalanceMap(tx, [{ accountId, denomination: 'credits' }]);
-        await ledger
-          .begin(tx, T0)
-          .post(locked, [{ accountId, denomination: 'credits', apply: (lots) => take(lots, units, T0) }]);
+        const p = await ledger.open(tx, [{ accountId, denomination: 'credits' }], T0);
+        await p.post([{ accountId, denomination: 'credits', apply: (lots) => take(lots, units, T0) }]);
       });
     }
 
@@ -203,10 +200,8 @@ forEachDialect((store) => {
       await seedBalance(store, a.companyId, a.accountId, 'credits', 100, T0);
       const owner = { companyId: a.companyId, accountId: a.accountId, denomination: 'credits' };
       await store.write(async (tx) => {
-        const locked = await lockBalanceMap(tx, [owner]);
-        await ledger
-          .begin(tx, T0)
-          .post(locked, [grantEntry(owner, { amount: 30, priority: 10, source: 'grant' }, T0, 'grant')]);
+        const p = await ledger.open(tx, [owner], T0);
+        await p.post([grantEntry(owner, { amount: 30, priority: 10, source: 'grant' }, T0, 'grant')]);
       });
       return { a, owner };
     }
@@ -226,9 +221,9 @@ forEachDialect((store) => {
             nextRefillAtMs: null,
           });
           await tx.setPlanBalance(a.accountId, 'credits', 10, '50');
-          const locked = await lockBalanceMap(tx, [owner]);
-          const p = await ledger.begin(tx, T0).post(locked, [{ ...owner, apply: (lots) => take(lots, units, T0) }]);
-          return p.balances.get(balanceKey(a.accountId, 'credits'));
+          const p = await ledger.open(tx, [owner], T0);
+          const posted = await p.post([{ ...owner, apply: (lots) => take(lots, units, T0) }]);
+          return posted.balances.get(balanceKey(a.accountId, 'credits'));
         });
         assert.ok(posted);
         assert.equal(posted.refillAmount, 50 + units, 'a column changed earlier in the transaction');

@@ -11,7 +11,7 @@ import { IngestBatcher, transactionWriters } from '../../src/ingest/group-commit
 import { SqliteWriterThread } from '../../src/ingest/writer-thread.js';
 import { TestClock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/operations/deps.js';
-import type { IngestResult } from '../../src/operations/events.js';
+import type { IngestResult } from '../../src/ledger/ingest.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { forEachDialect, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 import { T0, request, testDeps } from './contract-support.js';

@@ -49,7 +49,13 @@ async function withThread(
       store,
       worker,
       accountId: s.accountId,
-      req: { companyId: s.companyId, accountId: s.accountId, events: [n.value], gate: false },
+      req: {
+        companyId: s.companyId,
+        accountId: s.accountId,
+        events: [n.value],
+        eventIds: ['ev_thread_1'],
+        gate: false,
+      },
     });
   } finally {
     await worker.close();

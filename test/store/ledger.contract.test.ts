@@ -214,7 +214,7 @@ forEachDialect((store, t) => {
       const clock = new TestClock(T0);
       const deps = testDeps(store, clock);
       const out = await store.write((tx) =>
-        ingestGroup(ledger.begin(tx, T0), [
+        ingestGroup(ledger, tx, T0, [
           request(a.companyId, a.accountId, [
             { type: 'call', quantity: 3 },
             { type: 'x', cost_override: { amount: 7, denomination: 'usd' } },

@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { normalizeEvent, type IngestRequest } from '../../src/domain/events.js';
 import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
+import { newId } from '../../src/lib/ids.js';
 import type { Outcome } from '../../src/domain/outcome.js';
 import { ingestGroup, settleGroup, type SettleRequest } from '../../src/operations/events.js';
-import { balanceEffects } from '../../src/operations/effects.js';
-import { Ledger } from '../../src/operations/ledger.js';
+import { balanceEffects } from '../../src/compose.js';
+import { Ledger } from '../../src/ledger/ledger.js';
 import type { EventRow, Store } from '../../src/store/types.js';
 import { forEachDialect, seedAccount, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 
@@ -30,6 +31,7 @@ function holdRequest(companyId: string, accountId: string, amounts: number[], de
       assert.ok(n.ok);
       return n.value;
     }),
+    eventIds: amounts.map(() => newId('ev')),
   };
 }
 
@@ -43,7 +45,7 @@ async function hold(
   denomination = 'tokens',
 ): Promise<string[]> {
   const [outcome] = await store.write((tx) =>
-    ingestGroup(ledger.begin(tx, nowMs), [holdRequest(companyId, accountId, amounts, denomination)]),
+    ingestGroup(ledger, tx, nowMs, [holdRequest(companyId, accountId, amounts, denomination)]),
   );
   assert.ok(outcome?.ok, JSON.stringify(outcome));
   return outcome.value.eventIds;
@@ -97,7 +99,7 @@ forEachDialect(
           input: { state: 'complete', cost_override: { amount: 45, denomination: 'tokens' } },
         },
       ];
-      const outcomes = await store.write((tx) => settleGroup(ledger.begin(tx, now), requests));
+      const outcomes = await store.write((tx) => settleGroup(ledger, tx, now, requests));
       assert.deepEqual(outcomes.map(reasonOf), [
         'ok:complete:7', // the final cost replaces the held 10
         'ok:complete:7', // the same state again: a no-op
@@ -163,9 +165,7 @@ forEachDialect(
           })),
         );
       }
-      const results = await Promise.all(
-        groups.map((g) => store.write((tx) => settleGroup(ledger.begin(tx, T0 + 1000), g))),
-      );
+      const results = await Promise.all(groups.map((g) => store.write((tx) => settleGroup(ledger, tx, T0 + 1000, g))));
       assert.ok(
         results.flat().every((o) => o.ok),
         'every settle applied',

@@ -9,8 +9,7 @@ import { newId } from '../../src/lib/ids.js';
 import { TestClock } from '../../src/lib/clock.js';
 import { IngestBatcher, transactionWriters } from '../../src/ingest/group-commits.js';
 import { ingestGroup } from '../../src/operations/events.js';
-import { grantEntry, takeEntry } from '../../src/operations/grants.js';
-import { lockBalanceMap } from '../../src/operations/ledger.js';
+import { grantEntry, takeEntry } from '../../src/ledger/grants.js';
 import { balanceKey } from '../../src/domain/events.js';
 import { PostgresStore } from '../../src/store/postgres.js';
 import { forEachDialect, seedAccount, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
@@ -92,17 +91,15 @@ forEachDialect((store, t) => {
       await seedBalance(store, a.companyId, a.accountId, 'x', 0);
       for (let i = 1; i <= 5; i++) {
         await store.write(async (tx) => {
-          const locked = await lockBalanceMap(tx, [{ accountId: a.accountId, denomination: 'x' }]);
-          await ledger
-            .begin(tx, T0)
-            .post(locked, [
-              grantEntry(
-                locked.get(balanceKey(a.accountId, 'x'))!,
-                { amount: i, source: 'adjustment' },
-                T0,
-                'adjustment',
-              ),
-            ]);
+          const p = await ledger.open(tx, [{ accountId: a.accountId, denomination: 'x' }], T0);
+          await p.post([
+            grantEntry(
+              p.balances.get(balanceKey(a.accountId, 'x'))!,
+              { amount: i, source: 'adjustment' },
+              T0,
+              'adjustment',
+            ),
+          ]);
         });
       }
       const { balance, transactions } = await balanceState(store, a.accountId, 'x');
@@ -132,14 +129,13 @@ forEachDialect((store, t) => {
               inFlight++;
               inFlightMax = Math.max(inFlightMax, inFlight);
               try {
-                const locked = await lockBalanceMap(tx, [{ accountId: a.accountId, denomination: 'hot' }]);
-                await ledger
-                  .begin(tx, T0)
-                  .post(locked, [
-                    amount > 0
-                      ? grantEntry(locked.get(key)!, { amount, source: 'adjustment' }, T0, 'adjustment')
-                      : takeEntry(locked.get(key)!, -amount, T0, 'adjustment'),
-                  ]);
+                const p = await ledger.open(tx, [{ accountId: a.accountId, denomination: 'hot' }], T0);
+                const b = p.balances.get(key)!;
+                await p.post([
+                  amount > 0
+                    ? grantEntry(b, { amount, source: 'adjustment' }, T0, 'adjustment')
+                    : takeEntry(b, -amount, T0, 'adjustment'),
+                ]);
               } finally {
                 inFlight--;
               }
@@ -187,7 +183,7 @@ forEachDialect((store, t) => {
       );
       // Holds recorded at T0 have expired by the time the groups run: ingest cancels them concurrently.
       const early = await store.write((tx) =>
-        ingestGroup(ledger.begin(tx, T0), [
+        ingestGroup(ledger, tx, T0, [
           request(s.companyId, s.accountId, [
             { type: 'a-call', state: 'pending', quantity: 2 },
             { type: 'b', state: 'pending', cost_override: { amount: 5, denomination: 'B' } },
@@ -211,7 +207,7 @@ forEachDialect((store, t) => {
           ? [request(s.companyId, s.accountId, ab), request(s.companyId, acc2, [{ type: 'a-call' }])]
           : [request(s.companyId, acc2, [{ type: 'a-call', quantity: 3 }]), request(s.companyId, s.accountId, ba)],
       );
-      const outcomes = await Promise.all(groups.map((g) => store.write((tx) => ingestGroup(ledger.begin(tx, now), g))));
+      const outcomes = await Promise.all(groups.map((g) => store.write((tx) => ingestGroup(ledger, tx, now, g))));
       assert.ok(
         outcomes.flat().every((o) => o.ok),
         'every request succeeded',
@@ -234,7 +230,7 @@ forEachDialect((store, t) => {
       const s = await seedCompanyAndAccount(store);
       await seedBalance(store, s.companyId, s.accountId, 'G', 100);
       const held = await store.write((tx) =>
-        ingestGroup(ledger.begin(tx, T0), [
+        ingestGroup(ledger, tx, T0, [
           request(s.companyId, s.accountId, [
             { type: 'h', id: 'gate-hold', state: 'pending', cost_override: { amount: 120, denomination: 'G' } },
           ]),
@@ -243,7 +239,7 @@ forEachDialect((store, t) => {
       assert.ok(held[0]!.ok, 'a hold may take the available figure below zero');
       const spend = (n: number) => [{ type: 'spend', cost_override: { amount: n, denomination: 'G' } }];
       const refused = await store.write((tx) =>
-        ingestGroup(ledger.begin(tx, T0 + HOLD_DURATION_MS - 1), [request(s.companyId, s.accountId, spend(60), true)]),
+        ingestGroup(ledger, tx, T0 + HOLD_DURATION_MS - 1, [request(s.companyId, s.accountId, spend(60), true)]),
       );
       assert.equal(
         refused[0]!.ok ? 'ok' : refused[0]!.reason,
@@ -251,7 +247,7 @@ forEachDialect((store, t) => {
         'the live hold keeps the available figure negative: the gate refuses',
       );
       const later = await store.write((tx) =>
-        ingestGroup(ledger.begin(tx, T0 + HOLD_DURATION_MS), [request(s.companyId, s.accountId, spend(60), true)]),
+        ingestGroup(ledger, tx, T0 + HOLD_DURATION_MS, [request(s.companyId, s.accountId, spend(60), true)]),
       );
       assert.ok(later[0]!.ok, 'the hold expired: ingest released it first, so the gate passes');
       const g = await store.read((tx) => tx.findBalance(s.accountId, 'G'));
@@ -280,7 +276,9 @@ forEachDialect((store, t) => {
           Array.from({ length: 4 }, (_, i) =>
             store.write((tx) =>
               ingestGroup(
-                ledger.begin(tx, T0),
+                ledger,
+                tx,
+                T0,
                 // Some racers put another account's request first, so they lock a different balance too.
                 i % 2 === 0
                   ? [request(s.companyId, s.accountId, [ev])]
@@ -320,7 +318,7 @@ forEachDialect((store, t) => {
       const outs = await Promise.all(
         [5, 6].map((amount) =>
           store.write((tx) =>
-            ingestGroup(ledger.begin(tx, T0), [
+            ingestGroup(ledger, tx, T0, [
               request(s.companyId, s.accountId, [
                 { type: 'charge', id: 'contested', cost_override: { amount, denomination: 'credits' } },
               ]),

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { NewBalanceRow, Store } from '../../src/store/types.js';
-import { lotOf, newGrantRow } from '../../src/operations/grants.js';
+import { lotOf, newGrantRow } from '../../src/ledger/grants.js';
 import { newId } from '../../src/lib/ids.js';
 import { SecretBox, parseSecretKeys } from '../../src/lib/secret-box.js';
 

@@ -3,8 +3,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { createAccount, getAccount, listAccounts, updateAccount } from '../../operations/accounts.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
-import type { Deps } from '../../operations/deps.js';
-import type { BalanceRow } from '../../store/types.js';
 import { requireCompany, requireCompanyOfPath } from '../auth.js';
 import { runCommand } from '../idempotency.js';
 import {
@@ -16,17 +14,6 @@ import {
 } from '../schemas/accounts.js';
 import { presentPage } from '../schemas/common.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
-
-/** The balances of a page of accounts, by account: one query for the page, not one per account. */
-async function balancesByAccount(deps: Deps, accountIds: string[]): Promise<Map<string, BalanceRow[]>> {
-  const byAccount = new Map<string, BalanceRow[]>();
-  for (const b of await deps.store.read((tx) => tx.listBalancesOfAccounts(accountIds))) {
-    const list = byAccount.get(b.accountId) ?? [];
-    list.push(b);
-    byAccount.set(b.accountId, list);
-  }
-  return byAccount;
-}
 
 export function accountRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
@@ -45,14 +32,10 @@ export function accountRoutes(scope: FastifyInstance, { deps }: RouteContext): v
   app.get('/v1/accounts', { config: companyRoute, schema: listAccountsSchema }, async (request) => {
     const { limit = PAGE_LIMIT_DEFAULT, starting_after, q } = request.query;
     const page = await listAccounts(deps, requireCompany(request), { limit, startingAfter: starting_after }, q);
-    const balances = await balancesByAccount(
-      deps,
-      page.rows.map((a) => a.accountId),
-    );
     return presentPage(
       page,
-      (a) => presentAccount(a, balances.get(a.accountId) ?? []),
-      (a) => a.accountId,
+      (v) => presentAccount(v.account, v.balances),
+      (v) => v.account.accountId,
     );
   });
 

@@ -1,8 +1,9 @@
 /** Usage events: the hot ingest route (two spellings), its pre-flight check, reads, and settling of pending holds. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ingestAnswer, type NormalizedEvent, normalizeEvent } from '../../domain/events.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type NormalizedEvent, normalizeEvent } from '../../domain/events.js';
+import { newId } from '../../lib/ids.js';
 import { OutcomeError } from '../../domain/outcome.js';
 import { checkIngest, getEvent, listEvents } from '../../operations/events.js';
 import { requireCompany } from '../auth.js';
@@ -16,6 +17,7 @@ import {
   listAccountEventsSchema,
   listEventsSchema,
   presentEvent,
+  presentIngest,
   settleEventSchema,
 } from '../schemas/events.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
@@ -33,49 +35,77 @@ function eventsOf(
   return { events: body.events, gate: query.gate_on_balance === true || body.gate_on_balance === true };
 }
 
+/** Every event normalised (the first problem names its index), each with its id: the client's, else a new one. */
+function normalizeAll(deps: RouteContext['deps'], events: Static<typeof EventList>) {
+  const normalized: NormalizedEvent[] = new Array(events.length);
+  const eventIds: string[] = new Array(events.length);
+  const time = { nowMs: deps.clock.now(), maxAgeMs: deps.usage.eventMaxAgeMs };
+  for (let i = 0; i < events.length; i++) {
+    const n = normalizeEvent(events[i]!, i, time);
+    if (!n.ok) throw new OutcomeError(n);
+    normalized[i] = n.value;
+    eventIds[i] = n.value.clientId ?? newId('ev');
+  }
+  return { events: normalized, eventIds };
+}
+
+const bodyForms: BodyForms = {
+  arrayParam: 'events',
+  forms: 'an array of events, [{"type": …}, …], or {"events": [{"type": …}, …]}',
+  isSingleItem: (body) =>
+    typeof body === 'object' && body !== null && !Array.isArray(body) && 'type' in body && !('events' in body),
+};
+
 export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
+  ingestRoutes(scope, ctx);
+  eventReadRoutes(scope, ctx);
+}
+
+/** The events call (two spellings), its pre-flight check, and settling a pending event. */
+function ingestRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { deps } = ctx;
 
-  /** Every event normalised; the first problem names its index. */
-  function normalizeAll(events: Static<typeof EventList>): NormalizedEvent[] {
-    const normalized: NormalizedEvent[] = new Array(events.length);
-    const time = { nowMs: deps.clock.now(), maxAgeMs: deps.usage.eventMaxAgeMs };
-    for (let i = 0; i < events.length; i++) {
-      const n = normalizeEvent(events[i]!, i, time);
-      if (!n.ok) throw new OutcomeError(n);
-      normalized[i] = n.value;
-    }
-    return normalized;
-  }
-
-  /** Normalises every event, then submits them as one group-committed request. */
-  async function ingest(request: FastifyRequest, accountId: string, events: Static<typeof EventList>, gate: boolean) {
+  /**
+   * Normalises every event, then submits them as one group-committed request. With an
+   * Idempotency-Key, the answer is built here and recorded by the group, in the events' transaction.
+   */
+  async function ingest(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    accountId: string,
+    body: Static<typeof EventList>,
+    gate: boolean,
+  ) {
     const companyId = requireCompany(request);
-    const claim = request.idempotency;
-    const normalized = normalizeAll(events);
-    const idempotency =
-      claim && !claim.replayed ? { scope: claim.scope, key: claim.key, owner: claim.owner } : undefined;
-    const outcome = await ctx.events.ingest({ companyId, accountId, events: normalized, gate, idempotency });
+    const { events, eventIds } = normalizeAll(deps, body);
+    const answer = presentIngest(events.length, eventIds);
+    const claim = request.idempotency && !request.idempotency.replayed ? request.idempotency : undefined;
+    const idempotency = claim && {
+      scope: claim.scope,
+      key: claim.key,
+      owner: claim.owner,
+      answer: reply.serialize(answer) as string,
+    };
+    const outcome = await ctx.events.ingest({ companyId, accountId, events, eventIds, gate, idempotency });
     if (!outcome.ok) throw new OutcomeError(outcome);
-    if (claim && idempotency) answeredWithTheChange(claim); // by ingestGroup, in the group's transaction
-    return ingestAnswer(events.length, outcome.value.eventIds);
+    if (claim) answeredWithTheChange(claim);
+    return answer;
   }
 
-  const bodyForms: BodyForms = {
-    arrayParam: 'events',
-    forms: 'an array of events, [{"type": …}, …], or {"events": [{"type": …}, …]}',
-    isSingleItem: (body) =>
-      typeof body === 'object' && body !== null && !Array.isArray(body) && 'type' in body && !('events' in body),
-  };
   app.post(
     '/v1/accounts/:account_id/events',
     { config: { ...companyRoute, bodyForms }, schema: ingestSchema },
-    async (request) => {
+    async (request, reply) => {
       const { events, gate } = eventsOf(request.body, request.query);
-      return ingest(request, request.params.account_id, events, gate);
+      return ingest(request, reply, request.params.account_id, events, gate);
     },
   );
+
+  app.post('/v1/events', { config: companyRoute, schema: ingestWithAccountSchema }, async (request, reply) => {
+    const gate = request.query.gate_on_balance === true || request.body.gate_on_balance === true;
+    return ingest(request, reply, request.body.account_id, request.body.events, gate);
+  });
 
   app.post(
     '/v1/accounts/:account_id/check',
@@ -85,7 +115,7 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
       const checked = await checkIngest(deps, {
         companyId: requireCompany(request),
         accountId: request.params.account_id,
-        events: normalizeAll(events),
+        ...normalizeAll(deps, events),
         gate,
       });
       return {
@@ -102,21 +132,21 @@ export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     },
   );
 
-  app.post('/v1/events', { config: companyRoute, schema: ingestWithAccountSchema }, async (request) => {
-    const gate = request.query.gate_on_balance === true || request.body.gate_on_balance === true;
-    return ingest(request, request.body.account_id, request.body.events, gate);
-  });
-
-  app.get('/v1/events/:event_id', { config: companyRoute, schema: getEventSchema }, async (request) => ({
-    data: presentEvent(await getEvent(deps, requireCompany(request), request.params.event_id)),
-  }));
-
   app.put('/v1/events/:event_id', { config: companyRoute, schema: settleEventSchema }, async (request) => {
     const { event_id: eventId } = request.params;
     const outcome = await ctx.events.settle({ companyId: requireCompany(request), eventId, input: request.body });
     if (!outcome.ok) throw new OutcomeError(outcome);
     return { data: presentEvent(outcome.value) };
   });
+}
+
+/** Reading events: one, the company's, an account's. */
+function eventReadRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/v1/events/:event_id', { config: companyRoute, schema: getEventSchema }, async (request) => ({
+    data: presentEvent(await getEvent(deps, requireCompany(request), request.params.event_id)),
+  }));
 
   app.get('/v1/events', { config: companyRoute, schema: listEventsSchema }, async (request) => {
     const { limit = PAGE_LIMIT_DEFAULT, starting_after, state, ...filters } = request.query;

@@ -1,8 +1,7 @@
-/** The ledger: an account's transactions, newest first, optionally of one denomination. */
+/** Transactions: an account's ledger rows, newest first, optionally of one denomination. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { applyDueOfAccount } from '../../operations/events.js';
-import { listTransactions } from '../../operations/ledger.js';
+import { listTransactions } from '../../operations/transactions.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
 import { presentPage } from '../schemas/common.js';
@@ -17,9 +16,7 @@ export function ledgerRoutes(scope: FastifyInstance, { deps }: RouteContext): vo
     { config: companyRoute, schema: listTransactionsSchema },
     async (request) => {
       const { limit = PAGE_LIMIT_DEFAULT, starting_after, denomination } = request.query;
-      const companyId = requireCompany(request);
-      await applyDueOfAccount(deps, companyId, request.params.account_id, denomination);
-      const page = await listTransactions(deps, companyId, request.params.account_id, denomination, {
+      const page = await listTransactions(deps, requireCompany(request), request.params.account_id, denomination, {
         limit,
         startingAfter: starting_after,
       });

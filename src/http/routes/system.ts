@@ -16,6 +16,10 @@ export function systemRoutes(app: FastifyInstance, ctx: RouteContext): void {
         operationId: 'getHealth',
         tags: ['system'],
         summary: 'Liveness: 200 as soon as the port is open, while starting too',
+        description:
+          'Liveness only: 200 {"status":"ok"} as soon as the port is open, while the server is still reaching or ' +
+          'migrating its database too, and without asking the database. Whether requests can be served is ' +
+          '/readyz. No credentials.',
         response: {
           200: Type.Object({ status: Type.Literal('ok') }, { description: 'The server is up' }),
           400: Type.Ref('Error'),
@@ -61,6 +65,10 @@ export function systemRoutes(app: FastifyInstance, ctx: RouteContext): void {
         operationId: 'getOpenApiDocument',
         tags: ['system'],
         summary: 'This OpenAPI 3.1 document',
+        description:
+          'The OpenAPI 3.1 document of this server, generated from its route schemas; the same as a reference at ' +
+          '/docs. `servers` names BILLING_PUBLIC_URL when the server sets it, else `/`. Older spellings of a path ' +
+          'are not paths of their own: each operation lists its own in `x-aliases`. No credentials.',
         response: {
           200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1 document' }),
           400: Type.Ref('Error'),

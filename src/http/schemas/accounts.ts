@@ -85,6 +85,11 @@ export const getAccountSchema = {
   operationId: 'getAccount',
   tags: ['accounts'],
   summary: 'Get an account with its balances',
+  description:
+    'The account and every balance it has (`balances` is empty when it has none), as they are at the instant of ' +
+    'the read: holds older than one hour count as released and grants whose start or expiry has come as ' +
+    'applied, whether or not anything has written them yet. ' +
+    "Another company's account is 404, like one that does not exist.",
   security: companyAuth,
   params: AccountParams,
   response: { 200: DataAccount, ...errorResponses(404) },

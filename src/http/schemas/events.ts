@@ -193,6 +193,10 @@ export const getEventSchema = {
   operationId: 'getEvent',
   tags: ['events'],
   summary: 'Get an event',
+  description:
+    'By the id the events call answered: the client `id` when one was given, else the generated ev_…. A ' +
+    'pending event whose hold has expired (one hour after it was recorded) is cancelled by this read first and ' +
+    "answered `cancelled`. Another company's event is 404, like one that does not exist.",
   security: companyAuth,
   params: EventParams,
   response: { 200: Type.Object({ data: Type.Ref('Event') }, { description: 'The event' }), ...errorResponses(404) },
@@ -271,6 +275,11 @@ export const Event = Type.Object(
     ],
   },
 );
+
+/** The answer to an accepted events request (and the body its Idempotency-Key replays). */
+export function presentIngest(eventsSubmitted: number, eventIds: string[]) {
+  return { events_submitted: eventsSubmitted, event_ids: eventIds };
+}
 
 export function presentEvent(e: EventRow) {
   return {

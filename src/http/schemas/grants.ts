@@ -15,7 +15,7 @@ import {
 } from './common.js';
 import { GRANT_CATEGORIES, GRANT_SOURCES, GRANT_STATUSES } from '../../domain/grants.js';
 import { toIso } from '../../lib/clock.js';
-import type { GrantView } from '../../operations/grants.js';
+import type { GrantView } from '../../ledger/grants.js';
 
 const DRAWING_ORDER =
   'Drawing order: `priority` ascending; `expires_at` ascending, never-expiring last; `promotional` before `paid`; ' +

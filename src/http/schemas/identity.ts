@@ -46,6 +46,11 @@ export const updateUserSchema = {
   operationId: 'updateUser',
   tags: ['users'],
   summary: 'Update a user',
+  description:
+    'Fields left out keep their values; firstName and lastName follow from name as at sign-up (name is trimmed). ' +
+    'The email is stored trimmed and lower-cased; one that another user has is 409 email_already_registered. ' +
+    "With the user's own credentials (or session) or those of a company the user belongs to; anyone else gets " +
+    '404.',
   security: userOrCompanyAuth,
   params: UserId,
   body: Type.Object({ name: Type.Optional(Text()), email: Type.Optional(Email) }, { additionalProperties: false }),
@@ -164,6 +169,11 @@ export const listApiKeysSchema = {
   operationId: 'listApiKeys',
   tags: ['companies'],
   summary: 'List API keys (without secrets)',
+  description:
+    'Every key of the company, revoked ones too (with revoked_at), oldest first, in one answer (not paged). ' +
+    'Only the prefix of each key is shown: its secret was shown once, when it was created. last_used_at is ' +
+    'written at most once a minute per key and server process, so it may lag by up to a minute. With the ' +
+    "company's credentials or an owning user's; any other company is 404.",
   security: userOrCompanyAuth,
   params: CompanyParams,
   response: {

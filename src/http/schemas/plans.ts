@@ -169,6 +169,9 @@ export const listPlansSchema = {
   operationId: 'listPlans',
   tags: ['plans'],
   summary: 'List plans, newest first',
+  description:
+    'Each plan with its balance entries, paged like every list; the cursor is a plan_id of this list (another ' +
+    "is 400 unknown_cursor). A company_id other than the caller's is 404.",
   security: companyAuth,
   params: CompanyParams,
   querystring: PageQuery,
@@ -179,6 +182,9 @@ export const getPlanSchema = {
   operationId: 'getPlan',
   tags: ['plans'],
   summary: 'Get a plan',
+  description:
+    "By its plan_id (p_…), with its balance entries as created: a plan is never changed. Another company's " +
+    'plan is 404, like one that does not exist.',
   security: companyAuth,
   params: Type.Object({ plan_id: Type.String({ maxLength: 64 }) }),
   response: { 200: Type.Object({ data: Plan }, { description: 'The plan' }), ...errorResponses(404) },

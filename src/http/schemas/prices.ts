@@ -77,6 +77,10 @@ export const getPriceSchema = {
   operationId: 'getPrice',
   tags: ['prices'],
   summary: 'The price of an event type now in force',
+  description:
+    'Its model (unit, graduated or package) with its terms, its denomination, its version and effective_from: ' +
+    'the price events completed from now on are priced with. An event type without a price is 404; earlier ' +
+    'prices of the type are at GET /v1/prices/{type}/versions.',
   security: companyAuth,
   params: Type.Object({ type: Text('Event type') }),
   response: { 200: Type.Object({ data: Type.Ref('Price') }), ...errorResponses(404) },
@@ -86,6 +90,10 @@ export const listPricesSchema = {
   operationId: 'listPrices',
   tags: ['prices'],
   summary: 'List prices, by type',
+  description:
+    'The price now in force of each event type that has one, ordered by type (ascending, byte order), not ' +
+    'newest first like the other lists. The cursor is an event type of this list; one that has no price is ' +
+    '400 unknown_cursor.',
   security: companyAuth,
   querystring: PageQuery,
   response: { 200: PageOf(Type.Ref('Price')), ...errorResponses() },

@@ -14,6 +14,10 @@ export const getClockSchema = {
   operationId: 'getTestClock',
   tags: ['test clock'],
   summary: 'The server clock (test clock only)',
+  description:
+    'What the server reads as now: every time it stores and every hold expiry, renewal and refill schedule ' +
+    'follows it, and it moves only at POST /v1/test_clock/advance. One clock for the whole server, shared by ' +
+    'every company. Exists only when the server runs with BILLING_TEST_CLOCK=1; otherwise 404.',
   security: companyAuth,
   response: { 200: ClockResponse, ...errorResponses() },
 };

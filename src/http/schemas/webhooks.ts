@@ -114,6 +114,10 @@ export const listWebhooksSchema = {
   operationId: 'listWebhooks',
   tags: ['webhooks'],
   summary: 'List webhooks (without secrets), newest first',
+  description:
+    'The subscriptions of the company, disabled ones too (disabled_at, disabled_reason); deleted ones are not ' +
+    'listed. The signing secret is not shown: it was shown once, when the subscription was created. The cursor ' +
+    'is a webhook_id of this list (a deleted or unknown one is 400 unknown_cursor).',
   security: companyAuth,
   querystring: PageQuery,
   response: { 200: PageOf(Webhook), ...errorResponses() },

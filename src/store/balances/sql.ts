@@ -156,6 +156,8 @@ export function balancesSql<Base extends SqlBase>(base: Base) {
       );
       return changed > 0;
     }
+    /** The dialect's: SQLite reads by account (its primary key's prefix); PostgreSQL joins the keys. */
+    abstract readBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
     /** The dialect's: PostgreSQL locks `FOR UPDATE` in key order; SQLite's writer holds the only lock. */
     abstract lockBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
     abstract applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;

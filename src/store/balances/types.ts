@@ -97,6 +97,8 @@ export interface BalanceKey {
 }
 
 export interface BalancesReadTx {
+  /** The balances of these keys, as committed (no lock); missing keys are absent. */
+  readBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
   findBalance(accountId: string, denomination: string): Promise<BalanceRow | undefined>;
   listBalances(accountId: string): Promise<BalanceRow[]>;
   /** The balances of several accounts (a page of them) in one query, by account then denomination. */

@@ -126,7 +126,8 @@ function renameAfterStalePlan(err: unknown): boolean {
 export class PgExec implements SqlExec {
   constructor(
     private readonly client: pg.Pool | pg.PoolClient,
-    private readonly inTransaction: boolean,
+    /** Inside a write transaction (row locks are taken only there). */
+    readonly inTransaction: boolean,
     private readonly prepare: boolean,
   ) {}
   async all(sql: string, params: unknown[] = []) {

@@ -10,6 +10,7 @@ import type { GrantRow } from '../grants/types.js';
 import type { EventChange, EventKey, EventRow } from '../events/types.js';
 import type { TransactionRow } from '../ledger/types.js';
 import { SqlTx } from '../sql-base.js';
+import type { PgExec } from './exec.js';
 import type { UsageRow } from '../usage/types.js';
 import type { WebhookDeliveryRow, WebhookDeliveryUpdate, WebhookTarget } from '../webhooks/types.js';
 import { WEBHOOK_ATTEMPT_COLUMNS, WEBHOOK_DELIVERY_COLUMNS } from '../webhooks/sql.js';
@@ -28,6 +29,7 @@ import {
 const usageShard = (): number => Math.floor(Math.random() * USAGE_COMPANY_SHARDS);
 
 export class PgTx extends SqlTx {
+  declare protected readonly db: PgExec;
   // --- dialect hooks (sql-core.ts)
   protected bool(b: boolean) {
     return b;
@@ -63,11 +65,17 @@ export class PgTx extends SqlTx {
 
   // --- balances
   async lockBalances(keys: BalanceKey[]) {
+    return this.#balancesOf(keys, ' FOR UPDATE OF b');
+  }
+  async readBalances(keys: BalanceKey[]) {
+    return this.#balancesOf(keys, '');
+  }
+  async #balancesOf(keys: BalanceKey[], lock: string) {
     if (keys.length === 0) return [];
     const rows = await this.db.all(
       `SELECT b.* FROM balances b JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
          ON b.account_id = k.account_id AND b.denomination = k.denomination
-       ORDER BY b.account_id, b.denomination FOR UPDATE OF b`,
+       ORDER BY b.account_id, b.denomination${lock}`,
       [keys.map((k) => k.accountId), keys.map((k) => k.denomination)],
     );
     return rows.map(toBalance);
@@ -86,12 +94,14 @@ export class PgTx extends SqlTx {
     if (rows.length === 0) return;
     await this.db.run(...insertEventsStatement(rows));
   }
+  /** In a write, the holds found are locked, skipping those another transaction holds; a read locks nothing. */
   override async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
+    const lock = this.db.inTransaction;
     if (only === undefined) {
       return (
         await this.db.all(
           "SELECT * FROM events WHERE state = 'pending' AND expires_at <= ? " +
-            'ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED',
+            `ORDER BY expires_at LIMIT ?${lock ? ' FOR UPDATE SKIP LOCKED' : ''}`,
           [nowMs, limit],
         )
       ).map(toEvent);
@@ -101,7 +111,8 @@ export class PgTx extends SqlTx {
       await this.db.all(
         `SELECT e.* FROM events e JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
          ON e.account_id = k.account_id AND e.denomination = k.denomination
-       WHERE e.state = 'pending' AND e.expires_at <= ? ORDER BY e.expires_at LIMIT ? FOR UPDATE OF e SKIP LOCKED`,
+       WHERE e.state = 'pending' AND e.expires_at <= ? ORDER BY e.expires_at LIMIT ?` +
+          (lock ? ' FOR UPDATE OF e SKIP LOCKED' : ''),
         [only.map((k) => k.accountId), only.map((k) => k.denomination), nowMs, limit],
       )
     ).map(toEvent);

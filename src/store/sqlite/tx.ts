@@ -36,6 +36,9 @@ export class SqliteTx extends SqlTx {
   async lockBalances(keys: BalanceKey[]) {
     return this.#readBalances(keys, toBalance, '*');
   }
+  async readBalances(keys: BalanceKey[]) {
+    return this.#readBalances(keys, toBalance, '*');
+  }
   #readBalances(keys: BalanceKey[], toRow: (r: SqlRow) => BalanceRow, columns: string) {
     // The IMMEDIATE transaction already holds SQLite's single write lock: reading is locking.
     // One query per 500 accounts (the primary key's prefix), not one per key.

@@ -1,0 +1,82 @@
+/**
+ * What is due on a balance at an instant: the grant starts and expiries whose instant has come
+ * (domain/grants.ts advanceTo) and the holds that outlived their hour (released, their events
+ * cancelled). A view applies these entries in memory; a posting opened on the balance writes them
+ * first. The same entries from the same rows, so a read at an instant sees exactly what a write
+ * at that instant would find, whether or not anything applied them before.
+ */
+import { advanceTo, releaseHold } from '../domain/grants.js';
+import { balanceKey } from '../lib/keys.js';
+import type { BalanceKey, BalanceRow, EventChange, EventRow } from '../store/types.js';
+import type { PostedEntry } from './entries.js';
+import type { LedgerReadPort } from './port.js';
+
+/** Most expired holds one posting (or one sweep) cancels; the sweeper loops until none are due. */
+export const EXPIRE_BATCH_MAX = 1000;
+
+/** Whether a balance has a grant start or expiry due at `asOfMs`. */
+export function grantsDue(b: BalanceRow, asOfMs: number): boolean {
+  return b.grantsDueAtMs !== null && b.grantsDueAtMs <= asOfMs;
+}
+
+/**
+ * The expired holds of these balances at `asOfMs` (only a balance with something pending can have
+ * one: usually none has, and the query is saved).
+ */
+export async function expiredHoldsOf(
+  port: LedgerReadPort,
+  balances: Iterable<BalanceRow>,
+  asOfMs: number,
+): Promise<EventRow[]> {
+  const holding: BalanceKey[] = [];
+  for (const b of balances) if (b.pending !== 0) holding.push({ accountId: b.accountId, denomination: b.denomination });
+  return holding.length > 0 ? port.findExpiredHolds(asOfMs, EXPIRE_BATCH_MAX, holding) : [];
+}
+
+/**
+ * The entries that apply what is due at `asOfMs` on these balances: each balance's grant instants
+ * first, then each expired hold released (its event's transactions, if its grants expired or were
+ * voided meanwhile, name it).
+ */
+export function dueEntries(
+  balances: Iterable<BalanceRow>,
+  expired: readonly EventRow[],
+  asOfMs: number,
+): PostedEntry[] {
+  const entries: PostedEntry[] = [];
+  for (const b of balances) {
+    if (!grantsDue(b, asOfMs)) continue;
+    entries.push({
+      accountId: b.accountId,
+      denomination: b.denomination,
+      apply: (lots) => advanceTo(lots, asOfMs),
+    });
+  }
+  for (const e of expired)
+    entries.push({
+      accountId: e.accountId,
+      denomination: e.denomination,
+      eventId: e.eventId,
+      apply: (lots) => releaseHold(lots, e.heldFrom ?? [], e.costAmount, asOfMs),
+    });
+  return entries;
+}
+
+/** The expired holds' events, cancelled at `nowMs`. */
+export function cancellations(expired: readonly EventRow[], nowMs: number): EventChange[] {
+  return expired.map((e) => ({
+    companyId: e.companyId,
+    eventId: e.eventId,
+    state: 'cancelled' as const,
+    costAmount: e.costAmount,
+    priceModel: e.priceModel,
+    updatedAtMs: nowMs,
+  }));
+}
+
+/** The balance keys of these rows or events, each once. */
+export function keysOf(items: Iterable<BalanceKey>): BalanceKey[] {
+  const unique = new Map<string, BalanceKey>();
+  for (const k of items) unique.set(balanceKey(k.accountId, k.denomination), k);
+  return [...unique.values()];
+}

@@ -1,0 +1,220 @@
+/**
+ * The plan of an events request against balances at an instant: the one function both the events
+ * call and the pre-flight check run (`planEvents`). The events call plans against the balances a
+ * posting has locked and posts the plan; the check plans against a view and answers with it. Both
+ * load the same inputs the same way and differ only in where the balances and period counts come
+ * from, so they cannot disagree on what a request costs or whether it is allowed.
+ */
+import {
+  type BalanceFigures,
+  companyScopedKey,
+  type IngestContext,
+  type IngestPlan,
+  type IngestRequest,
+  type KnownEvent,
+  planIngest,
+  type PricePeriodCount,
+  pricePeriodKey,
+  type PricePeriodKey,
+  pricePeriodsOf,
+} from '../domain/events.js';
+import { type Draw, drawMany } from '../domain/grants.js';
+import { failure, type Outcome } from '../domain/outcome.js';
+import type { Price } from '../domain/pricing.js';
+import { type UsageAddition, usageOf } from '../domain/usage.js';
+import { type Decimal, DECIMAL_ZERO } from '../lib/decimal.js';
+import { balanceKey } from '../lib/keys.js';
+import type { BalanceKey, EventRow, ReadTx } from '../store/types.js';
+import type { PostedEntry } from './entries.js';
+import type { BalanceMap } from './view.js';
+
+export interface IngestResult {
+  eventIds: string[];
+}
+
+/** Where a plan finds its balances and its price periods' counts: locked (the events call) or viewed (the check). */
+export interface PlanSource {
+  balances(keys: BalanceKey[]): Promise<BalanceMap>;
+  periods(keys: PricePeriodKey[]): Promise<Map<string, Decimal>>;
+}
+
+/** A group of requests planned: each request's outcome, and what posting the accepted ones writes. */
+export interface GroupPlan {
+  outcomes: Outcome<IngestResult>[];
+  /** Each accepted request's plan, by request (undefined where refused): its costs and balances drawn from. */
+  plans: (IngestPlan | undefined)[];
+  /** Each balance's figures before the group (`available` as the check reports it), and after it. */
+  before: Map<string, BalanceFigures>;
+  after: Map<string, BalanceFigures>;
+  events: EventRow[];
+  entries: PostedEntry[];
+  usage: UsageAddition[];
+  /** The price periods counted, with their new completed quantities. */
+  counted: PricePeriodCount[];
+}
+
+/** What planning a group needs from the store beside its balances: prices and known client ids. */
+interface IngestInputs {
+  prices: Map<string, Price>;
+  known: Map<string, KnownEvent>;
+}
+
+/**
+ * Plans a group of requests at `nowMs`, each all or nothing and in order (a request sees the
+ * ones before it): which accounts exist and whose they are, the prices and known client ids of
+ * each company (one query each for the group), the balances the events draw from and the periods
+ * they price against (from `source`), then each request priced and gated (domain planIngest) and
+ * each event's cost drawn from its balance's grants (the entries to post).
+ */
+export async function planEvents(
+  tx: ReadTx,
+  requests: IngestRequest[],
+  nowMs: number,
+  source: PlanSource,
+): Promise<GroupPlan> {
+  const refused: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
+  const { prices, known } = await loadInputs(tx, requests, refused);
+  const balances = await source.balances(balanceKeysOf(requests, refused, prices));
+  const accepted = requests.filter((_, i) => !refused[i]);
+  const periodKeys = pricePeriodsOf(accepted, prices, nowMs);
+  const periods = periodKeys.length > 0 ? await source.periods(periodKeys) : new Map<string, Decimal>();
+  for (const k of periodKeys) if (!periods.has(pricePeriodKey(k))) periods.set(pricePeriodKey(k), DECIMAL_ZERO);
+
+  const figures = new Map<string, BalanceFigures>();
+  for (const [k, b] of balances) figures.set(k, { amount: b.amount, pending: b.pending });
+  const before = new Map([...figures].map(([k, f]) => [k, { ...f }]));
+  const ctx: IngestContext = { nowMs, prices, periods, known, balances: figures };
+  const plans: (IngestPlan | undefined)[] = new Array(requests.length);
+  const events: EventRow[] = [];
+  const counted = new Map<string, PricePeriodCount>();
+  const outcomes = requests.map((r, i): Outcome<IngestResult> => {
+    const refusal = refused[i];
+    if (refusal) return refusal;
+    const planned = planIngest(r, ctx);
+    if (!planned.ok) return planned;
+    plans[i] = planned.value;
+    for (const e of planned.value.events) events.push(e);
+    for (const c of planned.value.periods) counted.set(pricePeriodKey(c), c);
+    return { ok: true, value: { eventIds: planned.value.eventIds } };
+  });
+  return {
+    outcomes,
+    plans,
+    before,
+    after: figures,
+    events,
+    entries: drawEntries(events, nowMs),
+    usage: usageOf(events.filter((e) => e.state === 'complete')),
+    counted: [...counted.values()],
+  };
+}
+
+/**
+ * Each event's cost from its balance's grants, in request order, one entry per balance: a complete
+ * event takes it in drawing order; a pending one holds it there, and keeps which grants it holds for
+ * its settle (`heldFrom`, set on the event row when the entry is applied).
+ */
+function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
+  type Drawing = { row: EventRow; draws: Draw[]; held: EventRow[] };
+  const draws = new Map<string, Drawing>();
+  let last: Drawing | undefined;
+  for (const e of events) {
+    if (e.costAmount === 0 || (e.state !== 'complete' && e.state !== 'pending')) continue;
+    // A request's events mostly share one balance: its key is looked up once.
+    let d =
+      last !== undefined && last.row.accountId === e.accountId && last.row.denomination === e.denomination
+        ? last
+        : draws.get(balanceKey(e.accountId, e.denomination));
+    if (d === undefined) {
+      d = { row: e, draws: [], held: [] };
+      draws.set(balanceKey(e.accountId, e.denomination), d);
+    }
+    last = d;
+    const hold = e.state === 'pending';
+    d.draws.push({ units: e.costAmount, hold, ref: e.eventId });
+    if (hold) d.held.push(e);
+  }
+  const entries: PostedEntry[] = [];
+  for (const d of draws.values())
+    entries.push({
+      accountId: d.row.accountId,
+      denomination: d.row.denomination,
+      apply: (lots) => {
+        const step = drawMany(lots, d.draws, nowMs);
+        let h = 0;
+        d.draws.forEach((x, i) => {
+          if (x.hold) d.held[h++]!.heldFrom = step.allocations[i]!;
+        });
+        return step;
+      },
+    });
+  return entries;
+}
+
+/**
+ * Which accounts exist and whose they are (a foreign account is answered like a missing one, in
+ * `refused`), then the prices and known client ids of each company, one query each for the group.
+ */
+async function loadInputs(
+  tx: ReadTx,
+  requests: IngestRequest[],
+  refused: (Outcome<IngestResult> | undefined)[],
+): Promise<IngestInputs> {
+  const owners = new Map(
+    (await tx.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [o.accountId, o.companyId]),
+  );
+  requests.forEach((r, i) => {
+    if (owners.get(r.accountId) !== r.companyId)
+      refused[i] = failure('not_found', `no such account: ${r.accountId}`, 'account_id');
+  });
+  const prices = new Map<string, Price>();
+  const known = new Map<string, KnownEvent>();
+  for (const [companyId, reqs] of groupByCompany(requests, refused)) {
+    const types = new Set<string>();
+    const ids = new Set<string>();
+    for (const r of reqs)
+      for (const e of r.events) {
+        if (!e.override) types.add(e.type);
+        if (e.clientId !== null) ids.add(e.clientId);
+      }
+    for (const p of await tx.findPrices(companyId, [...types])) prices.set(companyScopedKey(companyId, p.type), p);
+    for (const e of await tx.findEventsByIds(companyId, [...ids]))
+      known.set(companyScopedKey(companyId, e.eventId), {
+        accountId: e.accountId,
+        contentHash: e.contentHash,
+        denomination: e.denomination,
+      });
+  }
+  return { prices, known };
+}
+
+/** The balances the group's events may draw from (an event without a price or override draws from none). */
+function balanceKeysOf(
+  requests: IngestRequest[],
+  refused: (Outcome<unknown> | undefined)[],
+  prices: Map<string, Price>,
+): BalanceKey[] {
+  const keys: BalanceKey[] = [];
+  requests.forEach((r, i) => {
+    if (refused[i]) return;
+    for (const e of r.events) {
+      const denomination = e.override?.denomination ?? prices.get(companyScopedKey(r.companyId, e.type))?.denomination;
+      if (denomination !== undefined) keys.push({ accountId: r.accountId, denomination });
+    }
+  });
+  return keys;
+}
+
+function groupByCompany<T>(
+  requests: IngestRequest[],
+  refused: (Outcome<T> | undefined)[],
+): Map<string, IngestRequest[]> {
+  const by = new Map<string, IngestRequest[]>();
+  requests.forEach((r, i) => {
+    if (refused[i]) return;
+    const list = by.get(r.companyId) ?? [];
+    list.push(r);
+    by.set(r.companyId, list);
+  });
+  return by;
+}
