@@ -140,6 +140,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   app = await buildApp({
     deps,
     events: commits,
+    balances: commits,
     apiKeyCacheMs: config.apiKeyCacheMs,
     signupOpen: config.signup === 'open',
     signupLimitPerMinute: config.signupLimitPerMinute,

@@ -12,6 +12,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance } from 
 import { OutcomeError, failure } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import { ApiKeyCache } from '../operations/identity.js';
+import type { BalanceReads } from '../operations/balances.js';
 import type { EventWriters } from '../operations/events.js';
 import type { TestClock } from '../lib/clock.js';
 import { AttemptLimiter } from './attempts.js';
@@ -57,8 +58,10 @@ export const PASSWORD_RESETS_PER_EMAIL_PER_HOUR = 5;
 
 export interface AppOptions {
   deps: Deps;
-  /** How ingest requests and settles are applied: group-committed (src/ingest/group-commits.ts). */
+  /** How ingest requests and settles are applied (group-committed) and checks answered (ingest/group-commits.ts). */
   events: EventWriters;
+  /** How balance reads are answered: grouped reads (src/ingest/group-commits.ts). */
+  balances: BalanceReads;
   apiKeyCacheMs: number;
   /** Present only with BILLING_TEST_CLOCK=1. */
   testClock?: { clock: TestClock; runDue: (nowMs: number) => Promise<void> };
@@ -238,6 +241,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     deps,
     keys,
     events: opts.events,
+    balances: opts.balances,
     attempts,
     signupRateLimit: signupLimit === 0 ? false : { max: signupLimit, timeWindow: 60_000 },
     perAddressRateLimit: {

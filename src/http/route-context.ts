@@ -5,6 +5,7 @@
 import { fail } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import type { ApiKeyCache } from '../operations/identity.js';
+import type { BalanceReads } from '../operations/balances.js';
 import type { EventWriters } from '../operations/events.js';
 import type { Readiness } from './readiness.js';
 import type { AttemptLimiter } from './attempts.js';
@@ -12,8 +13,10 @@ import type { AttemptLimiter } from './attempts.js';
 export interface RouteContext {
   deps: Deps;
   keys: ApiKeyCache;
-  /** Ingest requests and settles, group-committed. */
+  /** Ingest requests and settles, group-committed; checks, group-read. */
   events: EventWriters;
+  /** Balance reads, group-read. */
+  balances: BalanceReads;
   /** Failed password attempts, per email and per client address (auth.ts checkPassword). */
   attempts: AttemptLimiter;
   /** @fastify/rate-limit of sign-ups per client address (false: BILLING_SIGNUP_LIMIT_PER_MINUTE=0). */

@@ -2,6 +2,9 @@
  * The group commits of one server, and the one place that decides how a group is written: on
  * SQLite's writer thread when the database is a file (COMMIT's fsync never blocks HTTP), otherwise as
  * one transaction of the store on this thread (PostgreSQL, several groups at once; SQLite in memory).
+ * Reads that every request of a gateway may make (the pre-flight check, a balance) are grouped the
+ * same way: the requests that arrive meanwhile are answered from one read of the store, a handful of
+ * statements for the group, so that a read costs less than the write it reads.
  * The server (server.ts), the OpenAPI script and the tests build their group commits here.
  */
 import type { IngestRequest } from '../domain/events.js';
@@ -10,9 +13,17 @@ import type { Clock } from '../lib/clock.js';
 import type { Deps } from '../operations/deps.js';
 import type { IngestResult } from '../ledger/ingest.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { ingestGroup, settleGroup, type EventWriters, type SettleRequest } from '../operations/events.js';
+import { type BalanceRead, type BalanceReads, readBalanceGroup } from '../operations/balances.js';
+import {
+  type CheckResult,
+  checkGroup,
+  ingestGroup,
+  settleGroup,
+  type EventWriters,
+  type SettleRequest,
+} from '../operations/events.js';
 import { SqliteStore } from '../store/sqlite.js';
-import type { EventRow, Store } from '../store/types.js';
+import type { BalanceRow, EventRow, Store } from '../store/types.js';
 import { GroupCommit, type GroupWriter } from './group-commit.js';
 import { SqliteWriterThread } from './writer-thread.js';
 
@@ -20,6 +31,8 @@ import { SqliteWriterThread } from './writer-thread.js';
 export const GROUP_EVENTS_MAX = 10_000;
 /** Most settles one group transaction carries. */
 export const GROUP_SETTLES_MAX = 1_000;
+/** Most reads (checks, balances) one group read carries. */
+export const GROUP_READS_MAX = 500;
 
 /** How groups of each kind are written. */
 export interface GroupWriters {
@@ -63,6 +76,20 @@ export class SettleBatcher extends GroupCommit<SettleRequest, Outcome<EventRow>>
   }
 }
 
+/** Reads of one kind, grouped (up to GROUP_READS_MAX per read of the store), fair between companies. */
+class ReadBatcher<Req extends { companyId: string }, Res> extends GroupCommit<Req, Res> {
+  constructor(clock: Clock, concurrency: number, read: (nowMs: number, requests: Req[]) => Promise<Res[]>) {
+    super(
+      clock,
+      concurrency,
+      read,
+      () => 1,
+      GROUP_READS_MAX,
+      (r) => r.companyId,
+    );
+  }
+}
+
 export interface GroupCommitOptions {
   /** PostgreSQL's pool: half of it may write groups at once (default 1 group in flight). */
   pgPoolSize?: number;
@@ -70,11 +97,16 @@ export interface GroupCommitOptions {
   instrument?: (writers: GroupWriters) => GroupWriters;
 }
 
-/** The server's ingest and settle group commits, and the writer thread when there is one. */
-export class GroupCommits implements EventWriters {
+/**
+ * The server's ingest and settle group commits, its group reads of checks and balances, and the
+ * writer thread when there is one.
+ */
+export class GroupCommits implements EventWriters, BalanceReads {
   private constructor(
     readonly events: IngestBatcher,
     readonly settles: SettleBatcher,
+    readonly checks: ReadBatcher<IngestRequest, Outcome<CheckResult>>,
+    readonly balances: ReadBatcher<BalanceRead, Outcome<BalanceRow>>,
     private readonly thread: SqliteWriterThread | undefined,
   ) {}
 
@@ -91,9 +123,16 @@ export class GroupCommits implements EventWriters {
       ? { ingest: (nowMs, reqs) => thread.ingest(nowMs, reqs), settle: (nowMs, reqs) => thread.settle(nowMs, reqs) }
       : transactionWriters(store, deps.ledger);
     const writers = opts.instrument ? opts.instrument(own) : own;
+    // Reads: SQLite's are synchronous on this thread (one at a time); PostgreSQL's share the pool with the writes.
+    const reads = store.dialect === 'sqlite' ? 1 : Math.max(1, Math.floor((opts.pgPoolSize ?? 2) / 4));
+    const { ledger } = deps;
     return new GroupCommits(
       new IngestBatcher(deps.clock, concurrency, writers.ingest),
       new SettleBatcher(deps.clock, concurrency, writers.settle),
+      new ReadBatcher(deps.clock, reads, (nowMs, reqs) => store.read((tx) => checkGroup(ledger, tx, nowMs, reqs))),
+      new ReadBatcher(deps.clock, reads, (nowMs, reqs) =>
+        store.read((tx) => readBalanceGroup(ledger, tx, nowMs, reqs)),
+      ),
       thread,
     );
   }
@@ -106,9 +145,17 @@ export class GroupCommits implements EventWriters {
     return this.settles.submit(req);
   }
 
+  check(req: IngestRequest): Promise<Outcome<CheckResult>> {
+    return this.checks.submit(req);
+  }
+
+  read(req: BalanceRead): Promise<Outcome<BalanceRow>> {
+    return this.balances.submit(req);
+  }
+
   /** Waits for every queued group to commit, then stops the writer thread. */
   async close(): Promise<void> {
-    await Promise.all([this.events.drained(), this.settles.drained()]);
+    await Promise.all([this.events.drained(), this.settles.drained(), this.checks.drained(), this.balances.drained()]);
     await this.thread?.close();
   }
 }

@@ -38,14 +38,27 @@ export interface PlanSource {
   periods(keys: PricePeriodKey[]): Promise<Map<string, Decimal>>;
 }
 
+/** A balance a request draws from, as it was before the request and as the request leaves it. */
+export interface DrawnBalance {
+  key: string;
+  before: BalanceFigures;
+  after: BalanceFigures;
+}
+
+/**
+ * How a group's requests are planned: `in-order`, each against the state the ones before it leave
+ * (a group commit: every request is written); `each-alone`, each against the state as loaded (checks:
+ * nothing is written, and no request sees another).
+ */
+export type PlanMode = 'in-order' | 'each-alone';
+
 /** A group of requests planned: each request's outcome, and what posting the accepted ones writes. */
 export interface GroupPlan {
   outcomes: Outcome<IngestResult>[];
   /** Each accepted request's plan, by request (undefined where refused): its costs and balances drawn from. */
   plans: (IngestPlan | undefined)[];
-  /** Each balance's figures before the group (`available` as the check reports it), and after it. */
-  before: Map<string, BalanceFigures>;
-  after: Map<string, BalanceFigures>;
+  /** `each-alone` only: the balances each accepted request draws from, before it and after it. */
+  drawn: (DrawnBalance[] | undefined)[];
   events: EventRow[];
   entries: PostedEntry[];
   usage: UsageAddition[];
@@ -59,40 +72,41 @@ interface IngestInputs {
   known: Map<string, KnownEvent>;
 }
 
+/** Everything a group is planned against, loaded once for the group. */
+interface Loaded extends IngestInputs {
+  refused: (Outcome<IngestResult> | undefined)[];
+  balances: BalanceMap;
+  periods: Map<string, Decimal>;
+}
+
 /**
- * Plans a group of requests at `nowMs`, each all or nothing and in order (a request sees the
- * ones before it): which accounts exist and whose they are, the prices and known client ids of
- * each company (one query each for the group), the balances the events draw from and the periods
- * they price against (from `source`), then each request priced and gated (domain planIngest) and
- * each event's cost drawn from its balance's grants (the entries to post).
+ * Plans a group of requests at `nowMs`, each all or nothing (`mode`: in order, or each alone):
+ * which accounts exist and whose they are, the prices and known client ids of each company (one
+ * query each for the group), the balances the events draw from and the periods they price against
+ * (from `source`), then each request priced and gated (domain planIngest) and each event's cost
+ * drawn from its balance's grants (the entries to post).
  */
 export async function planEvents(
   tx: ReadTx,
   requests: IngestRequest[],
   nowMs: number,
   source: PlanSource,
+  mode: PlanMode = 'in-order',
 ): Promise<GroupPlan> {
-  const refused: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
-  const { prices, known } = await loadInputs(tx, requests, refused);
-  const balances = await source.balances(balanceKeysOf(requests, refused, prices));
-  const accepted = requests.filter((_, i) => !refused[i]);
-  const periodKeys = pricePeriodsOf(accepted, prices, nowMs);
-  const periods = periodKeys.length > 0 ? await source.periods(periodKeys) : new Map<string, Decimal>();
-  for (const k of periodKeys) if (!periods.has(pricePeriodKey(k))) periods.set(pricePeriodKey(k), DECIMAL_ZERO);
-
-  const figures = new Map<string, BalanceFigures>();
-  for (const [k, b] of balances) figures.set(k, { amount: b.amount, pending: b.pending });
-  const before = new Map([...figures].map(([k, f]) => [k, { ...f }]));
-  const ctx: IngestContext = { nowMs, prices, periods, known, balances: figures };
+  const loaded = await load(tx, requests, nowMs, source);
+  const shared = mode === 'in-order' ? contextOf(loaded, nowMs) : undefined;
   const plans: (IngestPlan | undefined)[] = new Array(requests.length);
+  const drawn: (DrawnBalance[] | undefined)[] = new Array(requests.length);
   const events: EventRow[] = [];
   const counted = new Map<string, PricePeriodCount>();
   const outcomes = requests.map((r, i): Outcome<IngestResult> => {
-    const refusal = refused[i];
+    const refusal = loaded.refused[i];
     if (refusal) return refusal;
+    const ctx = shared ?? aloneContext(loaded, r, nowMs);
     const planned = planIngest(r, ctx);
     if (!planned.ok) return planned;
     plans[i] = planned.value;
+    if (!shared) drawn[i] = planned.value.drawnFrom.map((key) => drawnBalance(loaded, ctx, key));
     for (const e of planned.value.events) events.push(e);
     for (const c of planned.value.periods) counted.set(pricePeriodKey(c), c);
     return { ok: true, value: { eventIds: planned.value.eventIds } };
@@ -100,13 +114,58 @@ export async function planEvents(
   return {
     outcomes,
     plans,
-    before,
-    after: figures,
+    drawn,
     events,
     entries: drawEntries(events, nowMs),
     usage: usageOf(events.filter((e) => e.state === 'complete')),
     counted: [...counted.values()],
   };
+}
+
+async function load(tx: ReadTx, requests: IngestRequest[], nowMs: number, source: PlanSource): Promise<Loaded> {
+  const refused: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
+  const { prices, known } = await loadInputs(tx, requests, refused);
+  const balances = await source.balances(balanceKeysOf(requests, refused, prices));
+  const periodKeys = pricePeriodsOf(
+    requests.filter((_, i) => !refused[i]),
+    prices,
+    nowMs,
+  );
+  const periods = periodKeys.length > 0 ? await source.periods(periodKeys) : new Map<string, Decimal>();
+  for (const k of periodKeys) if (!periods.has(pricePeriodKey(k))) periods.set(pricePeriodKey(k), DECIMAL_ZERO);
+  return { refused, prices, known, balances, periods };
+}
+
+/** The running context of a group planned in order: every balance loaded, its figures changed as requests pass. */
+function contextOf(loaded: Loaded, nowMs: number): IngestContext {
+  const figures = new Map<string, BalanceFigures>();
+  for (const [k, b] of loaded.balances) figures.set(k, { amount: b.amount, pending: b.pending });
+  return { nowMs, prices: loaded.prices, periods: loaded.periods, known: loaded.known, balances: figures };
+}
+
+/** The context of a request planned alone: copies of what it reads of the loaded state, which it may change. */
+function aloneContext(loaded: Loaded, r: IngestRequest, nowMs: number): IngestContext {
+  const balances = new Map<string, BalanceFigures>();
+  for (const k of balanceKeysOf([r], [undefined], loaded.prices)) {
+    const key = balanceKey(k.accountId, k.denomination);
+    const b = loaded.balances.get(key);
+    if (b) balances.set(key, { amount: b.amount, pending: b.pending });
+  }
+  const periods = new Map<string, Decimal>();
+  for (const k of pricePeriodsOf([r], loaded.prices, nowMs))
+    periods.set(pricePeriodKey(k), loaded.periods.get(pricePeriodKey(k))!);
+  const known = new Map<string, KnownEvent>();
+  for (const e of r.events) {
+    const key = e.clientId === null ? undefined : companyScopedKey(r.companyId, e.clientId);
+    const k = key === undefined ? undefined : loaded.known.get(key);
+    if (key !== undefined && k !== undefined) known.set(key, k);
+  }
+  return { nowMs, prices: loaded.prices, periods, known, balances };
+}
+
+function drawnBalance(loaded: Loaded, ctx: IngestContext, key: string): DrawnBalance {
+  const b = loaded.balances.get(key)!;
+  return { key, before: { amount: b.amount, pending: b.pending }, after: ctx.balances.get(key)! };
 }
 
 /**

@@ -1,9 +1,10 @@
 /** Balances of an account: created (with an initial grant), read as they are now, adjusted. */
 import { AMOUNT_MAX } from '../domain/money.js';
-import { fail } from '../domain/outcome.js';
+import { fail, failure, type Outcome } from '../domain/outcome.js';
 import { balanceKey } from '../lib/keys.js';
 import { grantEntry, headroom, takeEntry } from '../ledger/grants.js';
-import type { BalanceRow } from '../store/types.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { BalanceRow, ReadTx } from '../store/types.js';
 import type { Command, Deps } from './deps.js';
 import { ownedAccount } from './lookups.js';
 
@@ -52,23 +53,41 @@ export async function createBalance(
   };
 }
 
+/** A company's read of one balance. */
+export interface BalanceRead {
+  companyId: string;
+  accountId: string;
+  denomination: string;
+}
+
+/** How the server answers balance reads: several in one read (src/ingest/group-commits.ts). */
+export interface BalanceReads {
+  read(req: BalanceRead): Promise<Outcome<BalanceRow>>;
+}
+
 /**
- * A balance as it is now: what is due (grant starts and expiries, holds that outlived their hour)
- * applied in the ledger's view, in one read that writes nothing.
+ * Balance reads, several in one read of the store (the group read of balances): each balance as it is
+ * now, what is due (grant starts and expiries, holds that outlived their hour) applied in the ledger's
+ * view, nothing written. Another company's account is answered like a missing one.
  */
-export async function getBalance(
-  deps: Deps,
-  companyId: string,
-  accountId: string,
-  denomination: string,
-): Promise<BalanceRow> {
-  const nowMs = deps.clock.now();
-  return deps.store.read(async (tx) => {
-    await ownedAccount(tx, companyId, accountId);
-    const balance = (await deps.ledger.view(tx, [{ accountId, denomination }], nowMs)).get(
-      balanceKey(accountId, denomination),
-    );
-    return balance ?? noBalance(denomination);
+export async function readBalanceGroup(
+  ledger: Ledger,
+  tx: ReadTx,
+  nowMs: number,
+  requests: BalanceRead[],
+): Promise<Outcome<BalanceRow>[]> {
+  const owners = new Map(
+    (await tx.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [o.accountId, o.companyId]),
+  );
+  const owned = requests.filter((r) => owners.get(r.accountId) === r.companyId);
+  const balances = await ledger.view(tx, owned, nowMs);
+  return requests.map((r) => {
+    if (owners.get(r.accountId) !== r.companyId)
+      return failure('not_found', `no such account: ${r.accountId}`, 'account_id');
+    const b = balances.get(balanceKey(r.accountId, r.denomination));
+    return b
+      ? { ok: true, value: b }
+      : failure('not_found', `the account has no balance of denomination "${r.denomination}"`, 'denomination');
   });
 }
 

@@ -28,10 +28,14 @@ import type { EventFilter, EventRow, EventStateValue, Page, PageResult, ReadTx, 
 import type { Deps } from './deps.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
 
-/** How the server applies an ingest request or a settle: group-committed with others (src/ingest). */
+/**
+ * How the server applies an ingest request or a settle (group-committed with others), and answers a
+ * pre-flight check (group-read with others): src/ingest/group-commits.ts.
+ */
 export interface EventWriters {
   ingest(req: IngestRequest): Promise<Outcome<IngestResult>>;
   settle(req: SettleRequest): Promise<Outcome<EventRow>>;
+  check(req: IngestRequest): Promise<Outcome<CheckResult>>;
 }
 
 /**
@@ -78,36 +82,43 @@ export interface CheckResult {
 }
 
 /**
- * The pre-flight check: the events call's plan (planEvents) on the balances as they are now (a
- * view), in a read that writes nothing. gate_on_balance does not refuse here: `allowed` says
- * whether every balance drawn from would stay at or above 0 available.
+ * Pre-flight checks, several in one read (the group read of checks): each is the events call's plan
+ * (planEvents) of its request alone, on the balances as they are now (a view), writing nothing.
+ * gate_on_balance does not refuse here: `allowed` says whether every balance drawn from would stay at
+ * or above 0 available. A request the events call would refuse (400, 404, 409) is refused the same way.
  */
-export async function checkIngest(deps: Deps, req: IngestRequest): Promise<CheckResult> {
-  const nowMs = deps.clock.now();
-  const ungated = { ...req, gate: false, events: req.events.map((e) => ({ ...e, gate: false })) };
-  const plan = await deps.store.read((tx) =>
-    planEvents(tx, [ungated], nowMs, {
-      balances: (keys) => deps.ledger.view(tx, keys, nowMs),
-      periods: (keys) => tx.findPricePeriods(keys),
-    }),
+export async function checkGroup(
+  ledger: Ledger,
+  tx: ReadTx,
+  nowMs: number,
+  requests: IngestRequest[],
+): Promise<Outcome<CheckResult>[]> {
+  const ungated = requests.map((r) => ({ ...r, gate: false, events: r.events.map((e) => ({ ...e, gate: false })) }));
+  const plan = await planEvents(
+    tx,
+    ungated,
+    nowMs,
+    { balances: (keys) => ledger.view(tx, keys, nowMs), periods: (keys) => tx.findPricePeriods(keys) },
+    'each-alone',
   );
-  const outcome = plan.outcomes[0]!;
-  if (!outcome.ok) throw new OutcomeError(outcome);
-  const planned = plan.plans[0]!;
-  const drawn = planned.drawnFrom.map((key) => {
-    const before = plan.before.get(key)!;
-    const after = plan.after.get(key)!;
+  return plan.outcomes.map((outcome, i): Outcome<CheckResult> => {
+    if (!outcome.ok) return outcome;
+    const balances = plan.drawn[i]!.map((d) => ({
+      denomination: d.key.slice(d.key.indexOf('\u0000') + 1),
+      available: available(d.before.amount, d.before.pending),
+      availableAfter: available(d.after.amount, d.after.pending),
+    }));
     return {
-      denomination: key.slice(key.indexOf('\u0000') + 1),
-      available: available(before.amount, before.pending),
-      availableAfter: available(after.amount, after.pending),
+      ok: true,
+      value: {
+        allowed: balances.every((b) => b.availableAfter >= 0),
+        events: plan.plans[i]!.costs.map((cost, index) => ({ index, cost })),
+        balances: balances.sort((a, b) =>
+          a.denomination < b.denomination ? -1 : a.denomination > b.denomination ? 1 : 0,
+        ),
+      },
     };
   });
-  return {
-    allowed: drawn.every((b) => b.availableAfter >= 0),
-    events: planned.costs.map((cost, index) => ({ index, cost })),
-    balances: drawn.sort((a, b) => (a.denomination < b.denomination ? -1 : a.denomination > b.denomination ? 1 : 0)),
-  };
 }
 
 /** An event as it is now: a pending event whose hold has expired is cancelled first (its posting does it). */

@@ -13,7 +13,7 @@ import { TestClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { balanceKey } from '../../src/lib/keys.js';
 import { adjustBalance, createBalance } from '../../src/operations/balances.js';
-import { checkIngest, ingestGroup, settleGroup } from '../../src/operations/events.js';
+import { checkGroup, ingestGroup, settleGroup } from '../../src/operations/events.js';
 import { createGrant, voidGrant } from '../../src/operations/grants.js';
 import { putPrice } from '../../src/operations/prices.js';
 import type { BalanceRow, EventRow, Store, Tx } from '../../src/store/types.js';
@@ -223,10 +223,8 @@ forEachDialect((store) => {
         async function checkEqualsEventsCall(events: EventInput[]): Promise<void> {
           const now = clock.now();
           const req = request(s.companyId, s.accountId, events);
-          const checked = await checkIngest(deps, req).catch((err: unknown) => {
-            if (err instanceof OutcomeError) return err.failure;
-            throw err;
-          });
+          const [outcome] = await store.read((tx) => checkGroup(ledger, tx, now, [req]));
+          const checked = outcome!.ok ? outcome!.value : outcome!;
           const done = await rolledBack(store, async (tx) => {
             const [outcome] = await ingestGroup(ledger, tx, now, [req]);
             const rows = outcome?.ok ? await tx.findEventsByIds(s.companyId, outcome.value.eventIds) : [];

@@ -1,13 +1,14 @@
 /** Balances: create one of a denomination, read it, and credit or debit it by hand. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { adjustBalance, createBalance, getBalance } from '../../operations/balances.js';
+import { OutcomeError } from '../../domain/outcome.js';
+import { adjustBalance, createBalance } from '../../operations/balances.js';
 import { requireCompany } from '../auth.js';
 import { runCommand } from '../idempotency.js';
 import { adjustBalanceSchema, createBalanceSchema, getBalanceSchema, presentBalance } from '../schemas/balances.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
 
-export function balanceRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+export function balanceRoutes(scope: FastifyInstance, { deps, balances }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const path = '/v1/accounts/:account_id/balance/:denomination';
 
@@ -29,8 +30,10 @@ export function balanceRoutes(scope: FastifyInstance, { deps }: RouteContext): v
   );
 
   app.get(path, { config: companyRoute, schema: getBalanceSchema }, async (request) => {
-    const { account_id, denomination } = request.params;
-    return { data: presentBalance(await getBalance(deps, requireCompany(request), account_id, denomination)) };
+    const { account_id: accountId, denomination } = request.params;
+    const read = await balances.read({ companyId: requireCompany(request), accountId, denomination });
+    if (!read.ok) throw new OutcomeError(read);
+    return { data: presentBalance(read.value) };
   });
 
   app.post(`${path}/adjustments`, { config: companyRoute, schema: adjustBalanceSchema }, async (request, reply) => {

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type NormalizedEvent, normalizeEvent } from '../../domain/events.js';
 import { newId } from '../../lib/ids.js';
 import { OutcomeError } from '../../domain/outcome.js';
-import { checkIngest, getEvent, listEvents } from '../../operations/events.js';
+import { getEvent, listEvents } from '../../operations/events.js';
 import { requireCompany } from '../auth.js';
 import { answeredWithTheChange } from '../idempotency.js';
 import {
@@ -112,12 +112,14 @@ function ingestRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     { config: { ...companyRoute, bodyForms, idempotency: false }, schema: checkSchema },
     async (request) => {
       const { events, gate } = eventsOf(request.body, request.query);
-      const checked = await checkIngest(deps, {
+      const outcome = await ctx.events.check({
         companyId: requireCompany(request),
         accountId: request.params.account_id,
         ...normalizeAll(deps, events),
         gate,
       });
+      if (!outcome.ok) throw new OutcomeError(outcome);
+      const checked = outcome.value;
       return {
         data: {
           allowed: checked.allowed,
