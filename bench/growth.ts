@@ -403,7 +403,7 @@ async function deepTransactionCursors(
   let startingAfter: string | undefined;
   while (depth < to && cursors.length < count) {
     const page = await store.read((tx) =>
-      tx.listTransactions(accountId, DENOMINATION, { limit: STORE_PAGE, startingAfter }),
+      tx.transactions.listTransactions(accountId, DENOMINATION, { limit: STORE_PAGE, startingAfter }),
     );
     if (page === undefined || page.rows.length === 0) break;
     for (const row of page.rows) {
@@ -445,7 +445,9 @@ async function grantCases(
   const ids: string[] = [];
   let startingAfter: string | undefined;
   for (;;) {
-    const page = await store.read((tx) => tx.listGrants(companyId, filter, { limit: STORE_PAGE, startingAfter }));
+    const page = await store.read((tx) =>
+      tx.grants.listGrants(companyId, filter, { limit: STORE_PAGE, startingAfter }),
+    );
     if (page === undefined || page.rows.length === 0) break;
     for (const r of page.rows) ids.push(r.grantId);
     if (!page.hasMore) break;
@@ -609,7 +611,7 @@ async function checkLedger(
   // The server's own audit over the whole store: every balance = the sum of its transactions,
   // every balance_after chain unbroken, holds, money movement.
   const started = performance.now();
-  const auditProblems = (await store.read((tx) => tx.auditLedger())).map(
+  const auditProblems = (await store.read((tx) => tx.transactions.auditLedger())).map(
     (v) => `${v.accountId} ${v.denomination}: ${v.problem}`,
   );
   const bigBalance = await api.balance(bigAccountId);

@@ -121,7 +121,7 @@ async function seed(store: Store, url: string): Promise<void> {
   const companyId = await seedCompany(store, 'Bench', nowMs);
   const webhookId = newId('wh');
   await store.write(async (tx) => {
-    await tx.insertWebhookSubscription({
+    await tx.webhooks.insertWebhookSubscription({
       webhookId,
       companyId,
       type: 'balance_change',
@@ -162,7 +162,7 @@ async function seed(store: Store, url: string): Promise<void> {
         lastError: null,
       });
     }
-    await store.write((tx) => tx.insertWebhookDeliveries(rows));
+    await store.write((tx) => tx.webhooks.insertWebhookDeliveries(rows));
   }
 }
 

@@ -22,7 +22,9 @@ import { openStore } from './store/open.js';
 import { processorFactory } from './processors/index.js';
 import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
-import { moneyJobs } from './jobs/money.js';
+import { chargeJob } from './jobs/charges.js';
+import { planJob } from './jobs/plans.js';
+import { refillJob } from './jobs/refills.js';
 import { retentionJobs } from './jobs/retention.js';
 
 export interface Server {
@@ -101,8 +103,8 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const metrics = new Metrics(
     (nowMs) =>
       store.read(async (tx) => ({
-        outbox: await tx.outboxBacklog(nowMs),
-        webhook_deliveries: await tx.webhookDeliveryBacklog(nowMs),
+        outbox: await tx.outbox.outboxBacklog(nowMs),
+        webhook_deliveries: await tx.webhooks.webhookDeliveryBacklog(nowMs),
       })),
     () => clock.now(),
     (err) => app?.log.warn({ err }, 'metrics: the queue backlog could not be read'),
@@ -127,7 +129,10 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     deps,
     [
       ...coreJobs(deps),
-      ...moneyJobs(deps, (reason, outcome) => metrics.charges.inc({ reason, outcome })),
+      // Money movement in this order: a test-clock advance sees every renewal charged and every refill applied.
+      refillJob(deps),
+      planJob(deps),
+      chargeJob(deps, (reason, outcome) => metrics.charges.inc({ reason, outcome })),
       grantJob(deps),
       ...webhookJobs(deps),
       ...retentionJobs(deps, {

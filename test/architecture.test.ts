@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
+import { LEDGER_PORT } from '../src/ledger/port.js';
+import { SqliteStore } from '../src/store/sqlite.js';
 
 const SRC = resolve('src');
 
@@ -29,7 +31,9 @@ const layerOf = (p: string) => (p.includes('/') ? p.split('/')[0]! : p);
 const ALLOWED: Record<string, (target: string) => boolean> = {
   domain: (t) => ['domain', 'lib'].includes(layerOf(t)),
   lib: (t) => layerOf(t) === 'lib',
-  store: (t) => layerOf(t) === 'store' || layerOf(t) === 'lib',
+  // The store keeps the domain's records (events, grants, usage) and implements the ledger's port (ledger/port.ts:
+  // its types and the key it is reached by).
+  store: (t) => ['store', 'lib', 'domain'].includes(layerOf(t)) || t === 'ledger/port.ts',
   processors: (t) => ['processors', 'lib'].includes(layerOf(t)) || t === 'domain/money.ts',
   webhooks: (t) => ['webhooks', 'lib', 'domain'].includes(layerOf(t)) || t === 'store/types.ts',
   // The email sender: its interface and its two implementations (nodemailer SMTP, the log).
@@ -107,4 +111,50 @@ test('no line is longer than 120 columns (the formatter cannot break comments an
         });
   assert.deepEqual(long, []);
   assert.ok(tsFiles(resolve('src')).length > 50, 'the check sees the sources');
+});
+
+test('only src/ledger/ (and the store that implements it) reaches the ledger port', () => {
+  const violations: string[] = [];
+  for (const file of files(SRC)) {
+    const rel = relative(SRC, file);
+    if (['ledger', 'store'].includes(layerOf(rel))) continue;
+    if (importsOf(file).includes('ledger/port.ts')) violations.push(rel);
+  }
+  assert.deepEqual(violations, []);
+});
+
+/** The port's writes: what changes a balance's figures or grants, or the rows recorded with them. */
+const PORT_WRITES = [
+  'lockBalances',
+  'applyBalanceDeltas',
+  'writeLedger',
+  'insertEvents',
+  'updateEvents',
+  'insertTransactions',
+  'insertGrants',
+  'updateGrants',
+  'addUsage',
+];
+
+test('balances and grants change only through the ledger: no aggregate of a transaction writes them', async () => {
+  const store = new SqliteStore(':memory:');
+  try {
+    const offered = await store.write(async (tx) => {
+      const out: string[] = [];
+      for (const aggregate of Object.getOwnPropertyNames(Object.getPrototypeOf(tx))) {
+        if (aggregate === 'constructor') continue;
+        const part = (tx as unknown as Record<string, object>)[aggregate]!;
+        for (let proto = Object.getPrototypeOf(part); proto !== Object.prototype; proto = Object.getPrototypeOf(proto))
+          for (const method of Object.getOwnPropertyNames(proto))
+            if (PORT_WRITES.includes(method)) out.push(`tx.${aggregate}.${method}`);
+      }
+      return out;
+    });
+    assert.deepEqual(offered, []);
+    // The check sees the methods where they are: on the port.
+    const port = await store.write(async (tx) => tx[LEDGER_PORT] as unknown as Record<string, unknown>);
+    for (const method of PORT_WRITES) assert.equal(typeof port[method], 'function', method);
+  } finally {
+    await store.close();
+  }
 });

@@ -219,7 +219,7 @@ async function main(): Promise<void> {
 
   const findings: Finding[] = [];
   for (const accountId of accounts) {
-    const balance = await store.read((tx) => tx.findBalance(accountId, DENOMINATION));
+    const balance = await store.read((tx) => tx.balances.findBalance(accountId, DENOMINATION));
     if (balance === undefined) {
       findings.push({ accountId, label: LEDGER_LABEL, check: 'amount', message: 'balance missing' });
       continue;

@@ -49,6 +49,8 @@ export { usageOf } from '../../src/domain/usage.js';
 // The webhook bench builds the operations' dependencies by hand: the development email sender is one of them.
 export { DevelopmentEmailSender } from '../../src/email/index.js';
 export { openStore } from '../../src/store/open.js';
+// Seeding writes a history's rows in bulk through the store's ledger port (what postings write).
+export { portOf } from '../../src/ledger/port.js';
 export type { EventRow, Store, TransactionRow, Tx, WebhookDeliveryRow } from '../../src/store/types.js';
 
 // The store-only baseline composes the ledger the server composes (its balance effects), and the
@@ -110,7 +112,7 @@ export function serverPgPoolSize(env: NodeJS.ProcessEnv): number {
 export async function seedCompany(store: Store, name: string, nowMs = Date.now()): Promise<string> {
   const companyId = newId('c');
   await store.write(async (tx) => {
-    const user = await tx.insertUser({
+    const user = await tx.identity.insertUser({
       name,
       email: `${companyId}@bench.example.com`,
       passwordHash: 'x',
@@ -118,7 +120,7 @@ export async function seedCompany(store: Store, name: string, nowMs = Date.now()
       emailVerified: false,
       createdAtMs: nowMs,
     });
-    await tx.insertCompany({
+    await tx.identity.insertCompany({
       companyId,
       name,
       ownerUserId: user.id,
@@ -126,7 +128,7 @@ export async function seedCompany(store: Store, name: string, nowMs = Date.now()
       processorApiKey: null,
       createdAtMs: nowMs,
     });
-    await tx.addCompanyMember(companyId, user.id, 'owner');
+    await tx.identity.addCompanyMember(companyId, user.id, 'owner');
   });
   return companyId;
 }
@@ -172,7 +174,7 @@ export async function seedFundedAccounts(
 ): Promise<void> {
   const nowMs = more.nowMs ?? Date.now();
   for (const accountId of accountIds) {
-    await tx.insertAccount({
+    await tx.accounts.insertAccount({
       accountId,
       companyId,
       name: null,
@@ -182,7 +184,7 @@ export async function seedFundedAccounts(
       planId: null,
       createdAtMs: nowMs,
     });
-    await tx.insertBalance({
+    await tx.balances.insertBalance({
       accountId,
       companyId,
       denomination,

@@ -13,7 +13,7 @@
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { Store } from './engine.js';
+import { portOf, type Store } from './engine.js';
 import { DENOMINATION } from './options.js';
 
 /** A sort of more rows than this is a sort of the set, not of a page. */
@@ -157,40 +157,46 @@ async function collectStatements(store: Store, s: PlanSubjects): Promise<Stateme
   const page = { limit: 100 };
   const deep = { limit: 100, startingAfter: s.deepTransactionId };
   const big = s.bigAccountId;
-  await capture('transactions: first page', () => store.read((tx) => tx.listTransactions(big, undefined, page)));
+  await capture('transactions: first page', () =>
+    store.read((tx) => tx.transactions.listTransactions(big, undefined, page)),
+  );
   await capture('transactions: page after a deep cursor', () =>
-    store.read((tx) => tx.listTransactions(big, undefined, deep)),
+    store.read((tx) => tx.transactions.listTransactions(big, undefined, deep)),
   );
   await capture('transactions ?denomination: first page', () =>
-    store.read((tx) => tx.listTransactions(big, DENOMINATION, page)),
+    store.read((tx) => tx.transactions.listTransactions(big, DENOMINATION, page)),
   );
   await capture('transactions ?denomination: page after a deep cursor', () =>
-    store.read((tx) => tx.listTransactions(big, DENOMINATION, deep)),
+    store.read((tx) => tx.transactions.listTransactions(big, DENOMINATION, deep)),
   );
-  await capture('accounts: first page', () => store.read((tx) => tx.listAccounts(s.companyId, page)));
+  await capture('accounts: first page', () => store.read((tx) => tx.accounts.listAccounts(s.companyId, page)));
   await capture('accounts: page after a deep cursor', () =>
-    store.read((tx) => tx.listAccounts(s.companyId, { limit: 100, startingAfter: s.deepAccountId })),
+    store.read((tx) => tx.accounts.listAccounts(s.companyId, { limit: 100, startingAfter: s.deepAccountId })),
   );
   await capture('accounts: balances of the listed accounts (one query per page)', () =>
-    store.read((tx) => tx.listBalancesOfAccounts([s.someAccountId, big])),
+    store.read((tx) => portOf(tx).listBalancesOfAccounts([s.someAccountId, big])),
   );
   await capture('account lookup (every account-scoped request)', () =>
-    store.read((tx) => tx.findAccount(s.companyId, big)),
+    store.read((tx) => tx.accounts.findAccount(s.companyId, big)),
   );
   const eventId = s.eventId;
   if (eventId !== undefined) {
-    await capture('event by id (GET /v1/events/{id})', () => store.read((tx) => tx.findEvent(s.companyId, eventId)));
+    await capture('event by id (GET /v1/events/{id})', () =>
+      store.read((tx) => tx.events.findEvent(s.companyId, eventId)),
+    );
   }
-  await capture('events: first page of the company', () => store.read((tx) => tx.listEvents(s.companyId, {}, page)));
+  await capture('events: first page of the company', () =>
+    store.read((tx) => tx.events.listEvents(s.companyId, {}, page)),
+  );
   await capture('events: first page of the big account', () =>
-    store.read((tx) => tx.listEvents(s.companyId, { accountId: big }, page)),
+    store.read((tx) => tx.events.listEvents(s.companyId, { accountId: big }, page)),
   );
   const period = { companyId: s.companyId, fromMs: s.usageFromMs, toMs: s.usageToMs, byAccount: false };
   await capture('usage: the big account over the period', () =>
-    store.read((tx) => tx.listUsage({ ...period, accountId: big }, USAGE_ROWS)),
+    store.read((tx) => tx.usage.listUsage({ ...period, accountId: big }, USAGE_ROWS)),
   );
-  await capture('usage: the company over the period', () => store.read((tx) => tx.listUsage(period, USAGE_ROWS)));
-  await capture('ingest: account owners', () => store.read((tx) => tx.findAccountOwners([s.someAccountId])));
+  await capture('usage: the company over the period', () => store.read((tx) => tx.usage.listUsage(period, USAGE_ROWS)));
+  await capture('ingest: account owners', () => store.read((tx) => tx.accounts.findAccountOwners([s.someAccountId])));
   const keys = [
     { accountId: s.someAccountId, denomination: DENOMINATION },
     { accountId: big, denomination: DENOMINATION },
@@ -199,7 +205,7 @@ async function collectStatements(store: Store, s: PlanSubjects): Promise<Stateme
   await capture('ingest: lock the balances of a group', () =>
     store
       .write(async (tx) => {
-        await tx.lockBalances(keys);
+        await portOf(tx).lockBalances(keys);
         throw new RolledBack();
       })
       .catch((error: unknown) => {
@@ -209,7 +215,7 @@ async function collectStatements(store: Store, s: PlanSubjects): Promise<Stateme
   await capture('ingest: expired holds of the balances', () =>
     store
       .write(async (tx) => {
-        await tx.findExpiredHolds(Date.now(), 1, keys);
+        await portOf(tx).findExpiredHolds(Date.now(), 1, keys);
         throw new RolledBack();
       })
       .catch((error: unknown) => {
@@ -232,7 +238,7 @@ async function captureGrants(store: Store, companyId: string, g: GrantPlanSubjec
   const shown = { shown: true };
   await capture(
     'grants of a balance (GET /v1/accounts/{id}/balance/{d}/grants)',
-    () => store.read((tx) => tx.listGrantsOfBalance(g.accountId, DENOMINATION, live, g.nowMs)),
+    () => store.read((tx) => tx.grants.listGrantsOfBalance(g.accountId, DENOMINATION, live, g.nowMs)),
     { shown: true, sortsOneBalance: true },
   );
   const filter = { statuses: live, nowMs: g.nowMs, expiresBeforeMs: g.expiresBeforeMs };
@@ -240,7 +246,7 @@ async function captureGrants(store: Store, companyId: string, g: GrantPlanSubjec
   await capture(
     'grants by expiry: first page (GET /v1/grants?expires_before=)',
     async () => {
-      const page = await store.read((tx) => tx.listGrants(companyId, filter, { limit: 100 }));
+      const page = await store.read((tx) => tx.grants.listGrants(companyId, filter, { limit: 100 }));
       listed = [...new Set(page?.rows.map((r) => r.accountId) ?? [])];
     },
     shown,
@@ -249,17 +255,17 @@ async function captureGrants(store: Store, companyId: string, g: GrantPlanSubjec
   if (cursor !== undefined)
     await capture(
       'grants by expiry: page after a deep cursor',
-      () => store.read((tx) => tx.listGrants(companyId, filter, { limit: 100, startingAfter: cursor })),
+      () => store.read((tx) => tx.grants.listGrants(companyId, filter, { limit: 100, startingAfter: cursor })),
       shown,
     );
   if (listed.length > 0)
     await capture('grants by expiry: balances of the listed grants (one query per page)', () =>
-      store.read((tx) => tx.listBalancesOfAccounts(listed)),
+      store.read((tx) => portOf(tx).listBalancesOfAccounts(listed)),
     );
   await capture('grant job: balances with a start or expiry due', () =>
     store
       .write(async (tx) => {
-        await tx.findBalancesWithGrantsDue(Date.now(), GRANT_JOB_BATCH);
+        await portOf(tx).findBalancesWithGrantsDue(Date.now(), GRANT_JOB_BATCH);
         throw new RolledBack();
       })
       .catch((error: unknown) => {

@@ -43,6 +43,7 @@ import {
   type Store,
   type UsageEvent,
   usageOf,
+  portOf,
 } from './engine.js';
 import { growthExtraUnits, growthGrants } from './grants.js';
 import { bigAt } from './growth-options.js';
@@ -246,7 +247,7 @@ export class Seeder {
   /** Reads the amounts of chunk `c` of the accounts' balances into `amounts`. */
   private async readAmounts(store: Store, c: number): Promise<void> {
     const ids = this.accounts.slice(c * this.chunkRows, (c + 1) * this.chunkRows);
-    const balances = await store.read((tx) => tx.listBalancesOfAccounts(ids));
+    const balances = await store.read((tx) => portOf(tx).listBalancesOfAccounts(ids));
     const balanceOf = new Map(balances.filter((b) => b.denomination === DENOMINATION).map((b) => [b.accountId, b]));
     for (const [k, id] of ids.entries()) {
       const balance = balanceOf.get(id);
@@ -335,16 +336,16 @@ export class Seeder {
       if (store.dialect === 'postgres') {
         await Promise.all([
           store.write(async (tx) => {
-            await tx.insertEvents(planned.events);
-            await tx.addUsage(usage);
+            await portOf(tx).writeLedger(planned.events, [], []);
+            await portOf(tx).writeLedger([], [], [], usage);
           }),
-          store.write((tx) => tx.insertTransactions(planned.transactions)),
+          store.write((tx) => portOf(tx).writeLedger([], [], planned.transactions)),
         ]);
       } else {
         await store.write(async (tx) => {
-          await tx.insertEvents(planned.events);
-          await tx.insertTransactions(planned.transactions);
-          await tx.addUsage(usage);
+          await portOf(tx).writeLedger(planned.events, [], []);
+          await portOf(tx).writeLedger([], [], planned.transactions);
+          await portOf(tx).writeLedger([], [], [], usage);
         });
       }
     };

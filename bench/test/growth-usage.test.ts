@@ -36,7 +36,7 @@ async function storedEvents(store: Store, companyId: string): Promise<EventRow[]
   const out: EventRow[] = [];
   let startingAfter: string | undefined;
   for (;;) {
-    const page = await store.read((tx) => tx.listEvents(companyId, {}, { limit: 500, startingAfter }));
+    const page = await store.read((tx) => tx.events.listEvents(companyId, {}, { limit: 500, startingAfter }));
     assert.ok(page);
     out.push(...page.rows);
     if (!page.hasMore) return out.filter((e) => e.state === 'complete');

@@ -104,35 +104,37 @@ test('seeding: the server reads the rows, its audit finds them exact, seededCost
 
     assert.equal(population.length, 90);
     assert.equal(seeder.bigSeededTransactions(), 250);
-    assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
-    const accounts = await store.read((tx) => tx.listAccounts(companyId, { limit: 100 }));
+    assert.deepEqual(await store.read((tx) => tx.transactions.auditLedger()), []);
+    const accounts = await store.read((tx) => tx.accounts.listAccounts(companyId, { limit: 100 }));
     assert.equal(accounts?.rows.length, 91);
     assert.equal(accounts?.rows[accounts.rows.length - 1]?.accountId, seeder.bigAccountId, 'the oldest account');
     for (const [index, accountId] of population.entries()) {
-      const balance = await store.read((tx) => tx.findBalance(accountId, DENOMINATION));
+      const balance = await store.read((tx) => tx.balances.findBalance(accountId, DENOMINATION));
       const load = index === 1 ? 1_000 : 0;
       assert.equal(balance?.amount, INITIAL_GRANT - seeder.seededCost(index) - load, `spread account ${index}`);
       assert.match(accountId, ID_SHAPE);
     }
     assert.ok(seeder.seededCost(0) > 0);
-    const big = await store.read((tx) => tx.findBalance(seeder.bigAccountId as string, DENOMINATION));
+    const big = await store.read((tx) => tx.balances.findBalance(seeder.bigAccountId as string, DENOMINATION));
     assert.equal(big?.amount, INITIAL_GRANT - seeder.bigSeededCost() - 7);
     const page = await store.read((tx) =>
-      tx.listTransactions(seeder.bigAccountId as string, DENOMINATION, { limit: 100 }),
+      tx.transactions.listTransactions(seeder.bigAccountId as string, DENOMINATION, { limit: 100 }),
     );
     assert.equal(page?.rows.length, 100);
     assert.equal(page?.hasMore, true);
     const newest = page?.rows[0];
     assert.equal(newest?.kind, 'usage');
     assert.match(newest?.transactionId ?? '', ID_SHAPE);
-    const event = await store.read((tx) => tx.findEvent(companyId, newest?.eventId as string));
+    const event = await store.read((tx) => tx.events.findEvent(companyId, newest?.eventId as string));
     assert.equal(event?.state, 'complete');
     assert.equal(event?.costAmount, -(newest?.amount ?? 0));
     assert.equal(event?.accountId, seeder.bigAccountId);
     const sampled = seeder.sampledEvents();
     assert.equal(sampled.length, 50);
     for (const id of sampled) assert.match(id, ID_SHAPE);
-    const first = await store.read((tx) => tx.listTransactions(population[2] as string, undefined, { limit: 100 }));
+    const first = await store.read((tx) =>
+      tx.transactions.listTransactions(population[2] as string, undefined, { limit: 100 }),
+    );
     const grant = first?.rows[first.rows.length - 1];
     assert.equal(grant?.kind, 'grant');
     assert.equal(grant?.amount, INITIAL_GRANT);
@@ -156,10 +158,12 @@ test('seeding grants: a balance holds its grants, its history draws them in orde
     const after = Date.now();
     await seeder.seedEvents(store, 1_200, 'b');
     assert.equal(seeder.seededGrants, 21 * 3);
-    assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
+    assert.deepEqual(await store.read((tx) => tx.transactions.auditLedger()), []);
 
     const nowMs = Date.now();
-    const all = await store.read((tx) => tx.listGrants(companyId, { statuses: ALL_STATUSES, nowMs }, { limit: 100 }));
+    const all = await store.read((tx) =>
+      tx.grants.listGrants(companyId, { statuses: ALL_STATUSES, nowMs }, { limit: 100 }),
+    );
     assert.equal(all?.rows.length, seeder.seededGrants);
     for (const g of all?.rows ?? []) {
       assert.match(g.grantId, /^g_[0-9A-Za-z]{20}$/);
@@ -175,7 +179,7 @@ test('seeding grants: a balance holds its grants, its history draws them in orde
 
     const ids = [seeder.bigAccountId as string, ...seeder.population()];
     for (const [index, accountId] of ids.entries()) {
-      const b = await store.read((tx) => tx.findBalance(accountId, DENOMINATION));
+      const b = await store.read((tx) => tx.balances.findBalance(accountId, DENOMINATION));
       const cost = index === 0 ? seeder.bigSeededCost() : seeder.seededCost(index - 1);
       assert.equal(b?.amount, seeder.granted(index) - cost, `account ${index}`);
       const remaining = (b?.grants ?? []).reduce((sum, g) => sum + g.remaining, 0);
@@ -189,11 +193,11 @@ test('seeding grants: a balance holds its grants, its history draws them in orde
     const [first, second] = growthGrants(0, 3, 0).sort((a, b) => a.priority - b.priority);
     assert.ok(seeder.bigSeededCost() > (first?.amount as number));
     assert.ok(seeder.bigSeededCost() < (first?.amount as number) + (second?.amount as number));
-    const depleted = await store.read((tx) => tx.listGrantsOfBalance(big, DENOMINATION, ['depleted'], nowMs));
+    const depleted = await store.read((tx) => tx.grants.listGrantsOfBalance(big, DENOMINATION, ['depleted'], nowMs));
     assert.equal(depleted.length, 1);
     assert.equal(depleted[0]?.remaining, 0, 'a used-up grant has left the lots with its final figures');
     assert.equal(depleted[0]?.amount, first?.amount);
-    const lots = (await store.read((tx) => tx.findBalance(big, DENOMINATION)))?.grants ?? [];
+    const lots = (await store.read((tx) => tx.balances.findBalance(big, DENOMINATION)))?.grants ?? [];
     assert.equal(lots.length, 2);
     const drawnNext = lots.find((g) => g.priority === second?.priority);
     assert.equal(drawnNext?.remaining, (first?.amount as number) + (second?.amount as number) - seeder.bigSeededCost());

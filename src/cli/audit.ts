@@ -39,8 +39,8 @@ export async function auditCommand(args: string[], io: Io): Promise<number> {
   return withStore(io, async ({ config, store }) => {
     const found = distinct(
       await store.read(async (tx) => [
-        ...(await tx.auditLedger()),
-        ...(await tx.auditMoneyMovement()),
+        ...(await tx.transactions.auditLedger()),
+        ...(await tx.charges.auditMoneyMovement()),
         ...(await auditGrants(tx)),
       ]),
     );

@@ -55,7 +55,7 @@ export async function companyCommand(args: string[], io: Io): Promise<number> {
   const envKey = io.env.BILLING_PROCESSOR_API_KEY;
   const apiKey = typeof flagKey === 'string' ? flagKey : processor === 'stripe' && envKey !== '' ? envKey : undefined;
   return withStore(io, async ({ deps }) => {
-    const owner = await deps.store.read((tx) => tx.findUserByEmail(normalizeEmail(ownerEmail)));
+    const owner = await deps.store.read((tx) => tx.identity.findUserByEmail(normalizeEmail(ownerEmail)));
     if (!owner) throw new CliError(`no user with the email ${ownerEmail} (billing user create makes one)`);
     // The operation checks the processor and its key exactly as POST /v1/companies does.
     const { company, apiKey: secret } = await deps.store.write(

@@ -49,144 +49,38 @@
  * - `nextExpiry` counts opened grants' unheld units only: held units may still be used, and a
  *   scheduled grant's units are not on the balance.
  */
+import {
+  applyDue,
+  changeable,
+  close,
+  type Draft,
+  draftOf,
+  draw,
+  merge,
+  newGrantOf,
+  open,
+  post,
+  refusal,
+  repayDebt,
+} from './grant-draft.js';
+import {
+  type Allocation,
+  assertInteger,
+  assertNonNegative,
+  assertPriority,
+  compareDrawingOrder,
+  debtOf,
+  type Grant,
+  type GrantOutcome,
+  type Lots,
+  type NewGrant,
+  type OpeningKind,
+  type Step,
+  type TakingKind,
+} from './grant-lots.js';
 import { addExact } from './money.js';
 
-export const GRANT_CATEGORIES = ['promotional', 'paid'] as const;
-export type GrantCategory = (typeof GRANT_CATEGORIES)[number];
-
-export const GRANT_SOURCES = [
-  'grant',
-  'initial',
-  'adjustment',
-  'refill',
-  'monthly_refill',
-  'plan',
-  'proration',
-] as const;
-export type GrantSource = (typeof GRANT_SOURCES)[number];
-
-export const GRANT_STATUSES = ['scheduled', 'active', 'depleted', 'expired', 'voided'] as const;
-export type GrantStatus = (typeof GRANT_STATUSES)[number];
-
-/** Priorities run from 0 (drawn first) to 100; a grant without one gets 50. */
-export const GRANT_PRIORITY_MIN = 0;
-export const GRANT_PRIORITY_MAX = 100;
-export const GRANT_PRIORITY_DEFAULT = 50;
-/** How far ahead `effective_at` may be. */
-export const GRANT_EFFECTIVE_AHEAD_MAX_MS = 366 * 24 * 60 * 60 * 1000;
-
-export interface Grant {
-  grantId: string;
-  amount: number;
-  /** Units not yet used, held units included. */
-  remaining: number;
-  /** Units of `remaining` held by pending events. */
-  held: number;
-  priority: number;
-  category: GrantCategory;
-  source: GrantSource;
-  effectiveAtMs: number;
-  /** null: never expires. */
-  expiresAtMs: number | null;
-  voidedAtMs: number | null;
-  /** Its opening transaction has been posted: its units are on the balance. */
-  opened: boolean;
-  /** Its expiry or void has been applied: nothing is drawn from it again. */
-  closed: boolean;
-}
-
-/** What a caller states of a new grant; the module sets the rest. */
-export type NewGrant = Pick<
-  Grant,
-  'grantId' | 'amount' | 'priority' | 'category' | 'source' | 'effectiveAtMs' | 'expiresAtMs'
->;
-
-/** One balance: its posted `amount` (negative: debt), its `pending` holds, and its grants. */
-export interface Lots {
-  amount: number;
-  pending: number;
-  grants: Grant[];
-}
-
-/** Units of one grant (a `drawn_from` entry, or what a hold took from it). */
-export interface Allocation {
-  grantId: string;
-  amount: number;
-}
-
-/** Kinds of the transaction that opens a grant (the contract keeps each source's kind). */
-export type OpeningKind = 'grant' | 'refill' | 'adjustment' | 'proration' | 'period_reset';
-/** Kinds of a transaction that takes units away in drawing order. */
-export type TakingKind = 'usage' | 'adjustment' | 'proration';
-export type GrantTransactionKind = OpeningKind | TakingKind | 'grant_expiry' | 'grant_void';
-
-export interface GrantTransaction {
-  kind: GrantTransactionKind;
-  /** Signed change of the balance amount; never 0. */
-  amount: number;
-  /** The grant opened or closed (`grant`, `grant_expiry`, `grant_void`, an opening kind); null on a taking. */
-  grantId: string | null;
-  /** On a taking only: the grants its units came from, in drawing order (what debt covered is not listed). */
-  drawnFrom?: Allocation[];
-  /** The caller's reference of a taking made by drawMany (the event it is for). */
-  ref?: string;
-}
-
-/** New lots and the transactions that took them there, in order. */
-export interface Step {
-  lots: Lots;
-  transactions: GrantTransaction[];
-}
-
-export type GrantRefusalReason =
-  | 'not_found'
-  | 'grant_expired'
-  | 'grant_depleted'
-  | 'grant_voided'
-  | 'expires_at_must_be_after_effective_at';
-
-export interface GrantRefusal {
-  ok: false;
-  reason: GrantRefusalReason;
-  message: string;
-  param?: string;
-}
-
-export type GrantOutcome<T> = { ok: true; value: T } | GrantRefusal;
-
-// ---------------------------------------------------------------------------------------------
-// Reading a grant
-
-/** The contract's status at `nowMs`, by precedence voided > expired > scheduled > depleted > active. */
-export function statusOf(grant: Grant, nowMs: number): GrantStatus {
-  if (grant.voidedAtMs !== null) return 'voided';
-  if (grant.expiresAtMs !== null && grant.expiresAtMs <= nowMs) return 'expired';
-  if (grant.effectiveAtMs > nowMs) return 'scheduled';
-  return grant.remaining === 0 ? 'depleted' : 'active';
-}
-
-/**
- * The drawing order: priority ascending; expires_at ascending, never-expiring last; promotional
- * before paid; effective_at ascending; grant_id ascending (code-unit order). A total order.
- */
-export function compareDrawingOrder(a: Grant, b: Grant): number {
-  if (a.priority !== b.priority) return a.priority - b.priority;
-  if (a.expiresAtMs !== b.expiresAtMs) {
-    if (a.expiresAtMs === null) return 1;
-    if (b.expiresAtMs === null) return -1;
-    return a.expiresAtMs - b.expiresAtMs;
-  }
-  if (a.category !== b.category) return a.category === 'promotional' ? -1 : 1;
-  if (a.effectiveAtMs !== b.effectiveAtMs) return a.effectiveAtMs - b.effectiveAtMs;
-  return a.grantId < b.grantId ? -1 : a.grantId > b.grantId ? 1 : 0;
-}
-
-/** Units owed that no grant covers: Σ remaining over opened grants − amount. */
-export function debtOf(lots: Lots): number {
-  let sum = 0;
-  for (const g of lots.grants) if (g.opened) sum = addExact(sum, g.remaining);
-  return addExact(sum, -lots.amount);
-}
+export * from './grant-lots.js';
 
 /**
  * The soonest expiry of units on the balance at `nowMs`: among opened grants not yet closed, the
@@ -203,133 +97,6 @@ export function nextExpiry(lots: Lots, nowMs: number): { expiresAtMs: number; am
     else if (g.expiresAtMs === next.expiresAtMs) next.amount = addExact(next.amount, unheld);
   }
   return next;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Changing lots. Each public function copies the lots into a draft, changes the draft, returns it.
-
-interface Draft {
-  lots: Lots;
-  transactions: GrantTransaction[];
-}
-
-function draftOf(lots: Lots, nowMs: number): Draft {
-  assertInteger('nowMs', nowMs);
-  const draft: Draft = {
-    lots: { amount: lots.amount, pending: lots.pending, grants: lots.grants.map((g) => ({ ...g })) },
-    transactions: [],
-  };
-  applyDue(draft, nowMs);
-  return draft;
-}
-
-function post(draft: Draft, t: GrantTransaction): void {
-  if (t.amount === 0) return;
-  draft.lots.amount = addExact(draft.lots.amount, t.amount);
-  draft.transactions.push(t);
-}
-
-/** Whether a grant has units to draw: opened, not closed, with unheld units. */
-function isDrawable(g: Grant): boolean {
-  return g.opened && !g.closed && g.remaining > g.held;
-}
-
-/** Open grants with unheld units, in drawing order. */
-function drawable(lots: Lots): Grant[] {
-  const out: Grant[] = [];
-  for (const g of lots.grants) if (isDrawable(g)) out.push(g);
-  // Lots are kept in drawing order (sortGrants), so the sort is rarely needed.
-  return inDrawingOrder(out) ? out : out.sort(compareDrawingOrder);
-}
-
-/** Whether the drawable grants among `grants` come in drawing order. */
-function inDrawingOrder(grants: readonly Grant[]): boolean {
-  let last: Grant | undefined;
-  for (const g of grants) {
-    if (!isDrawable(g)) continue;
-    if (last !== undefined && compareDrawingOrder(last, g) > 0) return false;
-    last = g;
-  }
-  return true;
-}
-
-/**
- * Take up to `units` unheld units in drawing order, into use (remaining falls) or into `held`;
- * with `first`, the grants it picks are drawn before the others (each part in drawing order).
- * Called once per event on the ingest path: the lots are walked in place where they are in drawing
- * order, as they are kept (no list of the drawable grants is built).
- */
-function draw(draft: Draft, units: number, into: 'use' | 'hold', first?: (g: Grant) => boolean): Allocation[] {
-  const from: Allocation[] = [];
-  let left = units;
-  let order: readonly Grant[] = draft.lots.grants;
-  if (first) {
-    const d = drawable(draft.lots);
-    order = [...d.filter(first), ...d.filter((g) => !first(g))];
-  } else if (!inDrawingOrder(order)) order = drawable(draft.lots);
-  for (const g of order) {
-    if (left === 0) break;
-    if (!isDrawable(g)) continue;
-    const n = Math.min(g.remaining - g.held, left);
-    if (into === 'use') g.remaining -= n;
-    else g.held += n;
-    from.push({ grantId: g.grantId, amount: n });
-    left -= n;
-  }
-  return from;
-}
-
-/** Units added while the balance owes repay the debt first: unheld units cover it in drawing order. */
-function repayDebt(draft: Draft): void {
-  let debt = debtOf(draft.lots);
-  for (const g of drawable(draft.lots)) {
-    if (debt <= 0) return;
-    const n = Math.min(g.remaining - g.held, debt);
-    g.remaining -= n;
-    debt -= n;
-  }
-}
-
-function open(draft: Draft, g: Grant, kind: OpeningKind): void {
-  g.opened = true;
-  post(draft, { kind, amount: g.amount, grantId: g.grantId });
-  repayDebt(draft);
-}
-
-/** Expiry or void: the unheld units leave; held units stay until their events settle. */
-function close(draft: Draft, g: Grant, kind: 'grant_expiry' | 'grant_void'): void {
-  g.closed = true;
-  if (!g.opened) {
-    g.remaining = 0;
-    return;
-  }
-  const unheld = g.remaining - g.held;
-  g.remaining = g.held;
-  post(draft, { kind, amount: -unheld, grantId: g.grantId });
-}
-
-function applyDue(draft: Draft, nowMs: number): void {
-  if (!draft.lots.grants.some((g) => !g.closed && isDue(g, nowMs))) return;
-  const due: { atMs: number; expiry: boolean; g: Grant }[] = [];
-  for (const g of draft.lots.grants) {
-    if (g.closed) continue;
-    if (!g.opened && g.effectiveAtMs <= nowMs) due.push({ atMs: g.effectiveAtMs, expiry: false, g });
-    if (g.expiresAtMs !== null && g.expiresAtMs <= nowMs) due.push({ atMs: g.expiresAtMs, expiry: true, g });
-  }
-  due.sort(
-    (a, b) =>
-      a.atMs - b.atMs ||
-      Number(b.expiry) - Number(a.expiry) ||
-      (a.g.grantId < b.g.grantId ? -1 : a.g.grantId > b.g.grantId ? 1 : 0),
-  );
-  for (const d of due) {
-    if (d.expiry) close(draft, d.g, 'grant_expiry');
-    else open(draft, d.g, 'grant');
-  }
-}
-
-function isDue(g: Grant, nowMs: number): boolean {
-  return (!g.opened && g.effectiveAtMs <= nowMs) || (g.expiresAtMs !== null && g.expiresAtMs <= nowMs);
 }
 
 /**
@@ -468,16 +235,6 @@ function resolve(
   repayDebt(draft);
 }
 
-function merge(a: Allocation[], b: Allocation[]): Allocation[] {
-  const out = a.map((x) => ({ ...x }));
-  for (const x of b) {
-    const same = out.find((y) => y.grantId === x.grantId);
-    if (same) same.amount += x.amount;
-    else out.push({ ...x });
-  }
-  return out;
-}
-
 /**
  * Adds a grant (of any source). Already effective: it opens at once with one transaction of
  * +amount of `kind` (debt repaid first: 500 onto −200 leaves the balance at 300 and the grant's
@@ -495,34 +252,6 @@ export function addGrant(lots: Lots, grant: NewGrant, nowMs: number, kind: Openi
   if (g.effectiveAtMs <= nowMs) open(draft, g, kind);
   applyDue(draft, nowMs);
   return draft;
-}
-
-/** A new grant's lot, checked (RangeError on what the HTTP layer refuses first). */
-function newGrantOf(grant: NewGrant): Grant {
-  assertNonNegative('amount', grant.amount);
-  if (grant.amount < 1) throw new RangeError('amount must be at least 1');
-  assertPriority(grant.priority);
-  if (!GRANT_CATEGORIES.includes(grant.category)) throw new RangeError(`unknown category ${grant.category}`);
-  if (!GRANT_SOURCES.includes(grant.source)) throw new RangeError(`unknown source ${grant.source}`);
-  assertInteger('effectiveAtMs', grant.effectiveAtMs);
-  if (grant.expiresAtMs !== null) {
-    assertInteger('expiresAtMs', grant.expiresAtMs);
-    if (grant.expiresAtMs <= grant.effectiveAtMs) throw new RangeError('expiresAtMs must be after effectiveAtMs');
-  }
-  return {
-    grantId: grant.grantId,
-    amount: grant.amount,
-    remaining: grant.amount,
-    held: 0,
-    priority: grant.priority,
-    category: grant.category,
-    source: grant.source,
-    effectiveAtMs: grant.effectiveAtMs,
-    expiresAtMs: grant.expiresAtMs,
-    voidedAtMs: null,
-    opened: false,
-    closed: false,
-  };
 }
 
 /**
@@ -603,66 +332,6 @@ export function prorate(
   return { ...draft, drawnFrom };
 }
 
-/** The soonest instant at which a start or an expiry of these lots falls due, or null. */
-export function nextDueAt(lots: Lots): number | null {
-  let due: number | null = null;
-  for (const g of lots.grants) {
-    if (g.closed) continue;
-    if (!g.opened && (due === null || g.effectiveAtMs < due)) due = g.effectiveAtMs;
-    if (g.expiresAtMs !== null && (due === null || g.expiresAtMs < due)) due = g.expiresAtMs;
-  }
-  return due;
-}
-
-/** The same grants with the same figures, in the same order. */
-export function sameGrants(a: readonly Grant[], b: readonly Grant[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    if (
-      x.grantId !== y.grantId ||
-      x.remaining !== y.remaining ||
-      x.held !== y.held ||
-      x.priority !== y.priority ||
-      x.expiresAtMs !== y.expiresAtMs ||
-      x.voidedAtMs !== y.voidedAtMs ||
-      x.opened !== y.opened ||
-      x.closed !== y.closed
-    )
-      return false;
-  }
-  return true;
-}
-
-/**
- * A grant is finished once nothing can change its units again: closed with nothing held, or
- * opened and used up. Finished grants leave the lots (their records keep the final figures).
- */
-export function isFinished(g: Grant): boolean {
-  return g.held === 0 && (g.closed || (g.opened && g.remaining === 0));
-}
-
-function refusal(reason: GrantRefusalReason, message: string, param?: string): GrantRefusal {
-  const r: GrantRefusal = { ok: false, reason, message };
-  if (param !== undefined) r.param = param;
-  return r;
-}
-
-/** The grant at `nowMs` in a draft, or why it cannot be changed (`voided` passes when allowed). */
-function changeable(draft: Draft, grantId: string, nowMs: number, allowVoided: boolean): Grant | GrantRefusal {
-  const g = draft.lots.grants.find((x) => x.grantId === grantId);
-  if (g === undefined) return refusal('not_found', `no grant ${grantId}`);
-  const status = statusOf(g, nowMs);
-  // A grant closed but not voided has expired, even read at an instant before its expiry (a caller's clock read
-  // before it waited for the balance, while another applied the expiry).
-  if (status === 'expired' || (g.closed && g.voidedAtMs === null))
-    return refusal('grant_expired', 'the grant has expired');
-  if (status === 'depleted') return refusal('grant_depleted', 'the grant has no remaining units');
-  if (status === 'voided' && !allowVoided) return refusal('grant_voided', 'the grant has been voided');
-  return g;
-}
-
 /**
  * Voids a grant: its unheld remaining leaves with one `grant_void` transaction, and its held units
  * are voided when their events settle. Voiding a voided grant changes nothing; an expired or
@@ -702,74 +371,4 @@ export function patchGrant(
   draft.lots.grants.sort(compareDrawingOrder);
   applyDue(draft, nowMs);
   return { ok: true, value: draft };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The invariant
-
-/** Every way `lots` breaks the invariant in the header (empty: it holds); with `nowMs`, line 5 too. */
-export function checkInvariant(lots: Lots, nowMs?: number): string[] {
-  const v: string[] = [];
-  const int = (name: string, n: number) => {
-    if (!Number.isSafeInteger(n)) v.push(`${name} is not a safe integer: ${n}`);
-  };
-  int('amount', lots.amount);
-  int('pending', lots.pending);
-  const ids = new Set<string>();
-  let held = 0;
-  let remaining = 0;
-  for (const g of lots.grants) {
-    const at = `grant ${g.grantId}`;
-    if (ids.has(g.grantId)) v.push(`${at} appears twice`);
-    ids.add(g.grantId);
-    for (const [k, n] of [
-      ['amount', g.amount],
-      ['remaining', g.remaining],
-      ['held', g.held],
-      ['priority', g.priority],
-    ] as const)
-      int(`${at} ${k}`, n);
-    if (g.amount < 1) v.push(`${at}: amount ${g.amount} < 1`);
-    if (!(g.held >= 0 && g.held <= g.remaining && g.remaining <= g.amount))
-      v.push(`${at}: not 0 ≤ held ${g.held} ≤ remaining ${g.remaining} ≤ amount ${g.amount}`);
-    if (g.priority < GRANT_PRIORITY_MIN || g.priority > GRANT_PRIORITY_MAX) v.push(`${at}: priority ${g.priority}`);
-    if (g.expiresAtMs !== null && g.expiresAtMs <= g.effectiveAtMs) v.push(`${at}: expires before it starts`);
-    if (!g.opened && g.held !== 0) v.push(`${at}: held units on a grant not opened`);
-    if (!g.opened && g.remaining !== (g.closed ? 0 : g.amount))
-      v.push(`${at}: remaining ${g.remaining} on a grant not opened`);
-    if (g.closed && g.remaining !== g.held) v.push(`${at}: closed with unheld units`);
-    if (g.voidedAtMs !== null && !g.closed) v.push(`${at}: voided but not closed`);
-    if (nowMs !== undefined) {
-      if (!g.closed && !g.opened && g.effectiveAtMs <= nowMs) v.push(`${at}: start at ${g.effectiveAtMs} not applied`);
-      if (!g.closed && g.expiresAtMs !== null && g.expiresAtMs <= nowMs)
-        v.push(`${at}: expiry at ${g.expiresAtMs} not applied`);
-      if (g.opened && g.effectiveAtMs > nowMs) v.push(`${at}: opened before its effective_at`);
-    }
-    held += g.held;
-    if (g.opened) remaining += g.remaining;
-  }
-  const debt = remaining - lots.amount;
-  if (debt < 0) v.push(`amount ${lots.amount} exceeds Σ remaining ${remaining}`);
-  if (debt > 0) {
-    for (const g of lots.grants)
-      if (g.opened && !g.closed && g.remaining > g.held)
-        v.push(`grant ${g.grantId} has unheld units while the balance owes ${debt}`);
-  }
-  if (lots.pending < held) v.push(`pending ${lots.pending} < Σ held ${held}`);
-  return v;
-}
-
-// ---------------------------------------------------------------------------------------------
-
-function assertInteger(name: string, n: number): void {
-  if (!Number.isSafeInteger(n)) throw new RangeError(`${name} must be a safe integer, got ${n}`);
-}
-
-function assertNonNegative(name: string, n: number): void {
-  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`${name} must be a non-negative safe integer, got ${n}`);
-}
-
-function assertPriority(p: number): void {
-  if (!Number.isSafeInteger(p) || p < GRANT_PRIORITY_MIN || p > GRANT_PRIORITY_MAX)
-    throw new RangeError(`priority must be an integer from 0 to 100, got ${p}`);
 }

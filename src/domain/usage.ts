@@ -139,17 +139,25 @@ export function windowsOf(q: UsageQuery, max = USAGE_WINDOWS_MAX): { startMs: nu
   return out;
 }
 
-/** One rollup row: the complete events of one group in one UTC hour. */
-export interface UsageHour {
-  hourMs: number;
+/**
+ * Usage of one account, denomination and type in one UTC hour: complete events, the exact decimal
+ * sum of their quantities, the sum of their costs. As a posting writes it, an addition to the
+ * rollup (usageOf); as read, the rollup row (the company-wide rollup has no account: `accountId` null).
+ */
+export interface UsageRow {
+  companyId: string;
   accountId: string | null;
   denomination: string;
   type: string;
+  hourMs: number;
   events: number;
   /** The exact decimal sum of the events' quantities. */
   quantity: string;
   cost: number;
 }
+
+/** One rollup row as a query groups it: the complete events of one group in one UTC hour. */
+export type UsageHour = Omit<UsageRow, 'companyId'>;
 
 export interface UsageGroup {
   windowStartMs: number;
@@ -248,28 +256,16 @@ export interface CountedEvent {
   costAmount: number;
 }
 
-/** What a posting adds to the hourly rollup of one account, denomination and type. */
-export interface UsageAddition {
-  companyId: string;
-  accountId: string;
-  denomination: string;
-  type: string;
-  hourMs: number;
-  events: number;
-  quantity: string;
-  cost: number;
-}
-
 /**
  * The rollup additions of events that became complete (recorded complete, or settled to
  * complete at their final cost): one per (account, hour, denomination, type), quantities summed
  * exactly, in key order (the order the rollup's rows are locked in).
  */
-export function usageOf(events: Iterable<CountedEvent>): UsageAddition[] {
+export function usageOf(events: Iterable<CountedEvent>): UsageRow[] {
   // Whole quantities (the usual case) add as numbers while the sum stays exact; only fractions
   // (and sums past 2^53) go through the decimal code. A request's events mostly share one key: the
   // sum of the event before is compared field by field first, and the key text built on a change.
-  type Sum = { row: UsageAddition; whole: number; exact: Decimal };
+  type Sum = { row: UsageRow; whole: number; exact: Decimal };
   const sums = new Map<string, Sum>();
   let s: Sum | undefined;
   for (const e of events) {
@@ -306,7 +302,7 @@ export function usageOf(events: Iterable<CountedEvent>): UsageAddition[] {
   }));
   return out.sort(
     (a, b) =>
-      cmp(a.accountId, b.accountId) ||
+      cmp(a.accountId ?? '', b.accountId ?? '') ||
       a.hourMs - b.hourMs ||
       cmp(a.denomination, b.denomination) ||
       cmp(a.type, b.type),

@@ -45,7 +45,7 @@ import { priceRoutes } from './routes/prices.js';
 import { grantRoutes } from './routes/grants.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
-import { ledgerRoutes } from './routes/ledger.js';
+import { transactionRoutes } from './routes/transactions.js';
 import { companyRoutes, emailRoutes, userRoutes } from './routes/identity.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
@@ -261,7 +261,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     companyRoutes(scope, ctx);
     accountRoutes(scope, ctx);
     balanceRoutes(scope, ctx);
-    ledgerRoutes(scope, ctx);
+    transactionRoutes(scope, ctx);
     priceRoutes(scope, ctx);
     grantRoutes(scope, ctx);
     eventRoutes(scope, ctx);

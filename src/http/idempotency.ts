@@ -135,7 +135,8 @@ export async function runCommand<T, A>(
     const answer = present(await run(tx));
     if (idem) {
       const body = storedAnswer(deps, request, idem, reply.serialize(answer) as string);
-      if (!(await tx.completeIdempotency(idem.scope, idem.key, idem.owner, reply.statusCode, body))) throw inUse();
+      if (!(await tx.idempotency.completeIdempotency(idem.scope, idem.key, idem.owner, reply.statusCode, body)))
+        throw inUse();
     }
     return answer;
   });
@@ -161,7 +162,7 @@ export function answeredWithTheChange(idem: IdempotencyClaim): void {
 export async function operationId(request: FastifyRequest, deps: Deps, prefix: IdPrefix): Promise<string | undefined> {
   const idem = request.idempotency;
   if (!idem || idem.replayed) return undefined;
-  const row = await deps.store.read((tx) => tx.findIdempotency(idem.scope, idem.key));
+  const row = await deps.store.read((tx) => tx.idempotency.findIdempotency(idem.scope, idem.key));
   return row && derivedId(prefix, `${idem.scope}\n${idem.key}\n${row.createdAtMs}`);
 }
 
@@ -192,7 +193,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
     const owner = randomBytes(12).toString('base64url');
     const wallMs = leaseClock.now();
     const claimed = await deps.store.write((tx) =>
-      tx.claimIdempotency(
+      tx.idempotency.claimIdempotency(
         {
           scope,
           key,
@@ -214,7 +215,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
           const now = leaseClock.now();
           if (now - startedMs > RENEW_FOR_AT_MOST_MS) return stopRenewing(idem);
           deps.store
-            .write((tx) => tx.renewIdempotency(scope, key, owner, now + leaseMs))
+            .write((tx) => tx.idempotency.renewIdempotency(scope, key, owner, now + leaseMs))
             .then(
               (held) => {
                 if (!held) stopRenewing(idem);
@@ -228,7 +229,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
       request.idempotency = idem;
       return;
     }
-    const existing = await deps.store.read((tx) => tx.findIdempotency(scope, key));
+    const existing = await deps.store.read((tx) => tx.idempotency.findIdempotency(scope, key));
     if (!existing) throw inUse();
     if (existing.requestHash !== requestHash) {
       throw new OutcomeError(
@@ -257,7 +258,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
     if (reply.statusCode < 300 && !(route in ANSWERED_AFTER))
       request.log.error({ route }, 'a change was answered outside its transaction: run it through runCommand');
     if (reply.statusCode >= 500) {
-      await deps.store.write((tx) => tx.releaseIdempotency(idem.scope, idem.key, idem.owner));
+      await deps.store.write((tx) => tx.idempotency.releaseIdempotency(idem.scope, idem.key, idem.owner));
     } else {
       const body =
         typeof payload === 'string'
@@ -267,7 +268,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
             : JSON.stringify(payload ?? null);
       const stored = storedAnswer(deps, request, idem, body);
       await deps.store.write((tx) =>
-        tx.completeIdempotency(idem.scope, idem.key, idem.owner, reply.statusCode, stored),
+        tx.idempotency.completeIdempotency(idem.scope, idem.key, idem.owner, reply.statusCode, stored),
       );
     }
     return payload;

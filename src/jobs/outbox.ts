@@ -34,7 +34,9 @@ export function outboxJob(
   return {
     name,
     async runOnce(nowMs) {
-      const rows = await deps.store.write((tx) => tx.claimOutbox(topicPrefix, nowMs, opts.leaseMs, opts.batchSize));
+      const rows = await deps.store.write((tx) =>
+        tx.outbox.claimOutbox(topicPrefix, nowMs, opts.leaseMs, opts.batchSize),
+      );
       let next = 0;
       const worker = async () => {
         while (next < rows.length) {
@@ -52,8 +54,8 @@ export function outboxJob(
           if (outcome.done && outcome.completed) continue;
           await deps.store.write((tx) =>
             outcome.done
-              ? tx.completeOutbox(row.outboxId, deps.clock.now())
-              : tx.retryOutbox(row.outboxId, outcome.retryAtMs, outcome.error),
+              ? tx.outbox.completeOutbox(row.outboxId, deps.clock.now())
+              : tx.outbox.retryOutbox(row.outboxId, outcome.retryAtMs, outcome.error),
           );
         }
       };

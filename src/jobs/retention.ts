@@ -25,7 +25,9 @@ export function retentionJobs(deps: Deps, opts: RetentionOptions): Job[] {
     {
       name: 'forget-finished-outbox',
       runOnce: (nowMs) =>
-        deps.store.write((tx) => tx.deleteFinishedOutbox(nowMs - opts.outboxRetentionDays * DAY_MS, RETENTION_BATCH)),
+        deps.store.write((tx) =>
+          tx.outbox.deleteFinishedOutbox(nowMs - opts.outboxRetentionDays * DAY_MS, RETENTION_BATCH),
+        ),
     },
     {
       name: 'forget-old-usage',
@@ -33,7 +35,7 @@ export function retentionJobs(deps: Deps, opts: RetentionOptions): Job[] {
       // answer ever counts a half-deleted window.
       runOnce: (nowMs) =>
         deps.store.write((tx) =>
-          tx.deleteUsageBefore(Math.floor((nowMs - deps.usage.retentionMs) / HOUR_MS) * HOUR_MS, RETENTION_BATCH),
+          tx.usage.deleteUsageBefore(Math.floor((nowMs - deps.usage.retentionMs) / HOUR_MS) * HOUR_MS, RETENTION_BATCH),
         ),
     },
     {
@@ -41,7 +43,11 @@ export function retentionJobs(deps: Deps, opts: RetentionOptions): Job[] {
       // Leases are on the wall clock (a send's timeout is real time), ages on the injected one.
       runOnce: (nowMs) =>
         deps.store.write((tx) =>
-          tx.deleteWebhookDeliveriesBefore(nowMs - opts.webhookLogRetentionDays * DAY_MS, Date.now(), RETENTION_BATCH),
+          tx.webhooks.deleteWebhookDeliveriesBefore(
+            nowMs - opts.webhookLogRetentionDays * DAY_MS,
+            Date.now(),
+            RETENTION_BATCH,
+          ),
         ),
     },
   ];

@@ -6,6 +6,7 @@
  */
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/limits.js';
 import type { Deps } from '../operations/deps.js';
+import type { Tx } from '../store/types.js';
 
 export interface Job {
   name: string;
@@ -22,20 +23,41 @@ export function coreJobs(deps: Deps): Job[] {
     {
       name: 'forget-idempotency-keys',
       runOnce: (nowMs) =>
-        deps.store.write((tx) => tx.deleteIdempotencyBefore(nowMs - IDEMPOTENCY_RETENTION_MS)).then(() => 0),
+        deps.store
+          .write((tx) => tx.idempotency.deleteIdempotencyBefore(nowMs - IDEMPOTENCY_RETENTION_MS))
+          .then(() => 0),
     },
   ];
 }
 
 /**
  * Grant starts and expiries of balances nobody touches (every read and write applies its own first).
- * The server runs it after the money jobs: a plan renewal due at the same instant ends the plan's
- * grant inside its one period_reset transaction, before this job would expire it on its own.
+ * The server runs it after the refill, plan and charge jobs: a plan renewal due at the same instant
+ * ends the plan's grant inside its one period_reset transaction, before this job would expire it.
  */
 export function grantJob(deps: Deps): Job {
   return {
     name: 'apply-grant-instants',
     runOnce: (nowMs) => deps.store.write((tx) => deps.ledger.applyDueGrants(tx, nowMs)),
+  };
+}
+
+/** Schedule rows handled per job round (each in its own transaction). */
+const SCHEDULE_BATCH_MAX = 100;
+
+/**
+ * A job over due schedule rows: `claimAndRun` claims one due row in a transaction (PostgreSQL
+ * `FOR UPDATE SKIP LOCKED`, SQLite's single writer) and runs it there, saying whether it found one;
+ * a round handles up to SCHEDULE_BATCH_MAX rows, one transaction each.
+ */
+export function scheduleJob(deps: Deps, name: string, claimAndRun: (tx: Tx, nowMs: number) => Promise<boolean>): Job {
+  return {
+    name,
+    async runOnce(nowMs) {
+      let handled = 0;
+      while (handled < SCHEDULE_BATCH_MAX && (await deps.store.write((tx) => claimAndRun(tx, nowMs)))) handled++;
+      return handled;
+    },
   };
 }
 

@@ -67,8 +67,8 @@ export function deliveryJob(deps: Deps, opts: WebhookJobOptions = {}): Job {
           }
           try {
             const rows = await deps.store.write(async (tx) => {
-              await tx.recordWebhookDeliveries(batch);
-              return want > 0 ? tx.claimWebhookDeliveries(nowMs, Date.now(), leaseMs, want, newId('cl')) : [];
+              await tx.webhooks.recordWebhookDeliveries(batch);
+              return want > 0 ? tx.webhooks.claimWebhookDeliveries(nowMs, Date.now(), leaseMs, want, newId('cl')) : [];
             });
             if (want > 0) {
               claimed += rows.length;

@@ -83,12 +83,14 @@ export function liveGrants(lots: Lots): Lots['grants'] {
   return lots.grants.some(isFinished) ? lots.grants.filter((g) => !isFinished(g)) : lots.grants;
 }
 
-/** The balance row as `lots` leave it (a view's answer; a write returns the row it wrote). */
+/**
+ * The balance row as `lots` leave it: a view's answer, never written (a write returns the row it
+ * wrote, and a posting's deltas start from rows the store returned).
+ */
 export function rowWith(b: BalanceRow, lots: Lots): BalanceRow {
   const grants = liveGrants(lots);
-  const { grantsText: _text, grantsHead: _head, ...row } = b;
   return {
-    ...row,
+    ...b,
     amount: lots.amount,
     pending: lots.pending,
     grants,

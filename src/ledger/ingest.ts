@@ -21,7 +21,7 @@ import {
 import { type Draw, drawMany } from '../domain/grants.js';
 import { failure, type Outcome } from '../domain/outcome.js';
 import type { Price } from '../domain/pricing.js';
-import { type UsageAddition, usageOf } from '../domain/usage.js';
+import { type UsageRow, usageOf } from '../domain/usage.js';
 import { type Decimal, DECIMAL_ZERO } from '../lib/decimal.js';
 import { balanceKey } from '../lib/keys.js';
 import type { BalanceKey, EventRow, ReadTx } from '../store/types.js';
@@ -61,7 +61,7 @@ export interface GroupPlan {
   drawn: (DrawnBalance[] | undefined)[];
   events: EventRow[];
   entries: PostedEntry[];
-  usage: UsageAddition[];
+  usage: UsageRow[];
   /** The price periods counted, with their new completed quantities. */
   counted: PricePeriodCount[];
 }
@@ -220,7 +220,10 @@ async function loadInputs(
   refused: (Outcome<IngestResult> | undefined)[],
 ): Promise<IngestInputs> {
   const owners = new Map(
-    (await tx.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [o.accountId, o.companyId]),
+    (await tx.accounts.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [
+      o.accountId,
+      o.companyId,
+    ]),
   );
   requests.forEach((r, i) => {
     if (owners.get(r.accountId) !== r.companyId)
@@ -236,8 +239,9 @@ async function loadInputs(
         if (!e.override) types.add(e.type);
         if (e.clientId !== null) ids.add(e.clientId);
       }
-    for (const p of await tx.findPrices(companyId, [...types])) prices.set(companyScopedKey(companyId, p.type), p);
-    for (const e of await tx.findEventsByIds(companyId, [...ids]))
+    for (const p of await tx.prices.findPrices(companyId, [...types]))
+      prices.set(companyScopedKey(companyId, p.type), p);
+    for (const e of await tx.events.findEventsByIds(companyId, [...ids]))
       known.set(companyScopedKey(companyId, e.eventId), {
         accountId: e.accountId,
         contentHash: e.contentHash,

@@ -1,9 +1,9 @@
 /**
  * The store as the ledger needs it, declared here by its one consumer (as Formance's ledger owns
  * its store interface): the reads a view of a balance needs, and the writes that change a balance.
- * Nothing outside src/ledger/ writes a balance's figures or grants; the store implements these
- * methods and the ledger reaches them through `portOf(tx)`, so that an operation holding a `Tx`
- * changes balances only through a posting (`Ledger.open`).
+ * Nothing outside src/ledger/ writes a balance's figures or grants: the store implements these
+ * methods (src/store/ledger/) and the ledger reaches them through `portOf(tx)`, so that an
+ * operation holding a `Tx` changes balances only through a posting (`Ledger.open`).
  *
  * Locking: `lockBalances` is the only method that takes balance row locks (PostgreSQL `FOR UPDATE`,
  * in the order given: the ledger sorts the keys, so concurrent postings never wait in a cycle; on
@@ -64,9 +64,15 @@ export interface LedgerPort extends LedgerReadPort {
   findBalancesWithGrantsDue(nowMs: number, limit: number): Promise<BalanceKey[]>;
 }
 
+/**
+ * The key under which every transaction of the store carries its implementation of the port. Only
+ * src/ledger/ (through portOf) and the store that implements it name it: test/architecture.test.ts.
+ */
+export const LEDGER_PORT: unique symbol = Symbol('ledger port');
+
 /** The ledger's port of a transaction: the store's implementation of it. */
 export function portOf(tx: Tx): LedgerPort;
 export function portOf(tx: ReadTx): LedgerReadPort;
 export function portOf(tx: ReadTx | Tx): LedgerReadPort | LedgerPort {
-  return tx;
+  return tx[LEDGER_PORT];
 }

@@ -5,7 +5,7 @@
  * writes the balances, grants, transactions and the rows that go with them (events, their holds
  * resolved, usage) in one step, and runs the balance effects the composition root gave the ledger.
  */
-import type { UsageAddition } from '../domain/usage.js';
+import type { UsageRow } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
 import { balanceKey } from '../lib/keys.js';
 import type { BalanceRow, EventChange, EventRow, TransactionRow, Tx } from '../store/types.js';
@@ -39,7 +39,7 @@ export interface MemoSlot<T> {
 export interface PostedRows {
   events?: EventRow[];
   eventChanges?: EventChange[];
-  usage?: UsageAddition[];
+  usage?: UsageRow[];
 }
 
 export interface Posted {

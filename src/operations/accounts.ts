@@ -40,7 +40,7 @@ export async function createAccount(deps: Deps, companyId: string, input: Accoun
       planId: input.plan_id ?? null,
       createdAtMs: deps.clock.now(),
     };
-    await tx.insertAccount(account);
+    await tx.accounts.insertAccount(account);
     if (input.plan_id !== undefined)
       return {
         account,
@@ -75,12 +75,12 @@ export async function updateAccount(
       ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
       ...(input.processor_id !== undefined ? { processorId: input.processor_id } : {}),
     };
-    await tx.updateAccount(account);
+    await tx.accounts.updateAccount(account);
     // The card on file is a payment method of the previous customer: the new customer cannot be
     // charged with it. Charges due meanwhile wait for a card (requires_payment_method or
     // no_card_on_file), as for an account that never had one.
-    if (account.processorId !== current.processorId) await tx.deleteCard(accountId);
-    return { account, balances: await tx.listBalances(accountId) };
+    if (account.processorId !== current.processorId) await tx.cards.deleteCard(accountId);
+    return { account, balances: await tx.balances.listBalances(accountId) };
   };
 }
 
@@ -96,7 +96,9 @@ export async function listAccounts(
 ): Promise<PageResult<AccountView>> {
   const nowMs = deps.clock.now();
   const found = await deps.store.read(async (tx) => {
-    const accounts = await (q === undefined ? tx.listAccounts(companyId, page) : tx.searchAccounts(companyId, q, page));
+    const accounts = await (q === undefined
+      ? tx.accounts.listAccounts(companyId, page)
+      : tx.accounts.searchAccounts(companyId, q, page));
     if (!accounts) return undefined;
     const byAccount = new Map<string, BalanceRow[]>();
     for (const b of await deps.ledger.viewAccounts(

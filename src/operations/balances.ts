@@ -22,7 +22,7 @@ export async function createBalance(
   return async (tx) => {
     await ownedAccount(tx, companyId, accountId);
     const now = deps.clock.now();
-    const created = await tx.insertBalance({
+    const created = await tx.balances.insertBalance({
       accountId,
       companyId,
       denomination,
@@ -77,7 +77,10 @@ export async function readBalanceGroup(
   requests: BalanceRead[],
 ): Promise<Outcome<BalanceRow>[]> {
   const owners = new Map(
-    (await tx.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [o.accountId, o.companyId]),
+    (await tx.accounts.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [
+      o.accountId,
+      o.companyId,
+    ]),
   );
   const owned = requests.filter((r) => owners.get(r.accountId) === r.companyId);
   const balances = await ledger.view(tx, owned, nowMs);

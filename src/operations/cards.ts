@@ -36,8 +36,8 @@ export function failFromProcessor(e: ProcessorError, param?: string): never {
 /** The card on file of one of the company's accounts; 404 when the account is not the company's or has none. */
 export async function getCard(deps: Deps, companyId: string, accountId: string): Promise<CardRow> {
   const { account, card } = await deps.store.read(async (tx) => ({
-    account: await tx.findAccount(companyId, accountId),
-    card: await tx.findCard(accountId),
+    account: await tx.accounts.findAccount(companyId, accountId),
+    card: await tx.cards.findCard(accountId),
   }));
   if (!account) fail('not_found', `no such account: ${accountId}`, 'account_id');
   if (!card) fail('not_found', 'this account has no card on file; attach one with POST /v1/accounts/{account_id}/card');
@@ -51,8 +51,8 @@ export async function attachCard(
   token: string,
 ): Promise<Command<CardRow>> {
   const { account, company } = await deps.store.read(async (tx) => ({
-    account: await tx.findAccount(companyId, accountId),
-    company: await tx.findCompany(companyId),
+    account: await tx.accounts.findAccount(companyId, accountId),
+    company: await tx.identity.findCompany(companyId),
   }));
   if (!account || !company) fail('not_found', `no such account: ${accountId}`, 'account_id');
   const processor = processorFor(deps, company);
@@ -73,9 +73,9 @@ export async function attachCard(
   const customer = customerId;
   return async (tx) => {
     const now = deps.clock.now();
-    const current = await tx.findAccount(companyId, accountId);
+    const current = await tx.accounts.findAccount(companyId, accountId);
     if (!current) fail('not_found', `no such account: ${accountId}`, 'account_id');
-    if (current.processorId === null) await tx.updateAccount({ ...current, processorId: customer });
+    if (current.processorId === null) await tx.accounts.updateAccount({ ...current, processorId: customer });
     else if (current.processorId !== customer) {
       // PUT /v1/accounts/{id} gave the account another customer while the processor attached
       // this card to the one read before: the card cannot pay for the account now.
@@ -95,11 +95,14 @@ export async function attachCard(
       expYear: c.expYear,
       createdAtMs: now,
     };
-    await tx.upsertCard(card);
-    const p = await deps.ledger.open(tx, await tx.listBalances(accountId), now);
+    await tx.cards.upsertCard(card);
+    const p = await deps.ledger.open(tx, await tx.balances.listBalances(accountId), now);
     for (const b of p.balances.values()) {
       if (b.consecutiveDeclines !== 0 || b.autoRefillPaused) {
-        await tx.updateRefillState(b.accountId, b.denomination, { consecutiveDeclines: 0, autoRefillPaused: false });
+        await tx.refills.updateRefillState(b.accountId, b.denomination, {
+          consecutiveDeclines: 0,
+          autoRefillPaused: false,
+        });
       }
     }
     await collectChargesAwaitingCard(tx, now, accountId);

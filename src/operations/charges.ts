@@ -9,7 +9,7 @@
  * Recording locks the balance, then the charge row, and does nothing if another request or
  * worker recorded it first.
  */
-import { afterChargeOutcome } from '../domain/refill.js';
+import { afterChargeOutcome } from '../domain/refills.js';
 import { refillAt, refillDayOf } from '../domain/monthly.js';
 import { fail } from '../domain/outcome.js';
 import { usdCents } from '../domain/money.js';
@@ -77,8 +77,8 @@ function chargeRow(nowMs: number, c: NewCharge, status: ChargeStatus, outboxId: 
 export async function requestCharge(tx: Tx, nowMs: number, c: NewCharge, runAtMs: number = nowMs): Promise<ChargeRow> {
   const outboxId = newId('ob');
   const row = chargeRow(nowMs, c, 'pending', outboxId);
-  await tx.insertCharges([row]);
-  await tx.insertOutbox([
+  await tx.charges.insertCharges([row]);
+  await tx.outbox.insertOutbox([
     {
       outboxId,
       companyId: c.companyId,
@@ -94,23 +94,23 @@ export async function requestCharge(tx: Tx, nowMs: number, c: NewCharge, runAtMs
 /** A charge owed while no card is on file: recorded `requires_payment_method`, collected when a card is attached. */
 export async function recordChargeAwaitingCard(tx: Tx, nowMs: number, c: NewCharge): Promise<ChargeRow> {
   const row = chargeRow(nowMs, c, 'requires_payment_method', null);
-  await tx.insertCharges([row]);
+  await tx.charges.insertCharges([row]);
   return row;
 }
 
 /** Requests the charges of this account that waited for a card (the card was just attached). */
 export async function collectChargesAwaitingCard(tx: Tx, nowMs: number, accountId: string): Promise<number> {
-  const waiting = await tx.lockChargesAwaitingCard(accountId);
+  const waiting = await tx.charges.lockChargesAwaitingCard(accountId);
   for (const c of waiting) {
     const outboxId = newId('ob');
-    await tx.updateCharge(c.chargeId, {
+    await tx.charges.updateCharge(c.chargeId, {
       status: 'pending',
       outboxId,
       failureCode: null,
       failureMessage: null,
       updatedAtMs: nowMs,
     });
-    await tx.insertOutbox([
+    await tx.outbox.insertOutbox([
       {
         outboxId,
         companyId: c.companyId,
@@ -136,7 +136,7 @@ export type ChargeAttempt =
 
 /** Carries out one requested charge (the worker's handler): attempt, then record the outcome. */
 export async function carryOutCharge(deps: Deps, chargeId: string, attempts: number): Promise<ChargeOutcome> {
-  const charge = await deps.store.read((tx) => tx.findCharge(chargeId));
+  const charge = await deps.store.read((tx) => tx.charges.findCharge(chargeId));
   if (charge?.status !== 'pending') return { status: charge?.status ?? 'failed' };
   const attempt = await attemptCharge(deps, charge);
   return recordChargeOutcome(deps, chargeId, attempt, { mayRetry: true, attempts });
@@ -146,9 +146,9 @@ export async function carryOutCharge(deps: Deps, chargeId: string, attempts: num
 export async function attemptCharge(deps: Deps, charge: ChargeRow): Promise<ChargeAttempt> {
   if (charge.usdCents === 0) return { kind: 'succeeded', processorRef: null };
   const ctx = await deps.store.read(async (tx) => ({
-    company: await tx.findCompany(charge.companyId),
-    account: await tx.findAccount(charge.companyId, charge.accountId),
-    card: await tx.findCard(charge.accountId),
+    company: await tx.identity.findCompany(charge.companyId),
+    account: await tx.accounts.findAccount(charge.companyId, charge.accountId),
+    card: await tx.cards.findCard(charge.accountId),
   }));
   if (!ctx.company || !ctx.account) throw new Error(`charge ${charge.chargeId}: its account is gone`);
   if (!ctx.card || ctx.account.processorId === null)
@@ -210,7 +210,7 @@ export async function recordChargeOutcome(
 ): Promise<ChargeOutcome> {
   return deps.store.write(async (tx) => {
     const now = deps.clock.now();
-    const unlocked = await tx.findCharge(chargeId);
+    const unlocked = await tx.charges.findCharge(chargeId);
     if (!unlocked) throw new Error(`charge ${chargeId} does not exist`);
     // Lock order everywhere: balances, then charges.
     const p = await deps.ledger.open(
@@ -218,7 +218,7 @@ export async function recordChargeOutcome(
       unlocked.denomination !== null ? [{ accountId: unlocked.accountId, denomination: unlocked.denomination }] : [],
       now,
     );
-    const charge = await tx.lockCharge(chargeId);
+    const charge = await tx.charges.lockCharge(chargeId);
     if (charge?.status !== 'pending') return { status: charge?.status ?? 'failed' };
     if (attempt.kind === 'unavailable' && opts.mayRetry && opts.attempts < CHARGE_ATTEMPTS_MAX) {
       const delay = backoffDelayMs(opts.attempts, CHARGE_RETRY_BASE_MS, CHARGE_RETRY_MAX_MS);
@@ -234,7 +234,7 @@ export async function recordChargeOutcome(
         : await onFailed(p, charge, outcome);
     // The worker's outbox row is done in the same transaction (the worker then writes nothing more).
     if (charge.outboxId === null) return recorded;
-    await tx.completeOutbox(charge.outboxId, now);
+    await tx.outbox.completeOutbox(charge.outboxId, now);
     return { ...recorded, outboxCompleted: true };
   });
 }
@@ -243,16 +243,26 @@ async function onSucceeded(p: Posting, charge: ChargeRow, processorRef: string |
   const { tx, nowMs } = p;
   if (charge.reason === 'refill') {
     const { balance, transactionId } = await applyRefill(p, charge);
-    await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, transactionId, updatedAtMs: nowMs });
+    await tx.charges.updateCharge(charge.chargeId, {
+      status: 'succeeded',
+      processorRef,
+      transactionId,
+      updatedAtMs: nowMs,
+    });
     return { status: 'succeeded', balance };
   }
   if (charge.reason === 'proration') {
     const d = charge.details as unknown as ProrationDetails;
     const { balance, transactionId } = await applyProration(p, charge.accountId, charge.denomination!, d);
-    await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, transactionId, updatedAtMs: nowMs });
+    await tx.charges.updateCharge(charge.chargeId, {
+      status: 'succeeded',
+      processorRef,
+      transactionId,
+      updatedAtMs: nowMs,
+    });
     return { status: 'succeeded', balance };
   }
-  await tx.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, updatedAtMs: nowMs });
+  await tx.charges.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, updatedAtMs: nowMs });
   return { status: 'succeeded' };
 }
 
@@ -268,7 +278,7 @@ async function onFailed(
     (charge.reason === 'plan' || charge.reason === 'overage') && outcome.kind === 'declined'
       ? 'requires_payment_method'
       : 'failed';
-  await tx.updateCharge(charge.chargeId, { status, ...failure });
+  await tx.charges.updateCharge(charge.chargeId, { status, ...failure });
   if (charge.reason === 'refill') {
     const b = p.balance(charge.accountId, charge.denomination!);
     if (b) {
@@ -278,7 +288,7 @@ async function onFailed(
         b.consecutiveDeclines,
         outcome.code === 'processor_unavailable' ? 'processor_error' : 'declined',
       );
-      await tx.updateRefillState(b.accountId, b.denomination, {
+      await tx.refills.updateRefillState(b.accountId, b.denomination, {
         ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
         consecutiveDeclines: streak.consecutiveDeclines,
         autoRefillPaused: streak.paused || b.autoRefillPaused,
@@ -299,7 +309,7 @@ async function applyRefill(p: Posting, charge: ChargeRow): Promise<{ balance: Ba
   if (!Number.isSafeInteger(units) || units <= 0)
     throw new Error(`refill ${charge.chargeId}: bad units ${String(charge.details.units)}`);
   // The in-flight marker is cleared first, so the balance row the effects see after the refill is current.
-  await tx.updateRefillState(b.accountId, denomination, {
+  await tx.refills.updateRefillState(b.accountId, denomination, {
     ...(b.refillChargeId === charge.chargeId ? { refillChargeId: null } : {}),
     consecutiveDeclines: afterChargeOutcome(b.consecutiveDeclines, 'succeeded').consecutiveDeclines,
   });
@@ -351,7 +361,7 @@ export async function applyProration(
   const b = p.balances.get(key);
   if (!b) throw new Error(`proration: balance ${key} is gone`);
   const { tx } = p;
-  await tx.updateRefillSettings(accountId, denomination, {
+  await tx.refills.updateRefillSettings(accountId, denomination, {
     refillThreshold: b.refillThreshold,
     refillAmount: d.amount,
     refillUsdCents: d.usd_charge,
@@ -385,8 +395,9 @@ export async function listCharges(
   page: Page,
 ): Promise<PageResult<ChargeRow>> {
   const result = await deps.store.read(async (tx) => {
-    if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
-    return tx.listCharges(accountId, page);
+    if (!(await tx.accounts.findAccount(companyId, accountId)))
+      fail('not_found', `no such account: ${accountId}`, 'account_id');
+    return tx.charges.listCharges(accountId, page);
   });
   return result ?? unknownCursor();
 }

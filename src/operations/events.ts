@@ -24,7 +24,8 @@ import type { PostedEntry } from '../ledger/entries.js';
 import { type IngestResult, planEvents } from '../ledger/ingest.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Posting } from '../ledger/posting.js';
-import type { EventFilter, EventRow, EventStateValue, Page, PageResult, ReadTx, Tx } from '../store/types.js';
+import type { EventFilter, EventRow, Page, PageResult, ReadTx, Tx } from '../store/types.js';
+import type { EventState } from '../domain/holds.js';
 import type { Deps } from './deps.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
 
@@ -56,19 +57,19 @@ export async function ingestGroup(
       posting = await ledger.open(tx, keys, nowMs);
       return posting.balances;
     },
-    periods: (keys) => tx.lockPricePeriods(keys),
+    periods: (keys) => tx.prices.lockPricePeriods(keys),
   });
   // Write: events, balances (atomic deltas), ledger rows and the usage rollup of the events recorded
   // complete (one statement on PostgreSQL); then the counts of the periods priced.
   await posting!.post(plan.entries, { events: plan.events, usage: plan.usage });
-  if (plan.counted.length > 0) await tx.putPricePeriods(plan.counted);
+  if (plan.counted.length > 0) await tx.prices.putPricePeriods(plan.counted);
   // The answers of the requests with an Idempotency-Key, in the same transaction as their events. A
   // request whose key was taken from it (its lease lapsed; a retry holds it now) must apply nothing: the
   // group is aborted, and the batcher writes it again in halves until that request fails alone.
   for (let i = 0; i < requests.length; i++) {
     const idem = requests[i]!.idempotency;
     if (!idem || !plan.outcomes[i]!.ok) continue;
-    if (!(await tx.completeIdempotency(idem.scope, idem.key, idem.owner, 200, idem.answer)))
+    if (!(await tx.idempotency.completeIdempotency(idem.scope, idem.key, idem.owner, 200, idem.answer)))
       throw new OutcomeError(idempotencyKeyInUse());
   }
   return plan.outcomes;
@@ -98,7 +99,7 @@ export async function checkGroup(
     tx,
     ungated,
     nowMs,
-    { balances: (keys) => ledger.view(tx, keys, nowMs), periods: (keys) => tx.findPricePeriods(keys) },
+    { balances: (keys) => ledger.view(tx, keys, nowMs), periods: (keys) => tx.prices.findPricePeriods(keys) },
     'each-alone',
   );
   return plan.outcomes.map((outcome, i): Outcome<CheckResult> => {
@@ -124,12 +125,12 @@ export async function checkGroup(
 /** An event as it is now: a pending event whose hold has expired is cancelled first (its posting does it). */
 export async function getEvent(deps: Deps, companyId: string, eventId: string): Promise<EventRow> {
   const now = deps.clock.now();
-  const event = await deps.store.read((tx) => tx.findEvent(companyId, eventId));
+  const event = await deps.store.read((tx) => tx.events.findEvent(companyId, eventId));
   if (!event) fail('not_found', `no such event: ${eventId}`, 'event_id');
   if (event.state !== 'pending' || !isHoldExpired(event.expiresAtMs, now)) return event;
   return deps.store.write(async (tx) => {
     await deps.ledger.open(tx, [event], now);
-    return (await tx.findEvent(companyId, eventId))!;
+    return (await tx.events.findEvent(companyId, eventId))!;
   });
 }
 
@@ -160,7 +161,7 @@ export async function settleGroup(
   now: number,
   requests: SettleRequest[],
 ): Promise<Outcome<EventRow>[]> {
-  const found = await tx.lockEvents(requests.map((r) => ({ companyId: r.companyId, eventId: r.eventId })));
+  const found = await tx.events.lockEvents(requests.map((r) => ({ companyId: r.companyId, eventId: r.eventId })));
   const events = new Map(found.map((e) => [companyScopedKey(e.companyId, e.eventId), e]));
   const p = await ledger.open(tx, found, now);
   for (const e of p.cancelled)
@@ -198,7 +199,7 @@ export async function settleGroup(
       updatedAtMs: now,
     })),
   });
-  if (settle.counted.size > 0) await tx.putPricePeriods([...settle.counted.values()]);
+  if (settle.counted.size > 0) await tx.prices.putPricePeriods([...settle.counted.values()]);
   return outcomes;
 }
 
@@ -319,7 +320,7 @@ async function repricingInputs(
     byCompany.set(r.companyId, types);
   }
   for (const [companyId, types] of byCompany)
-    for (const price of await tx.findPrices(companyId, [...types]))
+    for (const price of await tx.prices.findPrices(companyId, [...types]))
       prices.set(companyScopedKey(companyId, price.type), price);
   const keys = candidates
     .filter((e) => {
@@ -327,7 +328,7 @@ async function repricingInputs(
       return price !== undefined && price.denomination === e.denomination && isPeriodPriced(price.terms);
     })
     .map((e) => pricePeriodOf(e.companyId, e.accountId, e.type, e.occurredAtMs));
-  return { prices, periods: keys.length > 0 ? await tx.lockPricePeriods(keys) : new Map() };
+  return { prices, periods: keys.length > 0 ? await tx.prices.lockPricePeriods(keys) : new Map() };
 }
 
 function notPending(event: EventRow): Failure {
@@ -345,7 +346,7 @@ function notPending(event: EventRow): Failure {
 export interface EventListInput {
   account_id?: string;
   type?: string;
-  state?: EventStateValue;
+  state?: EventState;
   denomination?: string;
   from?: string;
   to?: string;
@@ -387,7 +388,7 @@ export async function listEvents(
   }
   const result = await deps.store.read(async (tx) => {
     await guard(tx);
-    return tx.listEvents(companyId, filter, page);
+    return tx.events.listEvents(companyId, filter, page);
   });
   return result ?? unknownCursor();
 }

@@ -87,7 +87,7 @@ export async function listBalanceGrants(
   const nowMs = deps.clock.now();
   return deps.store.read(async (tx) => {
     const b = await ownedBalanceGrants(deps, tx, companyId, accountId, denomination, nowMs);
-    const rows = await tx.listGrantsOfBalance(accountId, denomination, statuses, nowMs);
+    const rows = await tx.grants.listGrantsOfBalance(accountId, denomination, statuses, nowMs);
     let start = 0;
     if (page.startingAfter !== undefined) {
       const at = rows.findIndex((r) => r.grantId === page.startingAfter);
@@ -119,7 +119,7 @@ export async function listGrants(
   const nowMs = deps.clock.now();
   return deps.store.read(async (tx) => {
     if (input.account_id !== undefined) await ownedAccount(tx, companyId, input.account_id);
-    const result = await tx.listGrants(
+    const result = await tx.grants.listGrants(
       companyId,
       {
         statuses,
@@ -139,7 +139,7 @@ export async function listGrants(
 export async function getGrant(deps: Deps, companyId: string, grantId: string): Promise<GrantView> {
   const nowMs = deps.clock.now();
   return deps.store.read(async (tx) => {
-    const row = await tx.findGrant(companyId, grantId);
+    const row = await tx.grants.findGrant(companyId, grantId);
     if (!row) fail('not_found', `no such grant: ${grantId}`, 'grant_id');
     return (await viewsOf(deps, tx, [row], nowMs))[0]!;
   });
@@ -218,7 +218,7 @@ export async function createGrant(
     const entry = grantEntry(b, spec, nowMs, 'grant');
     const after = (await p.post([entry])).balances.get(balanceKey(accountId, denomination))!;
     // Read back: a grant the debt takes whole is finished at once, its row holding the final figures.
-    return grantViewOf((await tx.findGrant(companyId, entry.grant.grantId))!, after, nowMs);
+    return grantViewOf((await tx.grants.findGrant(companyId, entry.grant.grantId))!, after, nowMs);
   };
 }
 
@@ -253,7 +253,7 @@ async function changeGrant(
   allowVoided: boolean,
   reason: string | null = null,
 ): Promise<GrantView> {
-  const row = await tx.findGrant(companyId, grantId);
+  const row = await tx.grants.findGrant(companyId, grantId);
   if (!row) fail('not_found', `no such grant: ${grantId}`, 'grant_id');
   // The clock is read once the balance is locked: what another transaction applied meanwhile is in the past.
   const p = await deps.ledger.open(tx, [row], () => deps.clock.now());
@@ -261,12 +261,12 @@ async function changeGrant(
   const b = p.balance(row.accountId, row.denomination)!;
   // A grant no longer in the lots is finished (what is due may just have finished it): its row has the final figures.
   if (!b.grants.some((g) => g.grantId === grantId))
-    return finishedRefusal(grantViewOf((await tx.findGrant(companyId, grantId))!, b, nowMs), allowVoided);
+    return finishedRefusal(grantViewOf((await tx.grants.findGrant(companyId, grantId))!, b, nowMs), allowVoided);
   const step = unwrap(change(lotsOf(b), nowMs));
   const after = (
     await p.post([{ accountId: row.accountId, denomination: row.denomination, reason, apply: () => step }])
   ).balances.get(balanceKey(row.accountId, row.denomination))!;
-  return grantViewOf((await tx.findGrant(companyId, grantId))!, after, nowMs);
+  return grantViewOf((await tx.grants.findGrant(companyId, grantId))!, after, nowMs);
 }
 
 export interface PatchGrantInput {
@@ -292,7 +292,7 @@ export async function patchGrant(
     if (input.name === undefined && input.metadata === undefined) return view;
     const name = input.name === undefined ? view.name : input.name;
     const metadata = input.metadata === undefined ? view.metadata : input.metadata;
-    await tx.describeGrant(grantId, name, metadata);
+    await tx.grants.describeGrant(grantId, name, metadata);
     return { ...view, name, metadata };
   };
 }
@@ -322,12 +322,12 @@ export async function auditGrants(tx: ReadTx): Promise<AuditViolation[]> {
   const out: AuditViolation[] = [];
   let after: BalanceKey | undefined;
   for (;;) {
-    const batch = await tx.scanBalances(after, AUDIT_BATCH);
+    const batch = await tx.balances.scanBalances(after, AUDIT_BATCH);
     if (batch.length === 0) return out;
     after = batch[batch.length - 1]!;
     const holding = batch.filter((b) => b.pending !== 0 || b.grants.some((g) => g.held !== 0));
     const heldBy = new Map<string, number>();
-    for (const h of await tx.listPendingHolds(holding))
+    for (const h of await tx.events.listPendingHolds(holding))
       for (const a of h.heldFrom ?? []) {
         const key = `${balanceKey(h.accountId, h.denomination)}\u0000${a.grantId}`;
         heldBy.set(key, (heldBy.get(key) ?? 0) + a.amount);

@@ -37,9 +37,9 @@ export async function signUp(
   const email = normalizeEmail(input.email);
   const passwordHash = await hashPassword(input.password);
   return async (tx) => {
-    if (await tx.findUserByEmail(email))
+    if (await tx.identity.findUserByEmail(email))
       fail('email_already_registered', 'a user with this email already exists', 'email');
-    return tx.insertUser({
+    return tx.identity.insertUser({
       name: input.name.trim(),
       email,
       passwordHash,
@@ -52,7 +52,7 @@ export async function signUp(
 
 /** Checks `email:password`; undefined when wrong. Always pays for one scrypt, so timing tells nothing. */
 export async function authenticateUser(deps: Deps, email: string, password: string): Promise<UserRow | undefined> {
-  const user = await deps.store.read((tx) => tx.findUserByEmail(normalizeEmail(email)));
+  const user = await deps.store.read((tx) => tx.identity.findUserByEmail(normalizeEmail(email)));
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
   return ok && user ? user : undefined;
 }
@@ -65,15 +65,15 @@ export async function updateUser(
   return async (tx) => {
     const email = changes.email === undefined ? undefined : normalizeEmail(changes.email);
     if (email !== undefined) {
-      const other = await tx.findUserByEmail(email);
+      const other = await tx.identity.findUserByEmail(email);
       if (other && other.id !== userId)
         fail('email_already_registered', 'a user with this email already exists', 'email');
     }
-    await tx.updateUser(userId, {
+    await tx.identity.updateUser(userId, {
       ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
       ...(email !== undefined ? { email } : {}),
     });
-    const user = await tx.findUserById(userId);
+    const user = await tx.identity.findUserById(userId);
     if (!user) fail('not_found', 'no such user');
     return user;
   };
@@ -125,10 +125,10 @@ export async function createCompany(
           : deps.secrets.seal(input.processor_api_key, processorKeyContext(companyId)),
       createdAtMs: now,
     };
-    await tx.insertCompany(company);
-    await tx.addCompanyMember(company.companyId, owner.id, 'owner');
+    await tx.identity.insertCompany(company);
+    await tx.identity.addCompanyMember(company.companyId, owner.id, 'owner');
     const key = newApiKey(company.companyId, now);
-    await tx.insertApiKey(key.row);
+    await tx.identity.insertApiKey(key.row);
     return { company, apiKey: key.secret };
   };
 }
@@ -139,31 +139,31 @@ export async function createApiKey(
 ): Promise<Command<{ row: ApiKeyRow; secret: string }>> {
   return async (tx) => {
     const key = newApiKey(companyId, deps.clock.now());
-    await tx.insertApiKey(key.row);
+    await tx.identity.insertApiKey(key.row);
     return key;
   };
 }
 
 export async function listApiKeys(deps: Deps, companyId: string): Promise<ApiKeyRow[]> {
-  return deps.store.read((tx) => tx.listApiKeys(companyId));
+  return deps.store.read((tx) => tx.identity.listApiKeys(companyId));
 }
 
 /** Revokes a key; once it has run, this process's key cache must forget the company (`ApiKeyCache.forgetCompany`). */
 export async function revokeApiKey(deps: Deps, companyId: string, keyId: string): Promise<Command<void>> {
   return async (tx) => {
-    if (!(await tx.revokeApiKey(companyId, keyId, deps.clock.now())))
+    if (!(await tx.identity.revokeApiKey(companyId, keyId, deps.clock.now())))
       fail('not_found', 'no such active API key', 'key_id');
   };
 }
 
 export async function companyForUser(deps: Deps, companyId: string, userId: number): Promise<CompanyRow | undefined> {
   return deps.store.read(async (tx) =>
-    (await tx.isCompanyMember(companyId, userId)) ? tx.findCompany(companyId) : undefined,
+    (await tx.identity.isCompanyMember(companyId, userId)) ? tx.identity.findCompany(companyId) : undefined,
   );
 }
 
 export async function findCompany(deps: Deps, companyId: string): Promise<CompanyRow | undefined> {
-  return deps.store.read((tx) => tx.findCompany(companyId));
+  return deps.store.read((tx) => tx.identity.findCompany(companyId));
 }
 
 /** `last_used_at` is written at most this often per key (and per process): most requests only read the clock. */
@@ -214,7 +214,7 @@ export class ApiKeyCache {
       if (ok) this.#noteUse(cached.keyId, log);
       return ok;
     }
-    const row = await this.deps.store.read((tx) => tx.findApiKeyByDigest(digestHex));
+    const row = await this.deps.store.read((tx) => tx.identity.findApiKeyByDigest(digestHex));
     if (!row || row.revokedAtMs !== null) {
       this.#byDigest.delete(digestHex);
       return false;
@@ -240,7 +240,7 @@ export class ApiKeyCache {
     if (last !== undefined && now - last < API_KEY_USE_INTERVAL_MS) return;
     this.#usedAtMs.set(keyId, now);
     const write: Promise<void> = this.deps.store
-      .write((tx) => tx.markApiKeyUsed(keyId, now))
+      .write((tx) => tx.identity.markApiKeyUsed(keyId, now))
       .then(
         () => undefined,
         (err: unknown) => log.warn({ err, keyId }, "recording an API key's last use failed"),

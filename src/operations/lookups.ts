@@ -1,6 +1,6 @@
 /** Look-ups several operations share: a company's own account, and the refusal of a cursor no list knows. */
 import { fail } from '../domain/outcome.js';
-import type { AccountRow, Tx } from '../store/types.js';
+import type { AccountRow, ReadTx } from '../store/types.js';
 
 /** The list's cursor names nothing of it (400 unknown_cursor). */
 export function unknownCursor(): never {
@@ -8,12 +8,8 @@ export function unknownCursor(): never {
 }
 
 /** The company's account, or 404: another company's account is answered like a missing one. */
-export async function ownedAccount(
-  tx: { findAccount: Tx['findAccount'] },
-  companyId: string,
-  accountId: string,
-): Promise<AccountRow> {
-  const account = await tx.findAccount(companyId, accountId);
+export async function ownedAccount(tx: ReadTx, companyId: string, accountId: string): Promise<AccountRow> {
+  const account = await tx.accounts.findAccount(companyId, accountId);
   if (!account) fail('not_found', `no such account: ${accountId}`, 'account_id');
   return account;
 }

@@ -26,7 +26,7 @@ class NotificationNotes {
     const unknown = [...new Set(companyIds)].filter((c) => !this.targets.has(c));
     if (unknown.length === 0) return;
     for (const c of unknown) this.targets.set(c, []);
-    for (const t of await tx.findWebhookTargets(unknown)) this.targets.get(t.companyId)?.push(t);
+    for (const t of await tx.webhooks.findWebhookTargets(unknown)) this.targets.get(t.companyId)?.push(t);
   }
 }
 
@@ -88,14 +88,14 @@ export async function writeBalanceNotifications(p: Posting, changes: BalanceChan
         t.type === 'threshold' ? { threshold: t.threshold } : {},
       );
       if (existing !== undefined) {
-        await p.tx.updateWebhookDeliveryPayload(existing, payload);
+        await p.tx.webhooks.updateWebhookDeliveryPayload(existing, payload);
         continue;
       }
       notes.coalesced.set(key, callbackId);
       inserts.push(delivery(callbackId, t, payload, p.nowMs));
     }
   }
-  await p.tx.insertWebhookDeliveries(inserts);
+  await p.tx.webhooks.insertWebhookDeliveries(inserts);
 }
 
 /**
@@ -118,5 +118,5 @@ export async function notifyBalance(
     const callbackId = newId('cl');
     inserts.push(delivery(callbackId, t, payloadOf(callbackId, t, b, p.nowMs, extra), p.nowMs));
   }
-  await p.tx.insertWebhookDeliveries(inserts);
+  await p.tx.webhooks.insertWebhookDeliveries(inserts);
 }

@@ -42,7 +42,7 @@ export async function createPlan(deps: Deps, companyId: string, body: unknown): 
       })),
       createdAtMs: deps.clock.now(),
     };
-    await tx.insertPlan(row);
+    await tx.plans.insertPlan(row);
     return row;
   };
 }
@@ -56,13 +56,13 @@ function planMessage(reason: string): string {
 }
 
 export async function getPlan(deps: Deps, companyId: string, planId: string): Promise<PlanRow> {
-  const plan = await deps.store.read((tx) => tx.findPlan(companyId, planId));
+  const plan = await deps.store.read((tx) => tx.plans.findPlan(companyId, planId));
   if (!plan) fail('not_found', `no such plan: ${planId}`, 'plan_id');
   return plan;
 }
 
 export async function listPlans(deps: Deps, companyId: string, page: Page): Promise<PageResult<PlanRow>> {
-  return (await deps.store.read((tx) => tx.listPlans(companyId, page))) ?? unknownCursor();
+  return (await deps.store.read((tx) => tx.plans.listPlans(companyId, page))) ?? unknownCursor();
 }
 
 /**
@@ -77,11 +77,11 @@ export async function applyPlanToNewAccount(
   account: AccountRow,
   planId: string,
 ): Promise<BalanceRow[]> {
-  const plan = await tx.findPlan(account.companyId, planId);
+  const plan = await tx.plans.findPlan(account.companyId, planId);
   if (!plan) fail('unknown_plan', `no such plan: ${planId}`, 'plan_id');
   const accountId = account.accountId;
   for (const e of plan.balances) {
-    await tx.insertBalance({
+    await tx.balances.insertBalance({
       accountId,
       companyId: account.companyId,
       denomination: e.denomination,
@@ -93,7 +93,7 @@ export async function applyPlanToNewAccount(
       refillOnDay: null,
       createdAtMs: nowMs,
     });
-    await tx.setPlanBalance(accountId, e.denomination, e.amount, plan.thresholdAlertPercentage);
+    await tx.plans.setPlanBalance(accountId, e.denomination, e.amount, plan.thresholdAlertPercentage);
   }
   const p = await ledger.open(
     tx,
@@ -114,7 +114,7 @@ export async function applyPlanToNewAccount(
         ),
       ),
   );
-  await tx.insertAccountPlan({
+  await tx.plans.insertAccountPlan({
     accountId,
     companyId: account.companyId,
     planId,
@@ -160,7 +160,7 @@ async function chargeOrAwaitCard(tx: Tx, nowMs: number, hasCard: boolean, c: New
 export async function renewPlanPeriod(ledger: Ledger, tx: Tx, nowMs: number, ap: AccountPlanRow): Promise<void> {
   const due = ap.nextRenewalAtMs;
   const next = nextRefillAfter(ap.anchorAtMs, due);
-  const plan = await tx.findPlan(ap.companyId, ap.planId);
+  const plan = await tx.plans.findPlan(ap.companyId, ap.planId);
   if (!plan) throw new Error(`plan ${ap.planId} of account ${ap.accountId} is gone`);
   const accountId = ap.accountId;
   // What is due is applied only up to the renewal instant: the renewal applies the rest, so that the
@@ -199,10 +199,10 @@ export async function renewPlanPeriod(ledger: Ledger, tx: Tx, nowMs: number, ap:
       ...(grant ? { grant } : {}),
       apply: () => step,
     });
-    if (b.planAlerted) await tx.setPlanAlerted(accountId, e.denomination, false);
+    if (b.planAlerted) await tx.plans.setPlanAlerted(accountId, e.denomination, false);
   }
   const after = (await p.post(entries)).balances;
-  const hasCard = (await tx.findCard(accountId)) !== undefined;
+  const hasCard = (await tx.cards.findCard(accountId)) !== undefined;
   if (overageCents > 0) {
     await chargeOrAwaitCard(tx, nowMs, hasCard, {
       companyId: ap.companyId,
@@ -219,7 +219,7 @@ export async function renewPlanPeriod(ledger: Ledger, tx: Tx, nowMs: number, ap:
     const b = after.get(balanceKey(accountId, e.denomination));
     if (b) await notifyBalance(p, 'auto_refill', b);
   }
-  await tx.updateAccountPlanPeriod(accountId, due, next);
+  await tx.plans.updateAccountPlanPeriod(accountId, due, next);
 }
 
 /**
@@ -242,7 +242,7 @@ export const planThresholdAlertEffect: BalanceEffect = async (p, changes) => {
       })
     )
       continue;
-    await p.tx.setPlanAlerted(after.accountId, after.denomination, true);
+    await p.tx.plans.setPlanAlerted(after.accountId, after.denomination, true);
     await notifyBalance(p, 'threshold', after, { threshold_alert_percentage: percentage });
   }
 };

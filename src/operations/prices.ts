@@ -18,7 +18,7 @@ export async function putPrice(
   const terms = parsePriceTerms(input);
   if (!terms.ok) fail(terms.reason, terms.message, terms.param);
   return async (tx) => {
-    const previous = await tx.lockPrice(companyId, type);
+    const previous = await tx.prices.lockPrice(companyId, type);
     if (previous && previous.denomination === input.denomination && sameTerms(previous.terms, terms.value))
       return previous;
     const row: PriceRow = {
@@ -29,7 +29,7 @@ export async function putPrice(
       version: (previous?.version ?? 0) + 1,
       updatedAtMs: deps.clock.now(),
     };
-    await tx.replacePrice(row, previous);
+    await tx.prices.replacePrice(row, previous);
     return row;
   };
 }
@@ -39,11 +39,11 @@ function noPrice(type: string): never {
 }
 
 export async function getPrice(deps: Deps, companyId: string, type: string): Promise<PriceRow> {
-  return (await deps.store.read((tx) => tx.findPrice(companyId, type))) ?? noPrice(type);
+  return (await deps.store.read((tx) => tx.prices.findPrice(companyId, type))) ?? noPrice(type);
 }
 
 export async function listPrices(deps: Deps, companyId: string, page: Page): Promise<PageResult<PriceRow>> {
-  return (await deps.store.read((tx) => tx.listPrices(companyId, page))) ?? unknownCursor();
+  return (await deps.store.read((tx) => tx.prices.listPrices(companyId, page))) ?? unknownCursor();
 }
 
 /** The type's earlier prices, newest first (the one in force is GET /v1/prices/{type}). */
@@ -54,8 +54,8 @@ export async function listPriceVersions(
   page: Page,
 ): Promise<PageResult<PriceVersionRow>> {
   const found = await deps.store.read(async (tx) => {
-    if (!(await tx.findPrice(companyId, type))) return null;
-    return tx.listPriceVersions(companyId, type, page);
+    if (!(await tx.prices.findPrice(companyId, type))) return null;
+    return tx.prices.listPriceVersions(companyId, type, page);
   });
   if (found === null) noPrice(type);
   return found ?? unknownCursor();

@@ -8,7 +8,7 @@
 import { nextRefillAfter, recurringRefillDay, refillAt, refillDayOf } from '../domain/monthly.js';
 import { fail } from '../domain/outcome.js';
 import { parseModifyMidMonthAmounts, prorateMidMonth } from '../domain/proration.js';
-import { thresholdRefillDecision } from '../domain/refill.js';
+import { thresholdRefillDecision } from '../domain/refills.js';
 import type { BalanceRow, ChargeRow, Tx } from '../store/types.js';
 import { applyProration, attemptCharge, recordChargeOutcome, requestCharge, type ProrationDetails } from './charges.js';
 import type { Command, Deps } from './deps.js';
@@ -52,7 +52,8 @@ export async function putAutoRefill(
   }
   const monthlyWanted = input.refill_period === 'monthly' ? true : input.refill_monthly;
   return async (tx) => {
-    if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
+    if (!(await tx.accounts.findAccount(companyId, accountId)))
+      fail('not_found', `no such account: ${accountId}`, 'account_id');
     const now = deps.clock.now();
     const b = (await deps.ledger.open(tx, [{ accountId, denomination }], now)).balance(accountId, denomination);
     if (!b) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
@@ -85,7 +86,7 @@ export async function putAutoRefill(
         nextRefillAtMs: refillNow ? refillAt(now, 1) : now,
       };
     }
-    await tx.updateRefillSettings(accountId, denomination, {
+    await tx.refills.updateRefillSettings(accountId, denomination, {
       refillThreshold: threshold,
       refillAmount: amount,
       refillUsdCents: usd,
@@ -99,7 +100,7 @@ export async function putAutoRefill(
         { ...b, refillAmount: amount, refillUsdCents: usd },
         { trigger: 'monthly', due_at_ms: now },
       );
-    return (await tx.findBalance(accountId, denomination))!;
+    return (await tx.balances.findBalance(accountId, denomination))!;
   };
 }
 
@@ -119,7 +120,7 @@ async function startRefill(
     usdCents: b.refillUsdCents!,
     details: { units: b.refillAmount, ...details },
   });
-  await tx.updateRefillState(b.accountId, b.denomination, {
+  await tx.refills.updateRefillState(b.accountId, b.denomination, {
     refillChargeId: charge.chargeId,
     ...(nextRefillAtMs !== undefined ? { nextRefillAtMs } : {}),
   });
@@ -163,7 +164,7 @@ export async function startDueMonthlyRefill(tx: Tx, nowMs: number, b: BalanceRow
     b.refillUsdCents !== null &&
     !b.autoRefillPaused;
   if (!ready) {
-    await tx.updateRefillState(b.accountId, b.denomination, {
+    await tx.refills.updateRefillState(b.accountId, b.denomination, {
       nextRefillAtMs: b.refillMonthly ? next : null,
     });
     return;
@@ -245,7 +246,7 @@ export async function modifyMidMonth(
     usd_amount_charged: String(charged),
   });
   if (chargeId !== undefined && input.dryrun !== true) {
-    const earlier = await deps.store.read((tx) => tx.findCharge(chargeId));
+    const earlier = await deps.store.read((tx) => tx.charges.findCharge(chargeId));
     if (earlier?.reason === 'proration' && earlier.companyId === companyId && earlier.accountId === accountId) {
       return finishCharge(deps, earlier, (after) => {
         const details = earlier.details as unknown as ProrationDetails;
@@ -254,10 +255,11 @@ export async function modifyMidMonth(
     }
   }
   const { balance, hasCard } = await deps.store.read(async (tx) => {
-    if (!(await tx.findAccount(companyId, accountId))) fail('not_found', `no such account: ${accountId}`, 'account_id');
+    if (!(await tx.accounts.findAccount(companyId, accountId)))
+      fail('not_found', `no such account: ${accountId}`, 'account_id');
     return {
-      balance: await tx.findBalance(accountId, denomination),
-      hasCard: (await tx.findCard(accountId)) !== undefined,
+      balance: await tx.balances.findBalance(accountId, denomination),
+      hasCard: (await tx.cards.findCard(accountId)) !== undefined,
     };
   });
   if (!balance) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
@@ -355,6 +357,7 @@ async function finishCharge(
     );
   }
   // Settled by the recovery worker first (a very slow processor), or before a retry: read what it applied.
-  const after = balance ?? (await deps.store.read((tx) => tx.findBalance(charge.accountId, charge.denomination!)))!;
+  const after =
+    balance ?? (await deps.store.read((tx) => tx.balances.findBalance(charge.accountId, charge.denomination!)))!;
   return answer(after.amount);
 }

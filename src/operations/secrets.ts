@@ -45,21 +45,21 @@ const KINDS: SecretKind[] = [
   {
     name: 'processor keys',
     context: processorKeyContext,
-    list: (tx, after, limit) => tx.listProcessorApiKeys(after, limit),
-    replace: (tx, id, from, to) => tx.replaceProcessorApiKey(id, from, to),
+    list: (tx, after, limit) => tx.identity.listProcessorApiKeys(after, limit),
+    replace: (tx, id, from, to) => tx.identity.replaceProcessorApiKey(id, from, to),
   },
   {
     name: 'webhook secrets',
     context: webhookSecretContext,
-    list: (tx, after, limit) => tx.listWebhookSecrets(after, limit),
-    replace: (tx, id, from, to) => tx.replaceWebhookSecret(id, from, to),
+    list: (tx, after, limit) => tx.webhooks.listWebhookSecrets(after, limit),
+    replace: (tx, id, from, to) => tx.webhooks.replaceWebhookSecret(id, from, to),
   },
   {
     name: 'Idempotency-Key answers holding a secret',
     rotationOnly: true,
     context: (id) => `idempotency:${id}`, // id is `scope\nkey`: idempotencyAnswerContext(scope, key)
-    list: (tx, after, limit) => tx.listSealedIdempotencyAnswers(after, limit),
-    replace: (tx, id, from, to) => tx.replaceIdempotencyAnswer(id, from, to),
+    list: (tx, after, limit) => tx.idempotency.listSealedIdempotencyAnswers(after, limit),
+    replace: (tx, id, from, to) => tx.idempotency.replaceIdempotencyAnswer(id, from, to),
   },
 ];
 

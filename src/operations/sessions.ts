@@ -44,7 +44,7 @@ export async function createSession(deps: Deps, user: UserRow): Promise<{ id: st
     expiresAtMs: now + SESSION_ABSOLUTE_MS,
     revokedAtMs: null,
   };
-  await deps.store.write((tx) => tx.insertSession(session));
+  await deps.store.write((tx) => tx.sessions.insertSession(session));
   return { id, session };
 }
 
@@ -63,18 +63,22 @@ export async function resolveSession(deps: Deps, id: string, companyId?: string)
   if (!SECRET_PATTERN.test(id)) return undefined;
   const idHash = sha256Hex(id);
   const found = await deps.store.read(async (tx): Promise<LiveSession | undefined> => {
-    const session = await tx.findSession(idHash);
-    const user = session && (await tx.findUserById(session.userId));
+    const session = await tx.sessions.findSession(idHash);
+    const user = session && (await tx.identity.findUserById(session.userId));
     if (!session || !user) return undefined;
-    return { session, user, member: companyId !== undefined && (await tx.isCompanyMember(companyId, user.id)) };
+    return {
+      session,
+      user,
+      member: companyId !== undefined && (await tx.identity.isCompanyMember(companyId, user.id)),
+    };
   });
   if (!found) return undefined;
   const now = deps.clock.now();
   if (found.session.revokedAtMs !== null || now >= sessionEndsAt(deps, found.session)) return undefined;
   if (now - found.session.lastSeenAtMs >= SESSION_TOUCH_INTERVAL_MS) {
-    if (!(await deps.store.write((tx) => tx.touchSession(idHash, now)))) {
+    if (!(await deps.store.write((tx) => tx.sessions.touchSession(idHash, now)))) {
       // Revoked meanwhile (or touched by a concurrent request): read it again.
-      const again = await deps.store.read((tx) => tx.findSession(idHash));
+      const again = await deps.store.read((tx) => tx.sessions.findSession(idHash));
       if (!again || again.revokedAtMs !== null) return undefined;
       return { ...found, session: again };
     }
@@ -84,11 +88,11 @@ export async function resolveSession(deps: Deps, id: string, companyId?: string)
 }
 
 export async function revokeSession(deps: Deps, session: SessionRow): Promise<void> {
-  await deps.store.write((tx) => tx.revokeSession(session.idHash, deps.clock.now()));
+  await deps.store.write((tx) => tx.sessions.revokeSession(session.idHash, deps.clock.now()));
 }
 
 export async function listOwnedCompanies(deps: Deps, userId: number): Promise<CompanyRow[]> {
-  return deps.store.read((tx) => tx.listOwnedCompanies(userId));
+  return deps.store.read((tx) => tx.identity.listOwnedCompanies(userId));
 }
 
 // --- email links
@@ -97,7 +101,7 @@ async function issueToken(deps: Deps, userId: number, purpose: UserTokenPurpose,
   const token = newSecret();
   const now = deps.clock.now();
   await deps.store.write((tx) =>
-    tx.insertUserToken({
+    tx.sessions.insertUserToken({
       tokenHash: sha256Hex(token),
       userId,
       purpose,
@@ -133,11 +137,11 @@ export async function prepareVerificationEmail(deps: Deps, user: UserRow): Promi
 export async function verifyEmail(deps: Deps, token: string): Promise<Command<UserRow>> {
   return async (tx) => {
     const used = SECRET_PATTERN.test(token)
-      ? await tx.useUserToken(sha256Hex(token), 'verify_email', deps.clock.now())
+      ? await tx.sessions.useUserToken(sha256Hex(token), 'verify_email', deps.clock.now())
       : undefined;
     if (!used) invalidToken();
-    await tx.setEmailVerified(used.userId);
-    const user = await tx.findUserById(used.userId);
+    await tx.identity.setEmailVerified(used.userId);
+    const user = await tx.identity.findUserById(used.userId);
     if (!user) invalidToken();
     return user;
   };
@@ -145,7 +149,7 @@ export async function verifyEmail(deps: Deps, token: string): Promise<Command<Us
 
 /** Sends a reset link (valid 1 hour) when the email belongs to a user; says nothing either way. */
 export async function requestPasswordReset(deps: Deps, email: string): Promise<void> {
-  const user = await deps.store.read((tx) => tx.findUserByEmail(normalizeEmail(email)));
+  const user = await deps.store.read((tx) => tx.identity.findUserByEmail(normalizeEmail(email)));
   if (!user) return;
   const token = await issueToken(deps, user.id, 'reset_password', PASSWORD_RESET_TTL_MS);
   const link = `${deps.identity.publicUrl}/reset-password?token=${token}`;
@@ -169,12 +173,12 @@ export async function completePasswordReset(deps: Deps, token: string, password:
   const passwordHash = await hashPassword(password);
   return async (tx) => {
     const now = deps.clock.now();
-    const used = await tx.useUserToken(sha256Hex(token), 'reset_password', now);
+    const used = await tx.sessions.useUserToken(sha256Hex(token), 'reset_password', now);
     if (!used) invalidToken();
-    await tx.setPasswordHash(used.userId, passwordHash);
-    await tx.setEmailVerified(used.userId);
-    await tx.revokeUserSessions(used.userId, now);
-    const user = await tx.findUserById(used.userId);
+    await tx.identity.setPasswordHash(used.userId, passwordHash);
+    await tx.identity.setEmailVerified(used.userId);
+    await tx.sessions.revokeUserSessions(used.userId, now);
+    const user = await tx.identity.findUserById(used.userId);
     if (!user) invalidToken();
     return user;
   };

@@ -19,7 +19,7 @@ export async function listTransactions(
   await deps.ledger.writeDue(deps.store, accountId, denomination, deps.clock.now(), guard);
   const result = await deps.store.read(async (tx) => {
     await guard(tx);
-    return tx.listTransactions(accountId, denomination, page);
+    return tx.transactions.listTransactions(accountId, denomination, page);
   });
   return result ?? unknownCursor();
 }

@@ -43,7 +43,7 @@ export async function getUsage(
   const types = listOf(input.type);
   const denominations = listOf(input.denomination);
   const rows = await deps.store.read((tx) =>
-    tx.listUsage(
+    tx.usage.listUsage(
       {
         companyId,
         ...(input.account_id !== undefined ? { accountId: input.account_id } : {}),

@@ -58,12 +58,12 @@ export async function createWebhook(
   if (input.threshold !== undefined && input.threshold < 0)
     fail('threshold_must_not_be_negative', 'threshold must be ≥ 0', 'threshold');
   return async (tx) => {
-    if ((await tx.countWebhookSubscriptions(companyId)) >= WEBHOOKS_PER_COMPANY_MAX) {
+    if ((await tx.webhooks.countWebhookSubscriptions(companyId)) >= WEBHOOKS_PER_COMPANY_MAX) {
       fail('too_many_webhooks', `a company may have at most ${WEBHOOKS_PER_COMPANY_MAX} webhooks; delete one first`);
     }
     // The same live subscription twice would deliver every notification twice: refuse, naming the
     // one that exists. (A disabled one may be subscribed again: that is how it is re-enabled.)
-    const live = await tx.listWebhookSubscriptions(companyId, { limit: WEBHOOKS_PER_COMPANY_MAX });
+    const live = await tx.webhooks.listWebhookSubscriptions(companyId, { limit: WEBHOOKS_PER_COMPANY_MAX });
     const same = live?.rows.find(
       (w) =>
         w.type === input.type &&
@@ -91,7 +91,10 @@ export async function createWebhook(
       disabledReason: null,
     };
     // Stored sealed; the answer (the only time the secret is shown) has it in the clear.
-    await tx.insertWebhookSubscription({ ...row, secret: deps.secrets.seal(secret, webhookSecretContext(webhookId)) });
+    await tx.webhooks.insertWebhookSubscription({
+      ...row,
+      secret: deps.secrets.seal(secret, webhookSecretContext(webhookId)),
+    });
     return row;
   };
 }
@@ -101,12 +104,12 @@ export async function listWebhooks(
   companyId: string,
   page: Page,
 ): Promise<PageResult<WebhookSubscriptionRow>> {
-  return (await deps.store.read((tx) => tx.listWebhookSubscriptions(companyId, page))) ?? unknownCursor();
+  return (await deps.store.read((tx) => tx.webhooks.listWebhookSubscriptions(companyId, page))) ?? unknownCursor();
 }
 
 export async function deleteWebhook(deps: Deps, companyId: string, webhookId: string): Promise<Command<void>> {
   return async (tx) => {
-    if (!(await tx.deleteWebhookSubscription(companyId, webhookId, deps.clock.now())))
+    if (!(await tx.webhooks.deleteWebhookSubscription(companyId, webhookId, deps.clock.now())))
       fail('not_found', `no such webhook: ${webhookId}`, 'webhook_id');
   };
 }
@@ -123,10 +126,10 @@ export async function listDeliveries(
   page: Page,
 ): Promise<PageResult<DeliveryView>> {
   return deps.store.read(async (tx) => {
-    if (!(await tx.findWebhookSubscription(companyId, webhookId)))
+    if (!(await tx.webhooks.findWebhookSubscription(companyId, webhookId)))
       fail('not_found', `no such webhook: ${webhookId}`, 'webhook_id');
-    const deliveries = (await tx.listWebhookDeliveries(webhookId, page)) ?? unknownCursor();
-    const attempts = await tx.listWebhookAttempts(deliveries.rows.map((d) => d.callbackId));
+    const deliveries = (await tx.webhooks.listWebhookDeliveries(webhookId, page)) ?? unknownCursor();
+    const attempts = await tx.webhooks.listWebhookAttempts(deliveries.rows.map((d) => d.callbackId));
     return {
       rows: deliveries.rows.map((delivery) => ({
         delivery,
@@ -141,7 +144,7 @@ export async function listDeliveries(
 export async function retryDelivery(deps: Deps, companyId: string, callbackId: string): Promise<DeliveryView> {
   const token = newId('cl');
   const claimed = await deps.store.write((tx) =>
-    tx.claimWebhookDelivery(companyId, callbackId, Date.now(), DELIVERY_LEASE_MS, token),
+    tx.webhooks.claimWebhookDelivery(companyId, callbackId, Date.now(), DELIVERY_LEASE_MS, token),
   );
   if (claimed === undefined || (claimed !== 'busy' && claimed.subscriptionState === 'deleted'))
     fail('not_found', `no such delivery: ${callbackId}`, 'callback_id');
@@ -149,11 +152,11 @@ export async function retryDelivery(deps: Deps, companyId: string, callbackId: s
     fail('delivery_in_progress', 'this notification is being sent right now; try again in a moment', 'callback_id');
   try {
     const update = await sendClaimedDelivery(claimed, deps, { manual: true });
-    await deps.store.write((tx) => tx.recordWebhookDeliveries([update]));
+    await deps.store.write((tx) => tx.webhooks.recordWebhookDeliveries([update]));
   } catch (err) {
     // Never leave the lease behind: release it unchanged so the worker carries on.
     await deps.store.write((tx) =>
-      tx.recordWebhookDeliveries([
+      tx.webhooks.recordWebhookDeliveries([
         {
           callbackId,
           claimToken: token,
@@ -169,8 +172,8 @@ export async function retryDelivery(deps: Deps, companyId: string, callbackId: s
     throw err;
   }
   return deps.store.read(async (tx) => ({
-    delivery: (await tx.findWebhookDelivery(companyId, callbackId))!,
-    attempts: await tx.listWebhookAttempts([callbackId]),
+    delivery: (await tx.webhooks.findWebhookDelivery(companyId, callbackId))!,
+    attempts: await tx.webhooks.listWebhookAttempts([callbackId]),
   }));
 }
 

@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { MIGRATIONS } from './migrations/index.js';
 import { PgExec, isStalePlan } from './postgres/exec.js';
-import { PgTx } from './postgres/tx.js';
+import { pgTx } from './postgres/tx.js';
 import { CommitOutcomeUnknownError } from './common.js';
 import type { ReadTx, Store, Tx } from './types.js';
 
@@ -129,7 +129,7 @@ export class PostgresStore implements Store {
       let broken = false;
       try {
         await client.query('BEGIN');
-        const result = await fn(new PgTx(new PgExec(client, true, this.#prepare)));
+        const result = await fn(pgTx(new PgExec(client, true, this.#prepare)));
         try {
           await client.query('COMMIT');
         } catch (err) {
@@ -157,7 +157,7 @@ export class PostgresStore implements Store {
   }
 
   async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
-    return fn(new PgTx(new PgExec(this.pool, false, this.#prepare)));
+    return fn(pgTx(new PgExec(this.pool, false, this.#prepare)));
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * What every aggregate's shared SQL (`<aggregate>/sql.ts`) builds on: how a statement reaches the
  * database, the value conversions of row mappers, keyset paging, and the hooks where a dialect
- * differs (booleans, list parameters, page order, row locks). Statements are plain SQL that
+ * differs (the Dialect: booleans, list parameters, page order, row locks). Statements are plain SQL that
  * SQLite and PostgreSQL both run (`?` placeholders; the PostgreSQL executor numbers them).
  */
 import type { Page, PageResult } from './common.js';
@@ -26,59 +26,72 @@ export const json = (v: Record<string, unknown> | null): string | null => (v ===
 export const placeholders = (n: number): string => Array(n).fill('?').join(', ');
 
 /**
- * The base of the transaction class: the connection and the helpers and dialect hooks that the
- * aggregates' SQL calls. sqlite/tx.ts and postgres/tx.ts override the hooks.
+ * What differs between the databases in the SQL the aggregates share: how a boolean is stored, how
+ * a list parameter is written, the order of a keyset page, and the row-lock clauses. One object per
+ * database (sqlite/dialect.ts, postgres/dialect.ts), passed to every aggregate's SQL.
  */
-export abstract class SqlCore {
-  constructor(protected readonly db: SqlExec) {}
-
-  /** How the dialect stores a boolean. */
-  protected abstract bool(b: boolean): unknown;
-
-  protected async one(sql: string, params: unknown[]): Promise<SqlRow | undefined> {
-    return (await this.db.all(sql, params))[0];
-  }
-
+export interface Dialect {
+  readonly name: 'sqlite' | 'postgres';
+  /** How the database stores a boolean. */
+  bool(b: boolean): unknown;
   /**
    * `column IN (?, ?, …)` with one parameter per value (SQLite plans `IN (?)` as `= ?`);
    * PostgreSQL's is `column = ANY(?)` with one array parameter, so that the statement's text
    * (and its prepared plan) does not vary with the list's length. Keyset pages use it for their
-   * leading key too: see postgres/tx.ts.
+   * leading key too: see postgres/dialect.ts.
    */
-  protected inList(column: string, values: readonly string[]): [sql: string, params: unknown[]] {
-    return [`${column} IN (${placeholders(values.length)})`, [...values]];
-  }
-
+  inList(column: string, values: readonly string[]): [sql: string, params: unknown[]];
   /** The ORDER BY of a keyset page, newest first (PostgreSQL's names the leading key too). */
-  protected seqOrder(_leadingColumn: string): string {
-    return 'seq DESC';
-  }
-
+  seqOrder(leadingColumn: string): string;
   /** PostgreSQL: `FOR UPDATE SKIP LOCKED` in a claim's subquery; SQLite needs nothing. */
-  protected skipLocked(): string {
-    return '';
-  }
-
-  /** A row's physical address, for deleting a bounded batch: SQLite's rowid, PostgreSQL's ctid. */
-  protected rowId(): string {
-    return 'rowid';
-  }
-
+  skipLocked: string;
   /** PostgreSQL: `FOR UPDATE` on a single-row read that is about to be settled; SQLite needs nothing. */
-  protected forUpdate(): string {
-    return '';
-  }
-
+  forUpdate: string;
+  /** A row's physical address, for deleting a bounded batch: SQLite's rowid, PostgreSQL's ctid. */
+  rowId: string;
   /**
    * The account search condition (searchAccounts): `name` or `email` contains the lowered query
    * (two parameters), `account_id` starts with it (its length in characters, then the query), or a
    * top-level string value of `metadata` equals it exactly (the query).
    */
+  accountSearch: string;
+}
+
+/**
+ * The base of every aggregate's SQL (`<aggregate>/sql.ts`): the connection, the dialect, and the
+ * helpers statements share (one row, keyset paging). The dialect's clauses are reached through
+ * these protected helpers, so that an aggregate's SQL reads the same on both databases.
+ */
+export abstract class SqlCore {
+  constructor(
+    protected readonly db: SqlExec,
+    protected readonly dialect: Dialect,
+  ) {}
+
+  protected bool(b: boolean): unknown {
+    return this.dialect.bool(b);
+  }
+  protected inList(column: string, values: readonly string[]): [sql: string, params: unknown[]] {
+    return this.dialect.inList(column, values);
+  }
+  protected seqOrder(leadingColumn: string): string {
+    return this.dialect.seqOrder(leadingColumn);
+  }
+  protected skipLocked(): string {
+    return this.dialect.skipLocked;
+  }
+  protected forUpdate(): string {
+    return this.dialect.forUpdate;
+  }
+  protected rowId(): string {
+    return this.dialect.rowId;
+  }
   protected accountSearch(): string {
-    return (
-      '(instr(lower(name), ?) > 0 OR instr(lower(email), ?) > 0 OR substr(account_id, 1, ?) = ? OR ' +
-      "EXISTS (SELECT 1 FROM json_each(accounts.metadata) m WHERE m.type = 'text' AND m.value = ?))"
-    );
+    return this.dialect.accountSearch;
+  }
+
+  protected async one(sql: string, params: unknown[]): Promise<SqlRow | undefined> {
+    return (await this.db.all(sql, params))[0];
   }
 
   /** The `seq` of the row a cursor names, if it is one of the list's (`where`); else undefined. */
@@ -124,10 +137,3 @@ export abstract class SqlCore {
     return { rows: rows.slice(0, page.limit).map(map), hasMore: rows.length > page.limit };
   }
 }
-
-/**
- * What an aggregate's SQL extends: SqlCore with the aggregates mixed in before it; `Needs` names
- * the methods of theirs that it calls.
- */
-// biome-ignore lint/suspicious/noExplicitAny: TypeScript takes a class as a mixin's base only with `...args: any[]`.
-export type SqlBase<Needs = object> = abstract new (...args: any[]) => SqlCore & Needs;

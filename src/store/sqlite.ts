@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations/index.js';
 import { SqliteExec } from './sqlite/exec.js';
-import { SqliteTx } from './sqlite/tx.js';
+import { sqliteTx } from './sqlite/tx.js';
 import type { ReadTx, Store, Tx } from './types.js';
 import { addDecimal, formatDecimal, parseDecimal } from '../lib/decimal.js';
 
@@ -67,7 +67,7 @@ export class SqliteStore implements Store {
     try {
       conn.exec('BEGIN IMMEDIATE');
       try {
-        const result = await fn(new SqliteTx(this.#writer));
+        const result = await fn(sqliteTx(this.#writer));
         conn.exec('COMMIT');
         return result;
       } catch (err) {
@@ -94,7 +94,7 @@ export class SqliteStore implements Store {
   }
 
   async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
-    return fn(new SqliteTx(this.#reader));
+    return fn(sqliteTx(this.#reader));
   }
 
   async close(): Promise<void> {

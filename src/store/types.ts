@@ -2,12 +2,10 @@
  * The Store interface: what the operations need, nothing more. Two implementations
  * (sqlite.ts, postgres.ts) pass one contract suite (test/store/*.contract.test.ts).
  *
- * Locking: every method of `Tx` runs inside the transaction opened by `Store.write`.
- * `lockBalances` is the only method that takes row locks for balance changes; on PostgreSQL it
- * locks with `FOR UPDATE` in the sorted key order so concurrent writers never deadlock; on
- * SQLite the single writer (BEGIN IMMEDIATE) already serialises them. Balances change only
- * through `applyBalanceDeltas` (an atomic `amount = amount + ?`) together with appended
- * `insertTransactions` rows in the same transaction.
+ * Locking: every method of `Tx` runs inside the transaction opened by `Store.write`. Balances are
+ * locked and changed only through the ledger's port (src/ledger/port.ts: `lockBalances`, then
+ * `writeLedger`, an atomic `amount = amount + ?` with the transactions that record it), which only
+ * src/ledger/ reaches.
  *
  * Layout: one folder per aggregate, each with its part of `Tx`/`ReadTx` and its row types
  * (`types.ts`), and its row mappers and the SQL both databases share (`sql.ts`); its contract
@@ -24,18 +22,24 @@
  *   cards/        an account's card on file
  *   refills/      refill settings and state of a balance, the monthly refill schedule
  *   charges/      USD charges to a card, the money-movement audit
- *   ledger/       ledger transactions, writeLedger (the ingest path's whole write), the ledger audit
+ *   transactions/ the ledger's rows (the API's transactions), their listing, the ledger audit
+ *   ledger/       the ledger's port (src/ledger/port.ts): every write of a balance's figures and grants,
+ *                 with the events, transactions and usage written with them (writeLedger: a posting)
  *   plans/        plans, account plans, plan balances
  *   webhooks/     subscriptions, deliveries, attempts, claims, retention
  *   outbox/       the outbox (jobs): insert, claims, retention
  *   sessions/     console sessions, one-time email tokens (verification, password reset)
  *   common.ts     pages and audit findings, shared by several aggregates
  *
- *   sql-core.ts   SqlCore: the executor, row value conversions, keyset paging, the dialect hooks
- *   sql-base.ts   SqlTx: every aggregate's sql.ts mixed into one class
- *   sqlite/       what SQLite does differently: exec.ts (cached statements, raw rows), tx.ts
- *   postgres/     what PostgreSQL does differently: exec.ts (numbered, prepared, array
- *                 parameters), statements.ts (the ingest path's batch statements), tx.ts
+ *   sql-core.ts   SqlCore, the base of every aggregate's SQL: the executor and the Dialect (what differs
+ *                 in shared statements), row value conversions, keyset paging
+ *   sql-tx.ts     SqlTx: a transaction, one object per aggregate made on first use, the dialect's own
+ *                 where it differs
+ *   sqlite/       what SQLite does differently: dialect.ts, exec.ts (cached statements, raw rows), the
+ *                 aggregates it writes its own way (events.ts, usage.ts, ledger.ts), tx.ts
+ *   postgres/     what PostgreSQL does differently: dialect.ts, exec.ts (numbered, prepared, array
+ *                 parameters), statements.ts (the ingest path's batch statements), events.ts,
+ *                 webhooks.ts, ledger.ts, tx.ts
  *   sqlite.ts, postgres.ts   the stores: connections, transactions, migrations on open
  *   open.ts       picks the store from DATABASE_URL
  *   migrations/   the schema: one file per migration, index.ts lists them in order
@@ -50,7 +54,8 @@ import type { EventsReadTx, EventsTx } from './events/types.js';
 import type { GrantsReadTx, GrantsTx } from './grants/types.js';
 import type { IdempotencyReadTx, IdempotencyTx } from './idempotency/types.js';
 import type { IdentityReadTx, IdentityTx } from './identity/types.js';
-import type { LedgerReadTx, LedgerTx } from './ledger/types.js';
+import type { TransactionsReadTx, TransactionsTx } from './transactions/types.js';
+import { LEDGER_PORT, type LedgerPort, type LedgerReadPort } from '../ledger/port.js';
 import type { OutboxReadTx, OutboxTx } from './outbox/types.js';
 import type { PlansReadTx, PlansTx } from './plans/types.js';
 import type { PricesReadTx, PricesTx } from './prices/types.js';
@@ -69,7 +74,7 @@ export type * from './events/types.js';
 export type * from './grants/types.js';
 export type * from './idempotency/types.js';
 export type * from './identity/types.js';
-export type * from './ledger/types.js';
+export type * from './transactions/types.js';
 export type * from './outbox/types.js';
 export type * from './plans/types.js';
 export type * from './prices/types.js';
@@ -78,42 +83,53 @@ export type * from './sessions/types.js';
 export type * from './usage/types.js';
 export type * from './webhooks/types.js';
 
-/** Refills have no read of their own: a balance's refill columns are read with it (balances/). */
-export interface ReadTx
-  extends IdentityReadTx,
-    IdempotencyReadTx,
-    AccountsReadTx,
-    BalancesReadTx,
-    GrantsReadTx,
-    PricesReadTx,
-    EventsReadTx,
-    UsageReadTx,
-    CardsReadTx,
-    ChargesReadTx,
-    LedgerReadTx,
-    PlansReadTx,
-    WebhooksReadTx,
-    OutboxReadTx,
-    SessionsReadTx {}
+/**
+ * A read of committed data: one object per aggregate (`tx.accounts.findAccount(…)`), and the ledger's
+ * read port (src/ledger/port.ts), reached only through `portOf`.
+ */
+export interface ReadTx {
+  readonly identity: IdentityReadTx;
+  readonly idempotency: IdempotencyReadTx;
+  readonly accounts: AccountsReadTx;
+  readonly balances: BalancesReadTx;
+  readonly grants: GrantsReadTx;
+  readonly prices: PricesReadTx;
+  readonly events: EventsReadTx;
+  readonly usage: UsageReadTx;
+  readonly cards: CardsReadTx;
+  readonly charges: ChargesReadTx;
+  readonly transactions: TransactionsReadTx;
+  readonly plans: PlansReadTx;
+  readonly webhooks: WebhooksReadTx;
+  readonly outbox: OutboxReadTx;
+  readonly sessions: SessionsReadTx;
+  readonly [LEDGER_PORT]: LedgerReadPort;
+}
 
-export interface Tx
-  extends ReadTx,
-    IdentityTx,
-    IdempotencyTx,
-    AccountsTx,
-    BalancesTx,
-    GrantsTx,
-    PricesTx,
-    EventsTx,
-    UsageTx,
-    CardsTx,
-    RefillsTx,
-    ChargesTx,
-    LedgerTx,
-    PlansTx,
-    WebhooksTx,
-    OutboxTx,
-    SessionsTx {}
+/**
+ * A write transaction: each aggregate's reads and writes, and the ledger's port, the only way a
+ * balance's figures and grants change (src/ledger/port.ts: only the ledger reaches it).
+ * Refills have no read of their own: a balance's refill columns are read with it (balances/).
+ */
+export interface Tx extends ReadTx {
+  readonly identity: IdentityTx;
+  readonly idempotency: IdempotencyTx;
+  readonly accounts: AccountsTx;
+  readonly balances: BalancesTx;
+  readonly grants: GrantsTx;
+  readonly prices: PricesTx;
+  readonly events: EventsTx;
+  readonly usage: UsageTx;
+  readonly cards: CardsTx;
+  readonly refills: RefillsTx;
+  readonly charges: ChargesTx;
+  readonly transactions: TransactionsTx;
+  readonly plans: PlansTx;
+  readonly webhooks: WebhooksTx;
+  readonly outbox: OutboxTx;
+  readonly sessions: SessionsTx;
+  readonly [LEDGER_PORT]: LedgerPort;
+}
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';

@@ -25,7 +25,7 @@ test('BILLING_SIGNUP=closed: sign-up and company registration answer 403 forbidd
   assert.equal(user.status, 403, user.text);
   assert.equal(user.body.error.type, 'forbidden');
   assert.equal(user.body.error.code, 'signup_closed');
-  assert.equal(await h.store.read((tx) => tx.findUserByEmail('eve@example.com')), undefined);
+  assert.equal(await h.store.read((tx) => tx.identity.findUserByEmail('eve@example.com')), undefined);
 
   // A user the operator created (billing user create) may not register companies over HTTP either.
   const ada = await deps.store.write(

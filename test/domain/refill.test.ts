@@ -9,7 +9,7 @@ import {
   thresholdRefillDecision,
   type ChargeOutcome,
   type ThresholdRefillState,
-} from '../../src/domain/refill.js';
+} from '../../src/domain/refills.js';
 
 /** Whether the decision is to refill. */
 const refills = (s: ThresholdRefillState): boolean => thresholdRefillDecision(s).refill;

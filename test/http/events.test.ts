@@ -449,7 +449,7 @@ for (const dialect of HTTP_DIALECTS) {
       const adv = await h.request('POST', '/v1/test_clock/advance', { auth: co.auth, body: { seconds: 3601 } });
       assert.equal(adv.status, 200, adv.text);
       assert.equal(Date.parse(adv.body.data.now) - Date.parse(before.body.data.now), 3601_000);
-      const stored = await h.store.read((tx) => tx.findEvent(co.companyId, `adv-${dialect}`));
+      const stored = await h.store.read((tx) => tx.events.findEvent(co.companyId, `adv-${dialect}`));
       assert.equal(stored?.state, 'cancelled', 'cancelled in the database, not only on read');
       assertError(
         await h.request('POST', '/v1/test_clock/advance', { auth: co.auth, body: { to: '2001-01-01T00:00:00Z' } }),

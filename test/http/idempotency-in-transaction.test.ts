@@ -51,7 +51,7 @@ function watching(store: Store, current: () => Watch | undefined, queue: { waiti
           w.seen.push(
             await store.read(async (tx) => ({
               applied: await w.applied(tx),
-              answered: ((await tx.findIdempotency(w.scope, w.key))?.statusCode ?? null) !== null,
+              answered: ((await tx.idempotency.findIdempotency(w.scope, w.key))?.statusCode ?? null) !== null,
             })),
           );
         }
@@ -100,7 +100,7 @@ for (const dialect of HTTP_DIALECTS) {
             method: 'POST',
             path: `/v1/accounts/${acc}/balance/tokens/adjustments`,
             body: { amount: 7 },
-            applied: async (tx) => (await tx.listBalances(acc))[0]!.amount === 107,
+            applied: async (tx) => (await tx.balances.listBalances(acc))[0]!.amount === 107,
           };
         },
       },
@@ -112,7 +112,7 @@ for (const dialect of HTTP_DIALECTS) {
             path: `/v1/companies/${co.companyId}/accounts`,
             body: { name: 'Once' },
             applied: async (tx) =>
-              (await tx.listAccounts(co.companyId, { limit: 100 }))!.rows.some((a) => a.name === 'Once'),
+              (await tx.accounts.listAccounts(co.companyId, { limit: 100 }))!.rows.some((a) => a.name === 'Once'),
           };
         },
       },
@@ -125,7 +125,7 @@ for (const dialect of HTTP_DIALECTS) {
             method: 'POST',
             path: `/v1/accounts/${acc}/balance/credits`,
             body: { amount: 5 },
-            applied: async (tx) => (await tx.listBalances(acc)).length === 1,
+            applied: async (tx) => (await tx.balances.listBalances(acc)).length === 1,
           };
         },
       },
@@ -141,7 +141,7 @@ for (const dialect of HTTP_DIALECTS) {
               billing_period: 'month',
               balances: [{ denomination: 'tokens', amount: 100, overage_charge_amount: 1 }],
             },
-            applied: async (tx) => (await tx.listPlans(co.companyId, { limit: 10 }))!.rows.length === 1,
+            applied: async (tx) => (await tx.plans.listPlans(co.companyId, { limit: 10 }))!.rows.length === 1,
           };
         },
       },
@@ -152,7 +152,7 @@ for (const dialect of HTTP_DIALECTS) {
             method: 'POST',
             path: '/v1/webhooks',
             body: { type: 'balance_change', url: 'http://127.0.0.1:9/hook' },
-            applied: async (tx) => (await tx.countWebhookSubscriptions(co.companyId)) === 1,
+            applied: async (tx) => (await tx.webhooks.countWebhookSubscriptions(co.companyId)) === 1,
           };
         },
       },
@@ -167,7 +167,7 @@ for (const dialect of HTTP_DIALECTS) {
           return {
             method: 'DELETE',
             path: `/v1/webhooks/${w.body.data.webhook_id}`,
-            applied: async (tx) => (await tx.countWebhookSubscriptions(co.companyId)) === 0,
+            applied: async (tx) => (await tx.webhooks.countWebhookSubscriptions(co.companyId)) === 0,
           };
         },
       },
@@ -177,7 +177,7 @@ for (const dialect of HTTP_DIALECTS) {
           return {
             method: 'POST',
             path: `/v1/companies/${co.companyId}/api_keys`,
-            applied: async (tx) => (await tx.listApiKeys(co.companyId)).length === 2,
+            applied: async (tx) => (await tx.identity.listApiKeys(co.companyId)).length === 2,
           };
         },
       },
@@ -191,7 +191,7 @@ for (const dialect of HTTP_DIALECTS) {
             method: 'DELETE',
             path: `/v1/companies/${co.companyId}/api_keys/${keyId}`,
             applied: async (tx) =>
-              (await tx.listApiKeys(co.companyId)).find((r) => r.keyId === keyId)?.revokedAtMs != null,
+              (await tx.identity.listApiKeys(co.companyId)).find((r) => r.keyId === keyId)?.revokedAtMs != null,
           };
         },
       },
@@ -203,7 +203,7 @@ for (const dialect of HTTP_DIALECTS) {
             method: 'POST',
             path: `/v1/accounts/${acc}/card`,
             body: { token: 'tok_visa' },
-            applied: async (tx) => (await tx.findCard(acc)) !== undefined,
+            applied: async (tx) => (await tx.cards.findCard(acc)) !== undefined,
           };
         },
       },
@@ -216,7 +216,7 @@ for (const dialect of HTTP_DIALECTS) {
             body: { name: 'Second' },
             auth: [co.email, co.password],
             scope: `user:${co.userId}`,
-            applied: async (tx) => (await tx.listOwnedCompanies(co.userId)).length === 2,
+            applied: async (tx) => (await tx.identity.listOwnedCompanies(co.userId)).length === 2,
           };
         },
       },
@@ -227,7 +227,7 @@ for (const dialect of HTTP_DIALECTS) {
             method: 'PUT',
             path: '/v1/prices/once',
             body: { denomination: 'tokens', unit_amount: '0.25' },
-            applied: async (tx) => (await tx.findPrices(co.companyId, ['once'])).length === 1,
+            applied: async (tx) => (await tx.prices.findPrices(co.companyId, ['once'])).length === 1,
           };
         },
       },
@@ -239,7 +239,7 @@ for (const dialect of HTTP_DIALECTS) {
             method: 'PUT',
             path: `/v1/accounts/${acc}`,
             body: { name: 'Renamed' },
-            applied: async (tx) => (await tx.findAccount(co.companyId, acc))?.name === 'Renamed',
+            applied: async (tx) => (await tx.accounts.findAccount(co.companyId, acc))?.name === 'Renamed',
           };
         },
       },
@@ -251,7 +251,7 @@ for (const dialect of HTTP_DIALECTS) {
             method: 'PUT',
             path: `/v1/accounts/${acc}/balance/tokens/autorefill`,
             body: { threshold: 10, amount: 50, usd_charge: 500 },
-            applied: async (tx) => (await tx.findBalance(acc, 'tokens'))?.refillThreshold === 10,
+            applied: async (tx) => (await tx.balances.findBalance(acc, 'tokens'))?.refillThreshold === 10,
           };
         },
       },
@@ -264,7 +264,7 @@ for (const dialect of HTTP_DIALECTS) {
             body: { name: 'Ada Renamed' },
             auth: [co.email, co.password],
             scope: `user:${co.userId}`,
-            applied: async (tx) => (await tx.findUserById(co.userId))?.name === 'Ada Renamed',
+            applied: async (tx) => (await tx.identity.findUserById(co.userId))?.name === 'Ada Renamed',
           };
         },
       },
@@ -349,7 +349,7 @@ for (const dialect of HTTP_DIALECTS) {
       const path = `/v1/companies/${co.companyId}/api_keys`;
       const first = await h.request('POST', path, { auth: co.auth, headers });
       assert.equal(first.status, 200, first.text);
-      const row = await h.store.read((tx) => tx.findIdempotency(`company:${co.companyId}`, 'sealed-key'));
+      const row = await h.store.read((tx) => tx.idempotency.findIdempotency(`company:${co.companyId}`, 'sealed-key'));
       assert.ok(row?.responseBody, 'answered');
       assert.equal(row.responseBody.includes(first.body.data.api_key), false, 'the key is not stored in clear');
       const retry = await h.request('POST', path, { auth: co.auth, headers });
@@ -392,7 +392,7 @@ for (const dialect of HTTP_DIALECTS) {
           assertError(done, 409, 'conflict');
           const b = await h.request('GET', `/v1/accounts/${acc}/balance/tokens`, { auth: co.auth });
           assert.equal(b.body.data.amount, 100, 'nothing applied');
-          const row = await h.store.read((tx) => tx.findIdempotency(scope, 'stolen-1'));
+          const row = await h.store.read((tx) => tx.idempotency.findIdempotency(scope, 'stolen-1'));
           assert.equal(row?.statusCode, null, 'the key is left to its new owner');
         } finally {
           await hold.end();

@@ -41,7 +41,7 @@ for (const dialect of HTTP_DIALECTS) {
         owner: 'the-dead-owner',
         leaseExpiresAtMs,
       };
-      assert.equal(await h.store.write((tx) => tx.claimIdempotency(row, 0)), true);
+      assert.equal(await h.store.write((tx) => tx.idempotency.claimIdempotency(row, 0)), true);
     }
 
     test('a dead owner’s claim is taken over after its lease: the retry runs once, then replays', async () => {
@@ -92,12 +92,13 @@ for (const dialect of HTTP_DIALECTS) {
           // The claim is written before the handler blocks; wait for it, and for the request to wait on the rows.
           const scope = `company:${co.companyId}`;
           await claimed(h, scope, 'slow-1');
-          const firstLease = (await h.store.read((tx) => tx.findIdempotency(scope, 'slow-1')))?.leaseExpiresAtMs;
+          const firstLease = (await h.store.read((tx) => tx.idempotency.findIdempotency(scope, 'slow-1')))
+            ?.leaseExpiresAtMs;
           assert.ok(typeof firstLease === 'number', 'a claim in progress has a lease');
           await hold.blocked();
           // Then until two leases have passed since it was claimed and the claim, renewed, is still live.
           await until('the claim is renewed past its first lease', async () => {
-            const row = await h.store.read((tx) => tx.findIdempotency(scope, 'slow-1'));
+            const row = await h.store.read((tx) => tx.idempotency.findIdempotency(scope, 'slow-1'));
             const now = Date.now();
             return now > firstLease + LEASE_MS && (row?.leaseExpiresAtMs ?? 0) > now;
           });

@@ -109,8 +109,8 @@ for (const dialect of HTTP_DIALECTS) {
       assert.deepEqual(replay.body, wh.body, 'the replayed answer (stored sealed) shows the same secret');
 
       const stored = await h.store.read(async (tx) => [
-        ...(await tx.listWebhookSecrets(null, 100)),
-        ...(await tx.listProcessorApiKeys(null, 100)),
+        ...(await tx.webhooks.listWebhookSecrets(null, 100)),
+        ...(await tx.identity.listProcessorApiKeys(null, 100)),
       ]);
       const mine = stored.filter((s) => s.id === wh.body.data.webhook_id || s.id === stripe.body.data.company_id);
       assert.equal(mine.length, 2);
@@ -146,8 +146,8 @@ for (const dialect of HTTP_DIALECTS) {
       const store = await db.open();
       await seedWebhookSubscription(store); // wh_1 with the plaintext secret whsec_AAAA
       await store.write(async (tx) => {
-        const owner = await tx.findUserByEmail('u@example.com');
-        await tx.insertCompany({
+        const owner = await tx.identity.findUserByEmail('u@example.com');
+        await tx.identity.insertCompany({
           companyId: 'c_2',
           name: 'Old',
           ownerUserId: owner!.id,
@@ -158,11 +158,11 @@ for (const dialect of HTTP_DIALECTS) {
       });
       const s = await serverOn(store);
       try {
-        const [row] = await store.read((tx) => tx.listWebhookSecrets(null, 10));
+        const [row] = await store.read((tx) => tx.webhooks.listWebhookSecrets(null, 10));
         assert.equal(row!.id, 'wh_1');
         assert.ok(SecretBox.isSealed(row!.value), row!.value);
         assert.equal(testSecretBox().open(row!.value, 'webhook_secret:wh_1'), 'whsec_AAAA');
-        const [key] = await store.read((tx) => tx.listProcessorApiKeys(null, 10));
+        const [key] = await store.read((tx) => tx.identity.listProcessorApiKeys(null, 10));
         assert.equal(key!.id, 'c_2');
         assert.ok(SecretBox.isSealed(key!.value), key!.value);
         assert.equal(testSecretBox().open(key!.value, 'processor_api_key:c_2'), STRIPE_KEY);

@@ -373,7 +373,10 @@ for (const dialect of HTTP_DIALECTS) {
         await send(h, co.auth, acc, [ev('llm', 3, { timestamp: iso(hour - 30 * HOUR) }), ev('llm', 4)]);
         const rollup = () =>
           h.store.read((tx) =>
-            tx.listUsage({ companyId: co.companyId, byAccount: true, fromMs: 0, toMs: hour + 100 * 24 * HOUR }, 10),
+            tx.usage.listUsage(
+              { companyId: co.companyId, byAccount: true, fromMs: 0, toMs: hour + 100 * 24 * HOUR },
+              10,
+            ),
           );
         assert.equal((await rollup()).length, 2);
         const adv = await h.request('POST', '/v1/test_clock/advance', { auth: co.auth, body: { seconds: 20 * 3600 } });

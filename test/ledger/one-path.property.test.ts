@@ -19,6 +19,7 @@ import { putPrice } from '../../src/operations/prices.js';
 import type { BalanceRow, EventRow, Store, Tx } from '../../src/store/types.js';
 import { ledger, T0, testDeps } from '../store/contract-support.js';
 import { forEachDialect, seedCompanyAndAccount } from '../support/stores.js';
+import { portOf } from '../../src/ledger/port.js';
 
 const DENOMINATIONS = ['a', 'b'] as const;
 const HOUR = 3_600_000;
@@ -173,7 +174,7 @@ forEachDialect((store) => {
             const req = request(s.companyId, s.accountId, step.events);
             const [outcome] = await store.write((tx) => ingestGroup(ledger, tx, now, [req]));
             if (outcome?.ok)
-              for (const e of await store.read((tx) => tx.findEventsByIds(s.companyId, outcome.value.eventIds)))
+              for (const e of await store.read((tx) => tx.events.findEventsByIds(s.companyId, outcome.value.eventIds)))
                 if (e.state === 'pending') pending.push(e);
           } else if (step.kind === 'grant') {
             const body = {
@@ -227,8 +228,8 @@ forEachDialect((store) => {
           const checked = outcome!.ok ? outcome!.value : outcome!;
           const done = await rolledBack(store, async (tx) => {
             const [outcome] = await ingestGroup(ledger, tx, now, [req]);
-            const rows = outcome?.ok ? await tx.findEventsByIds(s.companyId, outcome.value.eventIds) : [];
-            return { outcome: outcome!, rows, after: await tx.readBalances(keys) };
+            const rows = outcome?.ok ? await tx.events.findEventsByIds(s.companyId, outcome.value.eventIds) : [];
+            return { outcome: outcome!, rows, after: await portOf(tx).readBalances(keys) };
           });
           if ('ok' in checked) {
             assert.equal(done.outcome.ok, false, 'the check refused, the events call accepted');

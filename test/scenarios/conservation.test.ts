@@ -125,7 +125,7 @@ for (const dialect of HTTP_DIALECTS) {
             assert.equal(refills.length, paid.length, 'one successful charge per refill');
             const b = await balance(h, co, acc);
             assert.equal(b.amount, grant - spent + adjusted + sum('refill') + sum('proration'));
-            assert.deepEqual(await h.store.read((tx) => tx.auditLedger()), []);
+            assert.deepEqual(await h.store.read((tx) => tx.transactions.auditLedger()), []);
           },
         ),
         { numRuns: RUNS },

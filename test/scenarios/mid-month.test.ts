@@ -223,7 +223,7 @@ for (const dialect of HTTP_DIALECTS) {
         leaseExpiresAtMs: Date.now() - 1,
       };
       await h.store.write(async (tx) => {
-        assert.equal(await tx.claimIdempotency(claim, 0), true);
+        assert.equal(await tx.idempotency.claimIdempotency(claim, 0), true);
         await requestCharge(
           tx,
           now,

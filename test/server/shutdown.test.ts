@@ -99,7 +99,11 @@ for (const dialect of CLI_DIALECTS) {
         });
         const balance = ((await res.json()) as { data: { amount: number } }).data;
         assert.equal(balance.amount, INITIAL - rows.length, 'each event cost one token');
-        assert.deepEqual(await store.read((tx) => tx.auditLedger()), [], 'balances equal their transactions');
+        assert.deepEqual(
+          await store.read((tx) => tx.transactions.auditLedger()),
+          [],
+          'balances equal their transactions',
+        );
       } finally {
         await server.close();
         await store.close();

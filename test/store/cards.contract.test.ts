@@ -20,18 +20,18 @@ forEachDialect((store) => {
         expYear: 2034,
         createdAtMs: T0,
       });
-      await store.write((tx) => tx.upsertCard(card(a.accountId, a.companyId, 'pm_1', '4242')));
-      await store.write((tx) => tx.upsertCard(card(b.accountId, b.companyId, 'pm_2', '4444')));
-      await store.write((tx) => tx.upsertCard(card(a.accountId, a.companyId, 'pm_3', '1881')));
+      await store.write((tx) => tx.cards.upsertCard(card(a.accountId, a.companyId, 'pm_1', '4242')));
+      await store.write((tx) => tx.cards.upsertCard(card(b.accountId, b.companyId, 'pm_2', '4444')));
+      await store.write((tx) => tx.cards.upsertCard(card(a.accountId, a.companyId, 'pm_3', '1881')));
       assert.deepEqual(
-        await store.read((tx) => tx.findCard(a.accountId)),
+        await store.read((tx) => tx.cards.findCard(a.accountId)),
         card(a.accountId, a.companyId, 'pm_3', '1881'),
       );
-      await store.write((tx) => tx.deleteCard(a.accountId));
-      await store.write((tx) => tx.deleteCard(a.accountId));
-      assert.equal(await store.read((tx) => tx.findCard(a.accountId)), undefined);
+      await store.write((tx) => tx.cards.deleteCard(a.accountId));
+      await store.write((tx) => tx.cards.deleteCard(a.accountId));
+      assert.equal(await store.read((tx) => tx.cards.findCard(a.accountId)), undefined);
       assert.deepEqual(
-        await store.read((tx) => tx.findCard(b.accountId)),
+        await store.read((tx) => tx.cards.findCard(b.accountId)),
         card(b.accountId, b.companyId, 'pm_2', '4444'),
         'another account keeps its card',
       );

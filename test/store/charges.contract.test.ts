@@ -9,6 +9,7 @@ import { newId } from '../../src/lib/ids.js';
 import type { ChargeRow, Store, TransactionRow } from '../../src/store/types.js';
 import { forEachDialect, seedAccount, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 import { T0, deferred, endsOrWaits, txRow } from './contract-support.js';
+import { portOf } from '../../src/ledger/port.js';
 
 function chargeRow(companyId: string, accountId: string, over: Partial<ChargeRow> = {}): ChargeRow {
   return {
@@ -34,14 +35,14 @@ function chargeRow(companyId: string, accountId: string, over: Partial<ChargeRow
 /** A settlement as recordChargeOutcome makes it: lock, and only a pending charge succeeds. */
 const settle = (store: Store, chargeId: string, processorRef: string) =>
   store.write(async (tx) => {
-    const charge = await tx.lockCharge(chargeId);
+    const charge = await tx.charges.lockCharge(chargeId);
     if (charge?.status !== 'pending') return false;
-    await tx.updateCharge(chargeId, { status: 'succeeded', processorRef, updatedAtMs: T0 + 1 });
+    await tx.charges.updateCharge(chargeId, { status: 'succeeded', processorRef, updatedAtMs: T0 + 1 });
     return true;
   });
 
 forEachDialect((store, t) => {
-  const find = (chargeId: string) => store.read((tx) => tx.findCharge(chargeId));
+  const find = (chargeId: string) => store.read((tx) => tx.charges.findCharge(chargeId));
 
   describe('charges', () => {
     test('insertCharges, findCharge: an exact round trip; a charge id is unique', async () => {
@@ -68,8 +69,8 @@ forEachDialect((store, t) => {
         transactionId: newId('tx'),
         details: { amount: 250, usd_charge: 1_000 },
       });
-      await store.write((tx) => tx.insertCharges([refill, plan, proration]));
-      await store.write((tx) => tx.insertCharges([]));
+      await store.write((tx) => tx.charges.insertCharges([refill, plan, proration]));
+      await store.write((tx) => tx.charges.insertCharges([]));
       assert.deepEqual(await find(refill.chargeId), refill);
       assert.deepEqual(await find(plan.chargeId), plan);
       assert.deepEqual(await find(proration.chargeId), proration);
@@ -77,7 +78,7 @@ forEachDialect((store, t) => {
 
       // A repeated id fails the whole batch: the new charge beside it is not written either.
       const fresh = chargeRow(a.companyId, a.accountId);
-      await assert.rejects(store.write((tx) => tx.insertCharges([fresh, { ...refill, usdCents: 1 }])));
+      await assert.rejects(store.write((tx) => tx.charges.insertCharges([fresh, { ...refill, usdCents: 1 }])));
       assert.equal(await find(fresh.chargeId), undefined);
       assert.deepEqual(await find(refill.chargeId), refill);
     });
@@ -88,12 +89,12 @@ forEachDialect((store, t) => {
       // The same instant for all, and a batch of two: the order is that of insertion.
       const charges = Array.from({ length: 5 }, (_, i) => chargeRow(a.companyId, a.accountId, { usdCents: i }));
       const elsewhere = chargeRow(a.companyId, other);
-      await store.write((tx) => tx.insertCharges([charges[0]!, elsewhere]));
-      await store.write((tx) => tx.insertCharges(charges.slice(1, 3)));
-      for (const c of charges.slice(3)) await store.write((tx) => tx.insertCharges([c]));
+      await store.write((tx) => tx.charges.insertCharges([charges[0]!, elsewhere]));
+      await store.write((tx) => tx.charges.insertCharges(charges.slice(1, 3)));
+      for (const c of charges.slice(3)) await store.write((tx) => tx.charges.insertCharges([c]));
       const newestFirst = [...charges].reverse();
       const page = (limit: number, startingAfter?: string) =>
-        store.read((tx) => tx.listCharges(a.accountId, { limit, startingAfter }));
+        store.read((tx) => tx.charges.listCharges(a.accountId, { limit, startingAfter }));
 
       const p1 = await page(2);
       assert.deepEqual(p1, { rows: newestFirst.slice(0, 2), hasMore: true });
@@ -103,24 +104,27 @@ forEachDialect((store, t) => {
       assert.deepEqual(await page(5), { rows: newestFirst, hasMore: false }, 'a page ending at the last row');
       assert.equal(await page(2, newId('ch')), undefined, 'unknown cursor');
       assert.equal(await page(2, elsewhere.chargeId), undefined, "another account's charge is no cursor");
-      assert.deepEqual(await store.read((tx) => tx.listCharges(other, { limit: 10 })), {
+      assert.deepEqual(await store.read((tx) => tx.charges.listCharges(other, { limit: 10 })), {
         rows: [elsewhere],
         hasMore: false,
       });
       const none = await seedAccount(store, a.companyId);
-      assert.deepEqual(await store.read((tx) => tx.listCharges(none, { limit: 10 })), { rows: [], hasMore: false });
+      assert.deepEqual(await store.read((tx) => tx.charges.listCharges(none, { limit: 10 })), {
+        rows: [],
+        hasMore: false,
+      });
     });
 
     test('updateCharge changes the fields given and updated_at, on that one charge', async () => {
       const a = await seedCompanyAndAccount(store);
       const charge = chargeRow(a.companyId, a.accountId, { outboxId: 'ob_1' });
       const untouched = chargeRow(a.companyId, a.accountId);
-      await store.write((tx) => tx.insertCharges([charge, untouched]));
+      await store.write((tx) => tx.charges.insertCharges([charge, untouched]));
 
-      await store.write((tx) => tx.updateCharge(charge.chargeId, { updatedAtMs: T0 + 1 }));
+      await store.write((tx) => tx.charges.updateCharge(charge.chargeId, { updatedAtMs: T0 + 1 }));
       assert.deepEqual(await find(charge.chargeId), { ...charge, updatedAtMs: T0 + 1 });
       await store.write((tx) =>
-        tx.updateCharge(charge.chargeId, {
+        tx.charges.updateCharge(charge.chargeId, {
           status: 'failed',
           failureCode: 'card_declined',
           failureMessage: 'Your card was declined.',
@@ -137,7 +141,7 @@ forEachDialect((store, t) => {
       assert.deepEqual(await find(charge.chargeId), failed);
       // As when a card is attached: pending again, failure cleared (null), a new outbox row.
       await store.write((tx) =>
-        tx.updateCharge(charge.chargeId, {
+        tx.charges.updateCharge(charge.chargeId, {
           status: 'pending',
           failureCode: null,
           failureMessage: null,
@@ -147,7 +151,7 @@ forEachDialect((store, t) => {
       );
       assert.deepEqual(await find(charge.chargeId), { ...charge, outboxId: 'ob_2', updatedAtMs: T0 + 3 });
       await store.write((tx) =>
-        tx.updateCharge(charge.chargeId, {
+        tx.charges.updateCharge(charge.chargeId, {
           status: 'succeeded',
           processorRef: 'pi_9',
           transactionId: 'tx_9',
@@ -168,9 +172,9 @@ forEachDialect((store, t) => {
     test('lockCharge: the charge as stored; of concurrent settlements exactly one finds it pending', async () => {
       const a = await seedCompanyAndAccount(store);
       const charge = chargeRow(a.companyId, a.accountId);
-      await store.write((tx) => tx.insertCharges([charge]));
-      assert.deepEqual(await store.write((tx) => tx.lockCharge(charge.chargeId)), charge);
-      assert.equal(await store.write((tx) => tx.lockCharge(newId('ch'))), undefined);
+      await store.write((tx) => tx.charges.insertCharges([charge]));
+      assert.deepEqual(await store.write((tx) => tx.charges.lockCharge(charge.chargeId)), charge);
+      assert.equal(await store.write((tx) => tx.charges.lockCharge(newId('ch'))), undefined);
 
       const outcomes = await Promise.all(
         Array.from({ length: 8 }, (_, i) => settle(store, charge.chargeId, `pi_${i}`)),
@@ -193,7 +197,7 @@ forEachDialect((store, t) => {
         chargeRow(a.companyId, a.accountId, { status: 'requires_payment_method', ...over });
       const [w1, w2, w3] = [waiting({ reason: 'plan', denomination: null }), waiting(), waiting({ reason: 'overage' })];
       await store.write((tx) =>
-        tx.insertCharges([
+        tx.charges.insertCharges([
           w1!,
           chargeRow(a.companyId, a.accountId, { status: 'pending' }),
           chargeRow(a.companyId, a.accountId, { status: 'failed' }),
@@ -201,15 +205,15 @@ forEachDialect((store, t) => {
           w2!,
         ]),
       );
-      await store.write((tx) => tx.insertCharges([w3!]));
-      assert.deepEqual(await store.write((tx) => tx.lockChargesAwaitingCard(a.accountId)), [w1, w2, w3]);
+      await store.write((tx) => tx.charges.insertCharges([w3!]));
+      assert.deepEqual(await store.write((tx) => tx.charges.lockChargesAwaitingCard(a.accountId)), [w1, w2, w3]);
       // Collected (as when a card is attached): none waits any more.
       await store.write(async (tx) => {
-        for (const c of await tx.lockChargesAwaitingCard(a.accountId))
-          await tx.updateCharge(c.chargeId, { status: 'pending', updatedAtMs: T0 + 1 });
+        for (const c of await tx.charges.lockChargesAwaitingCard(a.accountId))
+          await tx.charges.updateCharge(c.chargeId, { status: 'pending', updatedAtMs: T0 + 1 });
       });
-      assert.deepEqual(await store.write((tx) => tx.lockChargesAwaitingCard(a.accountId)), []);
-      assert.equal((await store.write((tx) => tx.lockChargesAwaitingCard(other))).length, 1);
+      assert.deepEqual(await store.write((tx) => tx.charges.lockChargesAwaitingCard(a.accountId)), []);
+      assert.equal((await store.write((tx) => tx.charges.lockChargesAwaitingCard(other))).length, 1);
     });
 
     test('lockCharge, lockChargesAwaitingCard (PostgreSQL): another lock of the charge waits, then sees the outcome', {
@@ -218,7 +222,7 @@ forEachDialect((store, t) => {
       const a = await seedCompanyAndAccount(store);
       const pending = chargeRow(a.companyId, a.accountId);
       const awaiting = chargeRow(a.companyId, a.accountId, { status: 'requires_payment_method', reason: 'plan' });
-      await store.write((tx) => tx.insertCharges([pending, awaiting]));
+      await store.write((tx) => tx.charges.insertCharges([pending, awaiting]));
 
       for (const [lock, charge, outcome] of [
         ['lockCharge', pending, 'succeeded'],
@@ -227,16 +231,16 @@ forEachDialect((store, t) => {
         const locked = deferred();
         const release = deferred();
         const first = store.write(async (tx) => {
-          if (lock === 'lockCharge') assert.ok(await tx.lockCharge(charge.chargeId));
-          else assert.equal((await tx.lockChargesAwaitingCard(a.accountId)).length, 1);
+          if (lock === 'lockCharge') assert.ok(await tx.charges.lockCharge(charge.chargeId));
+          else assert.equal((await tx.charges.lockChargesAwaitingCard(a.accountId)).length, 1);
           locked.resolve();
           await release.promise;
-          await tx.updateCharge(charge.chargeId, { status: outcome, updatedAtMs: T0 + 5 });
+          await tx.charges.updateCharge(charge.chargeId, { status: outcome, updatedAtMs: T0 + 5 });
         });
         let second: Promise<ChargeRow | undefined> | undefined;
         try {
           await locked.promise;
-          second = store.write((tx) => tx.lockCharge(charge.chargeId));
+          second = store.write((tx) => tx.charges.lockCharge(charge.chargeId));
           assert.equal(await endsOrWaits(t, 'charges', second), 'waits', `${lock}: the second lock waits`);
         } finally {
           release.resolve();
@@ -257,12 +261,12 @@ forEachDialect((store, t) => {
       };
       const write = (charges: ChargeRow[], transactions: TransactionRow[], marker?: [string, string]) =>
         store.write(async (tx) => {
-          await tx.insertTransactions(transactions);
-          await tx.insertCharges(charges);
-          if (marker) await tx.updateRefillState(marker[0], 'tokens', { refillChargeId: marker[1] });
+          await portOf(tx).writeLedger([], [], transactions);
+          await tx.charges.insertCharges(charges);
+          if (marker) await tx.refills.updateRefillState(marker[0], 'tokens', { refillChargeId: marker[1] });
         });
       const audit = async () =>
-        (await store.read((tx) => tx.auditMoneyMovement()))
+        (await store.read((tx) => tx.charges.auditMoneyMovement()))
           .filter((v) => accounts.includes(v.accountId))
           .map((v) => `${v.accountId === accounts[0] ? 'ok' : v.accountId} ${v.denomination}: ${v.problem}`)
           .sort();

@@ -114,11 +114,14 @@ export const sortStrings = (xs: string[]) => [...xs].sort();
 /** Everything the ledger says about one balance, from committed data. */
 export async function balanceState(store: Store, accountId: string, denomination: string) {
   return store.read(async (tx) => {
-    const b = await tx.findBalance(accountId, denomination);
+    const b = await tx.balances.findBalance(accountId, denomination);
     const txs: TransactionRow[] = [];
     let cursor: string | undefined;
     for (;;) {
-      const page = await tx.listTransactions(accountId, denomination, { limit: 100, startingAfter: cursor });
+      const page = await tx.transactions.listTransactions(accountId, denomination, {
+        limit: 100,
+        startingAfter: cursor,
+      });
       assert.ok(page);
       txs.push(...page.rows);
       if (!page.hasMore) break;

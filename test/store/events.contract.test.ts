@@ -6,6 +6,7 @@ import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
 import type { EventRow } from '../../src/store/types.js';
 import { forEachDialect, seedAccount, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 import { T0, balanceState, eventRow, sortStrings, txRow } from './contract-support.js';
+import { portOf } from '../../src/ledger/port.js';
 
 forEachDialect((store, _t) => {
   describe('events', () => {
@@ -26,20 +27,26 @@ forEachDialect((store, _t) => {
         costAmount: 9,
       });
       const e3 = eventRow(a.companyId, a.accountId, { state: 'cancelled', quantity: 0 });
-      await store.write((tx) => tx.insertEvents([e1, e2, e3]));
-      await store.write((tx) => tx.insertEvents([]));
-      assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e1.eventId)), e1);
-      assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e2.eventId)), e2);
-      assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e3.eventId)), e3);
-      assert.equal(await store.read((tx) => tx.findEvent(b.companyId, e1.eventId)), undefined, 'scoped to the company');
+      await store.write((tx) => portOf(tx).writeLedger([e1, e2, e3], [], []));
+      await store.write((tx) => portOf(tx).writeLedger([], [], []));
+      assert.deepEqual(await store.read((tx) => tx.events.findEvent(a.companyId, e1.eventId)), e1);
+      assert.deepEqual(await store.read((tx) => tx.events.findEvent(a.companyId, e2.eventId)), e2);
+      assert.deepEqual(await store.read((tx) => tx.events.findEvent(a.companyId, e3.eventId)), e3);
+      assert.equal(
+        await store.read((tx) => tx.events.findEvent(b.companyId, e1.eventId)),
+        undefined,
+        'scoped to the company',
+      );
 
-      const byIds = await store.read((tx) => tx.findEventsByIds(a.companyId, [e1.eventId, e3.eventId, 'unknown']));
+      const byIds = await store.read((tx) =>
+        tx.events.findEventsByIds(a.companyId, [e1.eventId, e3.eventId, 'unknown']),
+      );
       assert.deepEqual(sortStrings(byIds.map((e) => e.eventId)), sortStrings([e1.eventId, e3.eventId]));
-      assert.deepEqual(await store.read((tx) => tx.findEventsByIds(b.companyId, [e1.eventId])), []);
-      assert.deepEqual(await store.read((tx) => tx.findEventsByIds(a.companyId, [])), []);
+      assert.deepEqual(await store.read((tx) => tx.events.findEventsByIds(b.companyId, [e1.eventId])), []);
+      assert.deepEqual(await store.read((tx) => tx.events.findEventsByIds(a.companyId, [])), []);
 
       const locked = await store.write((tx) =>
-        tx.lockEvents([
+        tx.events.lockEvents([
           { companyId: a.companyId, eventId: e2.eventId },
           { companyId: b.companyId, eventId: e1.eventId },
           { companyId: a.companyId, eventId: 'unknown' },
@@ -56,10 +63,10 @@ forEachDialect((store, _t) => {
         locked.find((e) => e.eventId === e2.eventId),
         e2,
       );
-      assert.deepEqual(await store.write((tx) => tx.lockEvents([])), []);
+      assert.deepEqual(await store.write((tx) => tx.events.lockEvents([])), []);
 
       await store.write((tx) =>
-        tx.updateEvents([
+        portOf(tx).updateEvents([
           {
             companyId: a.companyId,
             eventId: e2.eventId,
@@ -70,7 +77,7 @@ forEachDialect((store, _t) => {
           },
         ]),
       );
-      assert.deepEqual(await store.read((tx) => tx.findEvent(a.companyId, e2.eventId)), {
+      assert.deepEqual(await store.read((tx) => tx.events.findEvent(a.companyId, e2.eventId)), {
         ...e2,
         state: 'complete',
         costAmount: 7,
@@ -79,7 +86,7 @@ forEachDialect((store, _t) => {
         expiresAtMs: null,
       });
       await store.write((tx) =>
-        tx.updateEvents([
+        portOf(tx).updateEvents([
           {
             companyId: b.companyId,
             eventId: e1.eventId,
@@ -91,7 +98,7 @@ forEachDialect((store, _t) => {
         ]),
       );
       assert.deepEqual(
-        await store.read((tx) => tx.findEvent(a.companyId, e1.eventId)),
+        await store.read((tx) => tx.events.findEvent(a.companyId, e1.eventId)),
         e1,
         "another company's update touches nothing",
       );
@@ -132,9 +139,9 @@ forEachDialect((store, _t) => {
           metadata: { s, nested: [s, { [s]: s }] },
         }),
       );
-      await store.write((tx) => tx.insertEvents(rows));
+      await store.write((tx) => portOf(tx).writeLedger(rows, [], []));
       const found = await store.read((tx) =>
-        tx.findEventsByIds(
+        tx.events.findEventsByIds(
           a.companyId,
           rows.map((r) => r.eventId),
         ),
@@ -142,14 +149,14 @@ forEachDialect((store, _t) => {
       assert.equal(found.length, rows.length);
       const byId = new Map(found.map((e) => [e.eventId, e]));
       for (const r of rows) assert.deepEqual(byId.get(r.eventId), r, JSON.stringify(r.eventId));
-      assert.deepEqual(await store.read((tx) => tx.findEventsByIds(a.companyId, ['NULL', 'nul', '"NULL"'])), [
+      assert.deepEqual(await store.read((tx) => tx.events.findEventsByIds(a.companyId, ['NULL', 'nul', '"NULL"'])), [
         found.find((e) => e.eventId === 'NULL'),
       ]);
 
       const entries = awkward.map((s, i) =>
         txRow(a.accountId, 'credits', -(i + 1), -(i + 1), { kind: 'usage', eventId: s, reason: s }),
       );
-      await store.write((tx) => tx.insertTransactions(entries));
+      await store.write((tx) => portOf(tx).writeLedger([], [], entries));
       const { transactions } = await balanceState(store, a.accountId, 'credits');
       assert.deepEqual(
         transactions.map((t) => [t.eventId, t.reason]).reverse(),
@@ -189,9 +196,9 @@ forEachDialect((store, _t) => {
           expiresAtMs: i === 2 ? T0 : null,
         });
       for (const batch of [[0, 1, 2].map(same), [0, 1, 2, 3].map(varied), [same(9)]]) {
-        await store.write((tx) => tx.insertEvents(batch));
+        await store.write((tx) => portOf(tx).writeLedger(batch, [], []));
         const found = await store.read((tx) =>
-          tx.findEventsByIds(
+          tx.events.findEventsByIds(
             a.companyId,
             batch.map((e) => e.eventId),
           ),
@@ -206,7 +213,7 @@ forEachDialect((store, _t) => {
         txRow(a.accountId, 'L', 5, 10, { kind: 'grant', reason: 'NULL' }),
         txRow(a.accountId, 'L', -2, 8, { kind: 'usage', eventId: 'varied-1', createdAtMs: T0 + 9 }),
       ];
-      await store.write((tx) => tx.insertTransactions(rows));
+      await store.write((tx) => portOf(tx).writeLedger([], [], rows));
       assert.deepEqual((await balanceState(store, a.accountId, 'L')).transactions.reverse(), rows);
     });
 
@@ -214,33 +221,45 @@ forEachDialect((store, _t) => {
       const a = await seedCompanyAndAccount(store);
       const b = await seedCompanyAndAccount(store);
       await seedBalance(store, a.companyId, a.accountId, 'credits', 100);
-      await store.write((tx) => tx.insertEvents([eventRow(a.companyId, a.accountId, { eventId: 'same' })]));
-      await store.write((tx) => tx.insertEvents([eventRow(b.companyId, b.accountId, { eventId: 'same' })]));
+      await store.write((tx) =>
+        portOf(tx).writeLedger([eventRow(a.companyId, a.accountId, { eventId: 'same' })], [], []),
+      );
+      await store.write((tx) =>
+        portOf(tx).writeLedger([eventRow(b.companyId, b.accountId, { eventId: 'same' })], [], []),
+      );
 
       const fresh = eventRow(a.companyId, a.accountId);
       await assert.rejects(
         store.write(async (tx) => {
-          await tx.insertEvents([fresh]);
-          await tx.applyBalanceDeltas([{ accountId: a.accountId, denomination: 'credits', amount: -1, pending: 0 }]);
-          await tx.insertTransactions([txRow(a.accountId, 'credits', -1, 99)]);
-          await tx.insertEvents([eventRow(a.companyId, a.accountId, { eventId: 'same' })]);
+          await portOf(tx).writeLedger([fresh], [], []);
+          await portOf(tx).writeLedger(
+            [],
+            [{ accountId: a.accountId, denomination: 'credits', amount: -1, pending: 0 }],
+            [],
+          );
+          await portOf(tx).writeLedger([], [], [txRow(a.accountId, 'credits', -1, 99)]);
+          await portOf(tx).writeLedger([eventRow(a.companyId, a.accountId, { eventId: 'same' })], [], []);
         }),
       );
-      assert.equal(await store.read((tx) => tx.findEvent(a.companyId, fresh.eventId)), undefined);
+      assert.equal(await store.read((tx) => tx.events.findEvent(a.companyId, fresh.eventId)), undefined);
       const { balance, transactions } = await balanceState(store, a.accountId, 'credits');
       assert.equal(balance.amount, 100);
       assert.equal(transactions.length, 1);
 
       await assert.rejects(
         store.write((tx) =>
-          tx.insertEvents([
-            eventRow(a.companyId, a.accountId, { eventId: 'twice' }),
-            eventRow(a.companyId, a.accountId, { eventId: 'twice' }),
-          ]),
+          portOf(tx).writeLedger(
+            [
+              eventRow(a.companyId, a.accountId, { eventId: 'twice' }),
+              eventRow(a.companyId, a.accountId, { eventId: 'twice' }),
+            ],
+            [],
+            [],
+          ),
         ),
         'a duplicate within one batch',
       );
-      assert.equal(await store.read((tx) => tx.findEvent(a.companyId, 'twice')), undefined);
+      assert.equal(await store.read((tx) => tx.events.findEvent(a.companyId, 'twice')), undefined);
     });
 
     test('findExpiredHolds: only pending holds expired by now, oldest first, limit, `only` filter', async () => {
@@ -255,25 +274,28 @@ forEachDialect((store, _t) => {
         done: eventRow(a.companyId, a.accountId, { state: 'complete', expiresAtMs: 500 }),
         cancelled: eventRow(a.companyId, other, { state: 'cancelled', expiresAtMs: 500 }),
       };
-      await store.write((tx) => tx.insertEvents([e.future, e.atNow, e.done, e.mid, e.cancelled, e.old]));
+      await store.write((tx) => portOf(tx).writeLedger([e.future, e.atNow, e.done, e.mid, e.cancelled, e.old], [], []));
       const ids = (rows: EventRow[]) => rows.map((r) => r.eventId);
 
-      assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(3000, 100))), [
+      assert.deepEqual(ids(await store.read((tx) => portOf(tx).findExpiredHolds(3000, 100))), [
         e.old.eventId,
         e.mid.eventId,
         e.atNow.eventId,
       ]);
       assert.deepEqual(
-        ids(await store.write((tx) => tx.findExpiredHolds(3000, 100))),
+        ids(await store.write((tx) => portOf(tx).findExpiredHolds(3000, 100))),
         [e.old.eventId, e.mid.eventId, e.atNow.eventId],
         'inside a write too',
       );
-      assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(3000, 2))), [e.old.eventId, e.mid.eventId]);
-      assert.deepEqual(ids(await store.read((tx) => tx.findExpiredHolds(999, 100))), []);
+      assert.deepEqual(ids(await store.read((tx) => portOf(tx).findExpiredHolds(3000, 2))), [
+        e.old.eventId,
+        e.mid.eventId,
+      ]);
+      assert.deepEqual(ids(await store.read((tx) => portOf(tx).findExpiredHolds(999, 100))), []);
       assert.deepEqual(
         ids(
           await store.read((tx) =>
-            tx.findExpiredHolds(3000, 100, [{ accountId: a.accountId, denomination: 'credits' }]),
+            portOf(tx).findExpiredHolds(3000, 100, [{ accountId: a.accountId, denomination: 'credits' }]),
           ),
         ),
         [e.old.eventId],
@@ -282,7 +304,7 @@ forEachDialect((store, _t) => {
         sortStrings(
           ids(
             await store.read((tx) =>
-              tx.findExpiredHolds(3000, 100, [
+              portOf(tx).findExpiredHolds(3000, 100, [
                 { accountId: other, denomination: 'credits' },
                 { accountId: a.accountId, denomination: 'usd' },
               ]),
@@ -294,7 +316,7 @@ forEachDialect((store, _t) => {
       assert.deepEqual(
         ids(
           await store.read((tx) =>
-            tx.findExpiredHolds(3000, 1, [
+            portOf(tx).findExpiredHolds(3000, 1, [
               { accountId: other, denomination: 'credits' },
               { accountId: a.accountId, denomination: 'usd' },
             ]),
@@ -306,7 +328,7 @@ forEachDialect((store, _t) => {
       assert.deepEqual(
         ids(
           await store.write((tx) =>
-            tx.findExpiredHolds(3000, 100, [
+            portOf(tx).findExpiredHolds(3000, 100, [
               { accountId: other, denomination: 'credits' },
               { accountId: a.accountId, denomination: 'usd' },
             ]),
@@ -314,10 +336,10 @@ forEachDialect((store, _t) => {
         ),
         [e.mid.eventId, e.atNow.eventId],
       );
-      assert.deepEqual(await store.read((tx) => tx.findExpiredHolds(3000, 100, [])), []);
+      assert.deepEqual(await store.read((tx) => portOf(tx).findExpiredHolds(3000, 100, [])), []);
 
       await store.write((tx) =>
-        tx.updateEvents([
+        portOf(tx).updateEvents([
           {
             companyId: a.companyId,
             eventId: e.old.eventId,
@@ -329,12 +351,12 @@ forEachDialect((store, _t) => {
         ]),
       );
       assert.deepEqual(
-        ids(await store.read((tx) => tx.findExpiredHolds(3000, 100))),
+        ids(await store.read((tx) => portOf(tx).findExpiredHolds(3000, 100))),
         [e.mid.eventId, e.atNow.eventId],
         'a settled hold is no longer due',
       );
       await store.write((tx) =>
-        tx.updateEvents(
+        portOf(tx).updateEvents(
           [e.mid, e.atNow].map((x) => ({
             companyId: a.companyId,
             eventId: x.eventId,

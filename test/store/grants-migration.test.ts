@@ -93,7 +93,7 @@ for (const dialect of CLI_DIALECTS) {
         const accountId = await oldBalances(db);
         const store = await openStore(db.url);
         try {
-          const balances = await store.read((tx) => tx.listBalances(accountId));
+          const balances = await store.read((tx) => tx.balances.listBalances(accountId));
           const by = new Map(balances.map((b) => [b.denomination, b]));
           const tokens = by.get('tokens')!;
           assert.equal(tokens.amount, 500);
@@ -121,20 +121,20 @@ for (const dialect of CLI_DIALECTS) {
           assert.equal(by.get('credits')!.amount, -20);
           assert.deepEqual(by.get('units')!.grants, []);
 
-          const row = await store.read((tx) => tx.findGrant('c_old', lot.grantId));
+          const row = await store.read((tx) => tx.grants.findGrant('c_old', lot.grantId));
           assert.equal(row?.source, 'initial');
           assert.equal(row?.amount, 500);
           assert.equal(row?.accountId, accountId);
           assert.equal(row?.denomination, 'tokens');
           const listed = await store.read((tx) =>
-            tx.listGrants('c_old', { statuses: ['active'], nowMs: T0 }, { limit: 10 }),
+            tx.grants.listGrants('c_old', { statuses: ['active'], nowMs: T0 }, { limit: 10 }),
           );
           assert.deepEqual(
             listed?.rows.map((g) => g.grantId),
             [lot.grantId],
           );
           assert.deepEqual(
-            await store.read(async (tx) => [...(await tx.auditLedger()), ...(await auditGrants(tx))]),
+            await store.read(async (tx) => [...(await tx.transactions.auditLedger()), ...(await auditGrants(tx))]),
             [],
           );
 
@@ -146,7 +146,7 @@ for (const dialect of CLI_DIALECTS) {
           assert.deepEqual(posted.transactions[0]?.drawnFrom, [{ grantId: lot.grantId, amount: 120 }]);
           assert.equal(posted.transactions[0]?.balanceAfter, 380);
           assert.deepEqual(
-            await store.read(async (tx) => [...(await tx.auditLedger()), ...(await auditGrants(tx))]),
+            await store.read(async (tx) => [...(await tx.transactions.auditLedger()), ...(await auditGrants(tx))]),
             [],
           );
         } finally {

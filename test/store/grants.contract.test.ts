@@ -15,12 +15,13 @@ import {
   encodeLots,
   storesSame,
 } from '../../src/store/grants/sql.js';
-import type { GrantLot } from '../../src/store/grants/types.js';
+import type { Grant } from '../../src/store/grants/types.js';
 import type { BalanceRow, Store } from '../../src/store/types.js';
 import { forEachDialect, seedBalance, seedCompanyAndAccount } from '../support/stores.js';
 import { T0, ledger } from './contract-support.js';
+import { portOf } from '../../src/ledger/port.js';
 
-const lotArb: fc.Arbitrary<GrantLot> = fc
+const lotArb: fc.Arbitrary<Grant> = fc
   .record({
     n: fc.integer({ min: 0, max: 1_000 }),
     remaining: fc.integer({ min: 0, max: 1_000 }),
@@ -62,7 +63,7 @@ describe('grants: the stored form', () => {
   });
 
   test('the drawing head is stored without its remaining exactly when the amount gives it', () => {
-    const head: GrantLot = {
+    const head: Grant = {
       grantId: 'g_head',
       amount: 100,
       remaining: 60,
@@ -76,7 +77,7 @@ describe('grants: the stored form', () => {
       opened: true,
       closed: false,
     };
-    const rest: GrantLot = { ...head, grantId: 'g_rest', amount: 500, remaining: 500, held: 0, priority: 50 };
+    const rest: Grant = { ...head, grantId: 'g_rest', amount: 500, remaining: 500, held: 0, priority: 50 };
     const before = encodeLots([head, rest], 560);
     assert.ok(before.startsWith('[["g_head",100,null,10,'), before);
     // Units drawn from the head: the same text, the amount tells the new remaining.
@@ -179,10 +180,10 @@ describe('grants: the stored form', () => {
   });
 });
 
-forEachDialect((store) => {
+forEachDialect((store, t) => {
   describe('grants', () => {
     async function balance(accountId: string): Promise<BalanceRow> {
-      const b = await store.read((tx) => tx.findBalance(accountId, 'credits'));
+      const b = await store.read((tx) => tx.balances.findBalance(accountId, 'credits'));
       assert.ok(b);
       return b;
     }
@@ -211,7 +212,7 @@ forEachDialect((store) => {
       for (const units of [5, 40]) {
         // 5 from the grant being drawn (the text stays), then 40 across both grants (the text is written)
         const posted = await store.write(async (tx) => {
-          await tx.updateRefillSettings(a.accountId, 'credits', {
+          await tx.refills.updateRefillSettings(a.accountId, 'credits', {
             refillThreshold: 1,
             refillAmount: 50 + units,
             refillUsdCents: 500,
@@ -220,7 +221,7 @@ forEachDialect((store) => {
             monthlyAnchorAtMs: T0 + units,
             nextRefillAtMs: null,
           });
-          await tx.setPlanBalance(a.accountId, 'credits', 10, '50');
+          await tx.plans.setPlanBalance(a.accountId, 'credits', 10, '50');
           const p = await ledger.open(tx, [owner], T0);
           const posted = await p.post([{ ...owner, apply: (lots) => take(lots, units, T0) }]);
           return posted.balances.get(balanceKey(a.accountId, 'credits'));
@@ -256,9 +257,9 @@ forEachDialect((store) => {
           newGrantRow(owner, { amount: i + 1, source: 'plan', priority: 100 }, T0),
         ),
       ];
-      await store.write((tx) => tx.insertGrants(rows));
-      for (const r of rows) assert.deepEqual(await store.read((tx) => tx.findGrant(a.companyId, r.grantId)), r);
-      await store.write((tx) => tx.insertGrants([]));
+      await store.write((tx) => portOf(tx).insertGrants(rows));
+      for (const r of rows) assert.deepEqual(await store.read((tx) => tx.grants.findGrant(a.companyId, r.grantId)), r);
+      await store.write((tx) => portOf(tx).insertGrants([]));
     });
 
     test('events drawing from the head leave the grants text; the next grant, a new grant, debt write it', async () => {
@@ -272,30 +273,40 @@ forEachDialect((store) => {
         ],
       );
 
+      // How the row stores its grants: the store's own business, seen only through raw SQL.
+      const grantsText = async () =>
+        (
+          await t.query('SELECT grants FROM balances WHERE account_id = ? AND denomination = ?', [
+            a.accountId,
+            'credits',
+          ])
+        )[0]!.grants;
       await takeUnits(store, a.accountId, 5);
-      const first = await balance(a.accountId);
+      const firstText = await grantsText();
       await takeUnits(store, a.accountId, 7);
       const second = await balance(a.accountId);
+      const secondText = await grantsText();
       assert.equal(second.amount, 118);
       assert.deepEqual(
         second.grants.map((g) => g.remaining),
         [18, 100],
       );
-      assert.equal(second.grantsText, first.grantsText, 'only the amount moved');
+      assert.equal(secondText, firstText, 'only the amount moved');
 
       await takeUnits(store, a.accountId, 20); // 18 from the first grant, 2 from the initial one
       const crossed = await balance(a.accountId);
+      const crossedText = await grantsText();
       assert.deepEqual(
         crossed.grants.map((g) => [g.grantId, g.remaining]),
         [[second.grants[1]!.grantId, 98]],
       );
-      assert.notEqual(crossed.grantsText, second.grantsText);
+      assert.notEqual(crossedText, secondText);
 
       await takeUnits(store, a.accountId, 100); // into debt: 2 owed
       const owing = await balance(a.accountId);
       assert.equal(owing.amount, -2);
       assert.deepEqual(owing.grants, [], 'the used-up grant left the lots');
-      const page = await store.read((tx) => tx.listTransactions(a.accountId, 'credits', { limit: 10 }));
+      const page = await store.read((tx) => tx.transactions.listTransactions(a.accountId, 'credits', { limit: 10 }));
       assert.ok(page);
       assert.deepEqual(
         page.rows.slice(0, 4).map((t) => [t.amount, t.drawnFrom?.map((d) => d.amount)]),

@@ -85,18 +85,18 @@ forEachDialect(
       const failed = outcomes.filter((o) => o.status === 'rejected' || !o.value.ok);
       assert.equal(failed.length, 0, `every other request succeeds (${failed.length} of ${N} failed)`);
 
-      const balance = await store.read((tx) => tx.findBalance(busy.accountId, 'credits'));
+      const balance = await store.read((tx) => tx.balances.findBalance(busy.accountId, 'credits'));
       assert.equal(balance!.amount, 10_000 - 3 * N, 'each request deducted exactly once');
       const events = await store.read((tx) =>
-        tx.findEventsByIds(
+        tx.events.findEventsByIds(
           busy.companyId,
           Array.from({ length: N }, (_, i) => `busy-${i}`),
         ),
       );
       assert.equal(events.length, N, 'each event recorded');
-      const untouched = await store.read((tx) => tx.findBalance(bad.accountId, 'credits'));
+      const untouched = await store.read((tx) => tx.balances.findBalance(bad.accountId, 'credits'));
       assert.equal(untouched!.amount, 10_000, 'the refused request changed nothing');
-      assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
+      assert.deepEqual(await store.read((tx) => tx.transactions.auditLedger()), []);
     });
 
     test("a company's backlog does not keep another company's request out of the next group", async () => {

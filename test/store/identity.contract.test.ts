@@ -11,7 +11,7 @@ forEachDialect((store) => {
     test('insertUser returns the row with its id; find by email and by id', async () => {
       const email = `${newId('a')}@example.test`;
       const inserted = await store.write((tx) =>
-        tx.insertUser({
+        tx.identity.insertUser({
           name: 'Ada Lovelace',
           email,
           passwordHash: 'h1',
@@ -30,16 +30,16 @@ forEachDialect((store) => {
         emailVerified: false,
         createdAtMs: T0,
       });
-      assert.deepEqual(await store.read((tx) => tx.findUserByEmail(email)), inserted);
-      assert.deepEqual(await store.read((tx) => tx.findUserById(inserted.id)), inserted);
-      assert.equal(await store.read((tx) => tx.findUserByEmail(`nobody-${email}`)), undefined);
-      assert.equal(await store.read((tx) => tx.findUserById(inserted.id + 1_000_000)), undefined);
+      assert.deepEqual(await store.read((tx) => tx.identity.findUserByEmail(email)), inserted);
+      assert.deepEqual(await store.read((tx) => tx.identity.findUserById(inserted.id)), inserted);
+      assert.equal(await store.read((tx) => tx.identity.findUserByEmail(`nobody-${email}`)), undefined);
+      assert.equal(await store.read((tx) => tx.identity.findUserById(inserted.id + 1_000_000)), undefined);
     });
 
     test('updateUser changes name and email', async () => {
       const email = `${newId('a')}@example.test`;
       const u = await store.write((tx) =>
-        tx.insertUser({
+        tx.identity.insertUser({
           name: 'A',
           email,
           passwordHash: 'h',
@@ -49,19 +49,19 @@ forEachDialect((store) => {
         }),
       );
       const email2 = `new-${email}`;
-      await store.write((tx) => tx.updateUser(u.id, { name: 'B', email: email2 }));
-      const found = await store.read((tx) => tx.findUserById(u.id));
+      await store.write((tx) => tx.identity.updateUser(u.id, { name: 'B', email: email2 }));
+      const found = await store.read((tx) => tx.identity.findUserById(u.id));
       assert.deepEqual(found, { ...u, name: 'B', email: email2 });
       assert.equal(found!.emailVerified, true);
       assert.equal(found!.dateOfBirth, '1990-01-01');
-      assert.equal(await store.read((tx) => tx.findUserByEmail(email)), undefined);
+      assert.equal(await store.read((tx) => tx.identity.findUserByEmail(email)), undefined);
     });
 
     test('a duplicate email makes the write reject, and nothing of that transaction is kept', async () => {
       const email = `${newId('a')}@example.test`;
       const other = `${newId('a')}@example.test`;
       await store.write((tx) =>
-        tx.insertUser({
+        tx.identity.insertUser({
           name: 'First',
           email,
           passwordHash: 'h',
@@ -72,7 +72,7 @@ forEachDialect((store) => {
       );
       await assert.rejects(
         store.write(async (tx) => {
-          await tx.insertUser({
+          await tx.identity.insertUser({
             name: 'Other',
             email: other,
             passwordHash: 'h',
@@ -80,7 +80,7 @@ forEachDialect((store) => {
             emailVerified: false,
             createdAtMs: T0,
           });
-          await tx.insertUser({
+          await tx.identity.insertUser({
             name: 'Dup',
             email,
             passwordHash: 'h',
@@ -90,13 +90,13 @@ forEachDialect((store) => {
           });
         }),
       );
-      assert.equal(await store.read((tx) => tx.findUserByEmail(other)), undefined);
-      assert.equal((await store.read((tx) => tx.findUserByEmail(email)))!.name, 'First');
+      assert.equal(await store.read((tx) => tx.identity.findUserByEmail(other)), undefined);
+      assert.equal((await store.read((tx) => tx.identity.findUserByEmail(email)))!.name, 'First');
     });
 
     test('companies and membership', async () => {
       const s = await seedCompanyAndAccount(store);
-      const c = await store.read((tx) => tx.findCompany(s.companyId));
+      const c = await store.read((tx) => tx.identity.findCompany(s.companyId));
       assert.deepEqual(c, {
         companyId: s.companyId,
         name: c!.name,
@@ -105,10 +105,10 @@ forEachDialect((store) => {
         processorApiKey: null,
         createdAtMs: T0,
       });
-      assert.equal(await store.read((tx) => tx.isCompanyMember(s.companyId, s.userId)), true);
+      assert.equal(await store.read((tx) => tx.identity.isCompanyMember(s.companyId, s.userId)), true);
 
       const stranger = await store.write((tx) =>
-        tx.insertUser({
+        tx.identity.insertUser({
           name: 'S',
           email: `${newId('a')}@example.test`,
           passwordHash: 'h',
@@ -117,17 +117,17 @@ forEachDialect((store) => {
           createdAtMs: T0,
         }),
       );
-      assert.equal(await store.read((tx) => tx.isCompanyMember(s.companyId, stranger.id)), false);
-      await store.write((tx) => tx.addCompanyMember(s.companyId, stranger.id, 'member'));
-      assert.equal(await store.read((tx) => tx.isCompanyMember(s.companyId, stranger.id)), true);
+      assert.equal(await store.read((tx) => tx.identity.isCompanyMember(s.companyId, stranger.id)), false);
+      await store.write((tx) => tx.identity.addCompanyMember(s.companyId, stranger.id, 'member'));
+      assert.equal(await store.read((tx) => tx.identity.isCompanyMember(s.companyId, stranger.id)), true);
       await assert.rejects(
-        store.write((tx) => tx.addCompanyMember(s.companyId, stranger.id, 'member')),
+        store.write((tx) => tx.identity.addCompanyMember(s.companyId, stranger.id, 'member')),
         'a membership exists once',
       );
 
       const stripeId = newId('c');
       await store.write((tx) =>
-        tx.insertCompany({
+        tx.identity.insertCompany({
           companyId: stripeId,
           name: 'S Co',
           ownerUserId: stranger.id,
@@ -136,7 +136,7 @@ forEachDialect((store) => {
           createdAtMs: T0 + 1,
         }),
       );
-      assert.deepEqual(await store.read((tx) => tx.findCompany(stripeId)), {
+      assert.deepEqual(await store.read((tx) => tx.identity.findCompany(stripeId)), {
         companyId: stripeId,
         name: 'S Co',
         ownerUserId: stranger.id,
@@ -144,8 +144,8 @@ forEachDialect((store) => {
         processorApiKey: 'rk_test_1',
         createdAtMs: T0 + 1,
       });
-      assert.equal(await store.read((tx) => tx.findCompany(newId('c'))), undefined);
-      assert.equal(await store.read((tx) => tx.isCompanyMember(stripeId, s.userId)), false);
+      assert.equal(await store.read((tx) => tx.identity.findCompany(newId('c'))), undefined);
+      assert.equal(await store.read((tx) => tx.identity.isCompanyMember(stripeId, s.userId)), false);
     });
   });
 
@@ -181,32 +181,40 @@ forEachDialect((store) => {
         lastUsedAtMs: null,
       };
       await store.write(async (tx) => {
-        await tx.insertApiKey(k2);
-        await tx.insertApiKey(k1);
-        await tx.insertApiKey(kb);
+        await tx.identity.insertApiKey(k2);
+        await tx.identity.insertApiKey(k1);
+        await tx.identity.insertApiKey(kb);
       });
-      assert.deepEqual(await store.read((tx) => tx.findApiKeyByDigest(k1.digest)), k1);
-      assert.equal(await store.read((tx) => tx.findApiKeyByDigest('0'.repeat(64))), undefined);
+      assert.deepEqual(await store.read((tx) => tx.identity.findApiKeyByDigest(k1.digest)), k1);
+      assert.equal(await store.read((tx) => tx.identity.findApiKeyByDigest('0'.repeat(64))), undefined);
       assert.deepEqual(
-        await store.read((tx) => tx.listApiKeys(a.companyId)),
+        await store.read((tx) => tx.identity.listApiKeys(a.companyId)),
         [k1, k2],
         'oldest first, only this company',
       );
 
       assert.equal(
-        await store.write((tx) => tx.revokeApiKey(b.companyId, k1.keyId, T0 + 5)),
+        await store.write((tx) => tx.identity.revokeApiKey(b.companyId, k1.keyId, T0 + 5)),
         false,
         'another company cannot revoke it',
       );
-      assert.equal(await store.write((tx) => tx.revokeApiKey(a.companyId, k1.keyId, T0 + 5)), true);
-      assert.equal(await store.write((tx) => tx.revokeApiKey(a.companyId, k1.keyId, T0 + 6)), false, 'second revoke');
-      assert.equal(await store.write((tx) => tx.revokeApiKey(a.companyId, newId('key'), T0 + 6)), false, 'unknown key');
+      assert.equal(await store.write((tx) => tx.identity.revokeApiKey(a.companyId, k1.keyId, T0 + 5)), true);
       assert.equal(
-        (await store.read((tx) => tx.findApiKeyByDigest(k1.digest)))!.revokedAtMs,
+        await store.write((tx) => tx.identity.revokeApiKey(a.companyId, k1.keyId, T0 + 6)),
+        false,
+        'second revoke',
+      );
+      assert.equal(
+        await store.write((tx) => tx.identity.revokeApiKey(a.companyId, newId('key'), T0 + 6)),
+        false,
+        'unknown key',
+      );
+      assert.equal(
+        (await store.read((tx) => tx.identity.findApiKeyByDigest(k1.digest)))!.revokedAtMs,
         T0 + 5,
         'first revocation time kept',
       );
-      assert.equal((await store.read((tx) => tx.findApiKeyByDigest(k2.digest)))!.revokedAtMs, null);
+      assert.equal((await store.read((tx) => tx.identity.findApiKeyByDigest(k2.digest)))!.revokedAtMs, null);
     });
 
     test('markApiKeyUsed moves last_used_at forward only, on that key only', async () => {
@@ -223,27 +231,27 @@ forEachDialect((store) => {
       const used = key('sk_u', T0);
       const unused = key('sk_n', T0 + 1);
       await store.write(async (tx) => {
-        await tx.insertApiKey(used);
-        await tx.insertApiKey(unused);
+        await tx.identity.insertApiKey(used);
+        await tx.identity.insertApiKey(unused);
       });
       const lastUsed = async (k: { digest: string }) =>
-        (await store.read((tx) => tx.findApiKeyByDigest(k.digest)))!.lastUsedAtMs;
+        (await store.read((tx) => tx.identity.findApiKeyByDigest(k.digest)))!.lastUsedAtMs;
       assert.equal(await lastUsed(used), null, 'a new key was never used');
 
-      assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 60_000)), true);
+      assert.equal(await store.write((tx) => tx.identity.markApiKeyUsed(used.keyId, T0 + 60_000)), true);
       assert.equal(await lastUsed(used), T0 + 60_000);
       assert.equal(
-        await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 30_000)),
+        await store.write((tx) => tx.identity.markApiKeyUsed(used.keyId, T0 + 30_000)),
         false,
         'an earlier time (a slower process) does not move it back',
       );
-      assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 60_000)), false, 'same time');
+      assert.equal(await store.write((tx) => tx.identity.markApiKeyUsed(used.keyId, T0 + 60_000)), false, 'same time');
       assert.equal(await lastUsed(used), T0 + 60_000);
-      assert.equal(await store.write((tx) => tx.markApiKeyUsed(used.keyId, T0 + 120_000)), true);
-      assert.equal(await store.write((tx) => tx.markApiKeyUsed(newId('key'), T0)), false, 'unknown key');
+      assert.equal(await store.write((tx) => tx.identity.markApiKeyUsed(used.keyId, T0 + 120_000)), true);
+      assert.equal(await store.write((tx) => tx.identity.markApiKeyUsed(newId('key'), T0)), false, 'unknown key');
 
       assert.deepEqual(
-        (await store.read((tx) => tx.listApiKeys(a.companyId))).map((k) => [k.prefix, k.lastUsedAtMs]),
+        (await store.read((tx) => tx.identity.listApiKeys(a.companyId))).map((k) => [k.prefix, k.lastUsedAtMs]),
         [
           ['sk_u', T0 + 120_000],
           ['sk_n', null],
@@ -256,7 +264,7 @@ forEachDialect((store) => {
       const a = await seedCompanyAndAccount(store);
       const digest = newId('key');
       await store.write((tx) =>
-        tx.insertApiKey({
+        tx.identity.insertApiKey({
           keyId: newId('key'),
           companyId: a.companyId,
           digest,
@@ -268,7 +276,7 @@ forEachDialect((store) => {
       );
       await assert.rejects(
         store.write((tx) =>
-          tx.insertApiKey({
+          tx.identity.insertApiKey({
             keyId: newId('key'),
             companyId: a.companyId,
             digest,
@@ -279,7 +287,7 @@ forEachDialect((store) => {
           }),
         ),
       );
-      assert.equal((await store.read((tx) => tx.listApiKeys(a.companyId))).length, 1);
+      assert.equal((await store.read((tx) => tx.identity.listApiKeys(a.companyId))).length, 1);
     });
   });
 });

@@ -72,7 +72,7 @@ test('a writer thread that dies mid-group is replaced; the lost group changed no
 
     await assert.rejects(worker.ingest(Date.now(), [req]), /writer thread exited \(code 1\)/);
     assert.equal(
-      (await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount,
+      (await store.read((tx) => tx.balances.findBalance(s.accountId, 'tokens')))!.amount,
       1000,
       'the lost group applied nothing',
     );
@@ -80,11 +80,11 @@ test('a writer thread that dies mid-group is replaced; the lost group changed no
     const [outcome] = await worker.ingest(Date.now(), [req]);
     assert.ok(outcome?.ok, JSON.stringify(outcome));
     assert.equal(
-      (await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount,
+      (await store.read((tx) => tx.balances.findBalance(s.accountId, 'tokens')))!.amount,
       993,
       'the next group, on a new thread, applied once',
     );
-    assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
+    assert.deepEqual(await store.read((tx) => tx.transactions.auditLedger()), []);
 
     // The writer lock was let go with the failed group: the main connection can write.
     await seedBalance(store, s.companyId, s.accountId, 'credits', 5);
@@ -102,16 +102,16 @@ test('a writer thread that cannot start fails the groups sent meanwhile; a group
     // before the backoff is over (no new thread yet).
     await assert.rejects(worker.ingest(Date.now(), [req]), /this thread cannot start/);
     await assert.rejects(worker.ingest(Date.now(), [req]), /this thread cannot start/);
-    assert.equal((await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount, 1000);
+    assert.equal((await store.read((tx) => tx.balances.findBalance(s.accountId, 'tokens')))!.amount, 1000);
 
     await sleep(RESTART_BACKOFF_MS + 100);
     const [outcome] = await worker.ingest(Date.now(), [req]);
     assert.ok(outcome?.ok, JSON.stringify(outcome));
     assert.equal(
-      (await store.read((tx) => tx.findBalance(s.accountId, 'tokens')))!.amount,
+      (await store.read((tx) => tx.balances.findBalance(s.accountId, 'tokens')))!.amount,
       993,
       'applied once, by the thread started after the backoff',
     );
-    assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
+    assert.deepEqual(await store.read((tx) => tx.transactions.auditLedger()), []);
   });
 });

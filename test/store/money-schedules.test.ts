@@ -10,7 +10,7 @@ const WORKERS = 8;
 
 async function seed(store: Store): Promise<string[]> {
   return store.write(async (tx) => {
-    const user = await tx.insertUser({
+    const user = await tx.identity.insertUser({
       name: 'U',
       email: `u${Math.random()}@example.com`,
       passwordHash: 'x',
@@ -18,7 +18,7 @@ async function seed(store: Store): Promise<string[]> {
       emailVerified: false,
       createdAtMs: 0,
     });
-    await tx.insertCompany({
+    await tx.identity.insertCompany({
       companyId: 'c_1',
       name: 'C',
       ownerUserId: user.id,
@@ -26,7 +26,7 @@ async function seed(store: Store): Promise<string[]> {
       processorApiKey: null,
       createdAtMs: 0,
     });
-    await tx.insertPlan({
+    await tx.plans.insertPlan({
       planId: 'p_1',
       companyId: 'c_1',
       name: 'P',
@@ -42,7 +42,7 @@ async function seed(store: Store): Promise<string[]> {
     for (let i = 0; i < ACCOUNTS; i++) {
       const accountId = `a_${i}`;
       ids.push(accountId);
-      await tx.insertAccount({
+      await tx.accounts.insertAccount({
         accountId,
         companyId: 'c_1',
         name: null,
@@ -52,7 +52,7 @@ async function seed(store: Store): Promise<string[]> {
         planId: 'p_1',
         createdAtMs: 0,
       });
-      await tx.insertBalance({
+      await tx.balances.insertBalance({
         accountId,
         companyId: 'c_1',
         denomination: 'tokens',
@@ -66,7 +66,7 @@ async function seed(store: Store): Promise<string[]> {
       });
       // Half are due at 1000, half only at 5000.
       const due = i % 2 === 0 ? 1000 : 5000;
-      await tx.updateRefillSettings(accountId, 'tokens', {
+      await tx.refills.updateRefillSettings(accountId, 'tokens', {
         refillThreshold: null,
         refillAmount: 1,
         refillUsdCents: 1,
@@ -75,7 +75,7 @@ async function seed(store: Store): Promise<string[]> {
         monthlyAnchorAtMs: due,
         nextRefillAtMs: due,
       });
-      await tx.insertAccountPlan({
+      await tx.plans.insertAccountPlan({
         accountId,
         companyId: 'c_1',
         planId: 'p_1',
@@ -99,11 +99,14 @@ for (const dialect of HTTP_DIALECTS) {
         const worker = async () => {
           for (;;) {
             const got = await store.write(async (tx) => {
-              const b = await tx.claimDueMonthlyRefill(2000);
+              const b = await tx.refills.claimDueMonthlyRefill(2000);
               // What the monthly job does: the refill goes in flight, so nobody claims the row again.
-              if (b) await tx.updateRefillState(b.accountId, b.denomination, { refillChargeId: `ch_${b.accountId}` });
-              const p = await tx.claimDuePlanRenewal(2000);
-              if (p) await tx.updateAccountPlanPeriod(p.accountId, p.nextRenewalAtMs, 99_000);
+              if (b)
+                await tx.refills.updateRefillState(b.accountId, b.denomination, {
+                  refillChargeId: `ch_${b.accountId}`,
+                });
+              const p = await tx.plans.claimDuePlanRenewal(2000);
+              if (p) await tx.plans.updateAccountPlanPeriod(p.accountId, p.nextRenewalAtMs, 99_000);
               return { b: b?.accountId, p: p?.accountId };
             });
             if (got.b) refills.push(got.b);
@@ -115,7 +118,7 @@ for (const dialect of HTTP_DIALECTS) {
         const due = Array.from({ length: ACCOUNTS / 2 }, (_, i) => `a_${i * 2}`).sort();
         assert.deepEqual([...refills].sort(), due, 'each due balance claimed exactly once, none early');
         assert.deepEqual([...renewals].sort(), due, 'each due plan account claimed exactly once, none early');
-        const later = await store.write((tx) => tx.claimDueMonthlyRefill(10_000).then((b) => b?.accountId));
+        const later = await store.write((tx) => tx.refills.claimDueMonthlyRefill(10_000).then((b) => b?.accountId));
         assert.match(later ?? '', /^a_\d*[13579]$/, 'in-flight balances are skipped; later ones come due');
       } finally {
         await drop();

@@ -19,16 +19,16 @@ forEachDialect((store, t) => {
         createdAtMs: T0,
       };
       const o2 = { ...o1, outboxId: newId('ob'), topic: 'charge.refill', payload: {} };
-      await store.write((tx) => tx.insertOutbox([o1, o2]));
-      await store.write((tx) => tx.insertOutbox([]));
+      await store.write((tx) => tx.outbox.insertOutbox([o1, o2]));
+      await store.write((tx) => tx.outbox.insertOutbox([]));
       await assert.rejects(
         store.write(async (tx) => {
-          await tx.insertOutbox([{ ...o1, outboxId: newId('ob') }]);
+          await tx.outbox.insertOutbox([{ ...o1, outboxId: newId('ob') }]);
           throw new Error('abort');
         }),
       );
       await assert.rejects(
-        store.write((tx) => tx.insertOutbox([o1])),
+        store.write((tx) => tx.outbox.insertOutbox([o1])),
         'outbox ids are unique',
       );
       const rows = await t.query(

@@ -10,7 +10,7 @@ for (const dialect of HTTP_DIALECTS) {
       const { store, drop } = await freshStore(dialect);
       try {
         await store.write((tx) =>
-          tx.insertOutbox([
+          tx.outbox.insertOutbox([
             {
               outboxId: 'ob_1',
               companyId: 'c_1',
@@ -46,7 +46,7 @@ for (const dialect of HTTP_DIALECTS) {
             { outboxId: 'ob_5', companyId: 'c_1', topic: 'webhookXlike', payload: {}, runAtMs: 100, createdAtMs: 1 },
           ]),
         );
-        const first = await store.write((tx) => tx.claimOutbox('webhook.', 1000, 500, 10));
+        const first = await store.write((tx) => tx.outbox.claimOutbox('webhook.', 1000, 500, 10));
         assert.deepEqual(
           first.map((r) => r.outboxId),
           ['ob_1', 'ob_2'],
@@ -55,14 +55,14 @@ for (const dialect of HTTP_DIALECTS) {
         assert.equal(first[0]!.attempts, 1);
         assert.equal(first[0]!.claimedUntilMs, 1500);
         assert.deepEqual(
-          await store.write((tx) => tx.claimOutbox('webhook.', 1200, 500, 10)),
+          await store.write((tx) => tx.outbox.claimOutbox('webhook.', 1200, 500, 10)),
           [],
           'leased rows are not claimed again',
         );
-        await store.write((tx) => tx.retryOutbox('ob_1', 3000, 'HTTP 500'));
-        await store.write((tx) => tx.completeOutbox('ob_2', 1300));
-        assert.deepEqual(await store.write((tx) => tx.claimOutbox('webhook.', 2000, 500, 10)), []);
-        const again = await store.write((tx) => tx.claimOutbox('webhook.', 6000, 500, 10));
+        await store.write((tx) => tx.outbox.retryOutbox('ob_1', 3000, 'HTTP 500'));
+        await store.write((tx) => tx.outbox.completeOutbox('ob_2', 1300));
+        assert.deepEqual(await store.write((tx) => tx.outbox.claimOutbox('webhook.', 2000, 500, 10)), []);
+        const again = await store.write((tx) => tx.outbox.claimOutbox('webhook.', 6000, 500, 10));
         assert.deepEqual(
           again.map((r) => [r.outboxId, r.attempts]),
           [
@@ -70,7 +70,7 @@ for (const dialect of HTTP_DIALECTS) {
             ['ob_4', 1],
           ],
         );
-        const expired = await store.write((tx) => tx.claimOutbox('webhook.', 7000, 500, 10));
+        const expired = await store.write((tx) => tx.outbox.claimOutbox('webhook.', 7000, 500, 10));
         assert.deepEqual(
           expired.map((r) => r.outboxId),
           ['ob_1', 'ob_4'],
@@ -92,9 +92,9 @@ for (const dialect of HTTP_DIALECTS) {
           runAtMs: i,
           createdAtMs: 0,
         }));
-        await store.write((tx) => tx.insertOutbox(rows));
+        await store.write((tx) => tx.outbox.insertOutbox(rows));
         const claims = await Promise.all(
-          Array.from({ length: 12 }, () => store.write((tx) => tx.claimOutbox('t.', 1000, 60_000, 40))),
+          Array.from({ length: 12 }, () => store.write((tx) => tx.outbox.claimOutbox('t.', 1000, 60_000, 40))),
         );
         const ids = claims.flat().map((r) => r.outboxId);
         assert.equal(new Set(ids).size, ids.length, 'no row claimed twice');

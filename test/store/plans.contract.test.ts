@@ -32,7 +32,7 @@ function planRow(companyId: string, over: Partial<PlanRow> = {}): PlanRow {
 async function accountsOnPlan(store: Store, dueAtMs: number[]): Promise<{ companyId: string; rows: AccountPlanRow[] }> {
   const { companyId } = await seedCompanyAndAccount(store);
   const plan = planRow(companyId);
-  await store.write((tx) => tx.insertPlan(plan));
+  await store.write((tx) => tx.plans.insertPlan(plan));
   const rows: AccountPlanRow[] = [];
   for (const due of dueAtMs) {
     const row = {
@@ -43,7 +43,7 @@ async function accountsOnPlan(store: Store, dueAtMs: number[]): Promise<{ compan
       periodStartMs: 0,
       nextRenewalAtMs: due,
     };
-    await store.write((tx) => tx.insertAccountPlan(row));
+    await store.write((tx) => tx.plans.insertAccountPlan(row));
     rows.push(row);
   }
   return { companyId, rows };
@@ -52,8 +52,8 @@ async function accountsOnPlan(store: Store, dueAtMs: number[]): Promise<{ compan
 /** What the renewal job does with a claimed account: its period moves on, past every claim of these tests. */
 const renew = (store: Store, nowMs: number) =>
   store.write(async (tx) => {
-    const due = await tx.claimDuePlanRenewal(nowMs);
-    if (due) await tx.updateAccountPlanPeriod(due.accountId, due.nextRenewalAtMs, FAR);
+    const due = await tx.plans.claimDuePlanRenewal(nowMs);
+    if (due) await tx.plans.updateAccountPlanPeriod(due.accountId, due.nextRenewalAtMs, FAR);
     return due;
   });
 
@@ -76,23 +76,27 @@ forEachDialect((store, t) => {
       });
       const bare = planRow(a.companyId, { name: 'Empty' });
       await store.write(async (tx) => {
-        await tx.insertPlan(plan);
-        await tx.insertPlan(bare);
+        await tx.plans.insertPlan(plan);
+        await tx.plans.insertPlan(bare);
       });
-      assert.deepEqual(await store.read((tx) => tx.findPlan(a.companyId, plan.planId)), plan);
-      assert.deepEqual(await store.read((tx) => tx.findPlan(a.companyId, bare.planId)), bare, 'a plan without entries');
+      assert.deepEqual(await store.read((tx) => tx.plans.findPlan(a.companyId, plan.planId)), plan);
+      assert.deepEqual(
+        await store.read((tx) => tx.plans.findPlan(a.companyId, bare.planId)),
+        bare,
+        'a plan without entries',
+      );
       assert.equal(
-        await store.read((tx) => tx.findPlan(b.companyId, plan.planId)),
+        await store.read((tx) => tx.plans.findPlan(b.companyId, plan.planId)),
         undefined,
         "another company's plan is not found",
       );
-      assert.equal(await store.read((tx) => tx.findPlan(a.companyId, newId('p'))), undefined);
+      assert.equal(await store.read((tx) => tx.plans.findPlan(a.companyId, newId('p'))), undefined);
 
       // A plan id is unique: the second insert fails, and its entries are not added to the first plan's.
       await assert.rejects(
-        store.write((tx) => tx.insertPlan({ ...plan, name: 'Again', balances: [plan.balances[0]!] })),
+        store.write((tx) => tx.plans.insertPlan({ ...plan, name: 'Again', balances: [plan.balances[0]!] })),
       );
-      assert.deepEqual(await store.read((tx) => tx.findPlan(a.companyId, plan.planId)), plan);
+      assert.deepEqual(await store.read((tx) => tx.plans.findPlan(a.companyId, plan.planId)), plan);
     });
 
     test("listPlans: newest first with each plan's own entries, paging, has_more, unknown cursor", async () => {
@@ -111,37 +115,41 @@ forEachDialect((store, t) => {
         }),
       );
       const other = planRow(b.companyId, { balances: [{ denomination: 'x', amount: 1, overageUnitUsdCents: 1 }] });
-      for (const p of [plans[0]!, other, ...plans.slice(1)]) await store.write((tx) => tx.insertPlan(p));
+      for (const p of [plans[0]!, other, ...plans.slice(1)]) await store.write((tx) => tx.plans.insertPlan(p));
       const newestFirst = [...plans].reverse();
 
-      const p1 = await store.read((tx) => tx.listPlans(a.companyId, { limit: 2 }));
+      const p1 = await store.read((tx) => tx.plans.listPlans(a.companyId, { limit: 2 }));
       assert.deepEqual(p1, { rows: newestFirst.slice(0, 2), hasMore: true });
-      const p2 = await store.read((tx) => tx.listPlans(a.companyId, { limit: 2, startingAfter: p1!.rows[1]!.planId }));
+      const p2 = await store.read((tx) =>
+        tx.plans.listPlans(a.companyId, { limit: 2, startingAfter: p1!.rows[1]!.planId }),
+      );
       assert.deepEqual(p2, { rows: newestFirst.slice(2, 4), hasMore: true });
-      const p3 = await store.read((tx) => tx.listPlans(a.companyId, { limit: 2, startingAfter: p2!.rows[1]!.planId }));
+      const p3 = await store.read((tx) =>
+        tx.plans.listPlans(a.companyId, { limit: 2, startingAfter: p2!.rows[1]!.planId }),
+      );
       assert.deepEqual(p3, { rows: newestFirst.slice(4), hasMore: false });
       assert.deepEqual(
-        await store.read((tx) => tx.listPlans(a.companyId, { limit: 5 })),
+        await store.read((tx) => tx.plans.listPlans(a.companyId, { limit: 5 })),
         { rows: newestFirst, hasMore: false },
         'a page that ends exactly at the last plan has no more',
       );
 
       assert.equal(
-        await store.read((tx) => tx.listPlans(a.companyId, { limit: 2, startingAfter: newId('p') })),
+        await store.read((tx) => tx.plans.listPlans(a.companyId, { limit: 2, startingAfter: newId('p') })),
         undefined,
         'unknown cursor',
       );
       assert.equal(
-        await store.read((tx) => tx.listPlans(a.companyId, { limit: 2, startingAfter: other.planId })),
+        await store.read((tx) => tx.plans.listPlans(a.companyId, { limit: 2, startingAfter: other.planId })),
         undefined,
         "another company's plan is no cursor",
       );
-      assert.deepEqual(await store.read((tx) => tx.listPlans(b.companyId, { limit: 10 })), {
+      assert.deepEqual(await store.read((tx) => tx.plans.listPlans(b.companyId, { limit: 10 })), {
         rows: [other],
         hasMore: false,
       });
       const none = await seedCompanyAndAccount(store);
-      assert.deepEqual(await store.read((tx) => tx.listPlans(none.companyId, { limit: 10 })), {
+      assert.deepEqual(await store.read((tx) => tx.plans.listPlans(none.companyId, { limit: 10 })), {
         rows: [],
         hasMore: false,
       });
@@ -155,25 +163,25 @@ forEachDialect((store, t) => {
       await seedBalance(store, a.companyId, other, 'tokens');
       const plan = (accountId: string, denomination: string) =>
         store.read(async (tx) => {
-          const bal = await tx.findBalance(accountId, denomination);
+          const bal = await tx.balances.findBalance(accountId, denomination);
           assert.ok(bal);
           return [bal.planIncluded, bal.planAlertPercentage, bal.planAlerted, bal.amount];
         });
       assert.deepEqual(await plan(a.accountId, 'tokens'), [null, null, false, 50], 'a new balance is no plan balance');
 
-      await store.write((tx) => tx.setPlanBalance(a.accountId, 'tokens', 1_000, '20.5'));
+      await store.write((tx) => tx.plans.setPlanBalance(a.accountId, 'tokens', 1_000, '20.5'));
       assert.deepEqual(await plan(a.accountId, 'tokens'), [1_000, '20.5', false, 50], 'the amount is not touched');
       assert.deepEqual(await plan(a.accountId, 'credits'), [null, null, false, 0], 'another denomination');
       assert.deepEqual(await plan(other, 'tokens'), [null, null, false, 0], 'another account');
 
-      await store.write((tx) => tx.setPlanAlerted(a.accountId, 'tokens', true));
+      await store.write((tx) => tx.plans.setPlanAlerted(a.accountId, 'tokens', true));
       assert.deepEqual(await plan(a.accountId, 'tokens'), [1_000, '20.5', true, 50]);
       assert.deepEqual(await plan(other, 'tokens'), [null, null, false, 0], 'only that balance is alerted');
-      await store.write((tx) => tx.setPlanAlerted(a.accountId, 'tokens', false));
+      await store.write((tx) => tx.plans.setPlanAlerted(a.accountId, 'tokens', false));
       assert.deepEqual(await plan(a.accountId, 'tokens'), [1_000, '20.5', false, 50]);
 
-      await store.write((tx) => tx.setPlanAlerted(a.accountId, 'tokens', true));
-      await store.write((tx) => tx.setPlanBalance(a.accountId, 'tokens', 500, null));
+      await store.write((tx) => tx.plans.setPlanAlerted(a.accountId, 'tokens', true));
+      await store.write((tx) => tx.plans.setPlanBalance(a.accountId, 'tokens', 500, null));
       assert.deepEqual(
         await plan(a.accountId, 'tokens'),
         [500, null, false, 50],
@@ -184,22 +192,22 @@ forEachDialect((store, t) => {
     test('insertAccountPlan, findAccountPlan, updateAccountPlanPeriod: one period row per account', async () => {
       const { rows } = await accountsOnPlan(store, [T0 + 30 * 86_400_000, T0 + 31 * 86_400_000]);
       const [first, second] = rows as [AccountPlanRow, AccountPlanRow];
-      assert.deepEqual(await store.read((tx) => tx.findAccountPlan(first.accountId)), first);
-      assert.equal(await store.read((tx) => tx.findAccountPlan(newId('a'))), undefined);
+      assert.deepEqual(await store.read((tx) => tx.plans.findAccountPlan(first.accountId)), first);
+      assert.equal(await store.read((tx) => tx.plans.findAccountPlan(newId('a'))), undefined);
       await assert.rejects(
-        store.write((tx) => tx.insertAccountPlan({ ...first, anchorAtMs: 1 })),
+        store.write((tx) => tx.plans.insertAccountPlan({ ...first, anchorAtMs: 1 })),
         'an account has one plan period row',
       );
-      assert.deepEqual(await store.read((tx) => tx.findAccountPlan(first.accountId)), first);
+      assert.deepEqual(await store.read((tx) => tx.plans.findAccountPlan(first.accountId)), first);
 
-      await store.write((tx) => tx.updateAccountPlanPeriod(first.accountId, first.nextRenewalAtMs, FAR));
-      assert.deepEqual(await store.read((tx) => tx.findAccountPlan(first.accountId)), {
+      await store.write((tx) => tx.plans.updateAccountPlanPeriod(first.accountId, first.nextRenewalAtMs, FAR));
+      assert.deepEqual(await store.read((tx) => tx.plans.findAccountPlan(first.accountId)), {
         ...first,
         periodStartMs: first.nextRenewalAtMs,
         nextRenewalAtMs: FAR,
       });
       assert.deepEqual(
-        await store.read((tx) => tx.findAccountPlan(second.accountId)),
+        await store.read((tx) => tx.plans.findAccountPlan(second.accountId)),
         second,
         "another account's period is not touched",
       );
@@ -215,14 +223,14 @@ forEachDialect((store, t) => {
       assert.deepEqual(await renew(store, 10_000), at3);
       assert.equal(await renew(store, 10_000), undefined, 'none left due at 10 000');
       assert.deepEqual(
-        await store.read((tx) => tx.findAccountPlan(at3.accountId)),
+        await store.read((tx) => tx.plans.findAccountPlan(at3.accountId)),
         { ...at3, periodStartMs: 3_000, nextRenewalAtMs: FAR },
         'the renewal moved the period on',
       );
       // A claim that renews nothing (the transaction rolls back) leaves the account due.
       await assert.rejects(
         store.write(async (tx) => {
-          assert.deepEqual(await tx.claimDuePlanRenewal(60_000), later);
+          assert.deepEqual(await tx.plans.claimDuePlanRenewal(60_000), later);
           throw new Error('abandon');
         }),
         /abandon/,
@@ -239,10 +247,10 @@ forEachDialect((store, t) => {
       const claimed = deferred<AccountPlanRow | undefined>();
       const release = deferred();
       const first = store.write(async (tx) => {
-        const due = await tx.claimDuePlanRenewal(100_000);
+        const due = await tx.plans.claimDuePlanRenewal(100_000);
         claimed.resolve(due);
         await release.promise;
-        if (due) await tx.updateAccountPlanPeriod(due.accountId, due.nextRenewalAtMs, FAR);
+        if (due) await tx.plans.updateAccountPlanPeriod(due.accountId, due.nextRenewalAtMs, FAR);
       });
       try {
         assert.deepEqual(await claimed.promise, soon);
@@ -255,7 +263,7 @@ forEachDialect((store, t) => {
         await first;
       }
       assert.equal(await renew(store, 100_000), undefined, 'each renewed once');
-      assert.equal((await store.read((tx) => tx.findAccountPlan(soon.accountId)))?.nextRenewalAtMs, FAR);
+      assert.equal((await store.read((tx) => tx.plans.findAccountPlan(soon.accountId)))?.nextRenewalAtMs, FAR);
     });
   });
 });

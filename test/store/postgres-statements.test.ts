@@ -33,8 +33,8 @@ describe('postgres prepared statements', { skip: POSTGRES_ONLY_SKIP }, () => {
   });
   test('a column added under running connections: reads and writes answer as before', async () => {
     const s = await seedCompanyAndAccount(t.store);
-    const find = () => t.store.read((tx) => tx.findAccount(s.companyId, s.accountId));
-    const findInTx = () => t.store.write((tx) => tx.findAccount(s.companyId, s.accountId));
+    const find = () => t.store.read((tx) => tx.accounts.findAccount(s.companyId, s.accountId));
+    const findInTx = () => t.store.write((tx) => tx.accounts.findAccount(s.companyId, s.accountId));
     // Prepare `SELECT * FROM accounts …` on both connections of the pool.
     for (let i = 0; i < 3; i++) {
       const all = await Promise.all([find(), find(), findInTx(), findInTx()]);
@@ -58,7 +58,7 @@ describe('postgres prepared statements', { skip: POSTGRES_ONLY_SKIP }, () => {
         try {
           const s = await seedCompanyAndAccount(one.store);
           assert.equal(
-            (await one.store.read((tx) => tx.findAccount(s.companyId, s.accountId)))?.accountId,
+            (await one.store.read((tx) => tx.accounts.findAccount(s.companyId, s.accountId)))?.accountId,
             s.accountId,
           );
           // One connection in the pool: this query runs on the connection the store just used.

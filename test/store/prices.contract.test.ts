@@ -16,7 +16,7 @@ forEachDialect((store, _t) => {
       const b = await seedCompanyAndAccount(store);
       await store.write(async (tx) => {
         for (const type of ['d', 'b', 'a', 'c', 'e'])
-          await tx.replacePrice(
+          await tx.prices.replacePrice(
             {
               companyId: a.companyId,
               type,
@@ -27,7 +27,7 @@ forEachDialect((store, _t) => {
             },
             undefined,
           );
-        await tx.replacePrice(
+        await tx.prices.replacePrice(
           {
             companyId: b.companyId,
             type: 'a',
@@ -40,7 +40,7 @@ forEachDialect((store, _t) => {
         );
       });
       await store.write((tx) =>
-        tx.replacePrice(
+        tx.prices.replacePrice(
           {
             companyId: a.companyId,
             type: 'c',
@@ -52,7 +52,7 @@ forEachDialect((store, _t) => {
           undefined,
         ),
       );
-      const found = await store.read((tx) => tx.findPrices(a.companyId, ['c', 'zz']));
+      const found = await store.read((tx) => tx.prices.findPrices(a.companyId, ['c', 'zz']));
       assert.deepEqual(found, [
         {
           companyId: a.companyId,
@@ -63,32 +63,32 @@ forEachDialect((store, _t) => {
           updatedAtMs: T0 + 9,
         },
       ]);
-      assert.deepEqual(await store.read((tx) => tx.findPrices(a.companyId, [])), []);
+      assert.deepEqual(await store.read((tx) => tx.prices.findPrices(a.companyId, [])), []);
 
-      const p1 = await store.read((tx) => tx.listPrices(a.companyId, { limit: 2 }));
+      const p1 = await store.read((tx) => tx.prices.listPrices(a.companyId, { limit: 2 }));
       assert.deepEqual(
         p1!.rows.map((p) => p.type),
         ['a', 'b'],
       );
       assert.equal(p1!.hasMore, true);
       assert.equal(p1!.rows[0]!.denomination, 'credits', "another company's price of the same type is not mixed in");
-      const p2 = await store.read((tx) => tx.listPrices(a.companyId, { limit: 2, startingAfter: 'b' }));
+      const p2 = await store.read((tx) => tx.prices.listPrices(a.companyId, { limit: 2, startingAfter: 'b' }));
       assert.deepEqual(
         p2!.rows.map((p) => p.type),
         ['c', 'd'],
       );
       assert.equal(p2!.hasMore, true);
-      const p3 = await store.read((tx) => tx.listPrices(a.companyId, { limit: 2, startingAfter: 'd' }));
+      const p3 = await store.read((tx) => tx.prices.listPrices(a.companyId, { limit: 2, startingAfter: 'd' }));
       assert.deepEqual(
         p3!.rows.map((p) => p.type),
         ['e'],
       );
       assert.equal(p3!.hasMore, false);
       assert.equal(
-        await store.read((tx) => tx.listPrices(a.companyId, { limit: 2, startingAfter: 'nope' })),
+        await store.read((tx) => tx.prices.listPrices(a.companyId, { limit: 2, startingAfter: 'nope' })),
         undefined,
       );
-      const all = await store.read((tx) => tx.listPrices(a.companyId, { limit: 100 }));
+      const all = await store.read((tx) => tx.prices.listPrices(a.companyId, { limit: 100 }));
       assert.equal(all!.rows.length, 5, 'upsert replaced rather than added');
     });
 
@@ -121,26 +121,30 @@ forEachDialect((store, _t) => {
         version: 3,
         updatedAtMs: T0 + 20,
       };
-      await store.write((tx) => tx.replacePrice(v1, undefined));
-      assert.deepEqual(await store.read((tx) => tx.findPrice(a.companyId, 'tok')), v1);
-      await store.write((tx) => tx.replacePrice(v2, v1));
-      assert.deepEqual(await store.write((tx) => tx.lockPrice(a.companyId, 'tok')), v2);
-      await store.write((tx) => tx.replacePrice(v3, v2));
-      assert.deepEqual(await store.read((tx) => tx.findPrice(a.companyId, 'tok')), v3);
-      assert.equal(await store.read((tx) => tx.findPrice(a.companyId, 'other')), undefined);
+      await store.write((tx) => tx.prices.replacePrice(v1, undefined));
+      assert.deepEqual(await store.read((tx) => tx.prices.findPrice(a.companyId, 'tok')), v1);
+      await store.write((tx) => tx.prices.replacePrice(v2, v1));
+      assert.deepEqual(await store.write((tx) => tx.prices.lockPrice(a.companyId, 'tok')), v2);
+      await store.write((tx) => tx.prices.replacePrice(v3, v2));
+      assert.deepEqual(await store.read((tx) => tx.prices.findPrice(a.companyId, 'tok')), v3);
+      assert.equal(await store.read((tx) => tx.prices.findPrice(a.companyId, 'other')), undefined);
 
-      const versions = await store.read((tx) => tx.listPriceVersions(a.companyId, 'tok', { limit: 1 }));
+      const versions = await store.read((tx) => tx.prices.listPriceVersions(a.companyId, 'tok', { limit: 1 }));
       assert.deepEqual(versions, { rows: [{ ...v2, effectiveToMs: T0 + 20 }], hasMore: true });
-      const next = await store.read((tx) => tx.listPriceVersions(a.companyId, 'tok', { limit: 1, startingAfter: '2' }));
+      const next = await store.read((tx) =>
+        tx.prices.listPriceVersions(a.companyId, 'tok', { limit: 1, startingAfter: '2' }),
+      );
       assert.deepEqual(next, { rows: [{ ...v1, effectiveToMs: T0 + 10 }], hasMore: false });
       for (const cursor of ['3', '0', 'x', '99999999999'])
         assert.equal(
-          await store.read((tx) => tx.listPriceVersions(a.companyId, 'tok', { limit: 1, startingAfter: cursor })),
+          await store.read((tx) =>
+            tx.prices.listPriceVersions(a.companyId, 'tok', { limit: 1, startingAfter: cursor }),
+          ),
           undefined,
           `cursor ${cursor} names no version`,
         );
       const b = await seedCompanyAndAccount(store);
-      assert.deepEqual(await store.read((tx) => tx.listPriceVersions(b.companyId, 'tok', { limit: 10 })), {
+      assert.deepEqual(await store.read((tx) => tx.prices.listPriceVersions(b.companyId, 'tok', { limit: 10 })), {
         rows: [],
         hasMore: false,
       });
@@ -156,15 +160,15 @@ forEachDialect((store, _t) => {
       });
       const june = Date.UTC(2026, 5, 1);
       const july = Date.UTC(2026, 6, 1);
-      assert.deepEqual(await store.read((tx) => tx.findPricePeriods([k('t', june)])), new Map());
+      assert.deepEqual(await store.read((tx) => tx.prices.findPricePeriods([k('t', june)])), new Map());
       const exact = parseDecimal('123456789.000000000000000001')!;
       await store.write((tx) =>
-        tx.putPricePeriods([
+        tx.prices.putPricePeriods([
           { ...k('t', june), quantity: exact },
           { ...k('u', june), quantity: parseDecimal('2.5')! },
         ]),
       );
-      const read = await store.read((tx) => tx.findPricePeriods([k('t', june), k('u', june), k('t', july)]));
+      const read = await store.read((tx) => tx.prices.findPricePeriods([k('t', june), k('u', june), k('t', july)]));
       assert.deepEqual(
         read,
         new Map([
@@ -173,14 +177,14 @@ forEachDialect((store, _t) => {
         ]),
       );
       await store.write(async (tx) => {
-        const locked = await tx.lockPricePeriods([k('t', july), k('t', june)]);
+        const locked = await tx.prices.lockPricePeriods([k('t', july), k('t', june)]);
         assert.deepEqual(locked.get(pricePeriodKey(k('t', june))), exact);
         const fresh = locked.get(pricePeriodKey(k('t', july)));
         assert.ok(fresh === undefined || fresh.coef === 0n, 'a new period counts nothing yet');
-        await tx.putPricePeriods([{ ...k('t', july), quantity: parseDecimal('7')! }]);
+        await tx.prices.putPricePeriods([{ ...k('t', july), quantity: parseDecimal('7')! }]);
       });
       assert.deepEqual(
-        (await store.read((tx) => tx.findPricePeriods([k('t', july)]))).get(pricePeriodKey(k('t', july))),
+        (await store.read((tx) => tx.prices.findPricePeriods([k('t', july)]))).get(pricePeriodKey(k('t', july))),
         parseDecimal('7')!,
       );
     });

@@ -55,7 +55,7 @@ async function dueBalances(store: Store, dueAtMs: number[]): Promise<{ accountId
   for (const due of dueAtMs) {
     const accountId = await seedAccount(store, companyId);
     await seedBalance(store, companyId, accountId, 'tokens');
-    await store.write((tx) => tx.updateRefillSettings(accountId, 'tokens', monthly(due)));
+    await store.write((tx) => tx.refills.updateRefillSettings(accountId, 'tokens', monthly(due)));
     out.push({ accountId, denomination: 'tokens' });
   }
   return out;
@@ -64,18 +64,21 @@ async function dueBalances(store: Store, dueAtMs: number[]): Promise<{ accountId
 /** What the monthly job does with a claimed balance: its refill goes in flight (a charge id marks it). */
 const startRefill = (store: Store, nowMs: number) =>
   store.write(async (tx) => {
-    const due = await tx.claimDueMonthlyRefill(nowMs);
-    if (due) await tx.updateRefillState(due.accountId, due.denomination, { refillChargeId: `ch_${due.accountId}` });
+    const due = await tx.refills.claimDueMonthlyRefill(nowMs);
+    if (due)
+      await tx.refills.updateRefillState(due.accountId, due.denomination, { refillChargeId: `ch_${due.accountId}` });
     return due && { accountId: due.accountId, denomination: due.denomination };
   });
 
 /** What settling it does: nothing in flight, the next month scheduled (null: the monthly refill is off). */
 const finishRefill = (store: Store, key: { accountId: string; denomination: string }, nextRefillAtMs: number | null) =>
-  store.write((tx) => tx.updateRefillState(key.accountId, key.denomination, { refillChargeId: null, nextRefillAtMs }));
+  store.write((tx) =>
+    tx.refills.updateRefillState(key.accountId, key.denomination, { refillChargeId: null, nextRefillAtMs }),
+  );
 
 forEachDialect((store, t) => {
   const read = async (accountId: string, denomination: string) => {
-    const b = await store.read((tx) => tx.findBalance(accountId, denomination));
+    const b = await store.read((tx) => tx.balances.findBalance(accountId, denomination));
     assert.ok(b, `balance ${accountId}/${denomination}`);
     return b;
   };
@@ -99,14 +102,16 @@ forEachDialect((store, t) => {
         nextRefillAtMs: T0 + 31 * 86_400_000,
       };
       await store.write(async (tx) => {
-        await tx.updateRefillState(a.accountId, 'tokens', { refillChargeId: 'ch_1', consecutiveDeclines: 2 });
-        await tx.updateRefillSettings(a.accountId, 'tokens', settings);
+        await tx.refills.updateRefillState(a.accountId, 'tokens', { refillChargeId: 'ch_1', consecutiveDeclines: 2 });
+        await tx.refills.updateRefillSettings(a.accountId, 'tokens', settings);
       });
       const after = await read(a.accountId, 'tokens');
       assert.deepEqual(refillOf(after), { ...NONE, ...settings, refillChargeId: 'ch_1', consecutiveDeclines: 2 });
       assert.equal(after.amount, 40, 'the amount is not touched');
       assert.deepEqual(
-        (await store.read((tx) => tx.listBalances(a.accountId))).map((b) => [b.denomination, b.refillAmount]).sort(),
+        (await store.read((tx) => tx.balances.listBalances(a.accountId)))
+          .map((b) => [b.denomination, b.refillAmount])
+          .sort(),
         [
           ['credits', null],
           ['tokens', Number.MAX_SAFE_INTEGER],
@@ -117,7 +122,7 @@ forEachDialect((store, t) => {
 
       // Replaced whole: what the new settings leave out is gone.
       await store.write((tx) =>
-        tx.updateRefillSettings(a.accountId, 'tokens', {
+        tx.refills.updateRefillSettings(a.accountId, 'tokens', {
           refillThreshold: 5,
           refillAmount: null,
           refillUsdCents: null,
@@ -139,24 +144,24 @@ forEachDialect((store, t) => {
       const a = await seedCompanyAndAccount(store);
       await seedBalance(store, a.companyId, a.accountId, 'tokens');
       await seedBalance(store, a.companyId, a.accountId, 'credits');
-      await store.write((tx) => tx.updateRefillSettings(a.accountId, 'tokens', monthly(T0)));
+      await store.write((tx) => tx.refills.updateRefillSettings(a.accountId, 'tokens', monthly(T0)));
       const base = { ...NONE, ...monthly(T0) };
       const state = async () => refillOf(await read(a.accountId, 'tokens'));
 
-      await store.write((tx) => tx.updateRefillState(a.accountId, 'tokens', { refillChargeId: 'ch_a' }));
+      await store.write((tx) => tx.refills.updateRefillState(a.accountId, 'tokens', { refillChargeId: 'ch_a' }));
       assert.deepEqual(await state(), { ...base, refillChargeId: 'ch_a' });
-      await store.write((tx) => tx.updateRefillState(a.accountId, 'tokens', { consecutiveDeclines: 3 }));
+      await store.write((tx) => tx.refills.updateRefillState(a.accountId, 'tokens', { consecutiveDeclines: 3 }));
       assert.deepEqual(await state(), { ...base, refillChargeId: 'ch_a', consecutiveDeclines: 3 });
-      await store.write((tx) => tx.updateRefillState(a.accountId, 'tokens', { autoRefillPaused: true }));
+      await store.write((tx) => tx.refills.updateRefillState(a.accountId, 'tokens', { autoRefillPaused: true }));
       const paused = { ...base, refillChargeId: 'ch_a', consecutiveDeclines: 3, autoRefillPaused: true };
       assert.deepEqual(await state(), paused);
-      await store.write((tx) => tx.updateRefillState(a.accountId, 'tokens', { nextRefillAtMs: T0 + 1 }));
+      await store.write((tx) => tx.refills.updateRefillState(a.accountId, 'tokens', { nextRefillAtMs: T0 + 1 }));
       assert.deepEqual(await state(), { ...paused, nextRefillAtMs: T0 + 1 }, 'the anchor stays');
-      await store.write((tx) => tx.updateRefillState(a.accountId, 'tokens', {}));
+      await store.write((tx) => tx.refills.updateRefillState(a.accountId, 'tokens', {}));
       assert.deepEqual(await state(), { ...paused, nextRefillAtMs: T0 + 1 }, 'no field: nothing changes');
 
       await store.write((tx) =>
-        tx.updateRefillState(a.accountId, 'tokens', {
+        tx.refills.updateRefillState(a.accountId, 'tokens', {
           refillChargeId: null,
           consecutiveDeclines: 0,
           autoRefillPaused: false,
@@ -178,9 +183,9 @@ forEachDialect((store, t) => {
 
       // The claim reads the balance whole (its settings are what the refill needs).
       const claimed = await store.write(async (tx) => {
-        await tx.updateRefillState(at1!.accountId, 'tokens', { refillChargeId: null });
-        const due = await tx.claimDueMonthlyRefill(10_000);
-        if (due) await tx.updateRefillState(due.accountId, due.denomination, { refillChargeId: 'ch_again' });
+        await tx.refills.updateRefillState(at1!.accountId, 'tokens', { refillChargeId: null });
+        const due = await tx.refills.claimDueMonthlyRefill(10_000);
+        if (due) await tx.refills.updateRefillState(due.accountId, due.denomination, { refillChargeId: 'ch_again' });
         return due;
       });
       assert.deepEqual(
@@ -194,7 +199,7 @@ forEachDialect((store, t) => {
       await finishRefill(store, at2!, 5_000);
       await assert.rejects(
         store.write(async (tx) => {
-          assert.equal((await tx.claimDueMonthlyRefill(10_000))?.accountId, at2!.accountId);
+          assert.equal((await tx.refills.claimDueMonthlyRefill(10_000))?.accountId, at2!.accountId);
           throw new Error('abandon');
         }),
         /abandon/,
@@ -213,7 +218,7 @@ forEachDialect((store, t) => {
       const release = deferred();
       // The first claimer holds its balance, then ends without starting a refill: the balance stays due.
       const first = store.write(async (tx) => {
-        claimed.resolve((await tx.claimDueMonthlyRefill(100_000))?.accountId);
+        claimed.resolve((await tx.refills.claimDueMonthlyRefill(100_000))?.accountId);
         await release.promise;
       });
       try {

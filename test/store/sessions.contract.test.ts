@@ -11,7 +11,7 @@ import { T0 } from './contract-support.js';
 forEachDialect((store) => {
   const newUser = (): Promise<UserRow> =>
     store.write((tx) =>
-      tx.insertUser({
+      tx.identity.insertUser({
         name: 'Ada',
         email: `${newId('a')}@example.test`,
         passwordHash: 'h',
@@ -34,22 +34,22 @@ forEachDialect((store) => {
   test('insertSession then findSession by hash returns it exactly; an unknown hash is undefined', async () => {
     const u = await newUser();
     const s = session(u.id);
-    await store.write((tx) => tx.insertSession(s));
-    assert.deepEqual(await store.read((tx) => tx.findSession(s.idHash)), s);
-    assert.equal(await store.read((tx) => tx.findSession(`${s.idHash}x`)), undefined);
+    await store.write((tx) => tx.sessions.insertSession(s));
+    assert.deepEqual(await store.read((tx) => tx.sessions.findSession(s.idHash)), s);
+    assert.equal(await store.read((tx) => tx.sessions.findSession(`${s.idHash}x`)), undefined);
   });
 
   test('touchSession moves last_seen_at forward only, and never on a revoked session', async () => {
     const u = await newUser();
     const s = session(u.id);
-    await store.write((tx) => tx.insertSession(s));
-    assert.equal(await store.write((tx) => tx.touchSession(s.idHash, T0 + 60_000)), true);
-    assert.equal(await store.write((tx) => tx.touchSession(s.idHash, T0 + 30_000)), false);
-    assert.equal((await store.read((tx) => tx.findSession(s.idHash)))?.lastSeenAtMs, T0 + 60_000);
-    assert.equal(await store.write((tx) => tx.revokeSession(s.idHash, T0 + 70_000)), true);
-    assert.equal(await store.write((tx) => tx.revokeSession(s.idHash, T0 + 80_000)), false);
-    assert.equal(await store.write((tx) => tx.touchSession(s.idHash, T0 + 120_000)), false);
-    const after = await store.read((tx) => tx.findSession(s.idHash));
+    await store.write((tx) => tx.sessions.insertSession(s));
+    assert.equal(await store.write((tx) => tx.sessions.touchSession(s.idHash, T0 + 60_000)), true);
+    assert.equal(await store.write((tx) => tx.sessions.touchSession(s.idHash, T0 + 30_000)), false);
+    assert.equal((await store.read((tx) => tx.sessions.findSession(s.idHash)))?.lastSeenAtMs, T0 + 60_000);
+    assert.equal(await store.write((tx) => tx.sessions.revokeSession(s.idHash, T0 + 70_000)), true);
+    assert.equal(await store.write((tx) => tx.sessions.revokeSession(s.idHash, T0 + 80_000)), false);
+    assert.equal(await store.write((tx) => tx.sessions.touchSession(s.idHash, T0 + 120_000)), false);
+    const after = await store.read((tx) => tx.sessions.findSession(s.idHash));
     assert.equal(after?.revokedAtMs, T0 + 70_000);
     assert.equal(after?.lastSeenAtMs, T0 + 60_000);
   });
@@ -60,12 +60,13 @@ forEachDialect((store) => {
     const mine = [session(u.id), session(u.id), session(u.id, { revokedAtMs: T0 })];
     const theirs = session(other.id);
     await store.write(async (tx) => {
-      for (const s of [...mine, theirs]) await tx.insertSession(s);
+      for (const s of [...mine, theirs]) await tx.sessions.insertSession(s);
     });
-    assert.equal(await store.write((tx) => tx.revokeUserSessions(u.id, T0 + 5)), 2);
-    for (const s of mine) assert.notEqual((await store.read((tx) => tx.findSession(s.idHash)))?.revokedAtMs, null);
-    assert.equal((await store.read((tx) => tx.findSession(mine[2]!.idHash)))?.revokedAtMs, T0);
-    assert.equal((await store.read((tx) => tx.findSession(theirs.idHash)))?.revokedAtMs, null);
+    assert.equal(await store.write((tx) => tx.sessions.revokeUserSessions(u.id, T0 + 5)), 2);
+    for (const s of mine)
+      assert.notEqual((await store.read((tx) => tx.sessions.findSession(s.idHash)))?.revokedAtMs, null);
+    assert.equal((await store.read((tx) => tx.sessions.findSession(mine[2]!.idHash)))?.revokedAtMs, T0);
+    assert.equal((await store.read((tx) => tx.sessions.findSession(theirs.idHash)))?.revokedAtMs, null);
   });
 
   test('useUserToken: once, for its purpose, before it expires; concurrent uses get it once', async () => {
@@ -78,17 +79,20 @@ forEachDialect((store) => {
       expiresAtMs: T0 + 1000,
       usedAtMs: null,
     };
-    await store.write((tx) => tx.insertUserToken(row));
-    assert.equal(await store.write((tx) => tx.useUserToken(row.tokenHash, 'verify_email', T0 + 1)), undefined);
-    assert.equal(await store.write((tx) => tx.useUserToken(row.tokenHash, 'reset_password', T0 + 1000)), undefined);
+    await store.write((tx) => tx.sessions.insertUserToken(row));
+    assert.equal(await store.write((tx) => tx.sessions.useUserToken(row.tokenHash, 'verify_email', T0 + 1)), undefined);
+    assert.equal(
+      await store.write((tx) => tx.sessions.useUserToken(row.tokenHash, 'reset_password', T0 + 1000)),
+      undefined,
+    );
     const uses = await Promise.all(
-      [1, 2, 3].map(() => store.write((tx) => tx.useUserToken(row.tokenHash, 'reset_password', T0 + 2))),
+      [1, 2, 3].map(() => store.write((tx) => tx.sessions.useUserToken(row.tokenHash, 'reset_password', T0 + 2))),
     );
     assert.deepEqual(
       uses.filter((x) => x !== undefined),
       [{ ...row, usedAtMs: T0 + 2 }],
     );
-    assert.equal(await store.write((tx) => tx.useUserToken('unknown', 'reset_password', T0)), undefined);
+    assert.equal(await store.write((tx) => tx.sessions.useUserToken('unknown', 'reset_password', T0)), undefined);
   });
 
   test("listOwnedCompanies: the user's own companies, oldest first; setEmailVerified, setPasswordHash", async () => {
@@ -98,7 +102,7 @@ forEachDialect((store) => {
     await store.write(async (tx) => {
       for (const [i, companyId] of ids.entries()) {
         const owner = i === 2 ? other.id : u.id;
-        await tx.insertCompany({
+        await tx.identity.insertCompany({
           companyId,
           name: `Co ${i}`,
           ownerUserId: owner,
@@ -106,19 +110,19 @@ forEachDialect((store) => {
           processorApiKey: null,
           createdAtMs: T0 + (10 - i),
         });
-        await tx.addCompanyMember(companyId, owner, 'owner');
+        await tx.identity.addCompanyMember(companyId, owner, 'owner');
       }
     });
-    const mine = await store.read((tx) => tx.listOwnedCompanies(u.id));
+    const mine = await store.read((tx) => tx.identity.listOwnedCompanies(u.id));
     assert.deepEqual(
       mine.map((c) => c.companyId),
       [ids[1], ids[0]],
     );
-    await store.write((tx) => tx.setEmailVerified(u.id));
-    await store.write((tx) => tx.setPasswordHash(u.id, 'h2'));
-    const back = await store.read((tx) => tx.findUserById(u.id));
+    await store.write((tx) => tx.identity.setEmailVerified(u.id));
+    await store.write((tx) => tx.identity.setPasswordHash(u.id, 'h2'));
+    const back = await store.read((tx) => tx.identity.findUserById(u.id));
     assert.equal(back?.emailVerified, true);
     assert.equal(back?.passwordHash, 'h2');
-    assert.equal((await store.read((tx) => tx.findUserById(other.id)))?.emailVerified, false);
+    assert.equal((await store.read((tx) => tx.identity.findUserById(other.id)))?.emailVerified, false);
   });
 });

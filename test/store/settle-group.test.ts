@@ -52,7 +52,7 @@ async function hold(
 }
 
 const balanceOf = async (store: Store, accountId: string, denomination = 'tokens') => {
-  const b = await store.read((tx) => tx.findBalance(accountId, denomination));
+  const b = await store.read((tx) => tx.balances.findBalance(accountId, denomination));
   return { amount: b!.amount, pending: b!.pending };
 };
 
@@ -116,7 +116,7 @@ forEachDialect(
       // tokens: 7 + 45 taken; nothing held any more (a, b, c settled, the old hold cancelled).
       assert.deepEqual(await balanceOf(store, s.accountId), { amount: 1000 - 7 - 45, pending: 0 });
       assert.deepEqual(await balanceOf(store, s.accountId, 'credits'), { amount: 45, pending: 0 });
-      const stateOf = async (id: string) => (await store.read((tx) => tx.findEvent(s.companyId, id)))!;
+      const stateOf = async (id: string) => (await store.read((tx) => tx.events.findEvent(s.companyId, id)))!;
       assert.deepEqual([(await stateOf(a!)).state, (await stateOf(a!)).costAmount], ['complete', 7]);
       assert.equal((await stateOf(b!)).state, 'cancelled');
       assert.deepEqual(
@@ -124,7 +124,7 @@ forEachDialect(
         ['complete', 45, now],
       );
       assert.deepEqual([(await stateOf(old!)).state, (await stateOf(old!)).updatedAtMs], ['cancelled', now]);
-      const rows = await store.read((tx) => tx.listTransactions(s.accountId, 'tokens', { limit: 10 }));
+      const rows = await store.read((tx) => tx.transactions.listTransactions(s.accountId, 'tokens', { limit: 10 }));
       assert.deepEqual(
         rows!.rows.map((r) => [r.amount, r.balanceAfter, r.eventId]),
         [
@@ -133,7 +133,7 @@ forEachDialect(
           [1000, 1000, null],
         ],
       );
-      assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
+      assert.deepEqual(await store.read((tx) => tx.transactions.auditLedger()), []);
     });
 
     test('concurrent groups over the same balances, in opposite orders, all apply exactly once', {
@@ -174,7 +174,7 @@ forEachDialect(
         const taken = holds.filter((h) => h.accountId === acc).reduce((sum, h) => sum + h.cost + 1, 0);
         assert.deepEqual(await balanceOf(store, acc), { amount: 100_000 - taken, pending: 0 }, acc);
       }
-      assert.deepEqual(await store.read((tx) => tx.auditLedger()), []);
+      assert.deepEqual(await store.read((tx) => tx.transactions.auditLedger()), []);
     });
   },
   { title: 'settle groups', poolSize: 12 },

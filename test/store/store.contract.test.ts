@@ -28,7 +28,7 @@ forEachDialect((store, t) => {
       const err = new Error('deliberate');
       await assert.rejects(
         store.write(async (tx) => {
-          const u = await tx.insertUser({
+          const u = await tx.identity.insertUser({
             name: 'R',
             email,
             passwordHash: 'h',
@@ -36,7 +36,7 @@ forEachDialect((store, t) => {
             emailVerified: false,
             createdAtMs: T0,
           });
-          await tx.insertCompany({
+          await tx.identity.insertCompany({
             companyId,
             name: 'R',
             ownerUserId: u.id,
@@ -44,7 +44,7 @@ forEachDialect((store, t) => {
             processorApiKey: null,
             createdAtMs: T0,
           });
-          await tx.replacePrice(
+          await tx.prices.replacePrice(
             {
               companyId,
               type: 't',
@@ -55,24 +55,24 @@ forEachDialect((store, t) => {
             },
             undefined,
           );
-          assert.ok(await tx.findUserByEmail(email), 'a transaction sees its own writes');
+          assert.ok(await tx.identity.findUserByEmail(email), 'a transaction sees its own writes');
           throw err;
         }),
         (e) => e === err,
       );
-      assert.equal(await store.read((tx) => tx.findUserByEmail(email)), undefined);
-      assert.equal(await store.read((tx) => tx.findCompany(companyId)), undefined);
-      assert.deepEqual(await store.read((tx) => tx.findPrices(companyId, ['t'])), []);
+      assert.equal(await store.read((tx) => tx.identity.findUserByEmail(email)), undefined);
+      assert.equal(await store.read((tx) => tx.identity.findCompany(companyId)), undefined);
+      assert.deepEqual(await store.read((tx) => tx.prices.findPrices(companyId, ['t'])), []);
       // The store is still usable after a rollback.
       const s = await seedCompanyAndAccount(store);
-      assert.ok(await store.read((tx) => tx.findCompany(s.companyId)));
+      assert.ok(await store.read((tx) => tx.identity.findCompany(s.companyId)));
     });
 
     test('read sees only committed data', async () => {
       const email = `${newId('a')}@example.test`;
       let seenInside: unknown = 'not run';
       await store.write(async (tx) => {
-        await tx.insertUser({
+        await tx.identity.insertUser({
           name: 'C',
           email,
           passwordHash: 'h',
@@ -80,10 +80,10 @@ forEachDialect((store, t) => {
           emailVerified: false,
           createdAtMs: T0,
         });
-        seenInside = await store.read((r) => r.findUserByEmail(email));
+        seenInside = await store.read((r) => r.identity.findUserByEmail(email));
       });
       assert.equal(seenInside, undefined, 'an uncommitted row is invisible to read');
-      assert.ok(await store.read((tx) => tx.findUserByEmail(email)), 'visible once committed');
+      assert.ok(await store.read((tx) => tx.identity.findUserByEmail(email)), 'visible once committed');
     });
 
     test('sequential writes see each other', async () => {
@@ -151,7 +151,7 @@ forEachDialect((store, t) => {
       assert.equal(transactions.length, 201);
       assert.equal(transactions[0]!.balanceAfter, expected, 'the newest transaction carries the final amount');
       assert.deepEqual(
-        (await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === a.accountId),
+        (await store.read((tx) => tx.transactions.auditLedger())).filter((v) => v.accountId === a.accountId),
         [],
       );
       if (t.dialect === 'postgres') {
@@ -169,7 +169,7 @@ forEachDialect((store, t) => {
       await seedBalance(store, s.companyId, s.accountId, 'B', 100_000);
       await seedBalance(store, s.companyId, acc2, 'A', 100_000);
       await store.write((tx) =>
-        tx.replacePrice(
+        tx.prices.replacePrice(
           {
             companyId: s.companyId,
             type: 'a-call',
@@ -213,15 +213,17 @@ forEachDialect((store, t) => {
         'every request succeeded',
       );
 
-      const A = await store.read((tx) => tx.findBalance(s.accountId, 'A'));
-      const B = await store.read((tx) => tx.findBalance(s.accountId, 'B'));
-      const A2 = await store.read((tx) => tx.findBalance(acc2, 'A'));
+      const A = await store.read((tx) => tx.balances.findBalance(s.accountId, 'A'));
+      const B = await store.read((tx) => tx.balances.findBalance(s.accountId, 'B'));
+      const A2 = await store.read((tx) => tx.balances.findBalance(acc2, 'A'));
       // even groups: A −3, B −3, acc2 A −2 (1.5 rounds up); odd groups: acc2 A −5 (4.5 rounds up), B −1, A holds 2.
       assert.deepEqual([A!.amount, A!.pending], [100_000 - 30 * 3, 30 * 2]);
       assert.deepEqual([B!.amount, B!.pending], [100_000 - 30 * 3 - 30 * 1, 0]);
       assert.deepEqual([A2!.amount, A2!.pending], [100_000 - 30 * 2 - 30 * 5, 0]);
       assert.deepEqual(
-        (await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === s.accountId || v.accountId === acc2),
+        (await store.read((tx) => tx.transactions.auditLedger())).filter(
+          (v) => v.accountId === s.accountId || v.accountId === acc2,
+        ),
         [],
       );
     });
@@ -250,11 +252,11 @@ forEachDialect((store, t) => {
         ingestGroup(ledger, tx, T0 + HOLD_DURATION_MS, [request(s.companyId, s.accountId, spend(60), true)]),
       );
       assert.ok(later[0]!.ok, 'the hold expired: ingest released it first, so the gate passes');
-      const g = await store.read((tx) => tx.findBalance(s.accountId, 'G'));
+      const g = await store.read((tx) => tx.balances.findBalance(s.accountId, 'G'));
       assert.deepEqual([g!.amount, g!.pending], [40, 0]);
-      assert.equal((await store.read((tx) => tx.findEvent(s.companyId, 'gate-hold')))!.state, 'cancelled');
+      assert.equal((await store.read((tx) => tx.events.findEvent(s.companyId, 'gate-hold')))!.state, 'cancelled');
       assert.deepEqual(
-        (await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === s.accountId),
+        (await store.read((tx) => tx.transactions.auditLedger())).filter((v) => v.accountId === s.accountId),
         [],
       );
     });
@@ -304,7 +306,7 @@ forEachDialect((store, t) => {
       assert.equal(
         (
           await store.read((tx) =>
-            tx.findEventsByIds(
+            tx.events.findEventsByIds(
               s.companyId,
               Array.from({ length: 10 }, (_, i) => `order-${i}`),
             ),
@@ -312,7 +314,7 @@ forEachDialect((store, t) => {
         ).length,
         10,
       );
-      assert.equal((await store.read((tx) => tx.findBalance(acc2, 'credits')))!.amount, 1000 - 20);
+      assert.equal((await store.read((tx) => tx.balances.findBalance(acc2, 'credits')))!.amount, 1000 - 20);
 
       // The same id with different content, raced: one wins, the other is refused, one deduction.
       const outs = await Promise.all(
@@ -330,11 +332,13 @@ forEachDialect((store, t) => {
       assert.equal(results.filter((r) => r.ok).length, 1);
       const refused = results.find((r) => !r.ok);
       assert.ok(refused && !refused.ok && refused.reason === 'event_id_reused_with_different_content');
-      const after = await store.read((tx) => tx.findBalance(s.accountId, 'credits'));
-      const won = (await store.read((tx) => tx.findEvent(s.companyId, 'contested')))!.costAmount;
+      const after = await store.read((tx) => tx.balances.findBalance(s.accountId, 'credits'));
+      const won = (await store.read((tx) => tx.events.findEvent(s.companyId, 'contested')))!.costAmount;
       assert.equal(after!.amount, 900 - won);
       assert.deepEqual(
-        (await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === s.accountId || v.accountId === acc2),
+        (await store.read((tx) => tx.transactions.auditLedger())).filter(
+          (v) => v.accountId === s.accountId || v.accountId === acc2,
+        ),
         [],
       );
     });
@@ -357,10 +361,10 @@ forEachDialect((store, t) => {
         ),
       );
       assert.ok(outs.every((o) => o.ok));
-      const b = await store.read((tx) => tx.findBalance(s.accountId, 'credits'));
+      const b = await store.read((tx) => tx.balances.findBalance(s.accountId, 'credits'));
       assert.equal(b!.amount, -200, '100 distinct ids, each deducted once');
       assert.deepEqual(
-        (await store.read((tx) => tx.auditLedger())).filter((v) => v.accountId === s.accountId),
+        (await store.read((tx) => tx.transactions.auditLedger())).filter((v) => v.accountId === s.accountId),
         [],
       );
     });

@@ -8,6 +8,7 @@ import { addDecimal, formatDecimal, parseDecimal } from '../../src/lib/decimal.j
 import type { UsageFilter, UsageRow } from '../../src/store/types.js';
 import { forEachDialect, seedAccount, seedCompanyAndAccount } from '../support/stores.js';
 import { T0 } from './contract-support.js';
+import { portOf } from '../../src/ledger/port.js';
 
 const HOUR_MS = 3_600_000;
 /** The first hour of these tests (whole hours from T0); retention's test keeps to the hours of 1970. */
@@ -62,7 +63,7 @@ function totals(rows: UsageRow[]): UsageRow[] {
 }
 
 forEachDialect((store) => {
-  const list = (filter: UsageFilter, limit = 1_000) => store.read((tx) => tx.listUsage(filter, limit));
+  const list = (filter: UsageFilter, limit = 1_000) => store.read((tx) => tx.usage.listUsage(filter, limit));
 
   describe('usage', () => {
     test('addUsage adds exactly per account and per company; listUsage reads each rollup back', async () => {
@@ -72,22 +73,36 @@ forEachDialect((store) => {
       // One call's rows: distinct keys in (account, hour, denomination, type) order, as the ledger writes them.
       const [first, second] = [a.accountId, b].sort();
       await store.write((tx) =>
-        tx.addUsage([
-          usage(a.companyId, first!, hour(0), { events: 2, quantity: '0.1', cost: 3 }),
-          usage(a.companyId, first!, hour(0), { type: 'gpu', denomination: 'gpu.hours', quantity: '2.5', cost: 7 }),
-          usage(a.companyId, first!, hour(1), { events: 1, quantity: '12345678901234567890.1', cost: 1 }),
-          usage(a.companyId, second!, hour(0), { events: 4, quantity: '0.2', cost: 5 }),
-        ]),
+        portOf(tx).writeLedger(
+          [],
+          [],
+          [],
+          [
+            usage(a.companyId, first!, hour(0), { events: 2, quantity: '0.1', cost: 3 }),
+            usage(a.companyId, first!, hour(0), { type: 'gpu', denomination: 'gpu.hours', quantity: '2.5', cost: 7 }),
+            usage(a.companyId, first!, hour(1), { events: 1, quantity: '12345678901234567890.1', cost: 1 }),
+            usage(a.companyId, second!, hour(0), { events: 4, quantity: '0.2', cost: 5 }),
+          ],
+        ),
       );
-      await store.write((tx) => tx.addUsage([usage(other.companyId, other.accountId, hour(0), { quantity: '9' })]));
+      await store.write((tx) =>
+        portOf(tx).writeLedger([], [], [], [usage(other.companyId, other.accountId, hour(0), { quantity: '9' })]),
+      );
       // Ten more additions of 0.1 to one row: exactly 1.1 in all (a binary float would not be), and a tiny
       // fraction onto a 20-digit quantity keeps every digit.
       for (let i = 0; i < 10; i++)
-        await store.write((tx) => tx.addUsage([usage(a.companyId, first!, hour(0), { quantity: '0.1', cost: 2 })]));
+        await store.write((tx) =>
+          portOf(tx).writeLedger([], [], [], [usage(a.companyId, first!, hour(0), { quantity: '0.1', cost: 2 })]),
+        );
       await store.write((tx) =>
-        tx.addUsage([usage(a.companyId, first!, hour(1), { events: 0, quantity: '0.000000000000000009', cost: 0 })]),
+        portOf(tx).writeLedger(
+          [],
+          [],
+          [],
+          [usage(a.companyId, first!, hour(1), { events: 0, quantity: '0.000000000000000009', cost: 0 })],
+        ),
       );
-      await store.write((tx) => tx.addUsage([]));
+      await store.write((tx) => portOf(tx).writeLedger([], [], [], []));
 
       const byFirst = await list({
         companyId: a.companyId,
@@ -149,7 +164,7 @@ forEachDialect((store) => {
         usage(a.companyId, a.accountId, hour(12), { type: 'a' }),
       ].sort((x, y) => (key(x) < key(y) ? -1 : 1));
       // One call: one company row per key on either database.
-      await store.write((tx) => tx.addUsage(rows));
+      await store.write((tx) => portOf(tx).writeLedger([], [], [], rows));
       const keysOf = (filter: Omit<UsageFilter, 'companyId'>, limit?: number) =>
         list({ companyId: a.companyId, ...filter }, limit).then((r) =>
           r
@@ -199,10 +214,12 @@ forEachDialect((store) => {
     test('addUsage: concurrent writers to the same hour lose no addition; a rolled-back one adds nothing', async () => {
       const a = await seedCompanyAndAccount(store);
       const row = () => usage(a.companyId, a.accountId, hour(20), { events: 1, quantity: '0.01', cost: 3 });
-      await Promise.all(Array.from({ length: 40 }, () => store.write((tx) => tx.addUsage([row()]))));
+      await Promise.all(
+        Array.from({ length: 40 }, () => store.write((tx) => portOf(tx).writeLedger([], [], [], [row()]))),
+      );
       await assert.rejects(
         store.write(async (tx) => {
-          await tx.addUsage([row()]);
+          await portOf(tx).writeLedger([], [], [], [row()]);
           throw new Error('abandon');
         }),
         /abandon/,
@@ -226,7 +243,7 @@ forEachDialect((store) => {
       for (const accountId of [first!, second!])
         for (const n of [0, 1, 2]) rows.push(usage(a.companyId, accountId, n * HOUR_MS));
       // One call: three company rows (hours 0, 1, 2) beside the six account rows.
-      await store.write((tx) => tx.addUsage(rows));
+      await store.write((tx) => portOf(tx).writeLedger([], [], [], rows));
       const names = new Map([
         [first, 'first'],
         [second, 'second'],
@@ -239,9 +256,9 @@ forEachDialect((store) => {
           .map((r) => `${names.get(r.accountId ?? '') ?? 'company'} ${r.hourMs / HOUR_MS}`)
           .sort();
 
-      assert.equal(await store.write((tx) => tx.deleteUsageBefore(0, 100)), 0, 'nothing before the first hour');
+      assert.equal(await store.write((tx) => tx.usage.deleteUsageBefore(0, 100)), 0, 'nothing before the first hour');
       // Before hour 2: 4 account rows and 2 company rows, at most limit a call, whichever rollup they are in.
-      const before2 = (limit: number) => store.write((tx) => tx.deleteUsageBefore(2 * HOUR_MS, limit));
+      const before2 = (limit: number) => store.write((tx) => tx.usage.deleteUsageBefore(2 * HOUR_MS, limit));
       assert.equal(await before2(3), 3);
       assert.equal((await left()).length, 9 - 3);
       assert.equal(await before2(2), 2, 'a batch across both rollups counts as one');
@@ -251,13 +268,13 @@ forEachDialect((store) => {
       assert.deepEqual(await left(), ['company 2', 'first 2', 'second 2'], 'the bound hour itself is kept');
       await assert.rejects(
         store.write(async (tx) => {
-          assert.equal(await tx.deleteUsageBefore(3 * HOUR_MS, 100), 3);
+          assert.equal(await tx.usage.deleteUsageBefore(3 * HOUR_MS, 100), 3);
           throw new Error('abandon');
         }),
         /abandon/,
       );
       assert.deepEqual(await left(), ['company 2', 'first 2', 'second 2'], 'a rolled-back delete deletes nothing');
-      assert.equal(await store.write((tx) => tx.deleteUsageBefore(3 * HOUR_MS, 100)), 3);
+      assert.equal(await store.write((tx) => tx.usage.deleteUsageBefore(3 * HOUR_MS, 100)), 3);
       assert.deepEqual(await left(), []);
     });
   });

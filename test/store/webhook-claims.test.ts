@@ -29,21 +29,25 @@ for (const dialect of HTTP_DIALECTS) {
         try {
           await seedWebhookSubscription(store);
           await store.write((tx) =>
-            tx.insertWebhookDeliveries([delivery(1, 100), delivery(2, 5_000), delivery(1, 100)]),
+            tx.webhooks.insertWebhookDeliveries([delivery(1, 100), delivery(2, 5_000), delivery(1, 100)]),
           );
-          const first = await store.write((tx) => tx.claimWebhookDeliveries(1_000, 50_000, 10_000, 10, 'tok_a'));
+          const first = await store.write((tx) =>
+            tx.webhooks.claimWebhookDeliveries(1_000, 50_000, 10_000, 10, 'tok_a'),
+          );
           assert.deepEqual(
             first.map((d) => [d.callbackId, d.url, d.subscriptionState, d.claimedUntilMs]),
             [['cl_1', 'https://example.com/', 'active', 60_000]],
           );
           assert.deepEqual(
             await store
-              .write((tx) => tx.claimWebhookDeliveries(10_000, 55_000, 10_000, 10, 'tok_b'))
+              .write((tx) => tx.webhooks.claimWebhookDeliveries(10_000, 55_000, 10_000, 10, 'tok_b'))
               .then((r) => r.map((d) => d.callbackId)),
             ['cl_2'],
             'cl_1 is leased',
           );
-          const stale = await store.write((tx) => tx.claimWebhookDeliveries(10_000, 60_000, 10_000, 10, 'tok_c'));
+          const stale = await store.write((tx) =>
+            tx.webhooks.claimWebhookDeliveries(10_000, 60_000, 10_000, 10, 'tok_c'),
+          );
           assert.deepEqual(
             stale.map((d) => d.callbackId),
             ['cl_1'],
@@ -51,7 +55,7 @@ for (const dialect of HTTP_DIALECTS) {
           );
           const attempt = (token: string, status: 'delivered' | 'pending') =>
             store.write((tx) =>
-              tx.recordWebhookDeliveries([
+              tx.webhooks.recordWebhookDeliveries([
                 {
                   callbackId: 'cl_1',
                   claimToken: token,
@@ -73,28 +77,28 @@ for (const dialect of HTTP_DIALECTS) {
               ]),
             );
           await attempt('tok_a', 'delivered'); // the first holder, too late
-          let row = await store.read((tx) => tx.findWebhookDelivery('c_1', 'cl_1'));
+          let row = await store.read((tx) => tx.webhooks.findWebhookDelivery('c_1', 'cl_1'));
           assert.equal(row?.status, 'pending', 'a stale holder does not change it');
           await attempt('tok_c', 'pending');
-          row = await store.read((tx) => tx.findWebhookDelivery('c_1', 'cl_1'));
+          row = await store.read((tx) => tx.webhooks.findWebhookDelivery('c_1', 'cl_1'));
           assert.deepEqual([row?.status, row?.nextAttemptAtMs, row?.attempts], ['pending', 20_000, 1]);
           assert.equal(
-            (await store.read((tx) => tx.listWebhookAttempts(['cl_1']))).length,
+            (await store.read((tx) => tx.webhooks.listWebhookAttempts(['cl_1']))).length,
             2,
             'both attempts are logged',
           );
           assert.deepEqual(
             await store
-              .write((tx) => tx.claimWebhookDeliveries(19_999, 60_001, 10_000, 10, 'tok_d'))
+              .write((tx) => tx.webhooks.claimWebhookDeliveries(19_999, 60_001, 10_000, 10, 'tok_d'))
               .then((r) => r.map((d) => d.callbackId)),
             [],
           );
           assert.equal(
-            await store.write((tx) => tx.claimWebhookDelivery('c_1', 'cl_2', 60_000, 1_000, 'tok_e')),
+            await store.write((tx) => tx.webhooks.claimWebhookDelivery('c_1', 'cl_2', 60_000, 1_000, 'tok_e')),
             'busy',
           );
           assert.equal(
-            await store.write((tx) => tx.claimWebhookDelivery('c_2', 'cl_2', 99_000, 1_000, 'tok_e')),
+            await store.write((tx) => tx.webhooks.claimWebhookDelivery('c_2', 'cl_2', 99_000, 1_000, 'tok_e')),
             undefined,
             'another company',
           );
@@ -108,10 +112,12 @@ for (const dialect of HTTP_DIALECTS) {
       const { store, drop } = await freshStore(dialect);
       try {
         await seedWebhookSubscription(store);
-        await store.write((tx) => tx.insertWebhookDeliveries(Array.from({ length: 300 }, (_, i) => delivery(i, i))));
+        await store.write((tx) =>
+          tx.webhooks.insertWebhookDeliveries(Array.from({ length: 300 }, (_, i) => delivery(i, i))),
+        );
         const claims = await Promise.all(
           Array.from({ length: 12 }, (_, i) =>
-            store.write((tx) => tx.claimWebhookDeliveries(1_000, 1_000, 60_000, 40, `tok_${i}`)),
+            store.write((tx) => tx.webhooks.claimWebhookDeliveries(1_000, 1_000, 60_000, 40, `tok_${i}`)),
           ),
         );
         const ids = claims.flat().map((d) => d.callbackId);

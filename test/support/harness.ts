@@ -126,7 +126,7 @@ export async function startHarness(
     request,
     async audit() {
       assert.deepEqual(
-        await store.read(async (tx) => [...(await tx.auditLedger()), ...(await auditGrants(tx))]),
+        await store.read(async (tx) => [...(await tx.transactions.auditLedger()), ...(await auditGrants(tx))]),
         [],
         'ledger audit',
       );
@@ -252,6 +252,6 @@ export async function holdBalancesOf(accountId: string): Promise<BalanceHold> {
 /** Waits until a request has claimed its Idempotency-Key. */
 export async function claimed(h: Harness, scope: string, key: string): Promise<void> {
   await until(`a request claims the Idempotency-Key ${key}`, () =>
-    h.store.read((tx) => tx.findIdempotency(scope, key)),
+    h.store.read((tx) => tx.idempotency.findIdempotency(scope, key)),
   );
 }

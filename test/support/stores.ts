@@ -16,6 +16,7 @@ import type { NewBalanceRow, Store } from '../../src/store/types.js';
 import { lotOf, newGrantRow } from '../../src/ledger/grants.js';
 import { newId } from '../../src/lib/ids.js';
 import { SecretBox, parseSecretKeys } from '../../src/lib/secret-box.js';
+import { portOf } from '../../src/ledger/port.js';
 
 const ALL_DIALECTS = ['sqlite', 'postgres'] as const;
 export type Dialect = (typeof ALL_DIALECTS)[number];
@@ -155,7 +156,7 @@ export async function seedCompanyAndAccount(
   const nowMs = opts.nowMs ?? 1_700_000_000_000;
   const n = ++seedCounter;
   return store.write(async (tx) => {
-    const user = await tx.insertUser({
+    const user = await tx.identity.insertUser({
       name: `User ${n}`,
       email: opts.email ?? `user${n}-${randomBytes(4).toString('hex')}@example.test`,
       passwordHash: 'x',
@@ -164,7 +165,7 @@ export async function seedCompanyAndAccount(
       createdAtMs: nowMs,
     });
     const companyId = opts.companyId ?? newId('c');
-    await tx.insertCompany({
+    await tx.identity.insertCompany({
       companyId,
       name: `Company ${n}`,
       ownerUserId: user.id,
@@ -172,9 +173,9 @@ export async function seedCompanyAndAccount(
       processorApiKey: null,
       createdAtMs: nowMs,
     });
-    await tx.addCompanyMember(companyId, user.id, 'owner');
+    await tx.identity.addCompanyMember(companyId, user.id, 'owner');
     const accountId = opts.accountId ?? newId('a');
-    await tx.insertAccount({
+    await tx.accounts.insertAccount({
       accountId,
       companyId,
       name: null,
@@ -192,7 +193,7 @@ export async function seedCompanyAndAccount(
 export async function seedAccount(store: Store, companyId: string, nowMs = 1_700_000_000_000): Promise<string> {
   const accountId = newId('a');
   await store.write((tx) =>
-    tx.insertAccount({
+    tx.accounts.insertAccount({
       accountId,
       companyId,
       name: null,
@@ -239,28 +240,36 @@ export async function seedBalance(
   nowMs = 1_700_000_000_000,
 ): Promise<void> {
   await store.write(async (tx) => {
-    if (!(await tx.insertBalance(balanceRow(companyId, accountId, denomination, nowMs))))
+    if (!(await tx.balances.insertBalance(balanceRow(companyId, accountId, denomination, nowMs))))
       throw new Error('balance exists');
     if (amount === 0) return;
     // Every unit belongs to a grant: the seed is one `initial` grant holding the amount.
     const grant = newGrantRow({ companyId, accountId, denomination }, { amount, source: 'initial' }, nowMs);
     const lot = { ...lotOf(grant), remaining: amount, held: 0, voidedAtMs: null, opened: true, closed: false };
-    await tx.applyBalanceDeltas([{ accountId, denomination, amount, pending: 0, grants: [lot], grantsDueAtMs: null }]);
-    await tx.insertGrants([grant]);
-    await tx.insertTransactions([
-      {
-        transactionId: newId('tx'),
-        accountId,
-        denomination,
-        amount,
-        balanceAfter: amount,
-        kind: 'grant',
-        eventId: null,
-        reason: 'seed',
-        grantId: grant.grantId,
-        drawnFrom: null,
-        createdAtMs: nowMs,
-      },
-    ]);
+    await portOf(tx).writeLedger(
+      [],
+      [{ accountId, denomination, amount, pending: 0, grants: [lot], grantsDueAtMs: null }],
+      [],
+    );
+    await portOf(tx).insertGrants([grant]);
+    await portOf(tx).writeLedger(
+      [],
+      [],
+      [
+        {
+          transactionId: newId('tx'),
+          accountId,
+          denomination,
+          amount,
+          balanceAfter: amount,
+          kind: 'grant',
+          eventId: null,
+          reason: 'seed',
+          grantId: grant.grantId,
+          drawnFrom: null,
+          createdAtMs: nowMs,
+        },
+      ],
+    );
   });
 }

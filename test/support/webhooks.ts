@@ -242,7 +242,7 @@ export const asHarness = (s: TestServer): Harness => s as unknown as Harness;
 /** Company c_1 (with its owner) and its balance_change subscription wh_1, through the Tx methods. */
 export async function seedWebhookSubscription(store: Store): Promise<void> {
   await store.write(async (tx) => {
-    const user = await tx.insertUser({
+    const user = await tx.identity.insertUser({
       name: 'U',
       email: 'u@example.com',
       passwordHash: 'x',
@@ -250,7 +250,7 @@ export async function seedWebhookSubscription(store: Store): Promise<void> {
       emailVerified: false,
       createdAtMs: 0,
     });
-    await tx.insertCompany({
+    await tx.identity.insertCompany({
       companyId: 'c_1',
       name: 'C',
       ownerUserId: user.id,
@@ -258,7 +258,7 @@ export async function seedWebhookSubscription(store: Store): Promise<void> {
       processorApiKey: null,
       createdAtMs: 0,
     });
-    await tx.insertWebhookSubscription({
+    await tx.webhooks.insertWebhookSubscription({
       webhookId: 'wh_1',
       companyId: 'c_1',
       type: 'balance_change',

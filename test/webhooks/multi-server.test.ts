@@ -54,13 +54,13 @@ describe('webhook delivery with several servers (postgres)', { skip: POSTGRES_ON
       assert.equal(rx.maxOverlap(), 1, 'no two attempts of one notification at once');
 
       for (const s of servers) await s.server.jobs.stop();
-      const rows = (await a.store.read((tx) => tx.listWebhookDeliveries(w.webhook_id, { limit: 100 })))!.rows;
+      const rows = (await a.store.read((tx) => tx.webhooks.listWebhookDeliveries(w.webhook_id, { limit: 100 })))!.rows;
       const more = (await a.store.read((tx) =>
-        tx.listWebhookDeliveries(w.webhook_id, { limit: 100, startingAfter: rows.at(-1)!.callbackId }),
+        tx.webhooks.listWebhookDeliveries(w.webhook_id, { limit: 100, startingAfter: rows.at(-1)!.callbackId }),
       ))!.rows;
       const all = [...rows, ...more];
       assert.equal(all.length, expected);
-      const attempts = await a.store.read((tx) => tx.listWebhookAttempts(all.map((d) => d.callbackId)));
+      const attempts = await a.store.read((tx) => tx.webhooks.listWebhookAttempts(all.map((d) => d.callbackId)));
       for (const d of all) {
         assert.equal(d.status, 'delivered');
         const mine = attempts.filter((x) => x.callbackId === d.callbackId);

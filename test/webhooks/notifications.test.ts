@@ -222,7 +222,7 @@ for (const dialect of HTTP_DIALECTS) {
         const quiet = await signUpCompany(h);
         const quietAccount = await createAccountWithBalance(h, quiet, 'tokens', 10);
         await events(h, quiet.auth, quietAccount, [cost(1)]);
-        const rows = await h.store.read(async (tx) => tx.findWebhookTargets([quiet.companyId]));
+        const rows = await h.store.read(async (tx) => tx.webhooks.findWebhookTargets([quiet.companyId]));
         assert.deepEqual(rows, []);
       },
     );
@@ -301,7 +301,7 @@ for (const dialect of HTTP_DIALECTS) {
           'the two spends and the refill, each once, and nothing of the other types',
         );
         // Nothing waits in the outbox for webhooks: only the charge row was ever written there.
-        const outbox = await h.store.read((tx) => tx.listOutboxOfCompany(co.companyId, ''));
+        const outbox = await h.store.read((tx) => tx.outbox.listOutboxOfCompany(co.companyId, ''));
         assert.deepEqual(
           outbox.map((r) => r.topic),
           ['charge.refill'],

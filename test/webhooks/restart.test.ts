@@ -33,9 +33,9 @@ for (const dialect of DIALECTS) {
           const co = await signUpCompany(asHarness(a));
           const w = await createWebhook(a, co.auth, { type: 'balance_change', url: rx.url });
           for (let i = 0; i < NOTIFICATIONS; i++) await createAccountWithBalance(asHarness(a), co, 'tokens', i + 1);
-          const ids = (await a.store.read((tx) => tx.listWebhookDeliveries(w.webhook_id, { limit: 100 })))!.rows.map(
-            (d) => d.callbackId,
-          );
+          const ids = (await a.store.read((tx) =>
+            tx.webhooks.listWebhookDeliveries(w.webhook_id, { limit: 100 }),
+          ))!.rows.map((d) => d.callbackId);
           assert.equal(ids.length, NOTIFICATIONS, 'one notification per committed balance change');
           for (const id of ids.filter((_, i) => i % 2 === 0)) blocked.add(id);
           await runJobs(a, co.auth);
@@ -52,7 +52,8 @@ for (const dialect of DIALECTS) {
               assert.equal(oks.length, 1);
               assert.equal(verifySignature(w.secret, oks[0]!).callback_id, id);
             }
-            const rows = (await b.store.read((tx) => tx.listWebhookDeliveries(w.webhook_id, { limit: 100 })))!.rows;
+            const rows = (await b.store.read((tx) => tx.webhooks.listWebhookDeliveries(w.webhook_id, { limit: 100 })))!
+              .rows;
             assert.ok(rows.every((d) => d.status === 'delivered'));
           } finally {
             await b.close();
@@ -79,7 +80,7 @@ for (const dialect of DIALECTS) {
           // The lease is given already run out, as it is once the crashed worker's lease time has passed.
           const nowMs = a.server.clock.now();
           const claimed = await a.store.write((tx) =>
-            tx.claimWebhookDeliveries(nowMs, Date.now(), -1, 25, newId('cl')),
+            tx.webhooks.claimWebhookDeliveries(nowMs, Date.now(), -1, 25, newId('cl')),
           );
           assert.equal(claimed.length, 25);
           const sentBeforeCrash = claimed.slice(0, 10);
@@ -94,7 +95,8 @@ for (const dialect of DIALECTS) {
           const b = await serverOn(await db.open());
           try {
             await runJobs(b, co.auth);
-            const all = (await b.store.read((tx) => tx.listWebhookDeliveries(w.webhook_id, { limit: 100 })))!.rows;
+            const all = (await b.store.read((tx) => tx.webhooks.listWebhookDeliveries(w.webhook_id, { limit: 100 })))!
+              .rows;
             assert.equal(all.length, NOTIFICATIONS);
             const delivered = rx.delivered();
             for (const d of all) {
@@ -127,7 +129,7 @@ for (const dialect of DIALECTS) {
         await createWebhook(a, co.auth, { type: 'balance_change', url: rx.url });
         await createAccountWithBalance(asHarness(a), co, 'tokens', 1);
         const claimed = await a.store.write((tx) =>
-          tx.claimWebhookDeliveries(a.server.clock.now(), Date.now(), 60_000, 10, newId('cl')),
+          tx.webhooks.claimWebhookDeliveries(a.server.clock.now(), Date.now(), 60_000, 10, newId('cl')),
         );
         assert.equal(claimed.length, 1);
         await a.close();

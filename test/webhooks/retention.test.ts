@@ -34,7 +34,7 @@ const delivery = (id: string, status: WebhookDeliveryRow['status'], createdAtMs:
 });
 
 async function attemptsOf(store: Store, ids: string[]): Promise<string[]> {
-  return (await store.read((tx) => tx.listWebhookAttempts(ids))).map((a) => a.callbackId).sort();
+  return (await store.read((tx) => tx.webhooks.listWebhookAttempts(ids))).map((a) => a.callbackId).sort();
 }
 
 for (const dialect of HTTP_DIALECTS) {
@@ -52,24 +52,24 @@ for (const dialect of HTTP_DIALECTS) {
             runAtMs: 0,
             createdAtMs: 0,
           }));
-          await store.write((tx) => tx.insertOutbox(rows));
+          await store.write((tx) => tx.outbox.insertOutbox(rows));
           await store.write(async (tx) => {
-            await tx.claimOutbox('webhook.', 0, 1_000, 10);
-            await tx.completeOutbox('ob_a', 300);
-            await tx.completeOutbox('ob_b', 100);
-            await tx.completeOutbox('ob_c', 200);
-            await tx.completeOutbox('ob_d', 5_000); // finished, but after the cutoff
+            await tx.outbox.claimOutbox('webhook.', 0, 1_000, 10);
+            await tx.outbox.completeOutbox('ob_a', 300);
+            await tx.outbox.completeOutbox('ob_b', 100);
+            await tx.outbox.completeOutbox('ob_c', 200);
+            await tx.outbox.completeOutbox('ob_d', 5_000); // finished, but after the cutoff
             // ob_e: claimed, never finished
           });
           const left = async () =>
-            (await store.read((tx) => tx.listOutboxOfCompany('c_1', 'webhook.'))).map((o) => o.outboxId);
-          assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 2);
+            (await store.read((tx) => tx.outbox.listOutboxOfCompany('c_1', 'webhook.'))).map((o) => o.outboxId);
+          assert.equal(await store.write((tx) => tx.outbox.deleteFinishedOutbox(1_000, 2)), 2);
           assert.deepEqual(await left(), ['ob_a', 'ob_d', 'ob_e'], 'the two finished first went first');
-          assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 1);
-          assert.equal(await store.write((tx) => tx.deleteFinishedOutbox(1_000, 2)), 0);
+          assert.equal(await store.write((tx) => tx.outbox.deleteFinishedOutbox(1_000, 2)), 1);
+          assert.equal(await store.write((tx) => tx.outbox.deleteFinishedOutbox(1_000, 2)), 0);
           assert.deepEqual(await left(), ['ob_d', 'ob_e']);
           assert.equal(
-            await store.write((tx) => tx.deleteFinishedOutbox(1e15, 10)),
+            await store.write((tx) => tx.outbox.deleteFinishedOutbox(1e15, 10)),
             1,
             'an unfinished row stays whatever its age',
           );
@@ -85,7 +85,7 @@ for (const dialect of HTTP_DIALECTS) {
       try {
         await seedWebhookSubscription(store);
         await store.write((tx) =>
-          tx.insertWebhookDeliveries([
+          tx.webhooks.insertWebhookDeliveries([
             delivery('cl_old_ok', 'delivered', 100),
             delivery('cl_old_failed', 'failed', 200),
             delivery('cl_old_pending', 'pending', 50),
@@ -94,7 +94,7 @@ for (const dialect of HTTP_DIALECTS) {
           ]),
         );
         await store.write((tx) =>
-          tx.recordWebhookDeliveries(
+          tx.webhooks.recordWebhookDeliveries(
             ['cl_old_ok', 'cl_old_failed', 'cl_new_ok'].map((callbackId) => ({
               callbackId,
               claimToken: 'nobody',
@@ -116,26 +116,28 @@ for (const dialect of HTTP_DIALECTS) {
           ),
         );
         // A manual retry's sender holds cl_old_leased until wall time 90,000.
-        assert.ok(await store.write((tx) => tx.claimWebhookDelivery('c_1', 'cl_old_leased', 80_000, 10_000, 'tok')));
+        assert.ok(
+          await store.write((tx) => tx.webhooks.claimWebhookDelivery('c_1', 'cl_old_leased', 80_000, 10_000, 'tok')),
+        );
         const all = ['cl_old_ok', 'cl_old_failed', 'cl_old_pending', 'cl_old_leased', 'cl_new_ok'];
         const present = async () => {
           const out: string[] = [];
-          for (const id of all) if (await store.read((tx) => tx.findWebhookDelivery('c_1', id))) out.push(id);
+          for (const id of all) if (await store.read((tx) => tx.webhooks.findWebhookDelivery('c_1', id))) out.push(id);
           return out;
         };
         assert.deepEqual(await attemptsOf(store, all), ['cl_new_ok', 'cl_old_failed', 'cl_old_ok']);
-        assert.equal(await store.write((tx) => tx.deleteWebhookDeliveriesBefore(1_000, 85_000, 1)), 1);
+        assert.equal(await store.write((tx) => tx.webhooks.deleteWebhookDeliveriesBefore(1_000, 85_000, 1)), 1);
         assert.deepEqual(
           await present(),
           ['cl_old_failed', 'cl_old_pending', 'cl_old_leased', 'cl_new_ok'],
           'the oldest finished one first',
         );
-        assert.equal(await store.write((tx) => tx.deleteWebhookDeliveriesBefore(1_000, 85_000, 10)), 1);
-        assert.equal(await store.write((tx) => tx.deleteWebhookDeliveriesBefore(1_000, 85_000, 10)), 0);
+        assert.equal(await store.write((tx) => tx.webhooks.deleteWebhookDeliveriesBefore(1_000, 85_000, 10)), 1);
+        assert.equal(await store.write((tx) => tx.webhooks.deleteWebhookDeliveriesBefore(1_000, 85_000, 10)), 0);
         assert.deepEqual(await present(), ['cl_old_pending', 'cl_old_leased', 'cl_new_ok']);
         assert.deepEqual(await attemptsOf(store, all), ['cl_new_ok'], 'the attempts went with their deliveries');
         assert.equal(
-          await store.write((tx) => tx.deleteWebhookDeliveriesBefore(1_000, 95_000, 10)),
+          await store.write((tx) => tx.webhooks.deleteWebhookDeliveriesBefore(1_000, 95_000, 10)),
           1,
           'once the lease has run out',
         );
@@ -157,19 +159,19 @@ for (const dialect of HTTP_DIALECTS) {
           runAtMs: 0,
           createdAtMs: 0,
         }));
-        await store.write((tx) => tx.insertOutbox(rows));
+        await store.write((tx) => tx.outbox.insertOutbox(rows));
         await store.write(async (tx) => {
-          await tx.claimOutbox('t.', 0, 1_000, n);
-          for (const r of rows) await tx.completeOutbox(r.outboxId, 10);
+          await tx.outbox.claimOutbox('t.', 0, 1_000, n);
+          for (const r of rows) await tx.outbox.completeOutbox(r.outboxId, 10);
         });
         const batches: number[] = [];
         for (;;) {
-          const did = await store.write((tx) => tx.deleteFinishedOutbox(1_000, RETENTION_BATCH));
+          const did = await store.write((tx) => tx.outbox.deleteFinishedOutbox(1_000, RETENTION_BATCH));
           if (did === 0) break;
           batches.push(did);
         }
         assert.deepEqual(batches, [RETENTION_BATCH, RETENTION_BATCH, 7]);
-        assert.deepEqual(await store.read((tx) => tx.listOutboxOfCompany('c_1', 't.')), []);
+        assert.deepEqual(await store.read((tx) => tx.outbox.listOutboxOfCompany('c_1', 't.')), []);
       } finally {
         await drop();
       }
@@ -205,7 +207,7 @@ for (const dialect of HTTP_DIALECTS) {
           // through the outbox. One finished outbox row, as a worker leaves it:
           const nowMs = Date.parse(d!.created_at);
           await h.store.write(async (tx) => {
-            await tx.insertOutbox([
+            await tx.outbox.insertOutbox([
               {
                 outboxId: 'ob_retention',
                 companyId: co.companyId,
@@ -215,10 +217,10 @@ for (const dialect of HTTP_DIALECTS) {
                 createdAtMs: nowMs,
               },
             ]);
-            await tx.claimOutbox('test.', nowMs, 1_000, 1);
-            await tx.completeOutbox('ob_retention', nowMs);
+            await tx.outbox.claimOutbox('test.', nowMs, 1_000, 1);
+            await tx.outbox.completeOutbox('ob_retention', nowMs);
           });
-          const outbox = () => h.store.read((tx) => tx.listOutboxOfCompany(co.companyId, 'test.'));
+          const outbox = () => h.store.read((tx) => tx.outbox.listOutboxOfCompany(co.companyId, 'test.'));
           assert.equal((await outbox()).length, 1);
           await runJobs(h, co.auth, 6 * DAY_S);
           assert.equal((await outbox()).length, 1, 'kept for 7 days');

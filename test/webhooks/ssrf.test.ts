@@ -156,7 +156,7 @@ for (const dialect of HTTP_DIALECTS) {
         ];
         await h.store.write(async (tx) => {
           for (const [i, url] of stored.entries()) {
-            await tx.insertWebhookSubscription({
+            await tx.webhooks.insertWebhookSubscription({
               webhookId: `wh_stored${i}${dialect}`,
               companyId: co.companyId,
               type: 'balance_change',

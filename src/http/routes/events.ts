@@ -23,7 +23,7 @@ import {
 import { companyRoute, type RouteContext } from '../route-context.js';
 import type { BodyForms } from '../validation.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
-import type { EventStateValue } from '../../store/types.js';
+import type { EventState } from '../../domain/holds.js';
 import { presentPage } from '../schemas/common.js';
 
 /** The events and gate_on_balance of an events body in either form (an array, or `{events, gate_on_balance}`). */
@@ -155,7 +155,7 @@ function eventReadRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
     const page = await listEvents(
       deps,
       requireCompany(request),
-      { ...filters, ...(state !== undefined ? { state: state as EventStateValue } : {}) },
+      { ...filters, ...(state !== undefined ? { state: state as EventState } : {}) },
       { limit, startingAfter: starting_after },
     );
     return presentPage(page, presentEvent, (e) => e.eventId);
@@ -172,7 +172,7 @@ function eventReadRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
         {
           ...filters,
           account_id: request.params.account_id,
-          ...(state !== undefined ? { state: state as EventStateValue } : {}),
+          ...(state !== undefined ? { state: state as EventState } : {}),
         },
         { limit, startingAfter: starting_after },
       );

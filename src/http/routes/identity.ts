@@ -51,7 +51,7 @@ async function reachableUser(deps: Deps, request: FastifyRequest, userId: number
   }
   if (p?.kind === 'company') {
     const user = await deps.store.read(async (tx) =>
-      (await tx.isCompanyMember(p.companyId, userId)) ? tx.findUserById(userId) : undefined,
+      (await tx.identity.isCompanyMember(p.companyId, userId)) ? tx.identity.findUserById(userId) : undefined,
     );
     if (!user) fail('not_found', 'no such user');
     return user;

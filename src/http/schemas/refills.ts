@@ -3,7 +3,7 @@
  * (`modifymidmonth`): bodies, answers and the proration rule.
  */
 import { Type } from '@sinclair/typebox';
-import { DECLINES_BEFORE_PAUSE } from '../../domain/refill.js';
+import { DECLINES_BEFORE_PAUSE } from '../../domain/refills.js';
 import {
   AccountParams,
   BalanceParams,

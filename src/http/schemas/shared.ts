@@ -7,7 +7,7 @@ import { Balance } from './balances.js';
 import { Event } from './events.js';
 import { Grant } from './grants.js';
 import { ApiKey, User } from './identity.js';
-import { Transaction } from './ledger.js';
+import { Transaction } from './transactions.js';
 import { Price, PriceVersion } from './prices.js';
 
 export const SHARED_SCHEMAS = [Balance, Account, Event, Transaction, Price, PriceVersion, Grant, User, ApiKey];

@@ -4,9 +4,19 @@
  */
 import { balanceKey } from '../../lib/keys.js';
 import { decodeStoredLots, derivedLot, encodeLots, storesSame } from '../grants/sql.js';
-import type { GrantLot } from '../grants/types.js';
-import { num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
+import type { Grant } from '../grants/types.js';
+import { SqlCore, num, numOrNull, strOrNull, type SqlRow } from '../sql-core.js';
 import type { BalanceDelta, BalanceKey, BalanceRow, BalancesTx, NewBalanceRow } from './types.js';
+
+/**
+ * A balance row as the store reads it: with how its grants are stored (grants/sql.ts encodeLots) and
+ * the one whose remaining the text leaves out (-1: none). Given back as the `from` of a delta, it lets a
+ * write keep the text as it is; nothing outside the store names these fields.
+ */
+interface StoredBalanceRow extends BalanceRow {
+  grantsText: string;
+  grantsHead: number;
+}
 
 export const toBalance = (r: SqlRow): BalanceRow => balanceOf(r, undefined);
 
@@ -18,7 +28,7 @@ export interface StoredLots {
 }
 
 /** The balances a write of deltas changes, by key: their lots after it and how the row stores them. */
-export type WrittenLots = Map<string, { lots: GrantLot[]; stored: StoredLots }>;
+export type WrittenLots = Map<string, { lots: Grant[]; stored: StoredLots }>;
 
 /**
  * The grants each delta writes (the last delta of a balance, as applied last): the rows the write
@@ -56,7 +66,7 @@ export function toBalanceAfter(written: WrittenLots): (r: SqlRow) => BalanceRow 
   return (r) => balanceOf(r, written);
 }
 
-const balanceOf = (r: SqlRow, written: WrittenLots | undefined): BalanceRow => {
+const balanceOf = (r: SqlRow, written: WrittenLots | undefined): StoredBalanceRow => {
   const w = written?.get(balanceKey(String(r.account_id), String(r.denomination)));
   const decoded = w === undefined ? decodeStoredLots(r.grants, num(r.amount)) : undefined;
   return {
@@ -97,70 +107,55 @@ export function storedLotsOf(d: BalanceDelta): StoredLots | undefined {
   if (d.grants === undefined) return undefined;
   if (d.from === undefined) return { text: encodeLots(d.grants), head: -1, written: true };
   const amount = d.from.amount + d.amount;
-  const { grantsText, grantsHead } = d.from;
+  const { grantsText, grantsHead } = d.from as Partial<StoredBalanceRow>;
   if (grantsText !== undefined && grantsHead !== undefined && storesSame(d.from.grants, grantsHead, d.grants, amount))
     return { text: grantsText, head: grantsHead, written: false };
   const text = encodeLots(d.grants, amount);
   return { text, head: derivedLot(d.grants, amount), written: text !== grantsText };
 }
 
-export function balancesSql<Base extends SqlBase>(base: Base) {
-  abstract class BalancesSql extends base implements BalancesTx {
-    async findBalance(accountId: string, denomination: string) {
-      const r = await this.one('SELECT * FROM balances WHERE account_id = ? AND denomination = ?', [
-        accountId,
-        denomination,
-      ]);
-      return r && toBalance(r);
-    }
-    async listBalances(accountId: string) {
-      return (await this.db.all('SELECT * FROM balances WHERE account_id = ? ORDER BY denomination', [accountId])).map(
-        toBalance,
-      );
-    }
-    async listBalancesOfAccounts(accountIds: string[]) {
-      if (accountIds.length === 0) return [];
-      const [inIds, params] = this.inList('account_id', accountIds);
-      return (await this.db.all(`SELECT * FROM balances WHERE ${inIds} ORDER BY account_id, denomination`, params)).map(
-        toBalance,
-      );
-    }
-
-    async scanBalances(after: BalanceKey | undefined, limit: number) {
-      const rows =
-        after === undefined
-          ? await this.db.all('SELECT * FROM balances ORDER BY account_id, denomination LIMIT ?', [limit])
-          : await this.db.all(
-              'SELECT * FROM balances WHERE account_id > ? OR (account_id = ? AND denomination > ?) ' +
-                'ORDER BY account_id, denomination LIMIT ?',
-              [after.accountId, after.accountId, after.denomination, limit],
-            );
-      return rows.map(toBalance);
-    }
-
-    async insertBalance(b: NewBalanceRow) {
-      const changed = await this.db.run(
-        'INSERT INTO balances (account_id, denomination, company_id, amount, pending, refill_threshold, ' +
-          `refill_amount, refill_usd_amount, refill_on_day, created_at)
-       VALUES (?, ?, ?, 0, 0, ?, ?, ?, ?, ?) ON CONFLICT (account_id, denomination) DO NOTHING`,
-        [
-          b.accountId,
-          b.denomination,
-          b.companyId,
-          b.refillThreshold,
-          b.refillAmount,
-          b.refillUsdCents,
-          b.refillOnDay,
-          b.createdAtMs,
-        ],
-      );
-      return changed > 0;
-    }
-    /** The dialect's: SQLite reads by account (its primary key's prefix); PostgreSQL joins the keys. */
-    abstract readBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
-    /** The dialect's: PostgreSQL locks `FOR UPDATE` in key order; SQLite's writer holds the only lock. */
-    abstract lockBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
-    abstract applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;
+export class BalancesSql extends SqlCore implements BalancesTx {
+  async findBalance(accountId: string, denomination: string) {
+    const r = await this.one('SELECT * FROM balances WHERE account_id = ? AND denomination = ?', [
+      accountId,
+      denomination,
+    ]);
+    return r && toBalance(r);
   }
-  return BalancesSql;
+  async listBalances(accountId: string) {
+    return (await this.db.all('SELECT * FROM balances WHERE account_id = ? ORDER BY denomination', [accountId])).map(
+      toBalance,
+    );
+  }
+
+  async scanBalances(after: BalanceKey | undefined, limit: number) {
+    const rows =
+      after === undefined
+        ? await this.db.all('SELECT * FROM balances ORDER BY account_id, denomination LIMIT ?', [limit])
+        : await this.db.all(
+            'SELECT * FROM balances WHERE account_id > ? OR (account_id = ? AND denomination > ?) ' +
+              'ORDER BY account_id, denomination LIMIT ?',
+            [after.accountId, after.accountId, after.denomination, limit],
+          );
+    return rows.map(toBalance);
+  }
+
+  async insertBalance(b: NewBalanceRow) {
+    const changed = await this.db.run(
+      'INSERT INTO balances (account_id, denomination, company_id, amount, pending, refill_threshold, ' +
+        `refill_amount, refill_usd_amount, refill_on_day, created_at)
+     VALUES (?, ?, ?, 0, 0, ?, ?, ?, ?, ?) ON CONFLICT (account_id, denomination) DO NOTHING`,
+      [
+        b.accountId,
+        b.denomination,
+        b.companyId,
+        b.refillThreshold,
+        b.refillAmount,
+        b.refillUsdCents,
+        b.refillOnDay,
+        b.createdAtMs,
+      ],
+    );
+    return changed > 0;
+  }
 }

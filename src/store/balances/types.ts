@@ -1,12 +1,12 @@
 /**
  * Balances: what an account holds of each denomination (`amount`, and `pending`: held by pending
- * events). Balances change only through `applyBalanceDeltas` (or `writeLedger`, ledger/types.ts)
- * after `lockBalances`, with ledger rows appended in the same transaction.
+ * events). Their figures and grants change only through the ledger's port (src/ledger/port.ts,
+ * implemented in ledger/): locked, then written with the transactions that record the change.
  *
  * A balance row also carries its refill settings and state (written by refills/) and its plan
  * columns (written by plans/): every read of a balance fills them, and nothing here writes them.
  */
-import type { GrantLot } from '../grants/types.js';
+import type { Grant } from '../grants/types.js';
 
 export interface BalanceRow {
   accountId: string;
@@ -20,15 +20,9 @@ export interface BalanceRow {
   refillOnDay: string | null;
   createdAtMs: number;
   /** The live grants of the balance with their remainders and holds (grants/types.ts). */
-  grants: GrantLot[];
+  grants: Grant[];
   /** The soonest start or expiry of those grants, or null. */
   grantsDueAtMs: number | null;
-  /**
-   * Those grants as the row stores them (store/grants/sql.ts encodeLots), and the one whose remaining
-   * the text leaves out (-1: none): for the store's own writes.
-   */
-  grantsText?: string;
-  grantsHead?: number;
   // --- money movement: filled by every read of a balance row (their columns' defaults on a new balance)
   /** Monthly refill switched on. */
   refillMonthly: boolean;
@@ -54,8 +48,6 @@ export interface BalanceRow {
 type BalanceMoneyFields =
   | 'grants'
   | 'grantsDueAtMs'
-  | 'grantsText'
-  | 'grantsHead'
   | 'refillMonthly'
   | 'monthlyAnchorAtMs'
   | 'nextRefillAtMs'
@@ -81,14 +73,14 @@ export interface BalanceDelta {
    * The balance's live grants after the change and their soonest start or expiry; absent: the
    * grants are left as they are (a store test's delta; every posting gives them).
    */
-  grants?: GrantLot[];
+  grants?: Grant[];
   grantsDueAtMs?: number | null;
   /**
    * With `grants`: the balance as locked before the change. The store leaves the row's grants text
    * as it is where it would be written the same: the grant being drawn is stored without its
    * remaining, which the amount gives (store/grants/sql.ts, balances/sql.ts storedLotsOf).
    */
-  from?: Pick<BalanceRow, 'amount' | 'grants' | 'grantsText' | 'grantsHead'>;
+  from?: Pick<BalanceRow, 'amount' | 'grants'>;
 }
 
 export interface BalanceKey {
@@ -97,12 +89,8 @@ export interface BalanceKey {
 }
 
 export interface BalancesReadTx {
-  /** The balances of these keys, as committed (no lock); missing keys are absent. */
-  readBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
   findBalance(accountId: string, denomination: string): Promise<BalanceRow | undefined>;
   listBalances(accountId: string): Promise<BalanceRow[]>;
-  /** The balances of several accounts (a page of them) in one query, by account then denomination. */
-  listBalancesOfAccounts(accountIds: string[]): Promise<BalanceRow[]>;
   /** Every balance in key order, `limit` at a time after `after` (audits). */
   scanBalances(after: BalanceKey | undefined, limit: number): Promise<BalanceRow[]>;
 }
@@ -110,14 +98,4 @@ export interface BalancesReadTx {
 export interface BalancesTx extends BalancesReadTx {
   /** Inserts a zero balance; returns false when that balance already exists. */
   insertBalance(row: NewBalanceRow): Promise<boolean>;
-  /**
-   * Locks the balances (PostgreSQL: `SELECT … FOR UPDATE` in sorted key order) and returns
-   * them. Missing keys are simply absent from the result.
-   */
-  lockBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
-  /**
-   * `amount = amount + Δ, pending = pending + Δ` for each (already locked) balance; returns each
-   * changed balance once, as after every delta.
-   */
-  applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;
 }

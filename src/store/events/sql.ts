@@ -6,9 +6,11 @@
 import type { BalanceKey } from '../balances/types.js';
 import type { Page } from '../common.js';
 import { decodeAllocations, encodeAllocations } from '../grants/sql.js';
-import type { GrantAllocation } from '../grants/types.js';
-import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
-import type { EventChange, EventFilter, EventKey, EventRow, EventStateValue, EventsTx } from './types.js';
+import type { Allocation } from '../grants/types.js';
+import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlRow } from '../sql-core.js';
+import { SqlCore } from '../sql-core.js';
+import type { EventState } from '../../domain/holds.js';
+import type { EventFilter, EventKey, EventRow, EventsTx } from './types.js';
 
 export const toEvent = (r: SqlRow): EventRow => ({
   eventId: String(r.event_id),
@@ -21,7 +23,7 @@ export const toEvent = (r: SqlRow): EventRow => ({
   denomination: String(r.denomination),
   priceModel: strOrNull(r.price_model) as EventRow['priceModel'],
   metadata: jsonOrNull(r.metadata),
-  state: String(r.state) as EventStateValue,
+  state: String(r.state) as EventState,
   contentHash: strOrNull(r.content_hash),
   occurredAtMs: num(r.occurred_at),
   createdAtMs: num(r.created_at),
@@ -61,113 +63,77 @@ export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: u
   );
 }
 
-export function eventsSql<Base extends SqlBase>(base: Base) {
-  abstract class EventsSql extends base implements EventsTx {
-    async listPendingHolds(keys: BalanceKey[]) {
-      const out: { accountId: string; denomination: string; costAmount: number; heldFrom: GrantAllocation[] | null }[] =
-        [];
-      for (const k of keys) {
-        const rows = await this.db.all(
-          "SELECT cost_amount, held_from FROM events WHERE account_id = ? AND denomination = ? AND state = 'pending'",
-          [k.accountId, k.denomination],
-        );
-        for (const r of rows)
-          out.push({ ...k, costAmount: num(r.cost_amount), heldFrom: decodeAllocations(r.held_from) });
-      }
-      return out;
-    }
-    async findEvent(companyId: string, eventId: string) {
-      const r = await this.one('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [companyId, eventId]);
-      return r && toEvent(r);
-    }
-    async findEventsByIds(companyId: string, eventIds: string[]) {
-      if (eventIds.length === 0) return [];
-      const [inIds, params] = this.inList('event_id', eventIds);
-      return (await this.db.all(`SELECT * FROM events WHERE company_id = ? AND ${inIds}`, [companyId, ...params])).map(
-        toEvent,
-      );
-    }
-    async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
-      if (only === undefined) {
-        return (
-          await this.db.all(
-            "SELECT * FROM events WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
-            [nowMs, limit],
-          )
-        ).map(toEvent);
-      }
-      // Each balance's oldest `limit`, then merged: oldest first across all of them, as documented.
-      const out: EventRow[] = [];
-      for (const k of only) {
-        const rows = await this.db.all(
-          "SELECT * FROM events WHERE account_id = ? AND denomination = ? AND state = 'pending' AND expires_at <= ? " +
-            'ORDER BY expires_at LIMIT ?',
-          [k.accountId, k.denomination, nowMs, limit],
-        );
-        out.push(...rows.map(toEvent));
-      }
-      return out.sort((a, b) => a.expiresAtMs! - b.expiresAtMs!).slice(0, limit);
-    }
-    async listEvents(companyId: string, filter: EventFilter, page: Page) {
-      // One account's events through events_account_occurred (account ids are unique; the
-      // operation has checked the account is the company's), the company's through
-      // events_company_occurred: either way the index gives the order, newest first.
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (filter.accountId !== undefined) {
-        where.push('account_id = ?');
-        params.push(filter.accountId);
-      } else {
-        where.push('company_id = ?');
-        params.push(companyId);
-      }
-      for (const [column, value] of [
-        ['type', filter.type],
-        ['state', filter.state],
-        ['denomination', filter.denomination],
-      ] as const) {
-        if (value === undefined) continue;
-        where.push(`${column} = ?`);
-        params.push(value);
-      }
-      if (filter.fromMs !== undefined) {
-        where.push('occurred_at >= ?');
-        params.push(filter.fromMs);
-      }
-      if (filter.toMs !== undefined) {
-        where.push('occurred_at < ?');
-        params.push(filter.toMs);
-      }
-      if (page.startingAfter !== undefined) {
-        const at = await this.one(
-          'SELECT occurred_at, seq, account_id FROM events WHERE company_id = ? AND event_id = ?',
-          [companyId, page.startingAfter],
-        );
-        if (!at || (filter.accountId !== undefined && String(at.account_id) !== filter.accountId)) return undefined;
-        // `occurred_at <= ?` bounds the index range; the OR alone would scan from the newest event.
-        where.push('occurred_at <= ? AND (occurred_at < ? OR seq < ?)');
-        params.push(at.occurred_at, at.occurred_at, at.seq);
-      }
+export abstract class EventsSql extends SqlCore implements EventsTx {
+  async listPendingHolds(keys: BalanceKey[]) {
+    const out: { accountId: string; denomination: string; costAmount: number; heldFrom: Allocation[] | null }[] = [];
+    for (const k of keys) {
       const rows = await this.db.all(
-        `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY occurred_at DESC, seq DESC LIMIT ?`,
-        [...params, page.limit + 1],
+        "SELECT cost_amount, held_from FROM events WHERE account_id = ? AND denomination = ? AND state = 'pending'",
+        [k.accountId, k.denomination],
       );
-      return { rows: rows.slice(0, page.limit).map(toEvent), hasMore: rows.length > page.limit };
+      for (const r of rows)
+        out.push({ ...k, costAmount: num(r.cost_amount), heldFrom: decodeAllocations(r.held_from) });
     }
-
-    /** The dialect's: multi-row INSERTs in order (SQLite), one `unnest` statement (PostgreSQL). */
-    abstract insertEvents(rows: EventRow[]): Promise<void>;
-    /** The dialect's: a primary-key probe each (SQLite), `FOR UPDATE` in key order (PostgreSQL). */
-    abstract lockEvents(keys: EventKey[]): Promise<EventRow[]>;
-    async updateEvents(changes: EventChange[]) {
-      for (const c of changes) {
-        await this.db.run(
-          'UPDATE events SET state = ?, cost_amount = ?, price_model = ?, updated_at = ?, expires_at = NULL ' +
-            'WHERE company_id = ? AND event_id = ?',
-          [c.state, c.costAmount, c.priceModel, c.updatedAtMs, c.companyId, c.eventId],
-        );
-      }
-    }
+    return out;
   }
-  return EventsSql;
+  async findEvent(companyId: string, eventId: string) {
+    const r = await this.one('SELECT * FROM events WHERE company_id = ? AND event_id = ?', [companyId, eventId]);
+    return r && toEvent(r);
+  }
+  async findEventsByIds(companyId: string, eventIds: string[]) {
+    if (eventIds.length === 0) return [];
+    const [inIds, params] = this.inList('event_id', eventIds);
+    return (await this.db.all(`SELECT * FROM events WHERE company_id = ? AND ${inIds}`, [companyId, ...params])).map(
+      toEvent,
+    );
+  }
+  async listEvents(companyId: string, filter: EventFilter, page: Page) {
+    // One account's events through events_account_occurred (account ids are unique; the
+    // operation has checked the account is the company's), the company's through
+    // events_company_occurred: either way the index gives the order, newest first.
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.accountId !== undefined) {
+      where.push('account_id = ?');
+      params.push(filter.accountId);
+    } else {
+      where.push('company_id = ?');
+      params.push(companyId);
+    }
+    for (const [column, value] of [
+      ['type', filter.type],
+      ['state', filter.state],
+      ['denomination', filter.denomination],
+    ] as const) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      params.push(value);
+    }
+    if (filter.fromMs !== undefined) {
+      where.push('occurred_at >= ?');
+      params.push(filter.fromMs);
+    }
+    if (filter.toMs !== undefined) {
+      where.push('occurred_at < ?');
+      params.push(filter.toMs);
+    }
+    if (page.startingAfter !== undefined) {
+      const at = await this.one(
+        'SELECT occurred_at, seq, account_id FROM events WHERE company_id = ? AND event_id = ?',
+        [companyId, page.startingAfter],
+      );
+      if (!at || (filter.accountId !== undefined && String(at.account_id) !== filter.accountId)) return undefined;
+      // `occurred_at <= ?` bounds the index range; the OR alone would scan from the newest event.
+      where.push('occurred_at <= ? AND (occurred_at < ? OR seq < ?)');
+      params.push(at.occurred_at, at.occurred_at, at.seq);
+    }
+    const rows = await this.db.all(
+      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY occurred_at DESC, seq DESC LIMIT ?`,
+      [...params, page.limit + 1],
+    );
+    return { rows: rows.slice(0, page.limit).map(toEvent), hasMore: rows.length > page.limit };
+  }
+
+  /** The dialect's: a primary-key probe each (SQLite), `FOR UPDATE` in key order (PostgreSQL). */
+  abstract lockEvents(keys: EventKey[]): Promise<EventRow[]>;
 }

@@ -3,17 +3,17 @@
  * both databases share (mixed into SqlTx, sql-base.ts).
  */
 import type { Page } from '../common.js';
-import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
+import { json, jsonOrNull, num, numOrNull, strOrNull, type SqlRow } from '../sql-core.js';
+import { SqlCore } from '../sql-core.js';
 import type {
-  GrantAllocation,
+  Allocation,
   GrantCategory,
   GrantFilter,
-  GrantLot,
+  Grant,
   GrantRow,
   GrantSource,
   GrantStatus,
   GrantsTx,
-  GrantUpdate,
 } from './types.js';
 
 /** `expiry_order` of a grant that never expires (migration 14). */
@@ -42,7 +42,7 @@ type EncodedLot = [
  * draw from that grant changes only the balance's amount, and the row's grants text stays as it is:
  * PostgreSQL writes and logs a balance row about twice as wide otherwise, on every group commit.
  */
-export function derivedLot(lots: readonly GrantLot[], amount: number | undefined): number {
+export function derivedLot(lots: readonly Grant[], amount: number | undefined): number {
   if (amount === undefined) return -1;
   let head = -1;
   let others = 0;
@@ -60,7 +60,7 @@ export function derivedLot(lots: readonly GrantLot[], amount: number | undefined
  * voided_at, opened, closed] (migration 14 writes the same layout). Given the balance's amount,
  * the drawing head's `remaining` is written as null: decodeStoredLots gives it back from the amount.
  */
-export function encodeLots(lots: readonly GrantLot[], amount?: number): string {
+export function encodeLots(lots: readonly Grant[], amount?: number): string {
   // Written once per balance per group commit: built as text, about three times faster than
   // JSON.stringify of the same arrays. Ids and codes are plain ([\w.:-]); any other id is escaped.
   const derived = derivedLot(lots, amount);
@@ -80,7 +80,7 @@ const PLAIN_ID = /^[\w.:-]+$/;
 
 /** A balance row's lots as decoded, and the lot its text stores without a remaining (-1: none). */
 export interface DecodedLots {
-  lots: GrantLot[];
+  lots: Grant[];
   head: number;
 }
 
@@ -93,7 +93,7 @@ export function decodeStoredLots(text: unknown, amount: number): DecodedLots {
   let others = 0;
   let head = -1;
   const lots = (JSON.parse(String(text)) as EncodedLot[]).map((e, i) => {
-    const lot: GrantLot = {
+    const lot: Grant = {
       grantId: e[0],
       amount: e[1],
       remaining: e[2] ?? 0,
@@ -121,12 +121,7 @@ export function decodeStoredLots(text: unknown, amount: number): DecodedLots {
  * the remaining of that lot, which both leave out. The same answer as comparing encodeLots' text,
  * without building it: most group commits keep every balance's text (storedLotsOf).
  */
-export function storesSame(
-  before: readonly GrantLot[],
-  head: number,
-  after: readonly GrantLot[],
-  amount: number,
-): boolean {
+export function storesSame(before: readonly Grant[], head: number, after: readonly Grant[], amount: number): boolean {
   if (before.length !== after.length) return false;
   for (let i = 0; i < after.length; i++) {
     const a = after[i]!;
@@ -157,7 +152,7 @@ export function storesSame(
  * grant's id alone. Most usage transactions draw from one grant: the id is shorter, and the same for
  * every event of a group on one balance (on PostgreSQL, sent once for the group).
  */
-export function encodeAllocations(a: readonly GrantAllocation[] | null, whole?: number): string | null {
+export function encodeAllocations(a: readonly Allocation[] | null, whole?: number): string | null {
   if (a === null) return null;
   if (a.length === 1 && a[0]!.amount === whole && PLAIN_ID.test(a[0]!.grantId)) return a[0]!.grantId;
   // One per transaction row on the ingest path: built as text (ids are plain, as in encodeLots).
@@ -171,7 +166,7 @@ export function encodeAllocations(a: readonly GrantAllocation[] | null, whole?: 
 }
 
 /** What encodeAllocations stored; `whole`, the same as it was given. */
-export function decodeAllocations(text: unknown, whole?: number): GrantAllocation[] | null {
+export function decodeAllocations(text: unknown, whole?: number): Allocation[] | null {
   if (text === null || text === undefined) return null;
   const t = String(text);
   if (!t.startsWith('[')) {
@@ -257,90 +252,61 @@ export function grantParams(g: GrantRow): unknown[] {
 const DRAWING_ORDER =
   "priority, expiry_order, CASE category WHEN 'promotional' THEN 0 ELSE 1 END, effective_at, grant_id";
 
-export function grantsSql<Base extends SqlBase>(base: Base) {
-  abstract class GrantsSql extends base implements GrantsTx {
-    async findGrant(companyId: string, grantId: string) {
-      const r = await this.one('SELECT * FROM grants WHERE grant_id = ? AND company_id = ?', [grantId, companyId]);
-      return r && toGrant(r);
-    }
-
-    async listGrantsOfBalance(
-      accountId: string,
-      denomination: string,
-      statuses: readonly GrantStatus[],
-      nowMs: number,
-    ) {
-      const [cond, params] = statusCondition(statuses, nowMs);
-      const rows = await this.db.all(
-        `SELECT * FROM grants WHERE account_id = ? AND denomination = ? AND ${cond} ORDER BY ${DRAWING_ORDER}`,
-        [accountId, denomination, ...params],
-      );
-      return rows.map(toGrant);
-    }
-
-    async listGrants(companyId: string, filter: GrantFilter, page: Page) {
-      const where = ['company_id = ?'];
-      const params: unknown[] = [companyId];
-      if (filter.accountId !== undefined) {
-        where.push('account_id = ?');
-        params.push(filter.accountId);
-      }
-      if (filter.denomination !== undefined) {
-        where.push('denomination = ?');
-        params.push(filter.denomination);
-      }
-      if (filter.category !== undefined) {
-        where.push('category = ?');
-        params.push(filter.category);
-      }
-      if (filter.expiresBeforeMs !== undefined) {
-        where.push('expiry_order < ?');
-        params.push(filter.expiresBeforeMs);
-      }
-      const [cond, statusParams] = statusCondition(filter.statuses, filter.nowMs);
-      where.push(cond);
-      params.push(...statusParams);
-      if (page.startingAfter !== undefined) {
-        const cursor = await this.one('SELECT expiry_order FROM grants WHERE grant_id = ? AND company_id = ?', [
-          page.startingAfter,
-          companyId,
-        ]);
-        if (!cursor) return undefined;
-        // The first term bounds the index range (the OR alone would scan from the start of the company's grants).
-        where.push('expiry_order >= ? AND (expiry_order > ? OR grant_id > ?)');
-        params.push(num(cursor.expiry_order), num(cursor.expiry_order), page.startingAfter);
-      }
-      const rows = await this.db.all(
-        `SELECT * FROM grants WHERE ${where.join(' AND ')} ORDER BY expiry_order, grant_id LIMIT ?`,
-        [...params, page.limit + 1],
-      );
-      return { rows: rows.slice(0, page.limit).map(toGrant), hasMore: rows.length > page.limit };
-    }
-
-    async findBalancesWithGrantsDue(nowMs: number, limit: number) {
-      const rows = await this.db.all(
-        `SELECT account_id, denomination FROM balances WHERE grants_due_at <= ?
-         ORDER BY grants_due_at LIMIT ?${this.skipLocked()}`,
-        [nowMs, limit],
-      );
-      return rows.map((r) => ({ accountId: String(r.account_id), denomination: String(r.denomination) }));
-    }
-
-    /** The dialect's: one statement for many rows (sqlite/tx.ts, postgres/tx.ts; grantParams gives a row's). */
-    abstract insertGrants(rows: GrantRow[]): Promise<void>;
-
-    async updateGrants(rows: GrantUpdate[]) {
-      for (const g of rows)
-        await this.db.run(
-          'UPDATE grants SET remaining = ?, held = ?, priority = ?, expires_at = ?, expiry_order = ?, voided_at = ? ' +
-            'WHERE grant_id = ?',
-          [g.remaining, g.held, g.priority, g.expiresAtMs, g.expiresAtMs ?? NEVER_EXPIRES, g.voidedAtMs, g.grantId],
-        );
-    }
-
-    async describeGrant(grantId: string, name: string | null, metadata: Record<string, unknown> | null) {
-      await this.db.run('UPDATE grants SET name = ?, metadata = ? WHERE grant_id = ?', [name, json(metadata), grantId]);
-    }
+export class GrantsSql extends SqlCore implements GrantsTx {
+  async findGrant(companyId: string, grantId: string) {
+    const r = await this.one('SELECT * FROM grants WHERE grant_id = ? AND company_id = ?', [grantId, companyId]);
+    return r && toGrant(r);
   }
-  return GrantsSql;
+
+  async listGrantsOfBalance(accountId: string, denomination: string, statuses: readonly GrantStatus[], nowMs: number) {
+    const [cond, params] = statusCondition(statuses, nowMs);
+    const rows = await this.db.all(
+      `SELECT * FROM grants WHERE account_id = ? AND denomination = ? AND ${cond} ORDER BY ${DRAWING_ORDER}`,
+      [accountId, denomination, ...params],
+    );
+    return rows.map(toGrant);
+  }
+
+  async listGrants(companyId: string, filter: GrantFilter, page: Page) {
+    const where = ['company_id = ?'];
+    const params: unknown[] = [companyId];
+    if (filter.accountId !== undefined) {
+      where.push('account_id = ?');
+      params.push(filter.accountId);
+    }
+    if (filter.denomination !== undefined) {
+      where.push('denomination = ?');
+      params.push(filter.denomination);
+    }
+    if (filter.category !== undefined) {
+      where.push('category = ?');
+      params.push(filter.category);
+    }
+    if (filter.expiresBeforeMs !== undefined) {
+      where.push('expiry_order < ?');
+      params.push(filter.expiresBeforeMs);
+    }
+    const [cond, statusParams] = statusCondition(filter.statuses, filter.nowMs);
+    where.push(cond);
+    params.push(...statusParams);
+    if (page.startingAfter !== undefined) {
+      const cursor = await this.one('SELECT expiry_order FROM grants WHERE grant_id = ? AND company_id = ?', [
+        page.startingAfter,
+        companyId,
+      ]);
+      if (!cursor) return undefined;
+      // The first term bounds the index range (the OR alone would scan from the start of the company's grants).
+      where.push('expiry_order >= ? AND (expiry_order > ? OR grant_id > ?)');
+      params.push(num(cursor.expiry_order), num(cursor.expiry_order), page.startingAfter);
+    }
+    const rows = await this.db.all(
+      `SELECT * FROM grants WHERE ${where.join(' AND ')} ORDER BY expiry_order, grant_id LIMIT ?`,
+      [...params, page.limit + 1],
+    );
+    return { rows: rows.slice(0, page.limit).map(toGrant), hasMore: rows.length > page.limit };
+  }
+
+  async describeGrant(grantId: string, name: string | null, metadata: Record<string, unknown> | null) {
+    await this.db.run('UPDATE grants SET name = ?, metadata = ? WHERE grant_id = ?', [name, json(metadata), grantId]);
+  }
 }

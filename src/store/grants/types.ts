@@ -3,35 +3,13 @@
  * holds what rarely changes; while the grant is live its remainder and holds are the balance's
  * (`BalanceRow.grants`, written with the balance), and its row's `remaining` and `held` are the
  * figures of its last write: the final ones once the grant is finished. Reads overlay the live
- * figures (operations/grants.ts). domain/grants.ts has the rules and the lot's shape.
+ * figures (ledger/grants.ts). domain/grants.ts has the rules, domain/grant-lots.ts the lot's shape
+ * (`Grant`, kept in the balance row while live).
  */
+import type { Allocation, Grant, GrantCategory, GrantSource, GrantStatus } from '../../domain/grant-lots.js';
 import type { Page, PageResult } from '../common.js';
 
-export type GrantCategory = 'promotional' | 'paid';
-export type GrantSource = 'grant' | 'initial' | 'adjustment' | 'refill' | 'monthly_refill' | 'plan' | 'proration';
-export type GrantStatus = 'scheduled' | 'active' | 'depleted' | 'expired' | 'voided';
-
-/** One live grant of a balance, as it is kept in the balance row (domain/grants.ts `Grant`). */
-export interface GrantLot {
-  grantId: string;
-  amount: number;
-  remaining: number;
-  held: number;
-  priority: number;
-  category: GrantCategory;
-  source: GrantSource;
-  effectiveAtMs: number;
-  expiresAtMs: number | null;
-  voidedAtMs: number | null;
-  opened: boolean;
-  closed: boolean;
-}
-
-/** Units of one grant: a `drawn_from` entry, or what a pending event holds of it. */
-export interface GrantAllocation {
-  grantId: string;
-  amount: number;
-}
+export type { Allocation, Grant, GrantCategory, GrantSource, GrantStatus };
 
 export interface GrantRow {
   grantId: string;
@@ -88,14 +66,8 @@ export interface GrantsReadTx {
   listGrants(companyId: string, filter: GrantFilter, page: Page): Promise<PageResult<GrantRow> | undefined>;
 }
 
+/** Grants are created and their figures changed only by the ledger's postings (src/ledger/port.ts). */
 export interface GrantsTx extends GrantsReadTx {
-  /**
-   * Balances with a grant start or expiry due at `nowMs` (`grants_due_at` ≤ now), at most `limit`;
-   * on PostgreSQL skipping rows another transaction has locked. The caller locks and applies them.
-   */
-  findBalancesWithGrantsDue(nowMs: number, limit: number): Promise<{ accountId: string; denomination: string }[]>;
-  insertGrants(rows: GrantRow[]): Promise<void>;
-  updateGrants(rows: GrantUpdate[]): Promise<void>;
   /** Sets a grant's `name` and `metadata` (PATCH). */
   describeGrant(grantId: string, name: string | null, metadata: Record<string, unknown> | null): Promise<void>;
 }

@@ -1,194 +1,109 @@
 /**
- * The ledger: the row mapper, the column list of the batch insert, and the SQL both databases
- * share (mixed into SqlTx, sql-base.ts). The batch insert and (on PostgreSQL) the one-statement
- * `writeLedger` differ by dialect: sqlite/tx.ts, postgres/tx.ts.
+ * The store's side of the ledger's port (src/ledger/port.ts): every write that changes a balance's
+ * figures or grants, the events whose holds those figures count and the usage rollups written with
+ * them, and the reads a view of a balance needs. The SQL both databases share is here; where a dialect
+ * is faster another way (batch statements, PostgreSQL's one-statement posting) or locks rows,
+ * sqlite/ledger.ts and postgres/ledger.ts override it.
  */
-import type { BalanceDelta, BalanceRow } from '../balances/types.js';
-import type { AuditViolation, Page } from '../common.js';
-import type { EventRow } from '../events/types.js';
-import { decodeAllocations, encodeAllocations } from '../grants/sql.js';
-import { num, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
+import type { LedgerPort } from '../../ledger/port.js';
+import { toBalance } from '../balances/sql.js';
+import type { BalanceDelta, BalanceKey, BalanceRow } from '../balances/types.js';
+import { toEvent } from '../events/sql.js';
+import type { EventChange, EventRow } from '../events/types.js';
+import { NEVER_EXPIRES } from '../grants/sql.js';
+import type { GrantRow, GrantUpdate } from '../grants/types.js';
+import { SqlCore } from '../sql-core.js';
+import type { TransactionRow } from '../transactions/types.js';
 import type { UsageRow } from '../usage/types.js';
-import type { LedgerTx, TransactionRow } from './types.js';
 
-/** The units a transaction's `drawn_from` is stored against (encodeAllocations). */
-export const drawnUnits = (amount: number): number => Math.abs(amount);
+export abstract class LedgerSql extends SqlCore implements LedgerPort {
+  /** The dialect's: SQLite reads by account (its primary key's prefix); PostgreSQL joins the keys. */
+  abstract readBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
+  /** The dialect's: PostgreSQL locks `FOR UPDATE` in the order given; SQLite's writer holds the only lock. */
+  abstract lockBalances(keys: BalanceKey[]): Promise<BalanceRow[]>;
+  /**
+   * `amount = amount + Δ, pending = pending + Δ` (and the grants, where a delta gives them) for each
+   * locked balance; returns each changed balance once, as after every delta.
+   */
+  abstract applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;
+  /** The dialect's: multi-row INSERTs in order (SQLite), one `unnest` statement (PostgreSQL). */
+  abstract insertEvents(rows: EventRow[]): Promise<void>;
+  /** The dialect's: one statement for many rows (grantParams gives a row's). */
+  abstract insertGrants(rows: GrantRow[]): Promise<void>;
+  /** The dialect's: multi-row INSERTs in order (SQLite), one `unnest` statement (PostgreSQL): `seq` keeps the order. */
+  abstract insertTransactions(rows: TransactionRow[]): Promise<void>;
+  /** The dialect's: one multi-row upsert per rollup table (exact decimal sums either way). */
+  abstract addUsage(rows: UsageRow[]): Promise<void>;
 
-export const toTransaction = (r: SqlRow): TransactionRow => ({
-  transactionId: String(r.transaction_id),
-  accountId: String(r.account_id),
-  denomination: String(r.denomination),
-  amount: num(r.amount),
-  balanceAfter: num(r.balance_after),
-  kind: String(r.kind) as TransactionRow['kind'],
-  eventId: strOrNull(r.event_id),
-  reason: strOrNull(r.reason),
-  grantId: strOrNull(r.grant_id),
-  drawnFrom: decodeAllocations(r.drawn_from, drawnUnits(num(r.amount))),
-  createdAtMs: num(r.created_at),
-});
+  async listBalancesOfAccounts(accountIds: string[]) {
+    if (accountIds.length === 0) return [];
+    const [inIds, params] = this.inList('account_id', accountIds);
+    return (await this.db.all(`SELECT * FROM balances WHERE ${inIds} ORDER BY account_id, denomination`, params)).map(
+      toBalance,
+    );
+  }
 
-export const TRANSACTION_COLUMNS =
-  'transaction_id, account_id, denomination, amount, balance_after, kind, event_id, reason, created_at, grant_id, ' +
-  'drawn_from';
-/** Appends a transaction row's parameters, in TRANSACTION_COLUMNS order, to `p`. */
-export function pushTransactionParams(t: TransactionRow, p: unknown[]): void {
-  p.push(
-    t.transactionId,
-    t.accountId,
-    t.denomination,
-    t.amount,
-    t.balanceAfter,
-    t.kind,
-    t.eventId,
-    t.reason,
-    t.createdAtMs,
-    t.grantId,
-    encodeAllocations(t.drawnFrom, drawnUnits(t.amount)),
-  );
-}
-
-/** Terms of one UNION ALL (SQLite allows 500 in a compound SELECT). */
-const UNION_TERMS_MAX = 200;
-
-/**
- * What the ledger's SQL calls of other aggregates (mixed in before it): the event inserts
- * (EventsTx), the balance deltas (BalancesTx), the usage rollups (UsageTx) and the money-movement
- * audit (ChargesReadTx). Methods, not properties, so that a dialect can still override them as
- * methods.
- */
-interface LedgerNeed {
-  insertEvents(rows: EventRow[]): Promise<void>;
-  applyBalanceDeltas(deltas: BalanceDelta[]): Promise<BalanceRow[]>;
-  addUsage(rows: UsageRow[]): Promise<void>;
-  auditMoneyMovement(): Promise<AuditViolation[]>;
-}
-
-export function ledgerSql<Base extends SqlBase<LedgerNeed>>(base: Base) {
-  abstract class LedgerSql extends base implements LedgerTx {
-    async listTransactions(accountId: string, denomination: string | undefined, page: Page) {
-      if (denomination !== undefined) {
-        return this.pageBySeq(
-          'transactions',
-          'transaction_id',
-          [
-            ['account_id', accountId],
-            ['denomination', denomination],
-          ],
-          page,
-          toTransaction,
-        );
-      }
-      // Every denomination: the newest `limit + 1` of each denomination's range of
-      // transactions_balance, merged. (No index on the account alone: the ingest path keeps one
-      // per-account index.)
-      let cursorSeq: unknown;
-      if (page.startingAfter !== undefined) {
-        cursorSeq = await this.cursorSeq('transactions', 'transaction_id', page.startingAfter, 'account_id = ?', [
-          accountId,
-        ]);
-        if (cursorSeq === undefined) return undefined;
-      }
-      // The account's denominations, by a loose index scan: one seek per denomination.
-      const names = (
+  async findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]) {
+    if (only === undefined) {
+      return (
         await this.db.all(
-          `WITH RECURSIVE d(denomination) AS (
-         SELECT MIN(denomination) FROM transactions WHERE account_id = ?
-         UNION ALL
-         SELECT (SELECT MIN(t.denomination) FROM transactions t WHERE t.account_id = ? ` +
-            `AND t.denomination > d.denomination) FROM d WHERE d.denomination IS NOT NULL
-       ) SELECT denomination FROM d WHERE denomination IS NOT NULL`,
-          [accountId, accountId],
+          "SELECT * FROM events WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+          [nowMs, limit],
         )
-      ).map((r) => String(r.denomination));
-      const rows: SqlRow[] = [];
-      for (let i = 0; i < names.length; i += UNION_TERMS_MAX) {
-        const chunk = names.slice(i, i + UNION_TERMS_MAX);
-        const [accountSql, accountParams] = this.inList('account_id', [accountId]);
-        const one =
-          `SELECT * FROM (SELECT * FROM transactions WHERE ${accountSql} AND denomination = ?` +
-          `${cursorSeq === undefined ? '' : ' AND seq < ?'} ORDER BY ${this.seqOrder('account_id')} LIMIT ?) t`;
-        const params = chunk.flatMap((d) => {
-          const keys = [...accountParams, d];
-          return cursorSeq === undefined ? [...keys, page.limit + 1] : [...keys, cursorSeq, page.limit + 1];
-        });
-        rows.push(...(await this.db.all(chunk.map(() => one).join(' UNION ALL '), params)));
-      }
-      rows.sort((a, b) => Number(b.seq) - Number(a.seq));
-      return { rows: rows.slice(0, page.limit).map(toTransaction), hasMore: rows.length > page.limit };
+      ).map(toEvent);
     }
-
-    async auditLedger(): Promise<AuditViolation[]> {
-      const out: AuditViolation[] = [];
-      const sums = await this.db.all(
-        `
-      SELECT b.account_id, b.denomination, b.amount, COALESCE(t.total, 0) AS total
-      FROM balances b LEFT JOIN (SELECT account_id, denomination, SUM(amount) AS total FROM transactions ` +
-          `GROUP BY account_id, denomination) t
-        ON t.account_id = b.account_id AND t.denomination = b.denomination
-      WHERE b.amount <> COALESCE(t.total, 0)`,
+    // Each balance's oldest `limit`, then merged: oldest first across all of them, as documented.
+    const out: EventRow[] = [];
+    for (const k of only) {
+      const rows = await this.db.all(
+        "SELECT * FROM events WHERE account_id = ? AND denomination = ? AND state = 'pending' AND expires_at <= ? " +
+          'ORDER BY expires_at LIMIT ?',
+        [k.accountId, k.denomination, nowMs, limit],
       );
-      for (const r of sums)
-        out.push({
-          accountId: String(r.account_id),
-          denomination: String(r.denomination),
-          problem: `amount ${r.amount} ≠ sum of transactions ${r.total}`,
-        });
-      const chain = await this.db.all(`
-      SELECT account_id, denomination, transaction_id, amount, balance_after, prev FROM (
-        SELECT account_id, denomination, transaction_id, amount, balance_after,
-               LAG(balance_after, 1, 0) OVER (PARTITION BY account_id, denomination ORDER BY seq) AS prev
-        FROM transactions) x
-      WHERE prev + amount <> balance_after`);
-      for (const r of chain)
-        out.push({
-          accountId: String(r.account_id),
-          denomination: String(r.denomination),
-          problem: `transaction ${r.transaction_id}: ${r.prev} + ${r.amount} ≠ balance_after ${r.balance_after}`,
-        });
-      const holds = await this.db.all(
-        `
-      SELECT b.account_id, b.denomination, b.pending, COALESCE(e.held, 0) AS held
-      FROM balances b LEFT JOIN (SELECT account_id, denomination, SUM(cost_amount) AS held FROM events ` +
-          `WHERE state = 'pending' GROUP BY account_id, denomination) e
-        ON e.account_id = b.account_id AND e.denomination = b.denomination
-      WHERE b.pending <> COALESCE(e.held, 0)`,
-      );
-      for (const r of holds)
-        out.push({
-          accountId: String(r.account_id),
-          denomination: String(r.denomination),
-          problem: `pending ${r.pending} ≠ held cost of pending events ${r.held}`,
-        });
-      const orphans = await this.db.all(`
-      SELECT t.account_id, t.denomination, COUNT(*) AS n FROM transactions t
-      LEFT JOIN balances b ON b.account_id = t.account_id AND b.denomination = t.denomination
-      WHERE b.account_id IS NULL GROUP BY t.account_id, t.denomination`);
-      for (const r of orphans)
-        out.push({
-          accountId: String(r.account_id),
-          denomination: String(r.denomination),
-          problem: `${r.n} transactions without a balance`,
-        });
-      out.push(...(await this.auditMoneyMovement()));
-      return out;
+      out.push(...rows.map(toEvent));
     }
+    return out.sort((a, b) => a.expiresAtMs! - b.expiresAtMs!).slice(0, limit);
+  }
 
-    /** The dialect's: multi-row INSERTs in order (SQLite), one `unnest` statement (PostgreSQL). */
-    abstract insertTransactions(rows: TransactionRow[]): Promise<void>;
-    /** The four steps in order (SQLite); PostgreSQL writes them in one statement (postgres/tx.ts). */
-    async writeLedger(
-      events: EventRow[],
-      deltas: BalanceDelta[],
-      transactions: TransactionRow[],
-      usage: UsageRow[] = [],
-    ): Promise<BalanceRow[]> {
-      await this.insertEvents(events);
-      const after = await this.applyBalanceDeltas(deltas);
-      await this.insertTransactions(transactions);
-      await this.addUsage(usage);
-      return after;
+  async updateEvents(changes: EventChange[]) {
+    for (const c of changes) {
+      await this.db.run(
+        'UPDATE events SET state = ?, cost_amount = ?, price_model = ?, updated_at = ?, expires_at = NULL ' +
+          'WHERE company_id = ? AND event_id = ?',
+        [c.state, c.costAmount, c.priceModel, c.updatedAtMs, c.companyId, c.eventId],
+      );
     }
   }
-  return LedgerSql;
+
+  async findBalancesWithGrantsDue(nowMs: number, limit: number) {
+    const rows = await this.db.all(
+      `SELECT account_id, denomination FROM balances WHERE grants_due_at <= ?
+       ORDER BY grants_due_at LIMIT ?${this.skipLocked()}`,
+      [nowMs, limit],
+    );
+    return rows.map((r) => ({ accountId: String(r.account_id), denomination: String(r.denomination) }));
+  }
+
+  async updateGrants(rows: GrantUpdate[]) {
+    for (const g of rows)
+      await this.db.run(
+        'UPDATE grants SET remaining = ?, held = ?, priority = ?, expires_at = ?, expiry_order = ?, voided_at = ? ' +
+          'WHERE grant_id = ?',
+        [g.remaining, g.held, g.priority, g.expiresAtMs, g.expiresAtMs ?? NEVER_EXPIRES, g.voidedAtMs, g.grantId],
+      );
+  }
+
+  /** The four steps in order (SQLite); PostgreSQL writes them in one statement (postgres/ledger.ts). */
+  async writeLedger(
+    events: EventRow[],
+    deltas: BalanceDelta[],
+    transactions: TransactionRow[],
+    usage: UsageRow[] = [],
+  ): Promise<BalanceRow[]> {
+    await this.insertEvents(events);
+    const after = await this.applyBalanceDeltas(deltas);
+    await this.insertTransactions(transactions);
+    await this.addUsage(usage);
+    return after;
+  }
 }

@@ -1,6 +1,6 @@
 /** Plans: row mappers and the SQL both databases share (mixed into SqlTx, sql-base.ts). */
 import type { Page } from '../common.js';
-import { num, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
+import { SqlCore, num, strOrNull, type SqlRow } from '../sql-core.js';
 import type { AccountPlanRow, PlanRow, PlansTx } from './types.js';
 
 const toPlan = (r: SqlRow, entries: SqlRow[]): PlanRow => ({
@@ -29,98 +29,92 @@ const toAccountPlan = (r: SqlRow): AccountPlanRow => ({
   nextRenewalAtMs: num(r.next_renewal_at),
 });
 
-export function plansSql<Base extends SqlBase>(base: Base) {
-  abstract class PlansSql extends base implements PlansTx {
-    async findPlan(companyId: string, planId: string) {
-      const r = await this.one('SELECT * FROM plans WHERE plan_id = ? AND company_id = ?', [planId, companyId]);
-      return r && (await this.withPlanBalances([r]))[0];
-    }
-    async listPlans(companyId: string, page: Page) {
-      const result = await this.pageBySeq('plans', 'plan_id', [['company_id', companyId]], page, (r) => r);
-      if (!result) return undefined;
-      return { rows: await this.withPlanBalances(result.rows), hasMore: result.hasMore };
-    }
-    private async withPlanBalances(rows: SqlRow[]): Promise<PlanRow[]> {
-      if (rows.length === 0) return [];
-      const ids = rows.map((r) => String(r.plan_id));
-      const [inIds, params] = this.inList('plan_id', ids);
-      const entries = await this.db.all(
-        `SELECT * FROM plan_balances WHERE ${inIds} ORDER BY plan_id, position`,
-        params,
-      );
-      return rows.map((r) =>
-        toPlan(
-          r,
-          entries.filter((e) => e.plan_id === r.plan_id),
-        ),
-      );
-    }
-    async findAccountPlan(accountId: string) {
-      const r = await this.one('SELECT * FROM account_plans WHERE account_id = ?', [accountId]);
-      return r && toAccountPlan(r);
-    }
+export class PlansSql extends SqlCore implements PlansTx {
+  async findPlan(companyId: string, planId: string) {
+    const r = await this.one('SELECT * FROM plans WHERE plan_id = ? AND company_id = ?', [planId, companyId]);
+    return r && (await this.withPlanBalances([r]))[0];
+  }
+  async listPlans(companyId: string, page: Page) {
+    const result = await this.pageBySeq('plans', 'plan_id', [['company_id', companyId]], page, (r) => r);
+    if (!result) return undefined;
+    return { rows: await this.withPlanBalances(result.rows), hasMore: result.hasMore };
+  }
+  private async withPlanBalances(rows: SqlRow[]): Promise<PlanRow[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => String(r.plan_id));
+    const [inIds, params] = this.inList('plan_id', ids);
+    const entries = await this.db.all(`SELECT * FROM plan_balances WHERE ${inIds} ORDER BY plan_id, position`, params);
+    return rows.map((r) =>
+      toPlan(
+        r,
+        entries.filter((e) => e.plan_id === r.plan_id),
+      ),
+    );
+  }
+  async findAccountPlan(accountId: string) {
+    const r = await this.one('SELECT * FROM account_plans WHERE account_id = ?', [accountId]);
+    return r && toAccountPlan(r);
+  }
 
-    async setPlanBalance(accountId: string, denomination: string, included: number, alertPercentage: string | null) {
+  async setPlanBalance(accountId: string, denomination: string, included: number, alertPercentage: string | null) {
+    await this.db.run(
+      'UPDATE balances SET plan_included = ?, plan_alert_percentage = ?, plan_alerted = ? ' +
+        'WHERE account_id = ? AND denomination = ?',
+      [included, alertPercentage, this.bool(false), accountId, denomination],
+    );
+  }
+  async setPlanAlerted(accountId: string, denomination: string, alerted: boolean) {
+    await this.db.run('UPDATE balances SET plan_alerted = ? WHERE account_id = ? AND denomination = ?', [
+      this.bool(alerted),
+      accountId,
+      denomination,
+    ]);
+  }
+  async insertPlan(p: PlanRow) {
+    await this.db.run(
+      'INSERT INTO plans (plan_id, company_id, name, charge_amount, billing_period, overage_charge_mode, ' +
+        `threshold_alert_percentage, rollover, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        p.planId,
+        p.companyId,
+        p.name,
+        p.chargeAmountUsdCents,
+        p.billingPeriod,
+        p.overageChargeMode,
+        p.thresholdAlertPercentage,
+        this.bool(p.rollover),
+        p.createdAtMs,
+      ],
+    );
+    let position = 0;
+    for (const b of p.balances) {
       await this.db.run(
-        'UPDATE balances SET plan_included = ?, plan_alert_percentage = ?, plan_alerted = ? ' +
-          'WHERE account_id = ? AND denomination = ?',
-        [included, alertPercentage, this.bool(false), accountId, denomination],
+        'INSERT INTO plan_balances (plan_id, position, denomination, amount, overage_charge_amount) ' +
+          'VALUES (?, ?, ?, ?, ?)',
+        [p.planId, position++, b.denomination, b.amount, b.overageUnitUsdCents],
       );
-    }
-    async setPlanAlerted(accountId: string, denomination: string, alerted: boolean) {
-      await this.db.run('UPDATE balances SET plan_alerted = ? WHERE account_id = ? AND denomination = ?', [
-        this.bool(alerted),
-        accountId,
-        denomination,
-      ]);
-    }
-    async insertPlan(p: PlanRow) {
-      await this.db.run(
-        'INSERT INTO plans (plan_id, company_id, name, charge_amount, billing_period, overage_charge_mode, ' +
-          `threshold_alert_percentage, rollover, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          p.planId,
-          p.companyId,
-          p.name,
-          p.chargeAmountUsdCents,
-          p.billingPeriod,
-          p.overageChargeMode,
-          p.thresholdAlertPercentage,
-          this.bool(p.rollover),
-          p.createdAtMs,
-        ],
-      );
-      let position = 0;
-      for (const b of p.balances) {
-        await this.db.run(
-          'INSERT INTO plan_balances (plan_id, position, denomination, amount, overage_charge_amount) ' +
-            'VALUES (?, ?, ?, ?, ?)',
-          [p.planId, position++, b.denomination, b.amount, b.overageUnitUsdCents],
-        );
-      }
-    }
-    async insertAccountPlan(a: AccountPlanRow) {
-      await this.db.run(
-        'INSERT INTO account_plans (account_id, company_id, plan_id, anchor_at, period_start, next_renewal_at) ' +
-          'VALUES (?, ?, ?, ?, ?, ?)',
-        [a.accountId, a.companyId, a.planId, a.anchorAtMs, a.periodStartMs, a.nextRenewalAtMs],
-      );
-    }
-    async claimDuePlanRenewal(nowMs: number) {
-      const r = await this.one(
-        `SELECT * FROM account_plans WHERE next_renewal_at <= ? ORDER BY next_renewal_at LIMIT 1${this.skipLocked()}`,
-        [nowMs],
-      );
-      return r && toAccountPlan(r);
-    }
-    async updateAccountPlanPeriod(accountId: string, periodStartMs: number, nextRenewalAtMs: number) {
-      await this.db.run('UPDATE account_plans SET period_start = ?, next_renewal_at = ? WHERE account_id = ?', [
-        periodStartMs,
-        nextRenewalAtMs,
-        accountId,
-      ]);
     }
   }
-  return PlansSql;
+  async insertAccountPlan(a: AccountPlanRow) {
+    await this.db.run(
+      'INSERT INTO account_plans (account_id, company_id, plan_id, anchor_at, period_start, next_renewal_at) ' +
+        'VALUES (?, ?, ?, ?, ?, ?)',
+      [a.accountId, a.companyId, a.planId, a.anchorAtMs, a.periodStartMs, a.nextRenewalAtMs],
+    );
+  }
+  async claimDuePlanRenewal(nowMs: number) {
+    const r = await this.one(
+      `SELECT * FROM account_plans WHERE next_renewal_at <= ? ORDER BY next_renewal_at LIMIT 1${this.skipLocked()}`,
+      [nowMs],
+    );
+    return r && toAccountPlan(r);
+  }
+  async updateAccountPlanPeriod(accountId: string, periodStartMs: number, nextRenewalAtMs: number) {
+    await this.db.run('UPDATE account_plans SET period_start = ?, next_renewal_at = ? WHERE account_id = ?', [
+      periodStartMs,
+      nextRenewalAtMs,
+      accountId,
+    ]);
+  }
 }

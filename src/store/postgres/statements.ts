@@ -10,8 +10,8 @@ import { EVENT_COLUMNS } from '../events/sql.js';
 import { encodeAllocations } from '../grants/sql.js';
 import { columnsAfter, type WrittenLots, writtenLots } from '../balances/sql.js';
 import type { EventRow } from '../events/types.js';
-import { drawnUnits, TRANSACTION_COLUMNS } from '../ledger/sql.js';
-import type { TransactionRow } from '../ledger/types.js';
+import { drawnUnits, TRANSACTION_COLUMNS } from '../transactions/sql.js';
+import type { TransactionRow } from '../transactions/types.js';
 import { companyUsage } from '../usage/sql.js';
 import type { UsageRow } from '../usage/types.js';
 

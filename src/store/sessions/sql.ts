@@ -1,5 +1,5 @@
 /** Sessions and user tokens: row mappers and the SQL both databases share (mixed into SqlTx, sql-base.ts). */
-import { num, numOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
+import { SqlCore, num, numOrNull, type SqlRow } from '../sql-core.js';
 import type { SessionRow, SessionsTx, UserTokenRow } from './types.js';
 
 export const toSession = (r: SqlRow): SessionRow => ({
@@ -21,53 +21,50 @@ export const toUserToken = (r: SqlRow): UserTokenRow => ({
   usedAtMs: numOrNull(r.used_at),
 });
 
-export function sessionsSql<Base extends SqlBase>(base: Base) {
-  abstract class SessionsSql extends base implements SessionsTx {
-    async findSession(idHash: string) {
-      const r = await this.one('SELECT * FROM sessions WHERE id_hash = ?', [idHash]);
-      return r && toSession(r);
-    }
-    async insertSession(row: SessionRow) {
-      await this.db.run(
-        'INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, expires_at, revoked_at) ' +
-          'VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [row.idHash, row.userId, row.csrfToken, row.createdAtMs, row.lastSeenAtMs, row.expiresAtMs, row.revokedAtMs],
-      );
-    }
-    async touchSession(idHash: string, atMs: number) {
-      return (
-        (await this.db.run(
-          'UPDATE sessions SET last_seen_at = ? WHERE id_hash = ? AND revoked_at IS NULL AND last_seen_at < ?',
-          [atMs, idHash, atMs],
-        )) > 0
-      );
-    }
-    async revokeSession(idHash: string, atMs: number) {
-      return (
-        (await this.db.run('UPDATE sessions SET revoked_at = ? WHERE id_hash = ? AND revoked_at IS NULL', [
-          atMs,
-          idHash,
-        ])) > 0
-      );
-    }
-    async revokeUserSessions(userId: number, atMs: number) {
-      return this.db.run('UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL', [atMs, userId]);
-    }
-    async insertUserToken(row: UserTokenRow) {
-      await this.db.run(
-        'INSERT INTO user_tokens (token_hash, user_id, purpose, created_at, expires_at, used_at) ' +
-          'VALUES (?, ?, ?, ?, ?, ?)',
-        [row.tokenHash, row.userId, row.purpose, row.createdAtMs, row.expiresAtMs, row.usedAtMs],
-      );
-    }
-    async useUserToken(tokenHash: string, purpose: UserTokenRow['purpose'], atMs: number) {
-      const r = await this.one(
-        'UPDATE user_tokens SET used_at = ? ' +
-          'WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ? RETURNING *',
-        [atMs, tokenHash, purpose, atMs],
-      );
-      return r && toUserToken(r);
-    }
+export class SessionsSql extends SqlCore implements SessionsTx {
+  async findSession(idHash: string) {
+    const r = await this.one('SELECT * FROM sessions WHERE id_hash = ?', [idHash]);
+    return r && toSession(r);
   }
-  return SessionsSql;
+  async insertSession(row: SessionRow) {
+    await this.db.run(
+      'INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, expires_at, revoked_at) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [row.idHash, row.userId, row.csrfToken, row.createdAtMs, row.lastSeenAtMs, row.expiresAtMs, row.revokedAtMs],
+    );
+  }
+  async touchSession(idHash: string, atMs: number) {
+    return (
+      (await this.db.run(
+        'UPDATE sessions SET last_seen_at = ? WHERE id_hash = ? AND revoked_at IS NULL AND last_seen_at < ?',
+        [atMs, idHash, atMs],
+      )) > 0
+    );
+  }
+  async revokeSession(idHash: string, atMs: number) {
+    return (
+      (await this.db.run('UPDATE sessions SET revoked_at = ? WHERE id_hash = ? AND revoked_at IS NULL', [
+        atMs,
+        idHash,
+      ])) > 0
+    );
+  }
+  async revokeUserSessions(userId: number, atMs: number) {
+    return this.db.run('UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL', [atMs, userId]);
+  }
+  async insertUserToken(row: UserTokenRow) {
+    await this.db.run(
+      'INSERT INTO user_tokens (token_hash, user_id, purpose, created_at, expires_at, used_at) ' +
+        'VALUES (?, ?, ?, ?, ?, ?)',
+      [row.tokenHash, row.userId, row.purpose, row.createdAtMs, row.expiresAtMs, row.usedAtMs],
+    );
+  }
+  async useUserToken(tokenHash: string, purpose: UserTokenRow['purpose'], atMs: number) {
+    const r = await this.one(
+      'UPDATE user_tokens SET used_at = ? ' +
+        'WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ? RETURNING *',
+      [atMs, tokenHash, purpose, atMs],
+    );
+    return r && toUserToken(r);
+  }
 }

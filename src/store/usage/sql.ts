@@ -4,7 +4,7 @@
  * by dialect: sqlite/tx.ts, postgres/tx.ts and postgres/statements.ts.
  */
 import { addDecimal, formatDecimal, parseDecimal, type Decimal } from '../../lib/decimal.js';
-import { num, strOrNull, type SqlBase, type SqlRow } from '../sql-core.js';
+import { SqlCore, num, strOrNull, type SqlRow } from '../sql-core.js';
 import type { UsageFilter, UsageRow, UsageTx } from './types.js';
 
 export const toUsage = (r: SqlRow): UsageRow => ({
@@ -50,57 +50,52 @@ function compareKeys(a: (string | number)[], b: (string | number)[]): number {
   return 0;
 }
 
-export function usageSql<Base extends SqlBase>(base: Base) {
-  abstract class UsageSql extends base implements UsageTx {
-    async listUsage(filter: UsageFilter, limit: number) {
-      const where = ['hour >= ?', 'hour < ?'];
-      const params: unknown[] = [filter.fromMs, filter.toMs];
-      let table = 'usage_company_hours';
-      let columns = 'company_id, NULL AS account_id';
-      if (filter.accountId !== undefined) {
+export class UsageSql extends SqlCore implements UsageTx {
+  async listUsage(filter: UsageFilter, limit: number) {
+    const where = ['hour >= ?', 'hour < ?'];
+    const params: unknown[] = [filter.fromMs, filter.toMs];
+    let table = 'usage_company_hours';
+    let columns = 'company_id, NULL AS account_id';
+    if (filter.accountId !== undefined) {
+      table = 'usage_hours';
+      columns = 'company_id, account_id';
+      where.unshift('account_id = ?');
+      params.unshift(filter.accountId);
+    } else {
+      where.unshift('company_id = ?');
+      params.unshift(filter.companyId);
+      if (filter.byAccount) {
         table = 'usage_hours';
         columns = 'company_id, account_id';
-        where.unshift('account_id = ?');
-        params.unshift(filter.accountId);
-      } else {
-        where.unshift('company_id = ?');
-        params.unshift(filter.companyId);
-        if (filter.byAccount) {
-          table = 'usage_hours';
-          columns = 'company_id, account_id';
-        }
       }
-      for (const [column, values] of [
-        ['type', filter.types],
-        ['denomination', filter.denominations],
-      ] as const) {
-        if (values === undefined) continue;
-        const [sql, p] = this.inList(column, values);
-        where.push(sql);
-        params.push(...p);
-      }
-      const rows = await this.db.all(
-        // As text: PostgreSQL's NUMERIC must not pass through a JavaScript number.
-        `SELECT ${columns}, hour, denomination, type, events, CAST(quantity AS TEXT) AS quantity, cost FROM ${table} ` +
-          `WHERE ${where.join(' AND ')} LIMIT ?`,
-        [...params, limit],
-      );
-      return rows.map(toUsage);
     }
-    async deleteUsageBefore(hourMs: number, limit: number) {
-      let deleted = 0;
-      for (const table of ['usage_hours', 'usage_company_hours']) {
-        if (deleted >= limit) break;
-        deleted += await this.db.run(
-          `DELETE FROM ${table} WHERE ${this.rowId()} IN (SELECT ${this.rowId()} FROM ${table} WHERE hour < ? ` +
-            `LIMIT ?${this.skipLocked()})`,
-          [hourMs, limit - deleted],
-        );
-      }
-      return deleted;
+    for (const [column, values] of [
+      ['type', filter.types],
+      ['denomination', filter.denominations],
+    ] as const) {
+      if (values === undefined) continue;
+      const [sql, p] = this.inList(column, values);
+      where.push(sql);
+      params.push(...p);
     }
-    /** The dialect's: one multi-row upsert per rollup table (exact decimal sums either way). */
-    abstract addUsage(rows: UsageRow[]): Promise<void>;
+    const rows = await this.db.all(
+      // As text: PostgreSQL's NUMERIC must not pass through a JavaScript number.
+      `SELECT ${columns}, hour, denomination, type, events, CAST(quantity AS TEXT) AS quantity, cost FROM ${table} ` +
+        `WHERE ${where.join(' AND ')} LIMIT ?`,
+      [...params, limit],
+    );
+    return rows.map(toUsage);
   }
-  return UsageSql;
+  async deleteUsageBefore(hourMs: number, limit: number) {
+    let deleted = 0;
+    for (const table of ['usage_hours', 'usage_company_hours']) {
+      if (deleted >= limit) break;
+      deleted += await this.db.run(
+        `DELETE FROM ${table} WHERE ${this.rowId()} IN (SELECT ${this.rowId()} FROM ${table} WHERE hour < ? ` +
+          `LIMIT ?${this.skipLocked()})`,
+        [hourMs, limit - deleted],
+      );
+    }
+    return deleted;
+  }
 }

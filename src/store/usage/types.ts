@@ -1,24 +1,11 @@
 /**
- * Usage: the hourly rollups of complete events, per account and per company, written in the
- * transaction that records or settles the events (`addUsage`, or within `writeLedger`), read
- * back by `listUsage`, and deleted after the retention period.
+ * Usage: the hourly rollups of complete events (domain/usage.ts `UsageRow`), per account and per
+ * company, written in the transaction that records or settles the events (the ledger port's
+ * `writeLedger`), read back by `listUsage`, and deleted after the retention period.
  */
+import type { UsageRow } from '../../domain/usage.js';
 
-/**
- * Usage of one account, denomination and type in one UTC hour: complete events, the exact decimal
- * sum of their quantities, the sum of their costs. As written, a group's addition; as read, the
- * rollup (the company-wide rollup has no account: `accountId` null).
- */
-export interface UsageRow {
-  companyId: string;
-  accountId: string | null;
-  denomination: string;
-  type: string;
-  hourMs: number;
-  events: number;
-  quantity: string;
-  cost: number;
-}
+export type { UsageRow };
 
 /** Which rollup rows a usage query reads. */
 export interface UsageFilter {
@@ -38,13 +25,8 @@ export interface UsageReadTx {
   listUsage(filter: UsageFilter, limit: number): Promise<UsageRow[]>;
 }
 
+/** Usage is added only with the events it counts, by the ledger's postings (src/ledger/port.ts, `writeLedger`). */
 export interface UsageTx extends UsageReadTx {
-  /**
-   * Adds to the hourly rollups (per account, and per company), creating rows as needed. Rows of
-   * one call name distinct (account, hour, denomination, type) and come in that order: concurrent
-   * writers take the rows' locks in one order.
-   */
-  addUsage(rows: UsageRow[]): Promise<void>;
   /** Deletes up to `limit` rollup rows of hours before `hourMs` (retention); returns how many. */
   deleteUsageBefore(hourMs: number, limit: number): Promise<number>;
 }

@@ -20,11 +20,12 @@
 import type http from 'node:http';
 import { checkInvariant } from '../../../src/domain/grants.js';
 import { decodeAllocations } from '../../../src/store/grants/sql.js';
-import { drawnUnits } from '../../../src/store/ledger/sql.js';
+import { drawnUnits } from '../../../src/store/transactions/sql.js';
 import { openStore } from '../../../src/store/open.js';
 import type { BalanceRow } from '../../../src/store/types.js';
 import type { TestDatabase } from '../../cli/support.js';
 import { type Answer, send } from './http.js';
+import { portOf } from '../../../src/ledger/port.js';
 
 export const ALL_STATUSES = 'scheduled,active,depleted,expired,voided';
 
@@ -109,7 +110,7 @@ export async function storeBalances(db: TestDatabase, accountIds: string[]): Pro
   try {
     const out: BalanceRow[] = [];
     for (let i = 0; i < accountIds.length; i += 200)
-      out.push(...(await store.read((tx) => tx.listBalancesOfAccounts(accountIds.slice(i, i + 200)))));
+      out.push(...(await store.read((tx) => portOf(tx).listBalancesOfAccounts(accountIds.slice(i, i + 200)))));
     return out;
   } finally {
     await store.close();

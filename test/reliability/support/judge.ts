@@ -19,7 +19,10 @@ export async function judge(db: TestDatabase): Promise<string[]> {
   const problems: string[] = [];
   const store = await openStore(db.url, { pgPoolSize: 2 });
   try {
-    const found = await store.read(async (tx) => [...(await tx.auditLedger()), ...(await tx.auditMoneyMovement())]);
+    const found = await store.read(async (tx) => [
+      ...(await tx.transactions.auditLedger()),
+      ...(await tx.charges.auditMoneyMovement()),
+    ]);
     const seen = new Set<string>();
     for (const v of found) {
       const line = `${v.accountId} ${v.denomination}: ${v.problem}`;

@@ -1,4 +1,4 @@
-/** The ledger: an account's transactions, one row per change of a balance amount; the record and its presenter. */
+/** Transactions: an account's ledger rows, one per change of a balance amount; the record and its presenter. */
 import { Type } from '@sinclair/typebox';
 import {
   AccountParams,

@@ -5,10 +5,10 @@ import { listTransactions } from '../../operations/transactions.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
 import { presentPage } from '../schemas/common.js';
-import { listTransactionsSchema, presentTransaction } from '../schemas/ledger.js';
+import { listTransactionsSchema, presentTransaction } from '../schemas/transactions.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
 
-export function ledgerRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+export function transactionRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get(
