@@ -7,10 +7,12 @@ import { SecretBoxError, type SecretBox } from './lib/secret-box.js';
 import { describeReseal, resealSecrets } from './operations/secrets.js';
 import { secretBoxFor } from './secret-keys.js';
 import { buildApp, registeredRoutes, type App } from './http/app.js';
-import { JobRunner, coreJobs, grantJob } from './jobs/runner.js';
+import { type Job, JobRunner, coreJobs, grantJob } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import { composeDeps } from './compose.js';
+import type { EmailLog } from './email/index.js';
+import type { Deps } from './operations/deps.js';
 import type { IngestResult } from './ledger/ingest.js';
 import type { Outcome } from './domain/outcome.js';
 import { GroupCommits } from './ingest/group-commits.js';
@@ -81,25 +83,9 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     }));
   const testClock = config.testClock ? new TestClock() : null;
   const clock: Clock = testClock ?? systemClock;
-  const log = opts.log ?? ((line: string) => console.error(`billing engine: ${line}`));
-  let deps: ReturnType<typeof composeDeps>;
-  try {
-    const secrets = opts.secrets ?? secretBoxFor(config, { log });
-    // Without SMTP_URL, emails are written to the app log (warn) instead of being sent.
-    deps = composeDeps(config, store, clock, opts.processors ?? processorFactory(), secrets, (fields, msg) =>
-      app?.log.warn(fields, msg),
-    );
-    // Rows from before encryption are sealed now; a sealed row whose key is not configured stops the start.
-    const sealed = await resealSecrets(deps, 'plaintext');
-    const written = sealed.kinds.reduce((n, k) => n + k.written, 0);
-    if (written > 0) log(`sealed ${written} secrets stored in plaintext before (${describeReseal(sealed)})`);
-  } catch (err) {
-    if (!opts.store) await store.close();
-    if (err instanceof SecretBoxError) throw new ConfigError([err.message]);
-    throw err;
-  }
-
   let app: App | undefined;
+  // Without SMTP_URL, emails are written to the app log (warn) instead of being sent.
+  const deps = await depsOf(config, store, clock, opts, (fields, msg) => app?.log.warn(fields, msg));
   const metrics = new Metrics(
     (nowMs) =>
       store.read(async (tx) => ({
@@ -125,50 +111,16 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const readiness = new Readiness(
     store instanceof PostgresStore ? () => store.pool.query('SELECT 1').then(() => undefined) : async () => {},
   );
-  const jobs = new JobRunner(
-    deps,
-    [
-      ...coreJobs(deps),
-      // Money movement in this order: a test-clock advance sees every renewal charged and every refill applied.
-      refillJob(deps),
-      planJob(deps),
-      chargeJob(deps, (reason, outcome) => metrics.charges.inc({ reason, outcome })),
-      grantJob(deps),
-      ...webhookJobs(deps),
-      ...retentionJobs(deps, {
-        outboxRetentionDays: config.outboxRetentionDays,
-        webhookLogRetentionDays: config.webhookLogRetentionDays,
-      }),
-    ],
-    (job, err) => app?.log.error({ err, job }, 'job failed'),
+  const jobs = new JobRunner(deps, jobsOf(config, deps, metrics), (job, err) =>
+    app?.log.error({ err, job }, 'job failed'),
   );
   app = await buildApp({
+    ...appOptionsOf(config, opts),
     deps,
     events: commits,
     balances: commits,
-    apiKeyCacheMs: config.apiKeyCacheMs,
-    signupOpen: config.signup === 'open',
-    signupLimitPerMinute: config.signupLimitPerMinute,
-    trustProxy: config.trustProxy,
-    logLevel: config.logLevel,
-    idempotencyLeaseMs: config.idempotencyLeaseMs,
-    publicUrl: config.publicUrlSet ? config.publicUrl : '/',
-    rateLimits: {
-      requestsPerSecond: config.rateLimitRequestsPerSecond,
-      eventsPerSecond: config.rateLimitEventsPerSecond,
-    },
     metrics,
-    metricsToken: config.metricsToken,
     readiness,
-    timeouts: {
-      connectionMs: config.httpConnectionTimeoutMs,
-      headersMs: config.httpHeadersTimeoutMs,
-      requestMs: config.httpRequestTimeoutMs,
-      keepAliveMs: config.httpKeepAliveTimeoutMs,
-    },
-    ...(opts.passwordAttemptsPerMinute !== undefined
-      ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute }
-      : {}),
     ...(testClock ? { testClock: { clock: testClock, runDue: (nowMs: number) => jobs.runDue(nowMs) } } : {}),
   });
   await app.ready();
@@ -193,5 +145,69 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       await commits.close();
       if (!opts.store) await store.close();
     },
+  };
+}
+
+/**
+ * The operations' dependencies (compose.ts), with the secrets at rest sealed: rows from before
+ * encryption are sealed now, and a sealed row whose key is not configured stops the start.
+ */
+async function depsOf(config: Config, store: Store, clock: Clock, opts: ServerOptions, emailLog: EmailLog) {
+  const log = opts.log ?? ((line: string) => console.error(`billing engine: ${line}`));
+  try {
+    const secrets = opts.secrets ?? secretBoxFor(config, { log });
+    const deps = composeDeps(config, store, clock, opts.processors ?? processorFactory(), secrets, emailLog);
+    const sealed = await resealSecrets(deps, 'plaintext');
+    const written = sealed.kinds.reduce((n, k) => n + k.written, 0);
+    if (written > 0) log(`sealed ${written} secrets stored in plaintext before (${describeReseal(sealed)})`);
+    return deps;
+  } catch (err) {
+    if (!opts.store) await store.close();
+    if (err instanceof SecretBoxError) throw new ConfigError([err.message]);
+    throw err;
+  }
+}
+
+/** The server's background jobs, in the order runDue runs them. */
+function jobsOf(config: Config, deps: Deps, metrics: Metrics): Job[] {
+  return [
+    ...coreJobs(deps),
+    // Money movement in this order: a test-clock advance sees every renewal charged and every refill applied.
+    refillJob(deps),
+    planJob(deps),
+    chargeJob(deps, (reason, outcome) => metrics.charges.inc({ reason, outcome })),
+    grantJob(deps),
+    ...webhookJobs(deps),
+    ...retentionJobs(deps, {
+      outboxRetentionDays: config.outboxRetentionDays,
+      webhookLogRetentionDays: config.webhookLogRetentionDays,
+    }),
+  ];
+}
+
+/** What the app takes from the configuration. */
+function appOptionsOf(config: Config, opts: ServerOptions) {
+  return {
+    apiKeyCacheMs: config.apiKeyCacheMs,
+    signupOpen: config.signup === 'open',
+    signupLimitPerMinute: config.signupLimitPerMinute,
+    trustProxy: config.trustProxy,
+    logLevel: config.logLevel,
+    idempotencyLeaseMs: config.idempotencyLeaseMs,
+    publicUrl: config.publicUrlSet ? config.publicUrl : '/',
+    rateLimits: {
+      requestsPerSecond: config.rateLimitRequestsPerSecond,
+      eventsPerSecond: config.rateLimitEventsPerSecond,
+    },
+    metricsToken: config.metricsToken,
+    timeouts: {
+      connectionMs: config.httpConnectionTimeoutMs,
+      headersMs: config.httpHeadersTimeoutMs,
+      requestMs: config.httpRequestTimeoutMs,
+      keepAliveMs: config.httpKeepAliveTimeoutMs,
+    },
+    ...(opts.passwordAttemptsPerMinute !== undefined
+      ? { passwordAttemptsPerMinute: opts.passwordAttemptsPerMinute }
+      : {}),
   };
 }

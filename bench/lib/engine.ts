@@ -20,12 +20,11 @@ import { loadConfig } from '../../src/config.js';
 import {
   balanceKey,
   normalizeEvent,
-  planIngest,
   type EventInput,
-  type IngestContext,
   type IngestRequest,
   type NormalizedEvent,
 } from '../../src/domain/events.js';
+import { planIngest, type IngestContext } from '../../src/domain/ingest-plan.js';
 import type { Outcome } from '../../src/domain/outcome.js';
 import { take } from '../../src/domain/grants.js';
 import { newId } from '../../src/lib/ids.js';

@@ -8,7 +8,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import { ApiKeyCache } from '../operations/identity.js';
@@ -104,102 +104,15 @@ export function registeredRoutes(app: App): { method: string; url: string }[] {
 const NUL_IN_URL = /%00/i;
 
 export async function buildApp(opts: AppOptions): Promise<App> {
-  const app = Fastify({
-    logger: { level: opts.logLevel ?? 'warn' },
-    bodyLimit: BODY_LIMIT_BYTES,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
-    // The older spellings of some paths answer as their canonical route (aliases.ts).
-    rewriteUrl: (req) => rewriteAlias(req.method, req.url),
-    // While closing, requests already on an open connection are still answered (with Connection:
-    // close) rather than refused with a body outside our envelope; new connections are not accepted.
-    return503OnClosing: false,
-    requestIdHeader: false,
-    genReqId: requestIdOf,
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
-    clientErrorHandler,
-    ...(opts.timeouts
-      ? {
-          connectionTimeout: opts.timeouts.connectionMs,
-          keepAliveTimeout: opts.timeouts.keepAliveMs,
-          requestTimeout: opts.timeouts.requestMs,
-          http: {
-            headersTimeout: opts.timeouts.headersMs,
-            // How often Node looks for connections past their headers/request timeout (its default: 30 s).
-            connectionsCheckingInterval: Math.min(1_000, opts.timeouts.headersMs),
-          },
-        }
-      : {}),
-    // A hop count is accepted at run time (proxy-addr), though Fastify's type leaves it out.
-    trustProxy: (opts.trustProxy ?? false) as boolean | string,
-    ajv: { customOptions: { coerceTypes: false } },
-    // Errors raised before routing (bad URL encoding, over-long path parameters) get our body too.
-    frameworkErrors: (err, _request, reply) => {
-      const out = errorBody('malformed_request', err.message);
-      void (reply as unknown as { code(n: number): { type(t: string): { send(b: unknown): void } } })
-        .code(out.status)
-        .type('application/json; charset=utf-8')
-        .send(out.body);
-    },
-  }).withTypeProvider<TypeBoxTypeProvider>();
-
+  const app = Fastify(fastifyOptions(opts)).withTypeProvider<TypeBoxTypeProvider>();
   const routes: { method: string; url: string }[] = [];
   ROUTES.set(app, routes);
   app.addHook('onRoute', (r) => {
     for (const method of Array.isArray(r.method) ? r.method : [r.method]) routes.push({ method, url: r.url });
   });
-  const { strict, query } = compilers();
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' ? query : strict).compile(schema));
-  app.addSchema(ErrorResponse);
-  for (const s of SHARED_SCHEMAS) app.addSchema(s);
-  app.addSchema(UsageGroup);
-
-  // JSON bodies; an empty body with a JSON content type counts as no body (optional bodies).
-  const defaultJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
-    defaultJson(req, text, (err, parsed) => {
-      // Depth, NUL characters, keys given twice and numbers beyond a double, before anything recursive sees the value.
-      const refused = err ? undefined : bodyViolation(text, parsed, req.routeOptions.config.bodyForms?.arrayParam);
-      if (refused) return done(new BodyRefused(refused), undefined);
-      done(err, parsed);
-    });
-  });
-  app.removeContentTypeParser('text/plain');
-
+  registerParsing(app);
   app.setErrorHandler((err: FastifyError | OutcomeError | BodyRefused, request, reply) => {
-    let out: ReturnType<typeof errorBody>;
-    if (err instanceof BodyRefused) {
-      out = errorBody(err.refusal.reason, err.refusal.message, err.refusal.param);
-    } else if (err instanceof OutcomeError) {
-      out = errorBody(err.failure.reason, err.failure.message, err.failure.param, err.failure.details);
-    } else if (err.validation) {
-      const config = request.routeOptions.config;
-      out = validationErrorBody(err, config.bodyViolationReasons, config.bodyForms, request.body);
-    } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      out = errorBody('payload_too_large', `request body is larger than ${BODY_LIMIT_BYTES} bytes`);
-    } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      out = errorBody('unsupported_media_type', 'send the body as application/json');
-    } else if (err.statusCode === 429) {
-      out = errorBody(
-        'rate_limited',
-        err.code === COMPANY_RATE_LIMITED ? err.message : 'too many attempts; retry later',
-      );
-    } else if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
-      // Fastify's own client errors: malformed JSON, bad content length, prototype poisoning…
-      out = errorBody(
-        err.statusCode === 413
-          ? 'payload_too_large'
-          : err.statusCode === 415
-            ? 'unsupported_media_type'
-            : 'malformed_request',
-        err.message,
-      );
-    } else {
-      request.log.error({ err }, 'unhandled error');
-      out = errorBody('internal', 'internal error');
-    }
+    const out = errorOf(err, request);
     // A browser answered with a Basic challenge would prompt for a password: not on session requests.
     if (out.status === 401 && !request.viaSession) reply.header('www-authenticate', 'Basic realm="billing"');
     return reply.code(out.status).type('application/json; charset=utf-8').send(out.body);
@@ -215,43 +128,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   await app.register(cookie);
   app.addHook('onSend', onSendConnection);
   if (opts.metrics) registerMetrics(app, opts.metrics, opts.metricsToken ?? null);
-
-  const deps = opts.deps;
-  const keys = new ApiKeyCache(deps, opts.apiKeyCacheMs);
-  // A key's last use being written when the server closes is written before the store closes.
-  app.addHook('onClose', async () => keys.lastUsesWritten());
-  const attempts = new AttemptLimiter(opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT, 60_000);
-  app.decorateRequest('principal', null);
-  app.decorateRequest('session', null);
-  app.decorateRequest('viaSession', false);
-  app.addHook('onRequest', async (request) => {
-    if (NUL_IN_URL.test(request.url))
-      throw new OutcomeError(failure('nul_character_not_allowed', 'the URL may not contain the NUL character (%00)'));
-  });
-  app.addHook('onRequest', companyAuthHook(keys, deps));
-  if (opts.rateLimits) registerCompanyRateLimits(app, opts.rateLimits);
-  app.addHook('preValidation', async (request) => {
-    if (request.body === undefined && request.routeOptions.config.optionalBody) request.body = {};
-  });
-  app.addHook('preHandler', userAuthHook(deps, attempts));
-  registerIdempotency(app, deps, opts.idempotencyLeaseMs ? { leaseMs: opts.idempotencyLeaseMs } : {});
-
-  const signupLimit = opts.signupLimitPerMinute ?? 0;
-  const ctx: RouteContext = {
-    deps,
-    keys,
-    events: opts.events,
-    balances: opts.balances,
-    attempts,
-    signupRateLimit: signupLimit === 0 ? false : { max: signupLimit, timeWindow: 60_000 },
-    perAddressRateLimit: {
-      max: opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT,
-      timeWindow: 60_000,
-    },
-    passwordResetsPerEmail: new AttemptLimiter(PASSWORD_RESETS_PER_EMAIL_PER_HOUR, 3_600_000),
-    signupOpen: opts.signupOpen ?? true,
-    ...(opts.readiness ? { readiness: opts.readiness } : {}),
-  };
+  const ctx = registerRequestHooks(app, opts);
   // Registration order is the order of the paths in the OpenAPI document.
   await app.register(async (scope) => {
     systemRoutes(scope, ctx);
@@ -275,4 +152,144 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   await registerConsole(app);
   return app;
+}
+
+function fastifyOptions(opts: AppOptions) {
+  return {
+    logger: { level: opts.logLevel ?? 'warn' },
+    bodyLimit: BODY_LIMIT_BYTES,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    // The older spellings of some paths answer as their canonical route (aliases.ts).
+    rewriteUrl: (req: { method?: string; url?: string }) => rewriteAlias(req.method, req.url),
+    // While closing, requests already on an open connection are still answered (with Connection:
+    // close) rather than refused with a body outside our envelope; new connections are not accepted.
+    return503OnClosing: false,
+    requestIdHeader: false as const,
+    genReqId: requestIdOf,
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    clientErrorHandler,
+    ...(opts.timeouts
+      ? {
+          connectionTimeout: opts.timeouts.connectionMs,
+          keepAliveTimeout: opts.timeouts.keepAliveMs,
+          requestTimeout: opts.timeouts.requestMs,
+          http: {
+            headersTimeout: opts.timeouts.headersMs,
+            // How often Node looks for connections past their headers/request timeout (its default: 30 s).
+            connectionsCheckingInterval: Math.min(1_000, opts.timeouts.headersMs),
+          },
+        }
+      : {}),
+    // A hop count is accepted at run time (proxy-addr), though Fastify's type leaves it out.
+    trustProxy: (opts.trustProxy ?? false) as boolean | string,
+    ajv: { customOptions: { coerceTypes: false } },
+    // Errors raised before routing (bad URL encoding, over-long path parameters) get our body too.
+    frameworkErrors: (err: Error, _request: unknown, reply: unknown) => {
+      const out = errorBody('malformed_request', err.message);
+      void (reply as { code(n: number): { type(t: string): { send(b: unknown): void } } })
+        .code(out.status)
+        .type('application/json; charset=utf-8')
+        .send(out.body);
+    },
+  };
+}
+
+/** Validation (Ajv, no coercion), the shared schemas, and JSON bodies checked before anything recursive sees them. */
+function registerParsing(app: App): void {
+  const { strict, query } = compilers();
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' ? query : strict).compile(schema));
+  app.addSchema(ErrorResponse);
+  for (const s of SHARED_SCHEMAS) app.addSchema(s);
+  app.addSchema(UsageGroup);
+  // JSON bodies; an empty body with a JSON content type counts as no body (optional bodies).
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    defaultJson(req, text, (err, parsed) => {
+      // Depth, NUL characters, keys given twice and numbers beyond a double, before anything recursive sees the value.
+      const refused = err ? undefined : bodyViolation(text, parsed, req.routeOptions.config.bodyForms?.arrayParam);
+      if (refused) return done(new BodyRefused(refused), undefined);
+      done(err, parsed);
+    });
+  });
+  app.removeContentTypeParser('text/plain');
+}
+
+/** The error body of anything a request throws (errors.ts maps reason codes to statuses). */
+function errorOf(
+  err: FastifyError | OutcomeError | BodyRefused,
+  request: FastifyRequest,
+): ReturnType<typeof errorBody> {
+  if (err instanceof BodyRefused) return errorBody(err.refusal.reason, err.refusal.message, err.refusal.param);
+  if (err instanceof OutcomeError)
+    return errorBody(err.failure.reason, err.failure.message, err.failure.param, err.failure.details);
+  if (err.validation) {
+    const config = request.routeOptions.config;
+    return validationErrorBody(err, config.bodyViolationReasons, config.bodyForms, request.body);
+  }
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return errorBody('payload_too_large', `request body is larger than ${BODY_LIMIT_BYTES} bytes`);
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return errorBody('unsupported_media_type', 'send the body as application/json');
+  if (err.statusCode === 429)
+    return errorBody(
+      'rate_limited',
+      err.code === COMPANY_RATE_LIMITED ? err.message : 'too many attempts; retry later',
+    );
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+    // Fastify's own client errors: malformed JSON, bad content length, prototype poisoning…
+    const reason =
+      err.statusCode === 413
+        ? 'payload_too_large'
+        : err.statusCode === 415
+          ? 'unsupported_media_type'
+          : 'malformed_request';
+    return errorBody(reason, err.message);
+  }
+  request.log.error({ err }, 'unhandled error');
+  return errorBody('internal', 'internal error');
+}
+
+/**
+ * The hooks every request passes (URL check, company auth, rate limits, optional bodies, user auth,
+ * idempotency), and the context the routes are given.
+ */
+function registerRequestHooks(app: App, opts: AppOptions): RouteContext {
+  const deps = opts.deps;
+  const keys = new ApiKeyCache(deps, opts.apiKeyCacheMs);
+  // A key's last use being written when the server closes is written before the store closes.
+  app.addHook('onClose', async () => keys.lastUsesWritten());
+  const attempts = new AttemptLimiter(opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT, 60_000);
+  app.decorateRequest('principal', null);
+  app.decorateRequest('session', null);
+  app.decorateRequest('viaSession', false);
+  app.addHook('onRequest', async (request) => {
+    if (NUL_IN_URL.test(request.url))
+      throw new OutcomeError(failure('nul_character_not_allowed', 'the URL may not contain the NUL character (%00)'));
+  });
+  app.addHook('onRequest', companyAuthHook(keys, deps));
+  if (opts.rateLimits) registerCompanyRateLimits(app, opts.rateLimits);
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.routeOptions.config.optionalBody) request.body = {};
+  });
+  app.addHook('preHandler', userAuthHook(deps, attempts));
+  registerIdempotency(app, deps, opts.idempotencyLeaseMs ? { leaseMs: opts.idempotencyLeaseMs } : {});
+  const signupLimit = opts.signupLimitPerMinute ?? 0;
+  return {
+    deps,
+    keys,
+    events: opts.events,
+    balances: opts.balances,
+    attempts,
+    signupRateLimit: signupLimit === 0 ? false : { max: signupLimit, timeWindow: 60_000 },
+    perAddressRateLimit: {
+      max: opts.passwordAttemptsPerMinute ?? PASSWORD_ATTEMPTS_PER_MINUTE_DEFAULT,
+      timeWindow: 60_000,
+    },
+    passwordResetsPerEmail: new AttemptLimiter(PASSWORD_RESETS_PER_EMAIL_PER_HOUR, 3_600_000),
+    signupOpen: opts.signupOpen ?? true,
+    ...(opts.readiness ? { readiness: opts.readiness } : {}),
+  };
 }

@@ -172,8 +172,7 @@ function stopRenewing(idem: IdempotencyClaim | undefined): void {
 }
 
 export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: IdempotencyOptions = {}): void {
-  const leaseMs = opts.leaseMs ?? IDEMPOTENCY_LEASE_MS;
-  const leaseClock = opts.leaseClock ?? systemClock;
+  const lease = { ms: opts.leaseMs ?? IDEMPOTENCY_LEASE_MS, clock: opts.leaseClock ?? systemClock };
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = request.headers['idempotency-key'];
@@ -191,44 +190,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
     const requestHash = sha256Hex(canonicalJson({ m: request.method, u: request.url, b: request.body ?? null }));
     const scope = scopeOf(request, requestHash);
     const owner = randomBytes(12).toString('base64url');
-    const wallMs = leaseClock.now();
-    const claimed = await deps.store.write((tx) =>
-      tx.idempotency.claimIdempotency(
-        {
-          scope,
-          key,
-          requestHash,
-          statusCode: null,
-          responseBody: null,
-          createdAtMs: deps.clock.now(),
-          owner,
-          leaseExpiresAtMs: wallMs + leaseMs,
-        },
-        wallMs,
-      ),
-    );
-    if (claimed) {
-      const idem: IdempotencyClaim = { scope, key, replayed: false, owner };
-      const startedMs = wallMs;
-      idem.renewal = setInterval(
-        () => {
-          const now = leaseClock.now();
-          if (now - startedMs > RENEW_FOR_AT_MOST_MS) return stopRenewing(idem);
-          deps.store
-            .write((tx) => tx.idempotency.renewIdempotency(scope, key, owner, now + leaseMs))
-            .then(
-              (held) => {
-                if (!held) stopRenewing(idem);
-              },
-              (err: unknown) => request.log.warn({ err }, 'renewing an Idempotency-Key lease failed'),
-            );
-        },
-        Math.max(1, Math.floor(leaseMs / 3)),
-      );
-      idem.renewal.unref();
-      request.idempotency = idem;
-      return;
-    }
+    if (await claim(deps, lease, { scope, key, requestHash, owner }, request)) return;
     const existing = await deps.store.read((tx) => tx.idempotency.findIdempotency(scope, key));
     if (!existing) throw inUse();
     if (existing.requestHash !== requestHash) {
@@ -276,4 +238,54 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps, opts: Idem
   // The answer written (or the socket closed) stops it too; a client that went away does not:
   // its request still runs, and its key stays held until the handler is done.
   app.addHook('onResponse', async (request: FastifyRequest) => stopRenewing(request.idempotency));
+}
+
+/**
+ * Claims the key for this request (a lease of `lease.ms`, renewed every third of it while the handler
+ * runs, for at most RENEW_FOR_AT_MOST_MS): true when claimed, false when another request holds or
+ * answered it.
+ */
+async function claim(
+  deps: Deps,
+  lease: { ms: number; clock: Clock },
+  k: { scope: string; key: string; requestHash: string; owner: string },
+  request: FastifyRequest,
+): Promise<boolean> {
+  const { scope, key, owner } = k;
+  const wallMs = lease.clock.now();
+  const claimed = await deps.store.write((tx) =>
+    tx.idempotency.claimIdempotency(
+      {
+        scope,
+        key,
+        requestHash: k.requestHash,
+        statusCode: null,
+        responseBody: null,
+        createdAtMs: deps.clock.now(),
+        owner,
+        leaseExpiresAtMs: wallMs + lease.ms,
+      },
+      wallMs,
+    ),
+  );
+  if (!claimed) return false;
+  const idem: IdempotencyClaim = { scope, key, replayed: false, owner };
+  idem.renewal = setInterval(
+    () => {
+      const now = lease.clock.now();
+      if (now - wallMs > RENEW_FOR_AT_MOST_MS) return stopRenewing(idem);
+      deps.store
+        .write((tx) => tx.idempotency.renewIdempotency(scope, key, owner, now + lease.ms))
+        .then(
+          (held) => {
+            if (!held) stopRenewing(idem);
+          },
+          (err: unknown) => request.log.warn({ err }, 'renewing an Idempotency-Key lease failed'),
+        );
+    },
+    Math.max(1, Math.floor(lease.ms / 3)),
+  );
+  idem.renewal.unref();
+  request.idempotency = idem;
+  return true;
 }

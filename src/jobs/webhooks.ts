@@ -45,96 +45,117 @@ export function deliveryJob(deps: Deps, opts: WebhookJobOptions = {}): Job {
   const leaseMs = Math.max(DELIVERY_LEASE_MS, 3 * (timeoutMs + LEASE_MARGIN_MS));
   return {
     name: 'webhook-delivery',
-    async runOnce(nowMs) {
-      const queue: ClaimedWebhookDelivery[] = [];
-      const outcomes: WebhookDeliveryUpdate[] = [];
-      let claimed = 0;
-      let exhausted = false;
-      let failure: unknown = null;
-      let syncing: Promise<void> | null = null;
-      let timer: NodeJS.Timeout | null = null;
-
-      // One transaction writes the outcomes so far and, when the queue runs low, leases more:
-      // on SQLite every commit is an fsync, so fewer, fuller transactions are what scales.
-      const sync = (): Promise<void> => {
-        syncing ??= (async () => {
-          const batch = outcomes.splice(0, RECORD_BATCH_MAX);
-          const want =
-            !exhausted && queue.length < concurrency ? Math.min(CLAIM_BATCH_MAX, DELIVERIES_PER_RUN_MAX - claimed) : 0;
-          if (batch.length === 0 && want <= 0) {
-            if (!exhausted && want <= 0 && queue.length === 0) exhausted = true;
-            return;
-          }
-          try {
-            const rows = await deps.store.write(async (tx) => {
-              await tx.webhooks.recordWebhookDeliveries(batch);
-              return want > 0 ? tx.webhooks.claimWebhookDeliveries(nowMs, Date.now(), leaseMs, want, newId('cl')) : [];
-            });
-            if (want > 0) {
-              claimed += rows.length;
-              if (rows.length < want) exhausted = true;
-              queue.push(...rows);
-            }
-          } catch (err) {
-            // Unwritten outcomes keep their leases; when those run out the deliveries are sent again.
-            failure ??= err;
-            exhausted = true;
-            queue.length = 0;
-          }
-        })().finally(() => {
-          syncing = null;
-        });
-        return syncing;
-      };
-
-      const recordSoon = (): void => {
-        if (outcomes.length >= RECORD_BATCH_MAX) void sync();
-        else
-          timer ??= setTimeout(() => {
-            timer = null;
-            void sync();
-          }, RECORD_DELAY_MS);
-      };
-
-      const send = async (d: ClaimedWebhookDelivery): Promise<WebhookDeliveryUpdate> => {
-        if (Date.now() + timeoutMs + LEASE_MARGIN_MS > d.claimedUntilMs) {
-          // Waited too long in the queue: hand it back untouched rather than risk outliving the lease.
-          return {
-            callbackId: d.callbackId,
-            claimToken: d.claimToken,
-            attempt: null,
-            status: d.status,
-            nextAttemptAtMs: d.nextAttemptAtMs,
-            deliveredAtMs: d.deliveredAtMs,
-            lastError: d.lastError,
-            disable: null,
-          };
-        }
-        return sendClaimedDelivery(d, deps, { manual: false });
-      };
-
-      const worker = async (): Promise<void> => {
-        for (;;) {
-          const next = queue.shift();
-          if (next === undefined) {
-            if (exhausted) return;
-            await sync();
-            continue;
-          }
-          if (queue.length < concurrency && !exhausted && syncing === null) void sync();
-          outcomes.push(await send(next));
-          recordSoon();
-        }
-      };
-
-      try {
-        await Promise.all(Array.from({ length: concurrency }, worker));
-      } finally {
-        if (timer !== null) clearTimeout(timer);
-        while (syncing !== null || (outcomes.length > 0 && failure === null)) await (syncing ?? sync());
-      }
-      if (failure !== null) throw failure;
-      return claimed;
-    },
+    runOnce: (nowMs) => new DeliveryRun(deps, { concurrency, timeoutMs, leaseMs }, nowMs).run(),
   };
+}
+
+/** One run of the delivery worker: `concurrency` senders over a queue that one write at a time refills. */
+class DeliveryRun {
+  readonly #queue: ClaimedWebhookDelivery[] = [];
+  readonly #outcomes: WebhookDeliveryUpdate[] = [];
+  #claimed = 0;
+  #exhausted = false;
+  #failure: unknown = null;
+  #syncing: Promise<void> | null = null;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly settings: { concurrency: number; timeoutMs: number; leaseMs: number },
+    private readonly nowMs: number,
+  ) {}
+
+  /** Sends until nothing is due (or DELIVERIES_PER_RUN_MAX), writes every outcome; returns how many were claimed. */
+  async run(): Promise<number> {
+    try {
+      await Promise.all(Array.from({ length: this.settings.concurrency }, () => this.#worker()));
+    } finally {
+      if (this.#timer !== null) clearTimeout(this.#timer);
+      while (this.#syncing !== null || (this.#outcomes.length > 0 && this.#failure === null))
+        await (this.#syncing ?? this.#sync());
+    }
+    if (this.#failure !== null) throw this.#failure;
+    return this.#claimed;
+  }
+
+  /**
+   * One transaction writes the outcomes so far and, when the queue runs low, leases more: on SQLite
+   * every commit is an fsync, so fewer, fuller transactions are what scales.
+   */
+  #sync(): Promise<void> {
+    this.#syncing ??= this.#write().finally(() => {
+      this.#syncing = null;
+    });
+    return this.#syncing;
+  }
+
+  async #write(): Promise<void> {
+    const { concurrency, leaseMs } = this.settings;
+    const batch = this.#outcomes.splice(0, RECORD_BATCH_MAX);
+    const want =
+      !this.#exhausted && this.#queue.length < concurrency
+        ? Math.min(CLAIM_BATCH_MAX, DELIVERIES_PER_RUN_MAX - this.#claimed)
+        : 0;
+    if (batch.length === 0 && want <= 0) {
+      if (!this.#exhausted && this.#queue.length === 0) this.#exhausted = true;
+      return;
+    }
+    try {
+      const rows = await this.deps.store.write(async (tx) => {
+        await tx.webhooks.recordWebhookDeliveries(batch);
+        return want > 0 ? tx.webhooks.claimWebhookDeliveries(this.nowMs, Date.now(), leaseMs, want, newId('cl')) : [];
+      });
+      if (want > 0) {
+        this.#claimed += rows.length;
+        if (rows.length < want) this.#exhausted = true;
+        this.#queue.push(...rows);
+      }
+    } catch (err) {
+      // Unwritten outcomes keep their leases; when those run out the deliveries are sent again.
+      this.#failure ??= err;
+      this.#exhausted = true;
+      this.#queue.length = 0;
+    }
+  }
+
+  #recordSoon(): void {
+    if (this.#outcomes.length >= RECORD_BATCH_MAX) void this.#sync();
+    else
+      this.#timer ??= setTimeout(() => {
+        this.#timer = null;
+        void this.#sync();
+      }, RECORD_DELAY_MS);
+  }
+
+  async #send(d: ClaimedWebhookDelivery): Promise<WebhookDeliveryUpdate> {
+    if (Date.now() + this.settings.timeoutMs + LEASE_MARGIN_MS > d.claimedUntilMs) {
+      // Waited too long in the queue: hand it back untouched rather than risk outliving the lease.
+      return {
+        callbackId: d.callbackId,
+        claimToken: d.claimToken,
+        attempt: null,
+        status: d.status,
+        nextAttemptAtMs: d.nextAttemptAtMs,
+        deliveredAtMs: d.deliveredAtMs,
+        lastError: d.lastError,
+        disable: null,
+      };
+    }
+    return sendClaimedDelivery(d, this.deps, { manual: false });
+  }
+
+  async #worker(): Promise<void> {
+    for (;;) {
+      const next = this.#queue.shift();
+      if (next === undefined) {
+        if (this.#exhausted) return;
+        await this.#sync();
+        continue;
+      }
+      if (this.#queue.length < this.settings.concurrency && !this.#exhausted && this.#syncing === null)
+        void this.#sync();
+      this.#outcomes.push(await this.#send(next));
+      this.#recordSoon();
+    }
+  }
 }

@@ -5,19 +5,17 @@
  * load the same inputs the same way and differ only in where the balances and period counts come
  * from, so they cannot disagree on what a request costs or whether it is allowed.
  */
+import { companyScopedKey, type IngestRequest, pricePeriodKey } from '../domain/events.js';
 import {
   type BalanceFigures,
-  companyScopedKey,
   type IngestContext,
   type IngestPlan,
-  type IngestRequest,
   type KnownEvent,
   planIngest,
   type PricePeriodCount,
-  pricePeriodKey,
   type PricePeriodKey,
   pricePeriodsOf,
-} from '../domain/events.js';
+} from '../domain/ingest-plan.js';
 import { type Draw, drawMany } from '../domain/grants.js';
 import { failure, type Outcome } from '../domain/outcome.js';
 import type { Price } from '../domain/pricing.js';

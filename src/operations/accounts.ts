@@ -60,7 +60,7 @@ export async function getAccount(deps: Deps, companyId: string, accountId: strin
 }
 
 export async function updateAccount(
-  _deps: Deps,
+  deps: Deps,
   companyId: string,
   accountId: string,
   input: Omit<AccountInput, 'plan_id'>,
@@ -80,7 +80,7 @@ export async function updateAccount(
     // charged with it. Charges due meanwhile wait for a card (requires_payment_method or
     // no_card_on_file), as for an account that never had one.
     if (account.processorId !== current.processorId) await tx.cards.deleteCard(accountId);
-    return { account, balances: await tx.balances.listBalances(accountId) };
+    return { account, balances: await deps.ledger.viewAccounts(tx, [accountId], deps.clock.now()) };
   };
 }
 

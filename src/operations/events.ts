@@ -6,13 +6,8 @@
  * and is answered only after the commit is durable. Ingest and the check are one plan
  * (ledger/ingest.ts planEvents): the events call posts it, the check answers with it.
  */
-import {
-  companyScopedKey,
-  type IngestRequest,
-  type PricePeriodCount,
-  pricePeriodKey,
-  pricePeriodOf,
-} from '../domain/events.js';
+import { companyScopedKey, type IngestRequest, pricePeriodKey } from '../domain/events.js';
+import { type PricePeriodCount, pricePeriodOf } from '../domain/ingest-plan.js';
 import { releaseHold, settleHold as settleGrants } from '../domain/grants.js';
 import { available, decideSettle, isHoldExpired } from '../domain/holds.js';
 import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Outcome } from '../domain/outcome.js';

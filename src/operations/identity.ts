@@ -156,6 +156,13 @@ export async function revokeApiKey(deps: Deps, companyId: string, keyId: string)
   };
 }
 
+/** A member of the company (a company's credentials may act on its members), or undefined. */
+export async function memberOfCompany(deps: Deps, companyId: string, userId: number): Promise<UserRow | undefined> {
+  return deps.store.read(async (tx) =>
+    (await tx.identity.isCompanyMember(companyId, userId)) ? tx.identity.findUserById(userId) : undefined,
+  );
+}
+
 export async function companyForUser(deps: Deps, companyId: string, userId: number): Promise<CompanyRow | undefined> {
   return deps.store.read(async (tx) =>
     (await tx.identity.isCompanyMember(companyId, userId)) ? tx.identity.findCompany(companyId) : undefined,

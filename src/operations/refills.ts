@@ -7,6 +7,7 @@
  */
 import { nextRefillAfter, recurringRefillDay, refillAt, refillDayOf } from '../domain/monthly.js';
 import { fail } from '../domain/outcome.js';
+import { balanceKey } from '../lib/keys.js';
 import { parseModifyMidMonthAmounts, prorateMidMonth } from '../domain/proration.js';
 import { thresholdRefillDecision } from '../domain/refills.js';
 import type { BalanceRow, ChargeRow, Tx } from '../store/types.js';
@@ -215,6 +216,64 @@ export interface ModifyMidMonthResult {
   usd_amount_charged: string;
 }
 
+/**
+ * The balance a mid-month increase changes, as it is now (the ledger's view: what the quote prices;
+ * 404s; refused without a monthly refill), and whether a card is on file.
+ */
+async function increasedBalance(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+): Promise<{ balance: BalanceRow; hasCard: boolean }> {
+  const nowMs = deps.clock.now();
+  const { balance, hasCard } = await deps.store.read(async (tx) => {
+    if (!(await tx.accounts.findAccount(companyId, accountId)))
+      fail('not_found', `no such account: ${accountId}`, 'account_id');
+    const key = { accountId, denomination };
+    return {
+      balance: (await deps.ledger.view(tx, [key], nowMs)).get(balanceKey(accountId, denomination)),
+      hasCard: (await tx.cards.findCard(accountId)) !== undefined,
+    };
+  });
+  if (!balance) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
+  // An increase of the monthly refill needs one: it is never switched on as a side effect.
+  if (!balance.refillMonthly) {
+    fail(
+      'monthly_refill_not_enabled',
+      `the balance "${denomination}" has no monthly refill to increase; enable one first with PUT ` +
+        `/v1/accounts/{account_id}/balance/{denomination}/autorefill {"refill_monthly": true, "amount", "usd_charge"}`,
+      'denomination',
+    );
+  }
+  return { balance, hasCard };
+}
+
+/** The increase priced (domain/proration.ts), or its refusal as the API's. */
+function priceIncrease(balance: BalanceRow, parsed: { amount: number; usdCents: number }) {
+  const priced = prorateMidMonth({
+    refillAmount: balance.refillAmount,
+    refillUsdCents: balance.refillUsdCents,
+    balanceAmount: balance.amount,
+    newAmount: parsed.amount,
+    newUsdCents: parsed.usdCents,
+  });
+  if (!priced.ok) {
+    if (priced.reason === 'amount_must_exceed_current_refill_amount') {
+      fail(
+        priced.reason,
+        `modifymidmonth is for increases only: amount must exceed ` +
+          `the current refill_amount (${balance.refillAmount ?? 0}); ` +
+          `schedule a decrease for the next renewal with PUT ` +
+          `/v1/accounts/{account_id}/balance/{denomination}/autorefill`,
+        'amount',
+      );
+    }
+    fail(priced.reason, 'the balance would exceed the largest amount allowed', 'amount');
+  }
+  return priced;
+}
+
 export async function modifyMidMonth(
   deps: Deps,
   companyId: string,
@@ -254,44 +313,8 @@ export async function modifyMidMonth(
       });
     }
   }
-  const { balance, hasCard } = await deps.store.read(async (tx) => {
-    if (!(await tx.accounts.findAccount(companyId, accountId)))
-      fail('not_found', `no such account: ${accountId}`, 'account_id');
-    return {
-      balance: await tx.balances.findBalance(accountId, denomination),
-      hasCard: (await tx.cards.findCard(accountId)) !== undefined,
-    };
-  });
-  if (!balance) fail('not_found', `the account has no balance of denomination "${denomination}"`, 'denomination');
-  // An increase of the monthly refill needs one: it is never switched on as a side effect.
-  if (!balance.refillMonthly) {
-    fail(
-      'monthly_refill_not_enabled',
-      `the balance "${denomination}" has no monthly refill to increase; enable one first with PUT ` +
-        `/v1/accounts/{account_id}/balance/{denomination}/autorefill {"refill_monthly": true, "amount", "usd_charge"}`,
-      'denomination',
-    );
-  }
-  const priced = prorateMidMonth({
-    refillAmount: balance.refillAmount,
-    refillUsdCents: balance.refillUsdCents,
-    balanceAmount: balance.amount,
-    newAmount: parsed.amount,
-    newUsdCents: parsed.usdCents,
-  });
-  if (!priced.ok) {
-    if (priced.reason === 'amount_must_exceed_current_refill_amount') {
-      fail(
-        priced.reason,
-        `modifymidmonth is for increases only: amount must exceed ` +
-          `the current refill_amount (${balance.refillAmount ?? 0}); ` +
-          `schedule a decrease for the next renewal with PUT ` +
-          `/v1/accounts/{account_id}/balance/{denomination}/autorefill`,
-        'amount',
-      );
-    }
-    fail(priced.reason, 'the balance would exceed the largest amount allowed', 'amount');
-  }
+  const { balance, hasCard } = await increasedBalance(deps, companyId, accountId, denomination);
+  const priced = priceIncrease(balance, parsed);
   if (input.dryrun === true) return result(priced.newBalanceAmount, true, priced.chargedUsdCents);
 
   const details: ProrationDetails = { amount: parsed.amount, usd_charge: parsed.usdCents, anchor_at_ms: now };
@@ -357,7 +380,11 @@ async function finishCharge(
     );
   }
   // Settled by the recovery worker first (a very slow processor), or before a retry: read what it applied.
+  const key = { accountId: charge.accountId, denomination: charge.denomination! };
   const after =
-    balance ?? (await deps.store.read((tx) => tx.balances.findBalance(charge.accountId, charge.denomination!)))!;
+    balance ??
+    (await deps.store.read((tx) => deps.ledger.view(tx, [key], deps.clock.now()))).get(
+      balanceKey(key.accountId, key.denomination),
+    )!;
   return answer(after.amount);
 }

@@ -15,7 +15,7 @@
  *   type, plan alerts to the `threshold` subscriptions without a threshold of their own.
  * - `account_balance` is the balance's `amount`; `available` and `pending` are sent too.
  */
-import type { BalanceFigures } from '../domain/events.js';
+import type { BalanceFigures } from '../domain/ingest-plan.js';
 import { backoffDelayMs, withEqualJitter } from '../lib/backoff.js';
 import type { WebhookTarget, WebhookType } from '../store/types.js';
 

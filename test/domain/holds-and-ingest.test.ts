@@ -8,14 +8,11 @@ import {
   balanceKey,
   companyScopedKey,
   normalizeEvent,
-  planIngest,
-  type BalanceFigures,
   type EventInput,
-  type IngestContext,
   type IngestRequest,
-  type KnownEvent,
   type NormalizedEvent,
 } from '../../src/domain/events.js';
+import { planIngest, type BalanceFigures, type IngestContext, type KnownEvent } from '../../src/domain/ingest-plan.js';
 import { HOLD_DURATION_MS, available, decideSettle, holdExpiresAt, isHoldExpired } from '../../src/domain/holds.js';
 import { AMOUNT_MAX } from '../../src/domain/money.js';
 import type { Price } from '../../src/domain/pricing.js';

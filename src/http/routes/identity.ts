@@ -12,6 +12,7 @@ import {
   revokeApiKey,
   signUp,
   updateUser,
+  memberOfCompany,
 } from '../../operations/identity.js';
 import {
   completePasswordReset,
@@ -50,9 +51,7 @@ async function reachableUser(deps: Deps, request: FastifyRequest, userId: number
     return p.user;
   }
   if (p?.kind === 'company') {
-    const user = await deps.store.read(async (tx) =>
-      (await tx.identity.isCompanyMember(p.companyId, userId)) ? tx.identity.findUserById(userId) : undefined,
-    );
+    const user = await memberOfCompany(deps, p.companyId, userId);
     if (!user) fail('not_found', 'no such user');
     return user;
   }
