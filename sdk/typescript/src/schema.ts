@@ -318,6 +318,17 @@ export interface paths {
      */
     post: operations["createAccountEvents"];
   };
+  "/v1/accounts/{account_id}/check": {
+    /**
+     * What would these events cost, and can the account afford them? (writes nothing)
+     * @description Takes the body of POST /v1/accounts/{account_id}/events and answers what that call would do on the
+     * state as it is now, writing nothing: the cost of each event (a repeated client id costs 0: it would not be
+     * deducted again) and each balance drawn from, available before and after. `allowed` is false when any
+     * available_after would be below 0. A body the events call would refuse with 400 or 404 is refused the same way;
+     * gate_on_balance does not refuse here (allowed says it). An Idempotency-Key is not needed and is ignored.
+     */
+    post: operations["checkAccountEvents"];
+  };
   "/v1/events": {
     /**
      * List the company's events
@@ -333,17 +344,6 @@ export interface paths {
      * or balance: 400 naming the event index.
      */
     post: operations["createEvents"];
-  };
-  "/v1/accounts/{account_id}/check": {
-    /**
-     * What would these events cost, and can the account afford them? (writes nothing)
-     * @description Takes the body of POST /v1/accounts/{account_id}/events and answers what that call would do on the
-     * state as it is now, writing nothing: the cost of each event (a repeated client id costs 0: it would not be
-     * deducted again) and each balance drawn from, available before and after. `allowed` is false when any
-     * available_after would be below 0. A body the events call would refuse with 400 or 404 is refused the same way;
-     * gate_on_balance does not refuse here (allowed says it). An Idempotency-Key is not needed and is ignored.
-     */
-    post: operations["checkAccountEvents"];
   };
   "/v1/events/{event_id}": {
     /**
@@ -3587,6 +3587,216 @@ export interface operations {
     };
   };
   /**
+   * What would these events cost, and can the account afford them? (writes nothing)
+   * @description Takes the body of POST /v1/accounts/{account_id}/events and answers what that call would do on the
+   * state as it is now, writing nothing: the cost of each event (a repeated client id costs 0: it would not be
+   * deducted again) and each balance drawn from, available before and after. `allowed` is false when any
+   * available_after would be below 0. A body the events call would refuse with 400 or 404 is refused the same way;
+   * gate_on_balance does not refuse here (allowed says it). An Idempotency-Key is not needed and is ignored.
+   */
+  checkAccountEvents: {
+    parameters: {
+      query?: {
+        /**
+         * @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0
+         */
+        gate_on_balance?: boolean;
+      };
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example [
+         *   {
+         *     "type": "api_call",
+         *     "quantity": 3
+         *   },
+         *   {
+         *     "id": "req-7f3a",
+         *     "type": "llm_tokens",
+         *     "cost_override": {
+         *       "amount": 25,
+         *       "denomination": "tokens"
+         *     },
+         *     "state": "pending"
+         *   }
+         * ]
+         */
+        "application/json": (({
+            /** @description Kind of event, chosen by the company */
+            type: string;
+            /** @description Client-chosen event id, unique per company */
+            id?: string;
+            /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
+            quantity?: number;
+            /** @description The cost to charge, stated by the caller */
+            cost_override?: {
+              /** @description Whole units ≥ 0 */
+              amount: number;
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              denomination: string;
+            };
+            /** @description Flat spelling of cost_override.amount */
+            cost_override_amount?: number;
+            /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+            cost_override_denomination?: string;
+            /**
+             * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object
+             * is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters,
+             * strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request
+             * naming the field.
+             */
+            metadata?: {
+              [key: string]: unknown;
+            };
+            /** @description Default complete; completed = complete */
+            state?: "pending" | "complete" | "completed" | "cancelled";
+            /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
+            gate_on_balance?: boolean;
+            /**
+             * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
+             * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event.
+             * Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id
+             * replayed with another timestamp is different content (409).
+             */
+            timestamp?: string;
+          })[]) | ({
+          events: ({
+              /** @description Kind of event, chosen by the company */
+              type: string;
+              /** @description Client-chosen event id, unique per company */
+              id?: string;
+              /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
+              quantity?: number;
+              /** @description The cost to charge, stated by the caller */
+              cost_override?: {
+                /** @description Whole units ≥ 0 */
+                amount: number;
+                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+                denomination: string;
+              };
+              /** @description Flat spelling of cost_override.amount */
+              cost_override_amount?: number;
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              cost_override_denomination?: string;
+              /**
+               * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object
+               * is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters,
+               * strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request
+               * naming the field.
+               */
+              metadata?: {
+                [key: string]: unknown;
+              };
+              /** @description Default complete; completed = complete */
+              state?: "pending" | "complete" | "completed" | "cancelled";
+              /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
+              gate_on_balance?: boolean;
+              /**
+               * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
+               * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the
+               * event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A
+               * client id replayed with another timestamp is different content (409).
+               */
+              timestamp?: string;
+            })[];
+          /**
+           * @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available <
+           * 0
+           */
+          gate_on_balance?: boolean;
+        });
+      };
+    };
+    responses: {
+      /** @description What the events call would do */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              allowed: boolean;
+              events: ({
+                  index: number;
+                  cost: {
+                    amount: number;
+                    denomination: string | null;
+                  };
+                })[];
+              balances: {
+                  denomination: string;
+                  available: number;
+                  available_after: number;
+                }[];
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than the server accepts (`payload_too_large`). */
+      413: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not application/json (`unsupported_media_type`). */
+      415: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
    * List the company's events
    * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as
    * soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired
@@ -3793,216 +4003,6 @@ export interface operations {
       };
       /** @description Conflicts with the current state (`conflict`); `code` says how. */
       409: {
-        headers: {
-          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description The body is larger than the server accepts (`payload_too_large`). */
-      413: {
-        headers: {
-          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description The body is not application/json (`unsupported_media_type`). */
-      415: {
-        headers: {
-          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
-      429: {
-        headers: {
-          "Retry-After": components["headers"]["RetryAfter"];
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-    };
-  };
-  /**
-   * What would these events cost, and can the account afford them? (writes nothing)
-   * @description Takes the body of POST /v1/accounts/{account_id}/events and answers what that call would do on the
-   * state as it is now, writing nothing: the cost of each event (a repeated client id costs 0: it would not be
-   * deducted again) and each balance drawn from, available before and after. `allowed` is false when any
-   * available_after would be below 0. A body the events call would refuse with 400 or 404 is refused the same way;
-   * gate_on_balance does not refuse here (allowed says it). An Idempotency-Key is not needed and is ignored.
-   */
-  checkAccountEvents: {
-    parameters: {
-      query?: {
-        /**
-         * @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0
-         */
-        gate_on_balance?: boolean;
-      };
-      header?: {
-        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-      };
-      path: {
-        account_id: string;
-      };
-    };
-    requestBody: {
-      content: {
-        /**
-         * @example [
-         *   {
-         *     "type": "api_call",
-         *     "quantity": 3
-         *   },
-         *   {
-         *     "id": "req-7f3a",
-         *     "type": "llm_tokens",
-         *     "cost_override": {
-         *       "amount": 25,
-         *       "denomination": "tokens"
-         *     },
-         *     "state": "pending"
-         *   }
-         * ]
-         */
-        "application/json": (({
-            /** @description Kind of event, chosen by the company */
-            type: string;
-            /** @description Client-chosen event id, unique per company */
-            id?: string;
-            /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
-            quantity?: number;
-            /** @description The cost to charge, stated by the caller */
-            cost_override?: {
-              /** @description Whole units ≥ 0 */
-              amount: number;
-              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-              denomination: string;
-            };
-            /** @description Flat spelling of cost_override.amount */
-            cost_override_amount?: number;
-            /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-            cost_override_denomination?: string;
-            /**
-             * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object
-             * is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters,
-             * strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request
-             * naming the field.
-             */
-            metadata?: {
-              [key: string]: unknown;
-            };
-            /** @description Default complete; completed = complete */
-            state?: "pending" | "complete" | "completed" | "cancelled";
-            /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
-            gate_on_balance?: boolean;
-            /**
-             * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
-             * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event.
-             * Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id
-             * replayed with another timestamp is different content (409).
-             */
-            timestamp?: string;
-          })[]) | ({
-          events: ({
-              /** @description Kind of event, chosen by the company */
-              type: string;
-              /** @description Client-chosen event id, unique per company */
-              id?: string;
-              /** @description Default 1; cost = quantity × the type's unit_amount, rounded up */
-              quantity?: number;
-              /** @description The cost to charge, stated by the caller */
-              cost_override?: {
-                /** @description Whole units ≥ 0 */
-                amount: number;
-                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-                denomination: string;
-              };
-              /** @description Flat spelling of cost_override.amount */
-              cost_override_amount?: number;
-              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
-              cost_override_denomination?: string;
-              /**
-               * @description Any JSON object chosen by the company, within limits: nested at most 5 levels (this object
-               * is the first), at most 50 keys in each object and items in each array, keys of at most 40 characters,
-               * strings of at most 500 characters, at most 16384 bytes as JSON (UTF-8); beyond one: 400 invalid_request
-               * naming the field.
-               */
-              metadata?: {
-                [key: string]: unknown;
-              };
-              /** @description Default complete; completed = complete */
-              state?: "pending" | "complete" | "completed" | "cancelled";
-              /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
-              gate_on_balance?: boolean;
-              /**
-               * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
-               * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the
-               * event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A
-               * client id replayed with another timestamp is different content (409).
-               */
-              timestamp?: string;
-            })[];
-          /**
-           * @description Refuse the whole request (402 insufficient_balance) if a balance it draws from has available <
-           * 0
-           */
-          gate_on_balance?: boolean;
-        });
-      };
-    };
-    responses: {
-      /** @description What the events call would do */
-      200: {
-        headers: {
-          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-        };
-        content: {
-          "application/json": {
-            data: {
-              allowed: boolean;
-              events: ({
-                  index: number;
-                  cost: {
-                    amount: number;
-                    denomination: string | null;
-                  };
-                })[];
-              balances: {
-                  denomination: string;
-                  available: number;
-                  available_after: number;
-                }[];
-            };
-          };
-        };
-      };
-      /**
-       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
-       * or a rule it breaks; `code` says which and `param` names the field.
-       */
-      400: {
-        headers: {
-          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description Credentials are missing or wrong (`authentication_required`). */
-      401: {
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description No such resource, or it belongs to another company (`not_found`). */
-      404: {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
         };

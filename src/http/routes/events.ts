@@ -58,10 +58,10 @@ const bodyForms: BodyForms = {
 
 export function eventRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   ingestRoutes(scope, ctx);
-  eventReadRoutes(scope, ctx);
+  eventRecordRoutes(scope, ctx);
 }
 
-/** The events call (two spellings), its pre-flight check, and settling a pending event. */
+/** The events call (two spellings) and its pre-flight check. */
 function ingestRoutes(scope: FastifyInstance, ctx: RouteContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { deps } = ctx;
@@ -102,11 +102,6 @@ function ingestRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     },
   );
 
-  app.post('/v1/events', { config: companyRoute, schema: ingestWithAccountSchema }, async (request, reply) => {
-    const gate = request.query.gate_on_balance === true || request.body.gate_on_balance === true;
-    return ingest(request, reply, request.body.account_id, request.body.events, gate);
-  });
-
   app.post(
     '/v1/accounts/:account_id/check',
     { config: { ...companyRoute, bodyForms, idempotency: false }, schema: checkSchema },
@@ -134,21 +129,27 @@ function ingestRoutes(scope: FastifyInstance, ctx: RouteContext): void {
     },
   );
 
+  app.post('/v1/events', { config: companyRoute, schema: ingestWithAccountSchema }, async (request, reply) => {
+    const gate = request.query.gate_on_balance === true || request.body.gate_on_balance === true;
+    return ingest(request, reply, request.body.account_id, request.body.events, gate);
+  });
+}
+
+/** An event read and settled; the company's events and an account's. */
+function eventRecordRoutes(scope: FastifyInstance, ctx: RouteContext): void {
+  const { deps } = ctx;
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/v1/events/:event_id', { config: companyRoute, schema: getEventSchema }, async (request) => ({
+    data: presentEvent(await getEvent(deps, requireCompany(request), request.params.event_id)),
+  }));
+
   app.put('/v1/events/:event_id', { config: companyRoute, schema: settleEventSchema }, async (request) => {
     const { event_id: eventId } = request.params;
     const outcome = await ctx.events.settle({ companyId: requireCompany(request), eventId, input: request.body });
     if (!outcome.ok) throw new OutcomeError(outcome);
     return { data: presentEvent(outcome.value) };
   });
-}
-
-/** Reading events: one, the company's, an account's. */
-function eventReadRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
-  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-
-  app.get('/v1/events/:event_id', { config: companyRoute, schema: getEventSchema }, async (request) => ({
-    data: presentEvent(await getEvent(deps, requireCompany(request), request.params.event_id)),
-  }));
 
   app.get('/v1/events', { config: companyRoute, schema: listEventsSchema }, async (request) => {
     const { limit = PAGE_LIMIT_DEFAULT, starting_after, state, ...filters } = request.query;
