@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
-import { CLI_ENTRY, billing, freshDatabase } from './support.js';
+import { CLI_ENTRY, billing, freshDatabase, nodeArgs } from './support.js';
 import { childEnv } from '../support/child-env.js';
 
 test('billing serve serves the API to a company the CLI created, and stops on SIGTERM', async (t) => {
@@ -19,7 +19,7 @@ test('billing serve serves the API to a company the CLI created, and stops on SI
   const made = await billing(['company', 'create', '--owner-email', 'ops@example.com', '--name', 'Ops', '--json'], env);
   const { company_id: companyId, api_key: apiKey } = JSON.parse(made.stdout) as { company_id: string; api_key: string };
 
-  const server = spawn(process.execPath, ['--import', 'tsx', CLI_ENTRY, 'serve'], {
+  const server = spawn(process.execPath, await nodeArgs(CLI_ENTRY, ['serve']), {
     env: childEnv({ ...env, PORT: '0', BILLING_API_KEY_CACHE_MS: '0', LOG_LEVEL: 'fatal' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

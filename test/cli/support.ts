@@ -1,7 +1,7 @@
 /**
- * Runs the real `billing` CLI as a child process (the TypeScript entry through tsx, as the test
- * suite runs everything) against a fresh database of either dialect: a SQLite file in its own
- * temporary directory, or a PostgreSQL database created for the test and dropped after it.
+ * Runs the real `billing` CLI as a child process (built as `npm run build` builds it: support/built.ts) against a
+ * fresh database of either dialect: a SQLite file in its own temporary directory, or a PostgreSQL database created
+ * for the test and dropped after it.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { builtEntry } from '../support/built.js';
 import { childEnv } from '../support/child-env.js';
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -19,8 +20,14 @@ export const CLI_DIALECTS = (process.env.TEST_DIALECTS ?? 'sqlite,postgres')
   .filter((d): d is 'sqlite' | 'postgres' => d === 'sqlite' || d === 'postgres');
 export type Dialect = (typeof CLI_DIALECTS)[number];
 
+/** The entries' sources; a child process runs what they compile to (`nodeArgs`). */
 export const CLI_ENTRY = resolve('src/cli/main.ts');
 export const SERVER_ENTRY = resolve('src/main.ts');
+
+/** The arguments of `node` that run `entry` (a source under src/) as production does: its build (support/built.ts). */
+export async function nodeArgs(entry: string, args: string[] = []): Promise<string[]> {
+  return [await builtEntry(entry), ...args];
+}
 
 export interface Ran {
   code: number | null;
@@ -28,16 +35,17 @@ export interface Ran {
   stderr: string;
 }
 
-/** Runs `node --import tsx <entry> …args` to the end. */
-export function runNode(
+/** Runs `entry` (built: `nodeArgs`) with `…args` to the end. */
+export async function runNode(
   entry: string,
   args: string[],
   env: Record<string, string>,
   stdin?: string,
   timeoutMs = 60_000,
 ): Promise<Ran> {
+  const argv = await nodeArgs(entry, args);
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+    const child = spawn(process.execPath, argv, {
       env: childEnv(env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });

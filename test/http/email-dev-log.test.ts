@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { SERVER_ENTRY } from '../cli/support.js';
+import { SERVER_ENTRY, nodeArgs } from '../cli/support.js';
 import { childEnv } from '../support/child-env.js';
 
 test('the development email sender logs links, never a secret', async (t) => {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
+  const child = spawn(process.execPath, await nodeArgs(SERVER_ENTRY), {
     env: childEnv({ DATABASE_URL: 'sqlite::memory:', PORT: '0', BILLING_WORKERS: '0', LOG_LEVEL: 'info' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -374,7 +374,7 @@ for (const dialect of HTTP_DIALECTS) {
         const acc = await createAccountWithBalance(h, co, 'tokens', 100);
         const path = `/v1/accounts/${acc}/balance/tokens/adjustments`;
         // The balance row is held: the request claims its key, then waits inside its transaction.
-        const hold = await holdBalancesOf(acc);
+        const hold = await holdBalancesOf(h, acc);
         try {
           const first = h.request('POST', path, {
             auth: co.auth,
@@ -404,7 +404,7 @@ for (const dialect of HTTP_DIALECTS) {
         const held = await createAccountWithBalance(h, co, 'tokens', 100);
         const other = await createAccountWithBalance(h, co, 'tokens', 100);
         const events = [{ type: 'call', cost_override: { amount: 3, denomination: 'tokens' } }];
-        const hold = await holdBalancesOf(held);
+        const hold = await holdBalancesOf(h, held);
         try {
           const stolen = h.request('POST', `/v1/accounts/${held}/events`, {
             auth: co.auth,

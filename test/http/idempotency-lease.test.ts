@@ -86,7 +86,7 @@ for (const dialect of HTTP_DIALECTS) {
         const body = { amount: 5 };
         const headers = { 'idempotency-key': 'slow-1' };
         // Another connection holds the balance row: the first request waits on it, running.
-        const hold = await holdBalancesOf(acc);
+        const hold = await holdBalancesOf(h, acc);
         try {
           const first = h.request('POST', url, { auth: co.auth, body, headers });
           // The claim is written before the handler blocks; wait for it, and for the request to wait on the rows.

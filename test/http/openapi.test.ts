@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
@@ -21,7 +21,8 @@ import {
 } from '../support/harness.js';
 
 const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..', '..');
+/** The repository: the tests' working directory (this file may run compiled elsewhere: support/suite.ts). */
+const ROOT = resolve('.');
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 /** docs/ARCHITECTURE.md, "OpenAPI operation ids": verb, then the resource, camelCase. */
 const OPERATION_ID = /^(get|list|create|update|set|delete|[a-z]+)[A-Z][A-Za-z]*$/;

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { SecretBox, SecretBoxError, newSecretKeyText, parseSecretKeys } from '../../src/lib/secret-box.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
-import { HTTP_DIALECTS, PG_URL, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import { HTTP_DIALECTS, signUpCompany, startHarness, type Harness } from '../support/harness.js';
 import { testSecretBox } from '../support/stores.js';
 import { seedWebhookSubscription, serverOn, sharedDatabase } from '../support/webhooks.js';
 
@@ -53,26 +53,20 @@ describe('SecretBox', () => {
   });
 });
 
-/** Every value of every text column of the harness's PostgreSQL schema, as one string. */
-async function pgDump(companyId: string): Promise<string> {
-  const c = new pg.Client({ connectionString: PG_URL });
+/** Every value of every text column of the harness's PostgreSQL database, as one string. */
+async function pgDump(h: Harness, companyId: string): Promise<string> {
+  const c = new pg.Client({ connectionString: h.pgUrl });
   await c.connect();
   try {
-    const schemas = await c.query<{ s: string }>(
-      "SELECT table_schema AS s FROM information_schema.tables WHERE table_name = 'companies'",
+    const hit = await c.query('SELECT 1 FROM companies WHERE company_id = $1', [companyId]);
+    if (!hit.rowCount) throw new Error(`the harness's database does not hold ${companyId}`);
+    let all = '';
+    const tables = await c.query<{ t: string }>(
+      'SELECT table_name AS t FROM information_schema.tables ' +
+        "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
     );
-    for (const { s } of schemas.rows) {
-      const hit = await c.query(`SELECT 1 FROM "${s}".companies WHERE company_id = $1`, [companyId]);
-      if (!hit.rowCount) continue;
-      let all = '';
-      const tables = await c.query<{ t: string }>(
-        "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'",
-        [s],
-      );
-      for (const { t } of tables.rows) all += JSON.stringify((await c.query(`SELECT * FROM "${s}"."${t}"`)).rows);
-      return all;
-    }
-    throw new Error(`no schema holds ${companyId}`);
+    for (const { t } of tables.rows) all += JSON.stringify((await c.query(`SELECT * FROM "${t}"`)).rows);
+    return all;
   } finally {
     await c.end();
   }
@@ -131,7 +125,7 @@ for (const dialect of HTTP_DIALECTS) {
           .join('');
         assert.ok(everything.includes(co.companyId), 'the scan reads the data');
       } else {
-        everything = await pgDump(co.companyId);
+        everything = await pgDump(h, co.companyId);
       }
       assert.ok(!everything.includes(whsec.slice('whsec_'.length)), 'the webhook secret is not stored in the clear');
       assert.ok(!everything.includes(STRIPE_KEY), 'the Stripe key is not stored in the clear');

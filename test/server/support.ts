@@ -1,10 +1,10 @@
 /**
- * The server as production runs it: `src/main.ts` in a child process (through tsx), configured by
+ * The server as production runs it: `node dist/main.js` in a child process (support/built.ts), configured by
  * its environment only, on a database of either dialect (test/cli/support.ts freshDatabase).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { SERVER_ENTRY } from '../cli/support.js';
+import { SERVER_ENTRY, nodeArgs } from '../cli/support.js';
 import { TEST_SECRET_KEY } from '../support/stores.js';
 import { childEnv } from '../support/child-env.js';
 
@@ -26,7 +26,7 @@ export async function startChild(
   env: Record<string, string>,
   { until = 'ready' }: { until?: 'ready' | 'starting' } = {},
 ): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
+  const proc = spawn(process.execPath, await nodeArgs(SERVER_ENTRY), {
     env: childEnv({ PORT: '0', LOG_LEVEL: 'fatal', BILLING_SECRET_KEY: TEST_SECRET_KEY, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -17,34 +17,40 @@ import type { ProcessorFactory } from '../../src/processors/types.js';
 import { auditGrants } from '../../src/operations/grants.js';
 import { DATABASE_URL, TEST_SECRET_KEY, type Dialect } from './stores.js';
 import { until } from './wait.js';
+import { freshPgDatabase } from './pg-databases.js';
 
 // The dialects are defined once, in stores.ts; the HTTP and scenario tests know them by this name.
 export { DIALECTS as HTTP_DIALECTS, type Dialect } from './stores.js';
 /** The PostgreSQL the tests use (TEST_DATABASE_URL, or the local server). */
 export const PG_URL = DATABASE_URL;
 
-export async function freshStore(dialect: Dialect): Promise<{ store: Store; drop(): Promise<void> }> {
+/**
+ * A store on a new database: SQLite, a file in its own directory; PostgreSQL, a database of its own, already
+ * migrated (pg-databases.ts), whose URL is `pgUrl`.
+ */
+export async function freshStore(
+  dialect: Dialect,
+): Promise<{ store: Store; pgUrl: string | undefined; drop(): Promise<void> }> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'billing-test-'));
     const store = new SqliteStore(join(dir, 'billing.sqlite'));
     return {
       store,
+      pgUrl: undefined,
       drop: async () => {
         await store.close();
         rmSync(dir, { recursive: true, force: true });
       },
     };
   }
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  const store = await PostgresStore.open({ connectionString: PG_URL, schema, poolSize: 6 });
+  const db = await freshPgDatabase();
+  const store = await PostgresStore.open({ connectionString: db.url, poolSize: 6 });
   return {
     store,
+    pgUrl: db.url,
     drop: async () => {
       await store.close();
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await c.end();
+      await db.drop();
     },
   };
 }
@@ -52,6 +58,8 @@ export async function freshStore(dialect: Dialect): Promise<{ store: Store; drop
 export interface Harness {
   server: Server;
   store: Store;
+  /** The PostgreSQL database of the store (undefined on SQLite). */
+  pgUrl: string | undefined;
   url: string;
   request(method: string, path: string, opts?: RequestOpts): Promise<Reply>;
   audit(): Promise<void>;
@@ -81,7 +89,7 @@ export async function startHarness(
   /** The store the server is given, around the real one (a test that watches each commit). */
   wrapStore?: (store: Store) => Store,
 ): Promise<Harness> {
-  const { store, drop } = await freshStore(dialect);
+  const { store, pgUrl, drop } = await freshStore(dialect);
   const config: Config = {
     ...loadConfig({
       PORT: '0',
@@ -94,7 +102,7 @@ export async function startHarness(
       BILLING_SIGNUP_LIMIT_PER_MINUTE: '0',
       ...env,
     }),
-    databaseUrl: dialect === 'sqlite' ? 'sqlite::memory:' : PG_URL,
+    databaseUrl: pgUrl ?? 'sqlite::memory:',
   };
   const server = await startServer(config, {
     store: wrapStore ? wrapStore(store) : store,
@@ -122,6 +130,7 @@ export async function startHarness(
   return {
     server,
     store,
+    pgUrl,
     url,
     request,
     async audit() {
@@ -191,18 +200,6 @@ export function assertError(reply: Reply, status: number, type?: string): void {
   if (type !== undefined) assert.equal(reply.body.error.type, type, reply.text);
 }
 
-/** The PostgreSQL schema (each test store has its own) whose balances hold the account. */
-async function schemaHolding(client: pg.Client, accountId: string): Promise<string> {
-  const schemas = await client.query<{ s: string }>(
-    "SELECT table_schema AS s FROM information_schema.tables WHERE table_name = 'balances'",
-  );
-  for (const { s } of schemas.rows) {
-    const hit = await client.query(`SELECT 1 FROM "${s}".balances WHERE account_id = $1`, [accountId]);
-    if (hit.rowCount) return s;
-  }
-  throw new Error(`no schema holds ${accountId}`);
-}
-
 export interface BalanceHold {
   /** Runs a statement meanwhile, on another connection, in the test store's schema. */
   sql(text: string): Promise<pg.QueryResult>;
@@ -215,17 +212,17 @@ export interface BalanceHold {
 }
 
 /**
- * Holds the account's balance rows (PostgreSQL, FOR UPDATE) from a connection of the test's: a request
- * that writes them waits inside its transaction, still running, until `release()`.
+ * Holds the account's balance rows (PostgreSQL, FOR UPDATE) from a connection of the test's to the harness's
+ * database: a request that writes them waits inside its transaction, still running, until `release()`.
  */
-export async function holdBalancesOf(accountId: string): Promise<BalanceHold> {
-  const locker = new pg.Client({ connectionString: PG_URL });
-  const other = new pg.Client({ connectionString: PG_URL });
+export async function holdBalancesOf(h: Harness, accountId: string): Promise<BalanceHold> {
+  if (h.pgUrl === undefined) throw new Error('holdBalancesOf needs a PostgreSQL harness');
+  const locker = new pg.Client({ connectionString: h.pgUrl });
+  const other = new pg.Client({ connectionString: h.pgUrl });
   await locker.connect();
   await other.connect();
-  const schema = await schemaHolding(locker, accountId);
-  await locker.query(`SET search_path TO ${schema}`);
-  await other.query(`SET search_path TO ${schema}`);
+  const hit = await locker.query('SELECT 1 FROM balances WHERE account_id = $1', [accountId]);
+  if (!hit.rowCount) throw new Error(`no balance of ${accountId} in ${h.pgUrl}`);
   await locker.query('BEGIN');
   await locker.query('SELECT 1 FROM balances WHERE account_id = $1 FOR UPDATE', [accountId]);
   const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;

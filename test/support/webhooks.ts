@@ -8,9 +8,7 @@ import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startServer, type Server } from '../../src/server.js';
@@ -19,6 +17,7 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/types.js';
 import { PG_URL, type Dialect, type Harness } from './harness.js';
 import { TEST_SECRET_KEY } from './stores.js';
+import { type PgDatabase, freshPgDatabase } from './pg-databases.js';
 
 export interface Received {
   id: string;
@@ -176,14 +175,15 @@ export function sharedDatabase(dialect: Dialect): SharedDatabase {
     const file = join(dir, 'billing.sqlite');
     return { open: async () => new SqliteStore(file), drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  // A database of its own, already migrated (pg-databases.ts), made at the first open.
+  let db: Promise<PgDatabase> | undefined;
   return {
-    open: (poolSize = 6) => PostgresStore.open({ connectionString: PG_URL, schema, poolSize }),
+    open: async (poolSize = 6) => {
+      db ??= freshPgDatabase();
+      return PostgresStore.open({ connectionString: (await db).url, poolSize });
+    },
     async drop() {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await c.end();
+      await (await db)?.drop();
     },
   };
 }

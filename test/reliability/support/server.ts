@@ -1,11 +1,11 @@
 /**
- * Servers as child processes (`node --import tsx src/main.ts`, as production runs `node dist/main.js`), each on
+ * Servers as child processes (`node dist/main.js` as production runs it, from support/built.ts's build), each on
  * a fixed port so that it can be killed with SIGKILL and started again on the same port and the same database.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
-import { SERVER_ENTRY } from '../../cli/support.js';
+import { SERVER_ENTRY, nodeArgs } from '../../cli/support.js';
 import { TEST_SECRET_KEY } from '../../support/stores.js';
 import { childEnv } from '../../support/child-env.js';
 
@@ -58,7 +58,7 @@ export async function startChildServer(databaseUrl: string, env: Record<string, 
     ...env,
   });
   async function launch(): Promise<void> {
-    const c = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
+    const c = spawn(process.execPath, await nodeArgs(SERVER_ENTRY), {
       env: fullEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
