@@ -42,11 +42,23 @@ export async function buildOpenApiDocument(): Promise<OpenAPI3> {
 
 const WIDTH = 120;
 
-/** Breaks the generated doc comments (the document's descriptions) at WIDTH columns, as the formatter cannot. */
+/**
+ * Breaks the generated doc comments (the document's descriptions) at WIDTH columns, and long unions of string
+ * constants one member a line, as the formatter cannot.
+ */
 function wrapComments(text: string): string {
   const out: string[] = [];
   for (const line of text.split('\n')) {
     const m = line.length > WIDTH ? /^(\s*)(?:\/\*\* (.*) \*\/|\* (.*))$/.exec(line) : null;
+    const union = line.length > WIDTH && !m ? /^(\s*)([\w"?]+: )((?:"[^"]*" \| )+"[^"]*");$/.exec(line) : null;
+    if (union) {
+      // A long union of string constants (an enum): one member a line.
+      const [, indent = '', key, members = ''] = union;
+      out.push(`${indent}${key}`.trimEnd());
+      for (const member of members.split(' | ')) out.push(`${indent}  | ${member}`);
+      out[out.length - 1] += ';';
+      continue;
+    }
     if (!m) {
       out.push(line);
       continue;

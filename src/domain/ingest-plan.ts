@@ -4,6 +4,7 @@
  * resolved, gate_on_balance applied; all or nothing, against running figures that the next request
  * of a group sees. Pure: the ledger (src/ledger/ingest.ts) loads what it reads and posts what it plans.
  */
+import { toIso } from '../lib/clock.js';
 import { balanceKey, companyScopedKey, pricePeriodKey } from '../lib/keys.js';
 import { DECIMAL_ZERO, decimalFromNumber, type Decimal } from '../lib/decimal.js';
 import { type EventRow, eventContentHash, type IngestRequest, type NormalizedEvent } from './events.js';
@@ -18,11 +19,15 @@ import {
   type Price,
   type PriceModel,
 } from './pricing.js';
+import { applySpend, type LimitBreach, limitBreach, type SpendLimits, type SpendWindows } from './spend.js';
 import { monthStart } from './time.js';
 
 export interface BalanceFigures {
   amount: number;
   pending: number;
+  /** The balance's spend windows and limits (domain/spend.ts); absent: no limit applies (a test's figures). */
+  spend?: SpendWindows;
+  limits?: SpendLimits;
 }
 
 export interface KnownEvent {
@@ -80,6 +85,8 @@ export interface PricePeriodCount extends PricePeriodKey {
 /** What the ingest operation loaded (under lock) for a group of requests; updated as requests are planned. */
 export interface IngestContext {
   nowMs: number;
+  /** False: spend limits do not refuse (the check, which reports them: limitPassed). */
+  enforceLimits?: boolean;
   balances: Map<string, BalanceFigures>;
   prices: Map<string, Price>;
   /** Completed quantity of each loaded price period (pricePeriodKey), 0 for one with none yet. */
@@ -191,12 +198,13 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
     const refused = planEvent(req, i, ctx, p);
     if (refused) return refused;
   }
-  const refused = gateRefusal(req, p, ctx) ?? rangeRefusal(p, ctx);
+  const refused = limitRefusal(p, ctx) ?? gateRefusal(req, p, ctx) ?? rangeRefusal(p, ctx);
   if (refused) return refused;
   for (const [key, d] of p.deltas) {
     const b = ctx.balances.get(key)!;
     b.amount += d.amount;
     b.pending += d.pending;
+    if (b.spend !== undefined) b.spend = applySpend(b.spend, [{ units: takenBy(d), takenAtMs: ctx.nowMs }], ctx.nowMs);
   }
   for (const e of p.events)
     if (e.contentHash !== null)
@@ -275,6 +283,38 @@ function planEvent(req: IngestRequest, i: number, ctx: IngestContext, p: Plannin
   if (e.state === 'pending') d.pending += cost;
   else d.amount -= cost;
   p.deltas.set(key, d);
+  return undefined;
+}
+
+/** The units a request's change of a balance takes: complete events' costs and holds (domain/spend.ts). */
+export function takenBy(d: BalanceFigures): number {
+  return d.pending - d.amount;
+}
+
+/** The limit of balance `b` (as before the request) that taking `units` at `nowMs` would pass, if any. */
+export function limitPassed(b: BalanceFigures, units: number, nowMs: number): LimitBreach | undefined {
+  return b.spend === undefined || b.limits === undefined ? undefined : limitBreach(b.spend, b.limits, units, nowMs);
+}
+
+/**
+ * Spend limits: refused, whatever gate_on_balance says, when the units the request takes from a balance
+ * would take its day's or month's spend above a limit (the day's first).
+ */
+function limitRefusal(p: Planning, ctx: IngestContext): Failure | undefined {
+  if (ctx.enforceLimits === false) return undefined;
+  for (const [key, d] of p.deltas) {
+    const breach = limitPassed(ctx.balances.get(key)!, takenBy(d), ctx.nowMs);
+    if (breach === undefined) continue;
+    const denomination = key.slice(key.indexOf('\u0000') + 1);
+    const { window, limit, spend } = breach;
+    return failure(
+      'spend_limit_reached',
+      `this request would take the ${window === 'day' ? 'daily' : 'monthly'} spend of "${denomination}" above its ` +
+        `limit of ${limit} (spent ${spend})`,
+      undefined,
+      { denomination, window, limit, spend, resets_at: toIso(breach.resetsAtMs) },
+    );
+  }
   return undefined;
 }
 

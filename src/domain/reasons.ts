@@ -65,6 +65,7 @@ export const REASONS = [
   'event_not_pending',
   'event_completed_at_another_cost',
   'insufficient_balance',
+  'spend_limit_reached',
   'timestamp_out_of_range',
   // --- usage read back
   'from_must_be_before_to',

@@ -12,6 +12,7 @@ export const ERROR_TYPES = [
   'authentication_required',
   'forbidden',
   'insufficient_balance',
+  'spend_limit_reached',
   'payment_failed',
   'not_found',
   'conflict',
@@ -129,6 +130,7 @@ const REGISTRY = {
   usage_query_too_large: INVALID,
   event_not_pending: CONFLICT,
   insufficient_balance: { status: 402, type: 'insufficient_balance' },
+  spend_limit_reached: { status: 402, type: 'spend_limit_reached' },
   // --- cards, charges and the payment processor
   invalid_card_token: INVALID,
   card_declined: PAYMENT_FAILED,

@@ -56,7 +56,9 @@ const ERROR_STATUS: Record<string, string> = {
     'The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown, or a rule ' +
     'it breaks; `code` says which and `param` names the field.',
   '401': 'Credentials are missing or wrong (`authentication_required`).',
-  '402': 'A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was declined).',
+  '402':
+    'A payment or a higher limit is needed: `insufficient_balance` (gate_on_balance), `spend_limit_reached` (a ' +
+    "balance's spend limit; `details` say which) or `payment_failed` (the card was declined).",
   '403': 'Not allowed on this server (`forbidden`), e.g. sign-up is closed.',
   '404': 'No such resource, or it belongs to another company (`not_found`).',
   '409': 'Conflicts with the current state (`conflict`); `code` says how.',

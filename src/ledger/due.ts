@@ -6,6 +6,7 @@
  * at that instant would find, whether or not anything applied them before.
  */
 import { advanceTo, releaseHold } from '../domain/grants.js';
+import { holdResolved } from '../domain/spend.js';
 import { balanceKey } from '../lib/keys.js';
 import type { BalanceKey, BalanceRow, EventChange, EventRow } from '../store/types.js';
 import type { PostedEntry } from './entries.js';
@@ -58,6 +59,7 @@ export function dueEntries(
       denomination: e.denomination,
       eventId: e.eventId,
       apply: (lots) => releaseHold(lots, e.heldFrom ?? [], e.costAmount, asOfMs),
+      spend: holdResolved(e.costAmount, e.createdAtMs, null, asOfMs),
     });
   return entries;
 }

@@ -6,6 +6,7 @@
  * a write cannot disagree on what a balance is at an instant.
  */
 import { isFinished, type Lots, nextDueAt, sameGrants, type Step } from '../domain/grants.js';
+import { applySpend, type SpendChange, type SpendWindows } from '../domain/spend.js';
 import { balanceKey } from '../lib/keys.js';
 import type { BalanceDelta, BalanceRow, GrantRow, GrantUpdate, TransactionRow } from '../store/types.js';
 
@@ -21,6 +22,8 @@ export interface PostedEntry {
   eventId?: string | null;
   reason?: string | null;
   grant?: GrantRow;
+  /** What the entry does to the balance's spend (domain/spend.ts): usage taken, or a hold resolved. */
+  spend?: SpendChange;
 }
 
 /** A balance row's lots (domain/grants.ts): its amount, pending and live grants. */
@@ -31,6 +34,8 @@ export function lotsOf(b: BalanceRow): Lots {
 /** What entries do to their balances: the lots after, the transactions in order, the grants created. */
 export interface Computed {
   lots: Map<string, Lots>;
+  /** The spend changes of each balance whose entries change its spend, in order. */
+  spend: Map<string, SpendChange[]>;
   transactions: TransactionRow[];
   created: GrantRow[];
 }
@@ -47,6 +52,7 @@ export function computeEntries(
   transactionId: () => string,
 ): Computed {
   const lots = new Map<string, Lots>();
+  const spend = new Map<string, SpendChange[]>();
   const transactions: TransactionRow[] = [];
   const created: GrantRow[] = [];
   for (const e of entries) {
@@ -54,6 +60,11 @@ export function computeEntries(
     const b = before.get(key);
     if (!b) throw new Error(`ledger: balance ${key} was not locked`);
     if (e.grant) created.push(e.grant);
+    if (e.spend !== undefined && e.spend.units !== 0) {
+      const changes = spend.get(key);
+      if (changes === undefined) spend.set(key, [e.spend]);
+      else changes.push(e.spend);
+    }
     const current = lots.get(key);
     const step = e.apply(current ?? lotsOf(b));
     let balanceAfter = (current ?? b).amount;
@@ -75,7 +86,23 @@ export function computeEntries(
       });
     }
   }
-  return { lots, transactions, created };
+  return { lots, spend, transactions, created };
+}
+
+/** A balance's spend windows after `changes` at `nowMs`, or undefined where they leave the stored ones as they are. */
+export function spendAfter(
+  stored: SpendWindows,
+  changes: readonly SpendChange[] | undefined,
+  nowMs: number,
+): SpendWindows | undefined {
+  if (changes === undefined) return undefined;
+  const after = applySpend(stored, changes, nowMs);
+  const same =
+    after.dayStartMs === stored.dayStartMs &&
+    after.day === stored.day &&
+    after.monthStartMs === stored.monthStartMs &&
+    after.month === stored.month;
+  return same ? undefined : after;
 }
 
 /** A balance's live grants after a change: finished grants leave the lots (their rows keep the final figures). */
@@ -87,10 +114,11 @@ export function liveGrants(lots: Lots): Lots['grants'] {
  * The balance row as `lots` leave it: a view's answer, never written (a write returns the row it
  * wrote, and a posting's deltas start from rows the store returned).
  */
-export function rowWith(b: BalanceRow, lots: Lots): BalanceRow {
+export function rowWith(b: BalanceRow, lots: Lots, spend?: SpendWindows): BalanceRow {
   const grants = liveGrants(lots);
   return {
     ...b,
+    spend: spend ?? b.spend,
     amount: lots.amount,
     pending: lots.pending,
     grants,
@@ -106,16 +134,21 @@ export interface BalanceWrites {
 }
 
 /** The writes that take each balance of `lots` from `before` to its lots (none for a balance left as it was). */
-export function balanceWrites(before: ReadonlyMap<string, BalanceRow>, lots: ReadonlyMap<string, Lots>): BalanceWrites {
+export function balanceWrites(
+  before: ReadonlyMap<string, BalanceRow>,
+  computed: Computed,
+  nowMs: number,
+): BalanceWrites {
   const deltas: BalanceDelta[] = [];
   const updates: GrantUpdate[] = [];
-  for (const [key, l] of lots) {
+  for (const [key, l] of computed.lots) {
     const b = before.get(key)!;
     const live = liveGrants(l);
     const dueAtMs = nextDueAt(live === l.grants ? l : { ...l, grants: live });
+    const spend = spendAfter(b.spend, computed.spend.get(key), nowMs);
     const same = l.amount === b.amount && l.pending === b.pending && sameGrants(live, b.grants);
-    if (same && dueAtMs === b.grantsDueAtMs) continue;
-    deltas.push({
+    if (same && dueAtMs === b.grantsDueAtMs && spend === undefined) continue;
+    const delta: BalanceDelta = {
       accountId: b.accountId,
       denomination: b.denomination,
       amount: l.amount - b.amount,
@@ -123,7 +156,9 @@ export function balanceWrites(before: ReadonlyMap<string, BalanceRow>, lots: Rea
       grants: live,
       grantsDueAtMs: dueAtMs,
       from: b,
-    });
+    };
+    if (spend !== undefined) delta.spend = spend;
+    deltas.push(delta);
     for (let i = 0; i < l.grants.length; i++) {
       const g = l.grants[i]!;
       // Mostly the same grant at the same place: a search only where the lots changed shape.

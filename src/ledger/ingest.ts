@@ -22,7 +22,7 @@ import type { Price } from '../domain/pricing.js';
 import { type UsageRow, usageOf } from '../domain/usage.js';
 import { type Decimal, DECIMAL_ZERO } from '../lib/decimal.js';
 import { balanceKey } from '../lib/keys.js';
-import type { BalanceKey, EventRow, ReadTx } from '../store/types.js';
+import type { BalanceKey, BalanceRow, EventRow, ReadTx } from '../store/types.js';
 import type { PostedEntry } from './entries.js';
 import type { BalanceMap } from './view.js';
 
@@ -46,7 +46,7 @@ export interface DrawnBalance {
 /**
  * How a group's requests are planned: `in-order`, each against the state the ones before it leave
  * (a group commit: every request is written); `each-alone`, each against the state as loaded (checks:
- * nothing is written, and no request sees another).
+ * nothing is written, no request sees another, and a spend limit passed does not refuse: the check says so).
  */
 export type PlanMode = 'in-order' | 'each-alone';
 
@@ -134,10 +134,15 @@ async function load(tx: ReadTx, requests: IngestRequest[], nowMs: number, source
   return { refused, prices, known, balances, periods };
 }
 
+/** What planning reads and changes of a balance: its figures, its spend windows and limits. */
+function figuresOf(b: BalanceRow): BalanceFigures {
+  return { amount: b.amount, pending: b.pending, spend: b.spend, limits: b.limits };
+}
+
 /** The running context of a group planned in order: every balance loaded, its figures changed as requests pass. */
 function contextOf(loaded: Loaded, nowMs: number): IngestContext {
   const figures = new Map<string, BalanceFigures>();
-  for (const [k, b] of loaded.balances) figures.set(k, { amount: b.amount, pending: b.pending });
+  for (const [k, b] of loaded.balances) figures.set(k, figuresOf(b));
   return { nowMs, prices: loaded.prices, periods: loaded.periods, known: loaded.known, balances: figures };
 }
 
@@ -147,7 +152,7 @@ function aloneContext(loaded: Loaded, r: IngestRequest, nowMs: number): IngestCo
   for (const k of balanceKeysOf([r], [undefined], loaded.prices)) {
     const key = balanceKey(k.accountId, k.denomination);
     const b = loaded.balances.get(key);
-    if (b) balances.set(key, { amount: b.amount, pending: b.pending });
+    if (b) balances.set(key, figuresOf(b));
   }
   const periods = new Map<string, Decimal>();
   for (const k of pricePeriodsOf([r], loaded.prices, nowMs))
@@ -158,12 +163,13 @@ function aloneContext(loaded: Loaded, r: IngestRequest, nowMs: number): IngestCo
     const k = key === undefined ? undefined : loaded.known.get(key);
     if (key !== undefined && k !== undefined) known.set(key, k);
   }
-  return { nowMs, prices: loaded.prices, periods, known, balances };
+  // Planned alone is the check's way: it reports a spend limit passed (allowed false) rather than refusing.
+  return { nowMs, enforceLimits: false, prices: loaded.prices, periods, known, balances };
 }
 
 function drawnBalance(loaded: Loaded, ctx: IngestContext, key: string): DrawnBalance {
   const b = loaded.balances.get(key)!;
-  return { key, before: { amount: b.amount, pending: b.pending }, after: ctx.balances.get(key)! };
+  return { key, before: figuresOf(b), after: ctx.balances.get(key)! };
 }
 
 /**
@@ -172,7 +178,7 @@ function drawnBalance(loaded: Loaded, ctx: IngestContext, key: string): DrawnBal
  * its settle (`heldFrom`, set on the event row when the entry is applied).
  */
 function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
-  type Drawing = { row: EventRow; draws: Draw[]; held: EventRow[] };
+  type Drawing = { row: EventRow; draws: Draw[]; held: EventRow[]; units: number };
   const draws = new Map<string, Drawing>();
   let last: Drawing | undefined;
   for (const e of events) {
@@ -183,12 +189,13 @@ function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
         ? last
         : draws.get(balanceKey(e.accountId, e.denomination));
     if (d === undefined) {
-      d = { row: e, draws: [], held: [] };
+      d = { row: e, draws: [], held: [], units: 0 };
       draws.set(balanceKey(e.accountId, e.denomination), d);
     }
     last = d;
     const hold = e.state === 'pending';
     d.draws.push({ units: e.costAmount, hold, ref: e.eventId });
+    d.units += e.costAmount;
     if (hold) d.held.push(e);
   }
   const entries: PostedEntry[] = [];
@@ -196,6 +203,8 @@ function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
     entries.push({
       accountId: d.row.accountId,
       denomination: d.row.denomination,
+      // Usage taken and held counts as spend now (domain/spend.ts).
+      spend: { units: d.units, takenAtMs: nowMs },
       apply: (lots) => {
         const step = drawMany(lots, d.draws, nowMs);
         let h = 0;

@@ -93,7 +93,7 @@ export class Posting {
   async post(entries: readonly PostedEntry[], rows: PostedRows = {}): Promise<Posted> {
     const before = this.#balances;
     const computed = computeEntries(before, entries, this.nowMs, () => newId('tx'));
-    const { deltas, updates } = balanceWrites(before, computed.lots);
+    const { deltas, updates } = balanceWrites(before, computed, this.nowMs);
     const { port } = this;
     const written = await port.writeLedger(rows.events ?? [], deltas, computed.transactions, rows.usage ?? []);
     if (computed.created.length > 0) await port.insertGrants(computed.created);

@@ -8,7 +8,7 @@ import type { Lots } from '../domain/grants.js';
 import type { BalanceKey, BalanceRow } from '../store/types.js';
 import { balanceKey } from '../lib/keys.js';
 import { dueEntries, expiredHoldsOf, grantsDue, keysOf } from './due.js';
-import { computeEntries, rowWith } from './entries.js';
+import { computeEntries, rowWith, spendAfter } from './entries.js';
 import type { LedgerReadPort } from './port.js';
 
 /** Balances by balanceKey. */
@@ -29,7 +29,10 @@ export async function project(port: LedgerReadPort, rows: readonly BalanceRow[],
   const expired = await expiredHoldsOf(port, rows, nowMs);
   if (expired.length === 0 && !rows.some((b) => grantsDue(b, nowMs))) return { rows: byKey, lots: new Map() };
   const computed = computeEntries(byKey, dueEntries(rows, expired, nowMs), nowMs, () => '');
-  for (const [key, lots] of computed.lots) byKey.set(key, rowWith(byKey.get(key)!, lots));
+  for (const [key, lots] of computed.lots) {
+    const b = byKey.get(key)!;
+    byKey.set(key, rowWith(b, lots, spendAfter(b.spend, computed.spend.get(key), nowMs)));
+  }
   return { rows: byKey, lots: computed.lots };
 }
 

@@ -123,3 +123,33 @@ export async function adjustBalance(
     return (await p.post([entry])).balances.get(balanceKey(accountId, denomination))!;
   };
 }
+
+/** `PUT …/balance/{denomination}/limits`: a field left out keeps its value; null removes the limit. */
+export interface SpendLimitsInput {
+  daily?: number | null;
+  monthly?: number | null;
+}
+
+/**
+ * Sets a balance's spend limits, its row locked (a posting in flight on it finishes first). A limit below
+ * the spend already taken is accepted: usage is refused until its window resets (domain/spend.ts).
+ */
+export async function setSpendLimits(
+  deps: Deps,
+  companyId: string,
+  accountId: string,
+  denomination: string,
+  input: SpendLimitsInput,
+): Promise<Command<BalanceRow>> {
+  return async (tx) => {
+    await ownedAccount(tx, companyId, accountId);
+    const p = await deps.ledger.open(tx, [{ accountId, denomination }], deps.clock.now());
+    const before = p.balance(accountId, denomination) ?? noBalance(denomination);
+    const limits = {
+      daily: input.daily !== undefined ? input.daily : before.limits.daily,
+      monthly: input.monthly !== undefined ? input.monthly : before.limits.monthly,
+    };
+    await tx.balances.setSpendLimits(accountId, denomination, limits);
+    return { ...before, limits };
+  };
+}

@@ -7,11 +7,12 @@
  * (ledger/ingest.ts planEvents): the events call posts it, the check answers with it.
  */
 import { companyScopedKey, type IngestRequest, pricePeriodKey } from '../domain/events.js';
-import { type PricePeriodCount, pricePeriodOf } from '../domain/ingest-plan.js';
+import { limitPassed, type PricePeriodCount, pricePeriodOf, takenBy } from '../domain/ingest-plan.js';
 import { releaseHold, settleHold as settleGrants } from '../domain/grants.js';
 import { available, decideSettle, isHoldExpired } from '../domain/holds.js';
 import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Outcome } from '../domain/outcome.js';
 import { eventCost, isPeriodPriced, type Price } from '../domain/pricing.js';
+import { holdResolved } from '../domain/spend.js';
 import { addDecimal, DECIMAL_ZERO, decimalFromNumber, type Decimal } from '../lib/decimal.js';
 import { usageOf } from '../domain/usage.js';
 import { parseRfc3339 } from '../domain/time.js';
@@ -73,6 +74,8 @@ export async function ingestGroup(
 /** What the events call would do with a request, said by the check. */
 export interface CheckResult {
   allowed: boolean;
+  /** Why not: a spend limit the request would pass, else a balance it would take below 0 available. */
+  reason: 'spend_limit_reached' | 'insufficient_balance' | null;
   events: { index: number; cost: { amount: number; denomination: string | null } }[];
   balances: { denomination: string; available: number; availableAfter: number }[];
 }
@@ -99,15 +102,30 @@ export async function checkGroup(
   );
   return plan.outcomes.map((outcome, i): Outcome<CheckResult> => {
     if (!outcome.ok) return outcome;
-    const balances = plan.drawn[i]!.map((d) => ({
+    const drawn = plan.drawn[i]!;
+    const balances = drawn.map((d) => ({
       denomination: d.key.slice(d.key.indexOf('\u0000') + 1),
       available: available(d.before.amount, d.before.pending),
       availableAfter: available(d.after.amount, d.after.pending),
     }));
+    const limited = drawn.some(
+      (d) =>
+        limitPassed(
+          d.before,
+          takenBy({ amount: d.after.amount - d.before.amount, pending: d.after.pending - d.before.pending }),
+          nowMs,
+        ) !== undefined,
+    );
+    const reason = limited
+      ? 'spend_limit_reached'
+      : balances.some((b) => b.availableAfter < 0)
+        ? 'insufficient_balance'
+        : null;
     return {
       ok: true,
       value: {
-        allowed: balances.every((b) => b.availableAfter >= 0),
+        allowed: reason === null,
+        reason,
         events: plan.plans[i]!.costs.map((cost, index) => ({ index, cost })),
         balances: balances.sort((a, b) =>
           a.denomination < b.denomination ? -1 : a.denomination > b.denomination ? 1 : 0,
@@ -253,6 +271,7 @@ function settleOne(
         accountId: event.accountId,
         denomination: event.denomination,
         eventId: event.eventId,
+        spend: holdResolved(event.costAmount, event.createdAtMs, requested === 'complete' ? finalCost : null, now),
         apply: (lots) =>
           requested === 'complete'
             ? settleGrants(lots, heldFrom, event.costAmount, finalCost, now)

@@ -326,6 +326,7 @@ for (const dialect of HTTP_DIALECTS) {
         'POST /v1/accounts/:account_id/card',
         'PUT /v1/accounts/:account_id/balance/:denomination/autorefill',
         'PUT /v1/accounts/:account_id/auto_refill',
+        'PUT /v1/accounts/:account_id/balance/:denomination/limits',
         'POST /v1/companies/:company_id/plan',
         'POST /v1/webhooks',
         'DELETE /v1/webhooks/:webhook_id',

@@ -269,6 +269,8 @@ for (const dialect of HTTP_DIALECTS) {
         auto_refill_paused: false,
         consecutive_declines: 0,
         next_expiry: null,
+        spend: { day: 0, month: 0 },
+        limits: { daily: null, monthly: null },
       });
       const up = await h.request('POST', `/v1/accounts/${acc}/balance/tokens/adjustments`, {
         auth: co.auth,

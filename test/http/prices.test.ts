@@ -278,6 +278,7 @@ for (const dialect of HTTP_DIALECTS) {
             assert.equal(row.available, before.available);
             assert.equal(row.available_after, after.available);
             assert.equal(check.body.data.allowed, after.available >= 0);
+            assert.equal(check.body.data.reason, after.available >= 0 ? null : 'insufficient_balance');
           }
         }),
         { numRuns: 25 },
@@ -292,6 +293,7 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(no.status, 200, no.text);
       assert.deepEqual(no.body.data, {
         allowed: false,
+        reason: 'insufficient_balance',
         events: [{ index: 0, cost: { amount: 30, denomination: 'tokens' } }],
         balances: [{ denomination: 'tokens', available: 3, available_after: -27 }],
       });

@@ -9,10 +9,11 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { normalizeEvent, type EventInput, type IngestRequest } from '../../src/domain/events.js';
 import { OutcomeError } from '../../src/domain/outcome.js';
+import { spendAt } from '../../src/domain/spend.js';
 import { TestClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { balanceKey } from '../../src/lib/keys.js';
-import { adjustBalance, createBalance } from '../../src/operations/balances.js';
+import { adjustBalance, createBalance, setSpendLimits } from '../../src/operations/balances.js';
 import { checkGroup, ingestGroup, settleGroup } from '../../src/operations/events.js';
 import { createGrant, voidGrant } from '../../src/operations/grants.js';
 import { putPrice } from '../../src/operations/prices.js';
@@ -73,6 +74,7 @@ type Step =
   | { kind: 'settle'; pick: number; complete: boolean; cost?: number }
   | { kind: 'void'; pick: number }
   | { kind: 'adjust'; denomination: string; amount: number }
+  | { kind: 'limits'; denomination: string; daily: number | null; monthly: number | null }
   | { kind: 'advance'; ms: number };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
@@ -113,14 +115,37 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     weight: 1,
   },
   {
+    arbitrary: fc.record({
+      kind: fc.constant('limits' as const),
+      denomination: fc.constantFrom(...DENOMINATIONS),
+      daily: fc.option(fc.integer({ min: 0, max: 120 })),
+      monthly: fc.option(fc.integer({ min: 0, max: 200 })),
+    }),
+    weight: 1,
+  },
+  {
     arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 2 * HOUR }) }),
     weight: 2,
+  },
+  // Across a UTC midnight now and then: spend windows reset.
+  {
+    arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 30 * HOUR }) }),
+    weight: 1,
   },
 );
 
 /** What decides a balance at an instant (store encodings and money-movement columns aside). */
-function figures(b: BalanceRow | undefined) {
-  return b && { amount: b.amount, pending: b.pending, grants: b.grants, grantsDueAtMs: b.grantsDueAtMs };
+function figures(b: BalanceRow | undefined, nowMs: number) {
+  return (
+    b && {
+      amount: b.amount,
+      pending: b.pending,
+      grants: b.grants,
+      grantsDueAtMs: b.grantsDueAtMs,
+      spend: spendAt(b.spend, nowMs),
+      limits: b.limits,
+    }
+  );
 }
 
 forEachDialect((store) => {
@@ -208,6 +233,11 @@ forEachDialect((store) => {
             });
           } else if (step.kind === 'adjust') {
             await store.write(await adjustBalance(deps, s.companyId, s.accountId, step.denomination, step));
+          } else if (step.kind === 'limits') {
+            const { daily, monthly } = step;
+            await store.write(
+              await setSpendLimits(deps, s.companyId, s.accountId, step.denomination, { daily, monthly }),
+            );
           }
         }
 
@@ -217,7 +247,11 @@ forEachDialect((store) => {
           const locked = await rolledBack(store, async (tx) => (await ledger.open(tx, keys, now)).balances);
           for (const k of keys) {
             const key = balanceKey(k.accountId, k.denomination);
-            assert.deepEqual(figures(viewed.get(key)), figures(locked.get(key)), `view of ${k.denomination} at ${now}`);
+            assert.deepEqual(
+              figures(viewed.get(key), now),
+              figures(locked.get(key), now),
+              `view of ${k.denomination} at ${now}`,
+            );
           }
         }
 
@@ -234,6 +268,11 @@ forEachDialect((store) => {
           if ('ok' in checked) {
             assert.equal(done.outcome.ok, false, 'the check refused, the events call accepted');
             assert.equal(!done.outcome.ok && done.outcome.reason, checked.reason);
+            return;
+          }
+          if (checked.reason === 'spend_limit_reached') {
+            assert.equal(checked.allowed, false);
+            assert.equal(!done.outcome.ok && done.outcome.reason, 'spend_limit_reached', 'the events call is refused');
             return;
           }
           assert.ok(done.outcome.ok, `the check accepted, the events call refused: ${JSON.stringify(done.outcome)}`);
@@ -255,6 +294,15 @@ forEachDialect((store) => {
             checked.allowed,
             checked.balances.every((b) => b.availableAfter >= 0),
           );
+          assert.equal(checked.reason, checked.allowed ? null : 'insufficient_balance');
+          // The spend the events call left is what the view had plus the units it took, in the same windows.
+          for (const b of checked.balances) {
+            const before = viewed.get(balanceKey(s.accountId, b.denomination))!;
+            const after = done.after.find((x) => x.denomination === b.denomination)!;
+            const taken = after.pending - before.pending - (after.amount - before.amount);
+            const was = spendAt(before.spend, now);
+            assert.deepEqual(spendAt(after.spend, now), { ...was, day: was.day + taken, month: was.month + taken });
+          }
         }
       }),
       {

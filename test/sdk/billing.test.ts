@@ -89,6 +89,29 @@ for (const dialect of HTTP_DIALECTS) {
       assert.deepEqual(await billing.balances.retrieve(accountId, 'tokens'), refill);
     });
 
+    test('balances.setLimits: past a limit, a BillingError whose details say which and when it resets', async () => {
+      const a = await billing.accounts.create({ name: 'Limited' });
+      await billing.balances.create(a.account_id, 'tokens', { amount: 100 });
+      const limited = await billing.balances.setLimits(a.account_id, 'tokens', { daily: 5 });
+      assert.deepEqual(limited.limits, { daily: 5, monthly: null });
+      await billing.events.ingest(a.account_id, [{ type: 'x', cost_override: { amount: 5, denomination: 'tokens' } }]);
+      const err = await refusal(
+        billing.events.ingest(a.account_id, [{ type: 'x', cost_override: { amount: 1, denomination: 'tokens' } }]),
+      );
+      assert.deepEqual([err.status, err.type], [402, 'spend_limit_reached']);
+      const details = err.details as { window: string; limit: number; spend: number; resets_at: string };
+      assert.deepEqual([details.window, details.limit, details.spend], ['day', 5, 5]);
+      assert.ok(Date.parse(details.resets_at) > 0);
+      const b = await billing.balances.retrieve(a.account_id, 'tokens');
+      assert.deepEqual(
+        [b.spend, b.limits],
+        [
+          { day: 5, month: 5 },
+          { daily: 5, monthly: null },
+        ],
+      );
+    });
+
     test('grants: create, list per balance and per company, retrieve, update, void', async () => {
       const a = await billing.accounts.create({ name: 'Grace' });
       await billing.balances.create(a.account_id, 'tokens', { amount: 100 });

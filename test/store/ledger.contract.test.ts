@@ -54,6 +54,32 @@ forEachDialect((store) => {
       );
     });
 
+    test('a delta with spend windows writes them with its figures; one without leaves them; limits stay', async () => {
+      const a = await seedCompanyAndAccount(store);
+      await seedBalance(store, a.companyId, a.accountId, 'x', 100);
+      const key = { accountId: a.accountId, denomination: 'x' };
+      assert.equal(
+        await store.write((tx) => tx.balances.setSpendLimits(a.accountId, 'x', { daily: 9, monthly: null })),
+        true,
+      );
+      assert.equal(
+        await store.write((tx) => tx.balances.setSpendLimits(a.accountId, 'nope', { daily: 1, monthly: 1 })),
+        false,
+      );
+      const spend = { dayStartMs: T0 - (T0 % 86_400_000), day: 12, monthStartMs: T0 - 5 * 86_400_000, month: 40 };
+      const written = await store.write(async (tx) => {
+        await portOf(tx).lockBalances([key]);
+        return portOf(tx).writeLedger([], [{ ...key, amount: -12, pending: 0, spend }], []);
+      });
+      assert.deepEqual([written[0]!.amount, written[0]!.spend], [88, spend]);
+      await store.write(async (tx) => {
+        await portOf(tx).lockBalances([key]);
+        await portOf(tx).writeLedger([], [{ ...key, amount: 1, pending: 0 }], []);
+      });
+      const b = (await store.read((tx) => tx.balances.findBalance(a.accountId, 'x')))!;
+      assert.deepEqual([b.amount, b.spend, b.limits], [89, spend, { daily: 9, monthly: null }]);
+    });
+
     test('every delta is applied it is given, even two for one balance', async () => {
       const a = await seedCompanyAndAccount(store);
       await seedBalance(store, a.companyId, a.accountId, 'x', 0);

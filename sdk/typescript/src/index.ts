@@ -19,6 +19,7 @@ export {
 } from './resources/accounts.js';
 export {
   type AutoRefillParams,
+  type BalanceLimitsParams,
   type Balance,
   type BalanceAdjustParams,
   type BalanceCreateParams,

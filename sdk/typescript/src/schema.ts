@@ -208,6 +208,18 @@ export interface paths {
      */
     post: operations["createBalanceAdjustment"];
   };
+  "/v1/accounts/{account_id}/balance/{denomination}/limits": {
+    /**
+     * Set a balance's spend limits
+     * @description Most units usage may take from the balance in a UTC day (`daily`) and a UTC month (`monthly`),
+     * counted when taken (the balance's `spend`). An events request that would take either window above its limit is
+     * refused whole, whatever gate_on_balance says: 402 `spend_limit_reached` with `details: {denomination, window,
+     * limit, spend, resets_at}` (both passed: the day's); a settle is never refused. A field left out keeps its value;
+     * `null` removes the limit. A limit below the spend already taken is accepted: usage is refused until the window
+     * resets.
+     */
+    put: operations["setBalanceLimits"];
+  };
   "/v1/accounts/{account_id}/transactions": {
     /**
      * List transactions, newest first
@@ -314,7 +326,9 @@ export interface paths {
      * Record usage events (an array, or {events})
      * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with
      * identical content is accepted again without a second deduction; with different content it is 409. Missing price
-     * or balance: 400 naming the event index.
+     * or balance: 400 naming the event index. A request that would take a balance's spend above one of its limits is
+     * refused whole, whatever gate_on_balance says: 402 `spend_limit_reached` with `details: {denomination, window,
+     * limit, spend, resets_at}`.
      */
     post: operations["createAccountEvents"];
   };
@@ -323,9 +337,12 @@ export interface paths {
      * What would these events cost, and can the account afford them? (writes nothing)
      * @description Takes the body of POST /v1/accounts/{account_id}/events and answers what that call would do on the
      * state as it is now, writing nothing: the cost of each event (a repeated client id costs 0: it would not be
-     * deducted again) and each balance drawn from, available before and after. `allowed` is false when any
-     * available_after would be below 0. A body the events call would refuse with 400 or 404 is refused the same way;
-     * gate_on_balance does not refuse here (allowed says it). An Idempotency-Key is not needed and is ignored.
+     * deducted again) and each balance drawn from, available before and after. `allowed` is false when the request
+     * would take a spend limit's window above its limit (`reason: "spend_limit_reached"`: the events call would answer
+     * 402 spend_limit_reached, whatever gate_on_balance says) or any available_after would be below 0 (`reason:
+     * "insufficient_balance"`); both: `spend_limit_reached`; otherwise `reason` is null. A body the events call would
+     * refuse with 400 or 404 is refused the same way; gate_on_balance does not refuse here (allowed says it). An
+     * Idempotency-Key is not needed and is ignored.
      */
     post: operations["checkAccountEvents"];
   };
@@ -341,7 +358,9 @@ export interface paths {
      * Record usage events, account in the body
      * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with
      * identical content is accepted again without a second deduction; with different content it is 409. Missing price
-     * or balance: 400 naming the event index.
+     * or balance: 400 naming the event index. A request that would take a balance's spend above one of its limits is
+     * refused whole, whatever gate_on_balance says: 402 `spend_limit_reached` with `details: {denomination, window,
+     * limit, spend, resets_at}`.
      */
     post: operations["createEvents"];
   };
@@ -552,7 +571,20 @@ export interface components {
          * @description The kind of error; the HTTP status follows from it
          * @enum {string}
          */
-        type: "invalid_request" | "authentication_required" | "forbidden" | "insufficient_balance" | "payment_failed" | "not_found" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "service_unavailable";
+        type:
+          | "invalid_request"
+          | "authentication_required"
+          | "forbidden"
+          | "insufficient_balance"
+          | "spend_limit_reached"
+          | "payment_failed"
+          | "not_found"
+          | "conflict"
+          | "payload_too_large"
+          | "unsupported_media_type"
+          | "rate_limited"
+          | "internal"
+          | "service_unavailable";
         /** @description Reason code that reads as a sentence, e.g. event_not_pending */
         code: string;
         /** @description What went wrong, for a person */
@@ -595,6 +627,22 @@ export interface components {
         /** @description Unheld units that expire then */
         amount: number;
       } | null;
+      /**
+       * @description Units taken by usage, counted when taken: holds when held, what a settle gives back, a cancel or
+       * an expiry releases subtracted from the window it was taken in; adjustments, expiries, voids and plan resets are
+       * not spend
+       */
+      spend: {
+        /** @description Units usage took in the current UTC day */
+        day: number;
+        /** @description Units usage took in the current UTC month */
+        month: number;
+      };
+      /** @description An events request that would take a window above its limit is refused: 402 spend_limit_reached */
+      limits: {
+        daily: number | null;
+        monthly: number | null;
+      };
     };
     /** Account */
     Account: {
@@ -2500,6 +2548,90 @@ export interface operations {
     };
   };
   /**
+   * Set a balance's spend limits
+   * @description Most units usage may take from the balance in a UTC day (`daily`) and a UTC month (`monthly`),
+   * counted when taken (the balance's `spend`). An events request that would take either window above its limit is
+   * refused whole, whatever gate_on_balance says: 402 `spend_limit_reached` with `details: {denomination, window,
+   * limit, spend, resets_at}` (both passed: the day's); a settle is never refused. A field left out keeps its value;
+   * `null` removes the limit. A limit below the spend already taken is accepted: usage is refused until the window
+   * resets.
+   */
+  setBalanceLimits: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "daily": 5000,
+         *   "monthly": null
+         * }
+         */
+        "application/json": {
+          daily?: number | null;
+          monthly?: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The balance as it is now */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Balance"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
    * List transactions, newest first
    * @description Every change of a balance amount is one transaction; amount = the sum of its transactions.
    */
@@ -3373,7 +3505,9 @@ export interface operations {
    * Record usage events (an array, or {events})
    * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with
    * identical content is accepted again without a second deduction; with different content it is 409. Missing price or
-   * balance: 400 naming the event index.
+   * balance: 400 naming the event index. A request that would take a balance's spend above one of its limits is
+   * refused whole, whatever gate_on_balance says: 402 `spend_limit_reached` with `details: {denomination, window,
+   * limit, spend, resets_at}`.
    */
   createAccountEvents: {
     parameters: {
@@ -3528,7 +3662,8 @@ export interface operations {
         };
       };
       /**
-       * @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was
+       * @description A payment or a higher limit is needed: `insufficient_balance` (gate_on_balance),
+       * `spend_limit_reached` (a balance's spend limit; `details` say which) or `payment_failed` (the card was
        * declined).
        */
       402: {
@@ -3590,9 +3725,12 @@ export interface operations {
    * What would these events cost, and can the account afford them? (writes nothing)
    * @description Takes the body of POST /v1/accounts/{account_id}/events and answers what that call would do on the
    * state as it is now, writing nothing: the cost of each event (a repeated client id costs 0: it would not be
-   * deducted again) and each balance drawn from, available before and after. `allowed` is false when any
-   * available_after would be below 0. A body the events call would refuse with 400 or 404 is refused the same way;
-   * gate_on_balance does not refuse here (allowed says it). An Idempotency-Key is not needed and is ignored.
+   * deducted again) and each balance drawn from, available before and after. `allowed` is false when the request would
+   * take a spend limit's window above its limit (`reason: "spend_limit_reached"`: the events call would answer 402
+   * spend_limit_reached, whatever gate_on_balance says) or any available_after would be below 0 (`reason:
+   * "insufficient_balance"`); both: `spend_limit_reached`; otherwise `reason` is null. A body the events call would
+   * refuse with 400 or 404 is refused the same way; gate_on_balance does not refuse here (allowed says it). An
+   * Idempotency-Key is not needed and is ignored.
    */
   checkAccountEvents: {
     parameters: {
@@ -3724,6 +3862,8 @@ export interface operations {
           "application/json": {
             data: {
               allowed: boolean;
+              /** @description Why `allowed` is false (null when it is true) */
+              reason: "spend_limit_reached" | "insufficient_balance" | null;
               events: ({
                   index: number;
                   cost: {
@@ -3871,7 +4011,9 @@ export interface operations {
    * Record usage events, account in the body
    * @description All or nothing, at most 1000 events. Committed durably before the answer. A repeated client id with
    * identical content is accepted again without a second deduction; with different content it is 409. Missing price or
-   * balance: 400 naming the event index.
+   * balance: 400 naming the event index. A request that would take a balance's spend above one of its limits is
+   * refused whole, whatever gate_on_balance says: 402 `spend_limit_reached` with `details: {denomination, window,
+   * limit, spend, resets_at}`.
    */
   createEvents: {
     parameters: {
@@ -3981,7 +4123,8 @@ export interface operations {
         };
       };
       /**
-       * @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was
+       * @description A payment or a higher limit is needed: `insufficient_balance` (gate_on_balance),
+       * `spend_limit_reached` (a balance's spend limit; `details` say which) or `payment_failed` (the card was
        * declined).
        */
       402: {
@@ -4467,7 +4610,8 @@ export interface operations {
         };
       };
       /**
-       * @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was
+       * @description A payment or a higher limit is needed: `insufficient_balance` (gate_on_balance),
+       * `spend_limit_reached` (a balance's spend limit; `details` say which) or `payment_failed` (the card was
        * declined).
        */
       402: {
@@ -4791,7 +4935,8 @@ export interface operations {
         };
       };
       /**
-       * @description A payment is needed: `insufficient_balance` (gate_on_balance) or `payment_failed` (the card was
+       * @description A payment or a higher limit is needed: `insufficient_balance` (gate_on_balance),
+       * `spend_limit_reached` (a balance's spend limit; `details` say which) or `payment_failed` (the card was
        * declined).
        */
       402: {

@@ -24,7 +24,7 @@ export function accountRoutes(scope: FastifyInstance, { deps }: RouteContext): v
     async (request, reply) => {
       const companyId = requireCompanyOfPath(request, request.params.company_id);
       return runCommand(request, reply, deps, createAccount(deps, companyId, request.body), (v) => ({
-        data: presentAccount(v.account, v.balances),
+        data: presentAccount(v.account, v.balances, deps.clock.now()),
       }));
     },
   );
@@ -34,18 +34,20 @@ export function accountRoutes(scope: FastifyInstance, { deps }: RouteContext): v
     const page = await listAccounts(deps, requireCompany(request), { limit, startingAfter: starting_after }, q);
     return presentPage(
       page,
-      (v) => presentAccount(v.account, v.balances),
+      (v) => presentAccount(v.account, v.balances, deps.clock.now()),
       (v) => v.account.accountId,
     );
   });
 
   app.get('/v1/accounts/:account_id', { config: companyRoute, schema: getAccountSchema }, async (request) => {
     const v = await getAccount(deps, requireCompany(request), request.params.account_id);
-    return { data: presentAccount(v.account, v.balances) };
+    return { data: presentAccount(v.account, v.balances, deps.clock.now()) };
   });
 
   app.put('/v1/accounts/:account_id', { config: companyRoute, schema: updateAccountSchema }, async (request, reply) => {
     const update = updateAccount(deps, requireCompany(request), request.params.account_id, request.body);
-    return runCommand(request, reply, deps, update, (v) => ({ data: presentAccount(v.account, v.balances) }));
+    return runCommand(request, reply, deps, update, (v) => ({
+      data: presentAccount(v.account, v.balances, deps.clock.now()),
+    }));
   });
 }

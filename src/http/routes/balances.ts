@@ -2,10 +2,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { OutcomeError } from '../../domain/outcome.js';
-import { adjustBalance, createBalance } from '../../operations/balances.js';
+import { adjustBalance, createBalance, setSpendLimits } from '../../operations/balances.js';
 import { requireCompany } from '../auth.js';
 import { runCommand } from '../idempotency.js';
-import { adjustBalanceSchema, createBalanceSchema, getBalanceSchema, presentBalance } from '../schemas/balances.js';
+import {
+  adjustBalanceSchema,
+  createBalanceSchema,
+  getBalanceSchema,
+  presentBalance,
+  setBalanceLimitsSchema,
+} from '../schemas/balances.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
 
 export function balanceRoutes(scope: FastifyInstance, { deps, balances }: RouteContext): void {
@@ -24,7 +30,7 @@ export function balanceRoutes(scope: FastifyInstance, { deps, balances }: RouteC
         reply,
         deps,
         createBalance(deps, companyId, account_id, denomination, initialAmount),
-        (b) => ({ data: presentBalance(b) }),
+        (b) => ({ data: presentBalance(b, deps.clock.now()) }),
       );
     },
   );
@@ -33,7 +39,7 @@ export function balanceRoutes(scope: FastifyInstance, { deps, balances }: RouteC
     const { account_id: accountId, denomination } = request.params;
     const read = await balances.read({ companyId: requireCompany(request), accountId, denomination });
     if (!read.ok) throw new OutcomeError(read);
-    return { data: presentBalance(read.value) };
+    return { data: presentBalance(read.value, deps.clock.now()) };
   });
 
   app.post(`${path}/adjustments`, { config: companyRoute, schema: adjustBalanceSchema }, async (request, reply) => {
@@ -44,7 +50,19 @@ export function balanceRoutes(scope: FastifyInstance, { deps, balances }: RouteC
       reply,
       deps,
       adjustBalance(deps, companyId, account_id, denomination, request.body),
-      (b) => ({ data: presentBalance(b) }),
+      (b) => ({ data: presentBalance(b, deps.clock.now()) }),
+    );
+  });
+
+  app.put(`${path}/limits`, { config: companyRoute, schema: setBalanceLimitsSchema }, async (request, reply) => {
+    const { account_id, denomination } = request.params;
+    const companyId = requireCompany(request);
+    return runCommand(
+      request,
+      reply,
+      deps,
+      setSpendLimits(deps, companyId, account_id, denomination, request.body),
+      (b) => ({ data: presentBalance(b, deps.clock.now()) }),
     );
   });
 }

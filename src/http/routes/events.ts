@@ -118,6 +118,7 @@ function ingestRoutes(scope: FastifyInstance, ctx: RouteContext): void {
       return {
         data: {
           allowed: checked.allowed,
+          reason: checked.reason,
           events: checked.events,
           balances: checked.balances.map((b) => ({
             denomination: b.denomination,

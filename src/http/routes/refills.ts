@@ -22,7 +22,7 @@ function autoRefillRoutes(scope: FastifyInstance, { deps }: RouteContext): void 
     async (request, reply) => {
       const { account_id, denomination } = request.params;
       const put = putAutoRefill(deps, requireCompany(request), account_id, denomination, request.body);
-      return runCommand(request, reply, deps, put, (b) => ({ data: presentBalance(b) }));
+      return runCommand(request, reply, deps, put, (b) => ({ data: presentBalance(b, deps.clock.now()) }));
     },
   );
 
@@ -32,7 +32,7 @@ function autoRefillRoutes(scope: FastifyInstance, { deps }: RouteContext): void 
     async (request, reply) => {
       const { account_id } = request.params;
       const put = putAutoRefill(deps, requireCompany(request), account_id, request.body.denomination, request.body);
-      return runCommand(request, reply, deps, put, (b) => ({ data: presentBalance(b) }));
+      return runCommand(request, reply, deps, put, (b) => ({ data: presentBalance(b, deps.clock.now()) }));
     },
   );
 }

@@ -139,7 +139,7 @@ export const Account = Type.Object(
   },
 );
 
-export function presentAccount(a: AccountRow, balances: BalanceRow[]) {
+export function presentAccount(a: AccountRow, balances: BalanceRow[], nowMs: number) {
   return {
     account_id: a.accountId,
     name: a.name,
@@ -148,6 +148,6 @@ export function presentAccount(a: AccountRow, balances: BalanceRow[]) {
     processor_id: a.processorId,
     plan_id: a.planId,
     created_at: toIso(a.createdAtMs),
-    balances: balances.map(presentBalance),
+    balances: balances.map((b) => presentBalance(b, nowMs)),
   };
 }

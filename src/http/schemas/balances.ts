@@ -12,6 +12,7 @@ import {
 } from './common.js';
 import { nextExpiry } from '../../domain/grants.js';
 import { available } from '../../domain/holds.js';
+import { spendAt } from '../../domain/spend.js';
 import { toIso } from '../../lib/clock.js';
 import type { BalanceRow } from '../../store/types.js';
 
@@ -61,6 +62,29 @@ export const adjustBalanceSchema = {
   response: { 200: DataBalance, ...errorResponses(404) },
 };
 
+export const setBalanceLimitsSchema = {
+  operationId: 'setBalanceLimits',
+  tags: ['balances'],
+  summary: "Set a balance's spend limits",
+  description:
+    'Most units usage may take from the balance in a UTC day (`daily`) and a UTC month (`monthly`), counted when ' +
+    "taken (the balance's `spend`). An events request that would take either window above its limit is refused " +
+    'whole, whatever gate_on_balance says: 402 `spend_limit_reached` with `details: {denomination, window, limit, ' +
+    "spend, resets_at}` (both passed: the day's); a settle is never refused. A field left out keeps its value; " +
+    '`null` removes the limit. A limit below the spend already taken is accepted: usage is refused until the ' +
+    'window resets.',
+  security: companyAuth,
+  params: BalanceParams,
+  body: Type.Object(
+    {
+      daily: Type.Optional(Nullable(SafeInteger({ minimum: 0, description: 'Units per UTC day; null: no limit' }))),
+      monthly: Type.Optional(Nullable(SafeInteger({ minimum: 0, description: 'Units per UTC month; null: no limit' }))),
+    },
+    { additionalProperties: false, examples: [{ daily: 5000, monthly: null }] },
+  ),
+  response: { 200: DataBalance, ...errorResponses(404) },
+};
+
 export const Balance = Type.Object(
   {
     account_id: Type.String(),
@@ -87,6 +111,26 @@ export const Balance = Type.Object(
       ],
       { description: "The soonest expiry among the balance's grants: when, and how many unheld units leave then" },
     ),
+    // --- spend and its limits
+    spend: Type.Object(
+      {
+        day: Type.Integer({ description: 'Units usage took in the current UTC day' }),
+        month: Type.Integer({ description: 'Units usage took in the current UTC month' }),
+      },
+      {
+        description:
+          'Units taken by usage, counted when taken: holds when held, what a settle gives back, a cancel or an ' +
+          'expiry releases subtracted from the window it was taken in; adjustments, expiries, voids and plan ' +
+          'resets are not spend',
+      },
+    ),
+    limits: Type.Object(
+      {
+        daily: Nullable(Type.Integer({ description: 'Most units usage may take in a UTC day (null: no limit)' })),
+        monthly: Nullable(Type.Integer({ description: 'Most units usage may take in a UTC month (null: no limit)' })),
+      },
+      { description: 'An events request that would take a window above its limit is refused: 402 spend_limit_reached' },
+    ),
   },
   {
     $id: 'Balance',
@@ -107,6 +151,8 @@ export const Balance = Type.Object(
         auto_refill_paused: false,
         consecutive_declines: 0,
         next_expiry: { expires_at: '2026-12-01T00:00:00.000Z', amount: 400 },
+        spend: { day: 120, month: 2400 },
+        limits: { daily: 5000, monthly: null },
       },
     ],
   },
@@ -114,7 +160,9 @@ export const Balance = Type.Object(
 
 export type BalanceJson = Static<typeof Balance>;
 
-export function presentBalance(b: BalanceRow) {
+/** A balance as the API shows it at `nowMs` (its spend windows as of then: an ended window reads 0). */
+export function presentBalance(b: BalanceRow, nowMs: number) {
+  const spend = spendAt(b.spend, nowMs);
   return {
     account_id: b.accountId,
     denomination: b.denomination,
@@ -131,6 +179,8 @@ export function presentBalance(b: BalanceRow) {
     auto_refill_paused: b.autoRefillPaused ?? false,
     consecutive_declines: b.consecutiveDeclines ?? 0,
     next_expiry: nextExpiryOf(b),
+    spend: { day: spend.day, month: spend.month },
+    limits: { daily: b.limits.daily, monthly: b.limits.monthly },
   };
 }
 

@@ -89,7 +89,9 @@ const IngestResponse = Type.Object(
 const ingestDescription =
   `All or nothing, at most ${EVENTS_PER_REQUEST_MAX} events. Committed durably before the answer. ` +
   'A repeated client id with identical content is accepted again without a second deduction; with different ' +
-  'content it is 409. Missing price or balance: 400 naming the event index.';
+  'content it is 409. Missing price or balance: 400 naming the event index. A request that would take a ' +
+  "balance's spend above one of its limits is refused whole, whatever gate_on_balance says: 402 " +
+  '`spend_limit_reached` with `details: {denomination, window, limit, spend, resets_at}`.';
 
 export const ingestSchema = {
   operationId: 'createAccountEvents',
@@ -125,9 +127,12 @@ export const checkSchema = {
   description:
     'Takes the body of POST /v1/accounts/{account_id}/events and answers what that call would do on the state ' +
     'as it is now, writing nothing: the cost of each event (a repeated client id costs 0: it would not be ' +
-    'deducted again) and each balance drawn from, available before and after. `allowed` is false when any ' +
-    'available_after would be below 0. A body the events call would refuse with 400 or 404 is refused the same ' +
-    'way; gate_on_balance does not refuse here (allowed says it). An Idempotency-Key is not needed and is ignored.',
+    'deducted again) and each balance drawn from, available before and after. `allowed` is false when the ' +
+    'request would take a spend limit\'s window above its limit (`reason: "spend_limit_reached"`: the events call ' +
+    'would answer 402 spend_limit_reached, whatever gate_on_balance says) or any available_after would be below 0 ' +
+    '(`reason: "insufficient_balance"`); both: `spend_limit_reached`; otherwise `reason` is null. A body the ' +
+    'events call would refuse with 400 or 404 is refused the same way; gate_on_balance does not refuse here ' +
+    '(allowed says it). An Idempotency-Key is not needed and is ignored.',
   security: companyAuth,
   params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }),
   querystring: Type.Object({ gate_on_balance: Gate }, { additionalProperties: false }),
@@ -137,6 +142,9 @@ export const checkSchema = {
       {
         data: Type.Object({
           allowed: Type.Boolean(),
+          reason: Type.Union([Type.Literal('spend_limit_reached'), Type.Literal('insufficient_balance'), Type.Null()], {
+            description: 'Why `allowed` is false (null when it is true)',
+          }),
           events: Type.Array(
             Type.Object({
               index: Type.Integer(),
@@ -158,6 +166,7 @@ export const checkSchema = {
           {
             data: {
               allowed: true,
+              reason: null,
               events: [{ index: 0, cost: { amount: 12, denomination: 'tokens' } }],
               balances: [{ denomination: 'tokens', available: 900, available_after: 888 }],
             },

@@ -2,6 +2,7 @@
  * Balances: the row mapper and the SQL both databases share (mixed into SqlTx, sql-base.ts).
  * Locking balances and applying deltas differ by dialect: sqlite/tx.ts, postgres/tx.ts.
  */
+import type { SpendLimits } from '../../domain/spend.js';
 import { balanceKey } from '../../lib/keys.js';
 import { decodeStoredLots, derivedLot, encodeLots, storesSame } from '../grants/sql.js';
 import type { Grant } from '../grants/types.js';
@@ -51,7 +52,8 @@ export function writtenLots(deltas: readonly BalanceDelta[]): WrittenLots {
 export const BALANCE_COLUMNS_BUT_GRANTS =
   'account_id, denomination, company_id, amount, pending, refill_threshold, refill_amount, refill_usd_amount, ' +
   'refill_on_day, created_at, refill_monthly, monthly_anchor_at, next_refill_at, refill_charge_id, ' +
-  'consecutive_declines, auto_refill_paused, plan_included, plan_alert_percentage, plan_alerted, grants_due_at';
+  'consecutive_declines, auto_refill_paused, plan_included, plan_alert_percentage, plan_alerted, grants_due_at, ' +
+  'spend_day_start, spend_day, spend_month_start, spend_month, limit_daily, limit_monthly';
 
 const B_COLUMNS_BUT_GRANTS = BALANCE_COLUMNS_BUT_GRANTS.replace(/(^|, )/g, '$1b.');
 
@@ -84,6 +86,13 @@ const balanceOf = (r: SqlRow, written: WrittenLots | undefined): StoredBalanceRo
     grantsDueAtMs: numOrNull(r.grants_due_at),
     grantsText: w?.stored.text ?? String(r.grants),
     grantsHead: w?.stored.head ?? decoded!.head,
+    spend: {
+      dayStartMs: num(r.spend_day_start ?? 0),
+      day: num(r.spend_day ?? 0),
+      monthStartMs: num(r.spend_month_start ?? 0),
+      month: num(r.spend_month ?? 0),
+    },
+    limits: { daily: numOrNull(r.limit_daily), monthly: numOrNull(r.limit_monthly) },
     // Money movement: every field always filled, in one object literal (no spread of another per row).
     refillMonthly: Boolean(r.refill_monthly),
     monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at),
@@ -155,6 +164,14 @@ export class BalancesSql extends SqlCore implements BalancesTx {
         b.refillOnDay,
         b.createdAtMs,
       ],
+    );
+    return changed > 0;
+  }
+
+  async setSpendLimits(accountId: string, denomination: string, limits: SpendLimits) {
+    const changed = await this.db.run(
+      'UPDATE balances SET limit_daily = ?, limit_monthly = ? WHERE account_id = ? AND denomination = ?',
+      [limits.daily, limits.monthly, accountId, denomination],
     );
     return changed > 0;
   }

@@ -6,6 +6,7 @@
  * A balance row also carries its refill settings and state (written by refills/) and its plan
  * columns (written by plans/): every read of a balance fills them, and nothing here writes them.
  */
+import type { SpendLimits, SpendWindows } from '../../domain/spend.js';
 import type { Grant } from '../grants/types.js';
 
 export interface BalanceRow {
@@ -23,6 +24,10 @@ export interface BalanceRow {
   grants: Grant[];
   /** The soonest start or expiry of those grants, or null. */
   grantsDueAtMs: number | null;
+  /** The units usage took in its UTC day and month, as last written (domain/spend.ts spendAt: as of now). */
+  spend: SpendWindows;
+  /** Limits on that spend (null: none). */
+  limits: SpendLimits;
   // --- money movement: filled by every read of a balance row (their columns' defaults on a new balance)
   /** Monthly refill switched on. */
   refillMonthly: boolean;
@@ -48,6 +53,8 @@ export interface BalanceRow {
 type BalanceMoneyFields =
   | 'grants'
   | 'grantsDueAtMs'
+  | 'spend'
+  | 'limits'
   | 'refillMonthly'
   | 'monthlyAnchorAtMs'
   | 'nextRefillAtMs'
@@ -75,6 +82,8 @@ export interface BalanceDelta {
    */
   grants?: Grant[];
   grantsDueAtMs?: number | null;
+  /** The spend windows after the change (absolute: the balance is locked); absent, they stay. */
+  spend?: SpendWindows;
   /**
    * With `grants`: the balance as locked before the change. The store leaves the row's grants text
    * as it is where it would be written the same: the grant being drawn is stored without its
@@ -98,4 +107,6 @@ export interface BalancesReadTx {
 export interface BalancesTx extends BalancesReadTx {
   /** Inserts a zero balance; returns false when that balance already exists. */
   insertBalance(row: NewBalanceRow): Promise<boolean>;
+  /** Sets a balance's spend limits (its figures are the ledger's); false when the balance does not exist. */
+  setSpendLimits(accountId: string, denomination: string, limits: SpendLimits): Promise<boolean>;
 }

@@ -19,6 +19,7 @@ import { clusteredUsageRollups } from './011-clustered-usage-rollups.js';
 import { apiKeyLastUsed } from './012-api-key-last-used.js';
 import { priceModels } from './013-price-models.js';
 import { creditGrants } from './014-credit-grants.js';
+import { spendLimits } from './015-spend-limits.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -38,4 +39,5 @@ export const MIGRATIONS: Migration[] = [
   apiKeyLastUsed,
   priceModels,
   creditGrants,
+  spendLimits,
 ];

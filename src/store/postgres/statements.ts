@@ -171,6 +171,7 @@ export function summedDeltas(input: BalanceDelta[]): BalanceDelta[] {
         sum.grants = d.grants;
         sum.grantsDueAtMs = d.grantsDueAtMs ?? null;
       }
+      if (d.spend !== undefined) sum.spend = d.spend;
       if (d.from === undefined) sum.from = undefined;
     } else byKey.set(k, { ...d });
   }
@@ -186,9 +187,14 @@ export function applyBalanceDeltasSql(deltas: readonly BalanceDelta[]): string {
   return `UPDATE balances b
        SET amount = b.amount + d.amount, pending = b.pending + d.pending,
        grants = COALESCE(d.grants, b.grants),
-       grants_due_at = CASE WHEN d.grants IS NULL THEN b.grants_due_at ELSE d.grants_due_at END
-       FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[])
-         AS d(account_id, denomination, amount, pending, grants, grants_due_at)
+       grants_due_at = CASE WHEN d.grants IS NULL THEN b.grants_due_at ELSE d.grants_due_at END,
+       spend_day_start = COALESCE(d.spend_day_start, b.spend_day_start), spend_day = COALESCE(d.spend_day, b.spend_day),
+       spend_month_start = COALESCE(d.spend_month_start, b.spend_month_start),
+       spend_month = COALESCE(d.spend_month, b.spend_month)
+       FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[],
+         ?::bigint[], ?::bigint[])
+         AS d(account_id, denomination, amount, pending, grants, grants_due_at, spend_day_start, spend_day,
+           spend_month_start, spend_month)
        WHERE b.account_id = d.account_id AND b.denomination = d.denomination RETURNING ${columnsAfter(deltas, 'b.')}`;
 }
 /** The parameters of applyBalanceDeltasSql for deltas summed per balance (summedDeltas), given what they write. */
@@ -204,6 +210,10 @@ export function balanceDeltaParams(deltas: BalanceDelta[], written: WrittenLots)
     deltas.map((d) => d.pending),
     deltas.map(stored),
     deltas.map((d) => d.grantsDueAtMs ?? null),
+    deltas.map((d) => d.spend?.dayStartMs ?? null),
+    deltas.map((d) => d.spend?.day ?? null),
+    deltas.map((d) => d.spend?.monthStartMs ?? null),
+    deltas.map((d) => d.spend?.month ?? null),
   ];
 }
 

@@ -27,6 +27,16 @@ const INSERT_CHUNK_ROWS = 64;
 /** Keys per `IN (…)` lookup. */
 const IN_CHUNK = 500;
 
+/** The UPDATE of one delta: the figures, with the grants and the spend windows where the delta writes them. */
+function deltaUpdate(grants: boolean, spend: boolean): string {
+  return (
+    'UPDATE balances SET amount = amount + ?, pending = pending + ?' +
+    (grants ? ', grants = ?, grants_due_at = ?' : '') +
+    (spend ? ', spend_day_start = ?, spend_day = ?, spend_month_start = ?, spend_month = ?' : '') +
+    ' WHERE account_id = ? AND denomination = ?'
+  );
+}
+
 export class SqliteLedger extends LedgerSql {
   declare protected readonly db: SqliteExec;
   constructor(db: SqliteExec) {
@@ -63,18 +73,15 @@ export class SqliteLedger extends LedgerSql {
     // RETURNING *, 49 µs without). This connection holds the write lock, so reading the rows
     // back afterwards sees exactly what the UPDATEs left, but for the grants text, which it knows.
     // Most deltas leave that text as it is (storedLotsOf): they change the two figures only.
-    const figures = this.db.prepare(
-      'UPDATE balances SET amount = amount + ?, pending = pending + ? WHERE account_id = ? AND denomination = ?',
-    );
-    const withGrants = this.db.prepare(
-      'UPDATE balances SET amount = amount + ?, pending = pending + ?, grants = ?, grants_due_at = ? ' +
-        'WHERE account_id = ? AND denomination = ?',
-    );
     const written = writtenLots(deltas);
     for (const d of deltas) {
       const stored = written.get(balanceKey(d.accountId, d.denomination))?.stored;
-      if (stored === undefined || !stored.written) figures.run(d.amount, d.pending, d.accountId, d.denomination);
-      else withGrants.run(d.amount, d.pending, stored.text, d.grantsDueAtMs ?? null, d.accountId, d.denomination);
+      const params: unknown[] = [d.amount, d.pending];
+      const grants = stored?.written === true;
+      if (stored?.written) params.push(stored.text, d.grantsDueAtMs ?? null);
+      if (d.spend !== undefined) params.push(d.spend.dayStartMs, d.spend.day, d.spend.monthStartMs, d.spend.month);
+      params.push(d.accountId, d.denomination);
+      this.db.prepare(deltaUpdate(grants, d.spend !== undefined)).run(...params);
     }
     return this.#readBalances(deltas, toBalanceAfter(written), columnsAfter(deltas));
   }

@@ -1,6 +1,7 @@
 /**
  * `billing.balances` (/v1/accounts/{account_id}/balance/{denomination}): an account's balance of one
- * denomination, created, read, adjusted by hand, and its auto-refill set; one resource of `Billing` (billing.ts).
+ * denomination, created, read, adjusted by hand, its auto-refill and spend limits set; one resource of `Billing`
+ * (billing.ts).
  */
 import { type Core, type JsonBody, type RequestOptions, type Schemas, balancePath, unwrap } from '../core.js';
 
@@ -8,6 +9,7 @@ export type Balance = Schemas['Balance'];
 export type BalanceCreateParams = JsonBody<'createBalance'>;
 export type BalanceAdjustParams = JsonBody<'createBalanceAdjustment'>;
 export type AutoRefillParams = JsonBody<'setBalanceAutoRefill'>;
+export type BalanceLimitsParams = JsonBody<'setBalanceLimits'>;
 
 /** Balances: one per account and denomination (`tokens`, `credits`, `usd`, …). */
 export class Balances {
@@ -72,6 +74,27 @@ export class Balances {
     const c = this.#core;
     return unwrap(
       c.api.PUT('/v1/accounts/{account_id}/balance/{denomination}/autorefill', {
+        params: { path: balancePath(accountId, denomination) },
+        body,
+        ...c.init(options),
+      }),
+    ).then((b) => b.data);
+  }
+
+  /**
+   * Spend limits: the most units usage may take in a UTC day (`daily`) and month (`monthly`); `null` removes one,
+   * a field left out keeps its value. An events call past a limit fails with a `BillingError` of type
+   * `spend_limit_reached` whose `details` say `{denomination, window, limit, spend, resets_at}`.
+   */
+  setLimits(
+    accountId: string,
+    denomination: string,
+    body: BalanceLimitsParams,
+    options?: RequestOptions,
+  ): Promise<Balance> {
+    const c = this.#core;
+    return unwrap(
+      c.api.PUT('/v1/accounts/{account_id}/balance/{denomination}/limits', {
         params: { path: balancePath(accountId, denomination) },
         body,
         ...c.init(options),
