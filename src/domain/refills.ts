@@ -3,8 +3,12 @@
  * below `threshold`, the card is charged `usd_charge` and, only if that succeeds, `amount` is
  * added. At most one refill is in flight per balance. A declined charge adds nothing and is
  * retried only on the next change; after DECLINES_BEFORE_PAUSE declines in a row the threshold
- * refill pauses, so a dead card is not charged on every event of a busy account.
+ * refill pauses, so a dead card is not charged on every event of a busy account. With
+ * `max_refills_per_month`, threshold refills past it in a UTC month are not attempted (contract
+ * "Spend limits and alerts"): a runaway loop cannot charge the card without end.
  */
+
+import { monthStart } from './time.js';
 
 /** Consecutive declined refill charges after which threshold refill stops trying. */
 export const DECLINES_BEFORE_PAUSE = 3;
@@ -22,6 +26,10 @@ export interface ThresholdRefillState {
   inFlight: boolean;
   /** Paused after repeated declines. */
   paused: boolean;
+  /** `max_refills_per_month`, or null: no cap. */
+  maxPerMonth?: number | null;
+  /** Threshold refills started in the current UTC month (refillsInMonth). */
+  refillsThisMonth?: number;
 }
 
 export type ThresholdRefillDecision =
@@ -32,7 +40,8 @@ export type ThresholdRefillDecision =
         | 'refill_settings_incomplete'
         | 'available_not_below_threshold'
         | 'refill_already_in_flight'
-        | 'refill_paused_after_declines';
+        | 'refill_paused_after_declines'
+        | 'refill_capped_for_month';
     };
 
 /**
@@ -47,7 +56,25 @@ export function thresholdRefillDecision(s: ThresholdRefillState): ThresholdRefil
   if (s.paused) return { refill: false, reason: 'refill_paused_after_declines' };
   if (s.inFlight) return { refill: false, reason: 'refill_already_in_flight' };
   if (s.available >= s.threshold) return { refill: false, reason: 'available_not_below_threshold' };
+  if (s.maxPerMonth != null && (s.refillsThisMonth ?? 0) >= s.maxPerMonth)
+    return { refill: false, reason: 'refill_capped_for_month' };
   return { refill: true };
+}
+
+/** Threshold refills started in a UTC month, as stored: the month's start and the count. */
+export interface MonthlyRefillCount {
+  monthStartMs: number;
+  count: number;
+}
+
+/** The count of the month holding `nowMs` (a count of an earlier month reads 0). */
+export function refillsInMonth(stored: MonthlyRefillCount, nowMs: number): number {
+  return stored.monthStartMs === monthStart(nowMs) ? stored.count : 0;
+}
+
+/** The count after one more threshold refill is started at `nowMs`. */
+export function countRefill(stored: MonthlyRefillCount, nowMs: number): MonthlyRefillCount {
+  return { monthStartMs: monthStart(nowMs), count: refillsInMonth(stored, nowMs) + 1 };
 }
 
 /**

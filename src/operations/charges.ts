@@ -369,6 +369,7 @@ export async function applyProration(
     refillOnDay: refillDayOf(d.anchor_at_ms),
     monthlyAnchorAtMs: d.anchor_at_ms,
     nextRefillAtMs: refillAt(d.anchor_at_ms, 1),
+    refillMaxPerMonth: b.refillMaxPerMonth,
   });
   const grant = newGrantRow(
     b,

@@ -100,13 +100,13 @@ export async function writeBalanceNotifications(p: Posting, changes: BalanceChan
 
 /**
  * One notification of `type` about balance `b` to each of its company's subscriptions of that
- * type: `auto_refill`, or `threshold` for plan alerts, which go only to the threshold
+ * type: `auto_refill`, `refill_capped`, or `threshold` for plan alerts, which go only to the threshold
  * subscriptions without a `threshold` of their own (one with its own threshold is about that
  * threshold only). `extra` fields follow the payload's (`available`, `pending`).
  */
 export async function notifyBalance(
   p: Posting,
-  type: Extract<WebhookType, 'auto_refill' | 'threshold'>,
+  type: Extract<WebhookType, 'auto_refill' | 'threshold' | 'refill_capped'>,
   b: BalanceRow,
   extra: Record<string, unknown> = {},
 ): Promise<void> {

@@ -9,10 +9,12 @@ import { nextRefillAfter, recurringRefillDay, refillAt, refillDayOf } from '../d
 import { fail } from '../domain/outcome.js';
 import { balanceKey } from '../lib/keys.js';
 import { parseModifyMidMonthAmounts, prorateMidMonth } from '../domain/proration.js';
-import { thresholdRefillDecision } from '../domain/refills.js';
+import { countRefill, refillsInMonth, thresholdRefillDecision } from '../domain/refills.js';
+import { monthStart } from '../domain/time.js';
 import type { BalanceRow, ChargeRow, Tx } from '../store/types.js';
 import { applyProration, attemptCharge, recordChargeOutcome, requestCharge, type ProrationDetails } from './charges.js';
 import type { Command, Deps } from './deps.js';
+import { notifyBalance } from './notifications.js';
 import type { BalanceEffect } from '../ledger/posting.js';
 
 export interface AutoRefillInput {
@@ -22,6 +24,8 @@ export interface AutoRefillInput {
   threshold?: number | null;
   refill_monthly?: boolean;
   refill_period?: 'monthly';
+  /** Threshold refills allowed per UTC month (null: no cap). */
+  max_refills_per_month?: number | null;
 }
 
 /**
@@ -92,6 +96,7 @@ export async function putAutoRefill(
       refillAmount: amount,
       refillUsdCents: usd,
       refillMonthly: monthly,
+      refillMaxPerMonth: input.max_refills_per_month !== undefined ? input.max_refills_per_month : b.refillMaxPerMonth,
       ...schedule,
     });
     if (refillNow)
@@ -133,7 +138,8 @@ async function startRefill(
  * already in flight or the refill is paused after repeated declines. Many events in one
  * request are one change, so they make one charge.
  */
-export const thresholdRefillEffect: BalanceEffect = async ({ tx, nowMs }, changes) => {
+export const thresholdRefillEffect: BalanceEffect = async (p, changes) => {
+  const { tx, nowMs } = p;
   for (const { before, after } of changes) {
     if (after.refillThreshold === null) continue;
     const availableAfter = after.amount - after.pending;
@@ -145,8 +151,24 @@ export const thresholdRefillEffect: BalanceEffect = async ({ tx, nowMs }, change
       refillUsdCents: after.refillUsdCents,
       inFlight: after.refillChargeId !== null,
       paused: after.autoRefillPaused,
+      maxPerMonth: after.refillMaxPerMonth,
+      refillsThisMonth: refillsInMonth(after.refillsInMonth, nowMs),
     });
-    if (decision.refill) await startRefill(tx, nowMs, after, { trigger: 'threshold', available: availableAfter });
+    if (decision.refill) {
+      await startRefill(tx, nowMs, after, { trigger: 'threshold', available: availableAfter });
+      await tx.refills.updateRefillState(after.accountId, after.denomination, {
+        refillsInMonth: countRefill(after.refillsInMonth, nowMs),
+      });
+    } else if (decision.reason === 'refill_capped_for_month' && after.refillCappedMonthStartMs !== monthStart(nowMs)) {
+      // Once a month per balance: the refills the cap stops are not attempted, and say so once.
+      await notifyBalance(p, 'refill_capped', after, {
+        max_refills_per_month: after.refillMaxPerMonth,
+        refills_this_month: refillsInMonth(after.refillsInMonth, nowMs),
+      });
+      await tx.refills.updateRefillState(after.accountId, after.denomination, {
+        refillCappedMonthStartMs: monthStart(nowMs),
+      });
+    }
   }
 };
 

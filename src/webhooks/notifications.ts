@@ -12,7 +12,8 @@
  * - `threshold` with its own `threshold`: `available` drops from ≥ threshold to < threshold.
  *   Plan alerts (`threshold_alert_percentage`) and `auto_refill` are written by the operations
  *   that decide them (operations/notifications.ts): `auto_refill` to every subscription of that
- *   type, plan alerts to the `threshold` subscriptions without a threshold of their own.
+ *   type, plan alerts to the `threshold` subscriptions without a threshold of their own; `refill_capped`
+ *   by the threshold refill that max_refills_per_month stops, once per balance per UTC month.
  * - `account_balance` is the balance's `amount`; `available` and `pending` are sent too.
  */
 import type { BalanceFigures } from '../domain/ingest-plan.js';
@@ -24,6 +25,7 @@ export const WEBHOOK_TYPES = [
   'negative_balance',
   'auto_refill',
   'threshold',
+  'refill_capped',
 ] as const satisfies readonly WebhookType[];
 
 export function isWebhookType(t: string): t is WebhookType {
@@ -51,6 +53,7 @@ export function changeNotifies(
     case 'threshold':
       return target.threshold !== null && was >= target.threshold && now < target.threshold;
     case 'auto_refill':
+    case 'refill_capped':
       return false;
   }
 }

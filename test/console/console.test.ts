@@ -275,6 +275,69 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(await page.evaluate(() => (window as any).__sameDocument), true, 'no reload happened');
     });
 
+    test('spend limits: a daily limit from the form, usage through the API fills its bar, then no limit', async () => {
+      await heading(page, 'Ada Lovelace'); // the account page, still open
+      const n = (x: number) => x.toLocaleString('en-US');
+      const tokens = '.balance[data-denomination=tokens]';
+      const today = `${tokens} [data-field=spend-day]`;
+      const read = await h.request('GET', `/v1/accounts/${accountId}/balance/tokens`, { auth });
+      const spent: number = read.body.data.spend.day; // what the usage of the step before took today
+      assert.ok(spent > 0, read.text);
+      await seeText(page, today, `Today ${n(spent)} · no limit`);
+      await seeText(
+        page,
+        `${tokens} [data-field=spend-month]`,
+        `This month ${n(read.body.data.spend.month)} · no limit`,
+      );
+      assert.equal(await page.locator(`${tokens} meter`).count(), 0, 'no bar without a limit');
+
+      await page.getByRole('tab', { name: 'Spend limits' }).click();
+      const form = page.getByRole('form', { name: 'Spend limits' });
+      const daily = form.getByLabel('Daily limit (units per UTC day)');
+      await form.getByLabel('Balance').selectOption('tokens');
+      // The API's refusal (a limit past the largest safe integer), next to the field it names.
+      await daily.fill('9007199254740993');
+      await form.getByRole('button', { name: 'Save limits' }).click();
+      await seeText(page, '.field-error', /9007199254740991/);
+      const limit = spent + 100;
+      await daily.fill(String(limit));
+      await form.getByRole('button', { name: 'Save limits' }).click();
+      await seeText(page, '[role=status]', `Limits of tokens saved: ${n(limit)} a day, no limit a month.`);
+      assert.equal(await page.locator('.field-error').count(), 0);
+      await seeText(page, today, `Today ${n(spent)} of ${n(limit)}`);
+      const bar = page.locator(tokens).getByRole('meter', { name: /^Today/ });
+      await bar.waitFor(WAIT);
+      assert.deepEqual(await bar.evaluate((m: HTMLMeterElement) => [m.value, m.max]), [spent, limit]);
+
+      // Usage through the API: the open page's bar and text follow; past the limit the API refuses it whole.
+      const use = (amount: number) => [{ type: 'metered_call', cost_override: { amount, denomination: 'tokens' } }];
+      const post = (amount: number) =>
+        h.request('POST', `/v1/accounts/${accountId}/events`, { auth, body: use(amount) });
+      assert.equal((await post(60)).status, 200);
+      await seeText(page, today, `Today ${n(spent + 60)} of ${n(limit)}`);
+      await page.locator(`${tokens} meter[data-spend="${spent + 60}"]`).waitFor(WAIT);
+      assert.deepEqual(await bar.evaluate((m: HTMLMeterElement) => [m.value, m.max]), [spent + 60, limit]);
+      const refused = await post(41);
+      assert.equal(refused.status, 402, refused.text);
+      assert.equal(refused.body.error.type, 'spend_limit_reached');
+      assert.equal((await post(40)).status, 200, 'exactly at the limit is accepted');
+      await seeText(page, today, `Today ${n(limit)} of ${n(limit)} · limit reached`);
+      await seeText(page, `${tokens} .spend-reached`, 'limit reached');
+      await assertAccessible(page, 'account with a spend limit and its form');
+      await screenshot(page, 'account-spend-limits');
+
+      // Emptied, the field removes the limit: the bar goes, and usage is accepted again.
+      await daily.fill('');
+      await form.getByRole('button', { name: 'Save limits' }).click();
+      await seeText(page, '[role=status]', 'Limits of tokens saved: no limit a day, no limit a month.');
+      await seeText(page, today, `Today ${n(limit)} · no limit`);
+      await page.locator(`${tokens} meter`).waitFor({ ...WAIT, state: 'detached' });
+      const after = await h.request('GET', `/v1/accounts/${accountId}/balance/tokens`, { auth });
+      assert.deepEqual(after.body.data.limits, { daily: null, monthly: null });
+      assert.equal((await post(1)).status, 200);
+      await seeText(page, today, `Today ${n(limit + 1)} · no limit`);
+    });
+
     test('credit grants: added from the form, drawn from by usage, voided after asking; the Grants page', async () => {
       await page.goto(`${h.url}/c/${companyId}/accounts/${accountId}`);
       await heading(page, 'Ada Lovelace');

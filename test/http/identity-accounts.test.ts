@@ -268,6 +268,7 @@ for (const dialect of HTTP_DIALECTS) {
         next_refill_at: null,
         auto_refill_paused: false,
         consecutive_declines: 0,
+        max_refills_per_month: null,
         next_expiry: null,
         spend: { day: 0, month: 0 },
         limits: { daily: null, monthly: null },

@@ -220,6 +220,7 @@ forEachDialect((store, t) => {
             refillMonthly: false,
             monthlyAnchorAtMs: T0 + units,
             nextRefillAtMs: null,
+            refillMaxPerMonth: null,
           });
           await tx.plans.setPlanBalance(a.accountId, 'credits', 10, '50');
           const p = await ledger.open(tx, [owner], T0);

@@ -74,6 +74,7 @@ async function seed(store: Store): Promise<string[]> {
         refillMonthly: true,
         monthlyAnchorAtMs: due,
         nextRefillAtMs: due,
+        refillMaxPerMonth: null,
       });
       await tx.plans.insertAccountPlan({
         accountId,

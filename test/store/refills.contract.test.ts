@@ -20,6 +20,9 @@ const refillOf = (b: BalanceRow) => ({
   refillChargeId: b.refillChargeId,
   consecutiveDeclines: b.consecutiveDeclines,
   autoRefillPaused: b.autoRefillPaused,
+  refillMaxPerMonth: b.refillMaxPerMonth,
+  refillsInMonth: b.refillsInMonth,
+  refillCappedMonthStartMs: b.refillCappedMonthStartMs,
 });
 
 const NONE = {
@@ -33,6 +36,9 @@ const NONE = {
   refillChargeId: null,
   consecutiveDeclines: 0,
   autoRefillPaused: false,
+  refillMaxPerMonth: null,
+  refillsInMonth: { monthStartMs: 0, count: 0 },
+  refillCappedMonthStartMs: null,
 };
 
 const monthly = (nextRefillAtMs: number): RefillSettings => ({
@@ -43,6 +49,7 @@ const monthly = (nextRefillAtMs: number): RefillSettings => ({
   refillMonthly: true,
   monthlyAnchorAtMs: nextRefillAtMs,
   nextRefillAtMs,
+  refillMaxPerMonth: null,
 });
 
 /**
@@ -100,6 +107,7 @@ forEachDialect((store, t) => {
         refillMonthly: true,
         monthlyAnchorAtMs: T0,
         nextRefillAtMs: T0 + 31 * 86_400_000,
+        refillMaxPerMonth: null,
       };
       await store.write(async (tx) => {
         await tx.refills.updateRefillState(a.accountId, 'tokens', { refillChargeId: 'ch_1', consecutiveDeclines: 2 });
@@ -130,6 +138,7 @@ forEachDialect((store, t) => {
           refillMonthly: false,
           monthlyAnchorAtMs: null,
           nextRefillAtMs: null,
+          refillMaxPerMonth: null,
         }),
       );
       assert.deepEqual(refillOf(await read(a.accountId, 'tokens')), {
@@ -159,6 +168,14 @@ forEachDialect((store, t) => {
       assert.deepEqual(await state(), { ...paused, nextRefillAtMs: T0 + 1 }, 'the anchor stays');
       await store.write((tx) => tx.refills.updateRefillState(a.accountId, 'tokens', {}));
       assert.deepEqual(await state(), { ...paused, nextRefillAtMs: T0 + 1 }, 'no field: nothing changes');
+      const counted = { monthStartMs: T0 - 1000, count: 2 };
+      await store.write((tx) =>
+        tx.refills.updateRefillState(a.accountId, 'tokens', { refillsInMonth: counted, refillCappedMonthStartMs: T0 }),
+      );
+      const withCount = { ...paused, nextRefillAtMs: T0 + 1, refillsInMonth: counted, refillCappedMonthStartMs: T0 };
+      assert.deepEqual(await state(), withCount, 'the month count and the capped month');
+      await store.write((tx) => tx.refills.updateRefillState(a.accountId, 'tokens', { consecutiveDeclines: 3 }));
+      assert.deepEqual(await state(), withCount, 'left out, they stay');
 
       await store.write((tx) =>
         tx.refills.updateRefillState(a.accountId, 'tokens', {
@@ -168,7 +185,11 @@ forEachDialect((store, t) => {
           nextRefillAtMs: null,
         }),
       );
-      assert.deepEqual(await state(), { ...base, nextRefillAtMs: null }, 'null clears');
+      assert.deepEqual(
+        await state(),
+        { ...base, nextRefillAtMs: null, refillsInMonth: counted, refillCappedMonthStartMs: T0 },
+        'null clears',
+      );
       assert.deepEqual(refillOf(await read(a.accountId, 'credits')), NONE, 'another denomination is not touched');
     });
 

@@ -20,6 +20,7 @@ export interface BalanceJson {
   next_refill_at: string | null;
   auto_refill_paused: boolean;
   consecutive_declines: number;
+  max_refills_per_month: number | null;
 }
 export interface ChargeJson {
   charge_id: string;

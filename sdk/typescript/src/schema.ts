@@ -434,8 +434,9 @@ export interface paths {
      * on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is
      * attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and
      * anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st);
-     * changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance
-     * when the settings were saved: refills happen in the background once their charge succeeds.
+     * changing amounts of an existing monthly refill takes effect at the next renewal. `max_refills_per_month` caps
+     * the threshold refills of a UTC month. The response shows the balance when the settings were saved: refills
+     * happen in the background once their charge succeeds.
      */
     put: operations["setBalanceAutoRefill"];
   };
@@ -448,8 +449,9 @@ export interface paths {
      * on the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is
      * attached. Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and
      * anchors the day (UTC; days after the 28th move to the 1st of the second following month, then every 1st);
-     * changing amounts of an existing monthly refill takes effect at the next renewal. The response shows the balance
-     * when the settings were saved: refills happen in the background once their charge succeeds.
+     * changing amounts of an existing monthly refill takes effect at the next renewal. `max_refills_per_month` caps
+     * the threshold refills of a UTC month. The response shows the balance when the settings were saved: refills
+     * happen in the background once their charge succeeds.
      */
     put: operations["setAccountAutoRefill"];
   };
@@ -617,6 +619,7 @@ export interface components {
       auto_refill_paused: boolean;
       /** @description Declined refill charges in a row */
       consecutive_declines: number;
+      max_refills_per_month: number | null;
       /** @description The soonest expiry among the balance's grants: when, and how many unheld units leave then */
       next_expiry: {
         /**
@@ -4667,8 +4670,9 @@ export interface operations {
    * the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached.
    * Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the
    * day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of
-   * an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were
-   * saved: refills happen in the background once their charge succeeds.
+   * an existing monthly refill takes effect at the next renewal. `max_refills_per_month` caps the threshold refills of
+   * a UTC month. The response shows the balance when the settings were saved: refills happen in the background once
+   * their charge succeeds.
    */
   setBalanceAutoRefill: {
     parameters: {
@@ -4706,6 +4710,11 @@ export interface operations {
            * @enum {string}
            */
           refill_period?: "monthly";
+          /**
+           * @description Most threshold refills started in a UTC month; past it none is attempted and one
+           * `refill_capped` notification is sent for the balance that month; null: no cap
+           */
+          max_refills_per_month?: number | null;
         };
       };
     };
@@ -4767,8 +4776,9 @@ export interface operations {
    * the next change; after 3 declines in a row auto-refill pauses (`auto_refill_paused`) until a new card is attached.
    * Saving settings does not itself start a threshold refill. Monthly: switching it on refills at once and anchors the
    * day (UTC; days after the 28th move to the 1st of the second following month, then every 1st); changing amounts of
-   * an existing monthly refill takes effect at the next renewal. The response shows the balance when the settings were
-   * saved: refills happen in the background once their charge succeeds.
+   * an existing monthly refill takes effect at the next renewal. `max_refills_per_month` caps the threshold refills of
+   * a UTC month. The response shows the balance when the settings were saved: refills happen in the background once
+   * their charge succeeds.
    */
   setAccountAutoRefill: {
     parameters: {
@@ -4805,6 +4815,11 @@ export interface operations {
            * @enum {string}
            */
           refill_period?: "monthly";
+          /**
+           * @description Most threshold refills started in a UTC month; past it none is attempted and one
+           * `refill_capped` notification is sent for the balance that month; null: no cap
+           */
+          max_refills_per_month?: number | null;
         };
       };
     };
@@ -5391,9 +5406,11 @@ export interface operations {
                  * lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold:
                  * `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold
                  * subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead
-                 * (payload: available, pending, threshold_alert_percentage).
+                 * (payload: available, pending, threshold_alert_percentage). refill_capped: a threshold refill was not
+                 * attempted because the balance reached its max_refills_per_month; once per balance per UTC month
+                 * (payload: available, pending, max_refills_per_month, refills_this_month).
                  */
-                type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
+                type: "balance_change" | "negative_balance" | "auto_refill" | "threshold" | "refill_capped";
                 url: string;
                 threshold: number | null;
                 /** Format: date-time */
@@ -5468,9 +5485,11 @@ export interface operations {
            * and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the
            * company drops from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives
            * the plan's threshold_alert_percentage alerts instead (payload: available, pending,
-           * threshold_alert_percentage).
+           * threshold_alert_percentage). refill_capped: a threshold refill was not attempted because the balance
+           * reached its max_refills_per_month; once per balance per UTC month (payload: available, pending,
+           * max_refills_per_month, refills_this_month).
            */
-          type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
+          type: "balance_change" | "negative_balance" | "auto_refill" | "threshold" | "refill_capped";
           url: string;
           /** @description Only for type threshold: absolute units of available balance */
           threshold?: number;
@@ -5493,9 +5512,11 @@ export interface operations {
                * `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any
                * balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without
                * `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending,
-               * threshold_alert_percentage).
+               * threshold_alert_percentage). refill_capped: a threshold refill was not attempted because the balance
+               * reached its max_refills_per_month; once per balance per UTC month (payload: available, pending,
+               * max_refills_per_month, refills_this_month).
                */
-              type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
+              type: "balance_change" | "negative_balance" | "auto_refill" | "threshold" | "refill_capped";
               url: string;
               threshold: number | null;
               /** @description whsec_…: the Standard Webhooks signing secret, shown only here */
@@ -5641,9 +5662,11 @@ export interface operations {
                  * lowers `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold:
                  * `available` of any balance of the company drops from ≥ `threshold` to < `threshold`; a threshold
                  * subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead
-                 * (payload: available, pending, threshold_alert_percentage).
+                 * (payload: available, pending, threshold_alert_percentage). refill_capped: a threshold refill was not
+                 * attempted because the balance reached its max_refills_per_month; once per balance per UTC month
+                 * (payload: available, pending, max_refills_per_month, refills_this_month).
                  */
-                type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
+                type: "balance_change" | "negative_balance" | "auto_refill" | "threshold" | "refill_capped";
                 status: "pending" | "delivered" | "failed";
                 /** @description The JSON body sent */
                 payload: unknown;
@@ -5743,9 +5766,11 @@ export interface operations {
                * `available` and leaves it below 0. auto_refill: a refill or plan renewal. threshold: `available` of any
                * balance of the company drops from ≥ `threshold` to < `threshold`; a threshold subscription without
                * `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending,
-               * threshold_alert_percentage).
+               * threshold_alert_percentage). refill_capped: a threshold refill was not attempted because the balance
+               * reached its max_refills_per_month; once per balance per UTC month (payload: available, pending,
+               * max_refills_per_month, refills_this_month).
                */
-              type: "balance_change" | "negative_balance" | "auto_refill" | "threshold";
+              type: "balance_change" | "negative_balance" | "auto_refill" | "threshold" | "refill_capped";
               status: "pending" | "delivered" | "failed";
               /** @description The JSON body sent */
               payload: unknown;

@@ -103,6 +103,9 @@ export const Balance = Type.Object(
       description: 'Auto-refill stopped after 3 declined charges in a row, until a new card is attached',
     }),
     consecutive_declines: Type.Integer({ description: 'Declined refill charges in a row' }),
+    max_refills_per_month: Nullable(
+      Type.Integer({ description: 'Most threshold refills started in a UTC month (null: no cap)' }),
+    ),
     // --- credit grants
     next_expiry: Type.Union(
       [
@@ -150,6 +153,7 @@ export const Balance = Type.Object(
         next_refill_at: null,
         auto_refill_paused: false,
         consecutive_declines: 0,
+        max_refills_per_month: null,
         next_expiry: { expires_at: '2026-12-01T00:00:00.000Z', amount: 400 },
         spend: { day: 120, month: 2400 },
         limits: { daily: 5000, monthly: null },
@@ -178,6 +182,7 @@ export function presentBalance(b: BalanceRow, nowMs: number) {
     next_refill_at: b.nextRefillAtMs == null ? null : toIso(b.nextRefillAtMs),
     auto_refill_paused: b.autoRefillPaused ?? false,
     consecutive_declines: b.consecutiveDeclines ?? 0,
+    max_refills_per_month: b.refillMaxPerMonth,
     next_expiry: nextExpiryOf(b),
     spend: { day: spend.day, month: spend.month },
     limits: { daily: b.limits.daily, monthly: b.limits.monthly },

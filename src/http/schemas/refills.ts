@@ -24,6 +24,13 @@ const AutoRefillFields = {
   ),
   refill_monthly: Type.Optional(Type.Boolean({ description: 'Monthly refill on or off' })),
   refill_period: Type.Optional(Type.Literal('monthly', { description: '"monthly" means refill_monthly: true' })),
+  max_refills_per_month: Type.Optional(
+    Type.Union([SafeInteger({ minimum: 1 }), Type.Null()], {
+      description:
+        'Most threshold refills started in a UTC month; past it none is attempted and one `refill_capped` ' +
+        'notification is sent for the balance that month; null: no cap',
+    }),
+  ),
 };
 
 const autoRefillDescription =
@@ -34,7 +41,8 @@ const autoRefillDescription =
   '(`auto_refill_paused`) until a new card is attached. Saving settings does not itself start a threshold ' +
   'refill. Monthly: switching it on refills at once and anchors the day (UTC; days after the 28th move to ' +
   'the 1st of the second following month, then every 1st); changing amounts of an existing monthly refill ' +
-  'takes effect at the next renewal. The response shows the balance when the settings were saved: refills ' +
+  'takes effect at the next renewal. `max_refills_per_month` caps the threshold refills of a UTC month. The ' +
+  'response shows the balance when the settings were saved: refills ' +
   'happen in the background once their charge succeeds.';
 
 /** At `…/balance/{denomination}/autorefill` and `…/auto_refill`: the denomination is in the path. */

@@ -15,6 +15,7 @@ const WebhookTypeSchema = Type.Union(
     Type.Literal('negative_balance'),
     Type.Literal('auto_refill'),
     Type.Literal('threshold'),
+    Type.Literal('refill_capped'),
   ],
   {
     description:
@@ -22,7 +23,9 @@ const WebhookTypeSchema = Type.Union(
       'automatically cancelled holds included). negative_balance: a change that lowers `available` and leaves it ' +
       'below 0. auto_refill: a refill or plan renewal. threshold: `available` of any balance of the company drops ' +
       'from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the ' +
-      "plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage).",
+      "plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). " +
+      'refill_capped: a threshold refill was not attempted because the balance reached its max_refills_per_month; ' +
+      'once per balance per UTC month (payload: available, pending, max_refills_per_month, refills_this_month).',
   },
 );
 

@@ -53,7 +53,8 @@ export const BALANCE_COLUMNS_BUT_GRANTS =
   'account_id, denomination, company_id, amount, pending, refill_threshold, refill_amount, refill_usd_amount, ' +
   'refill_on_day, created_at, refill_monthly, monthly_anchor_at, next_refill_at, refill_charge_id, ' +
   'consecutive_declines, auto_refill_paused, plan_included, plan_alert_percentage, plan_alerted, grants_due_at, ' +
-  'spend_day_start, spend_day, spend_month_start, spend_month, limit_daily, limit_monthly';
+  'spend_day_start, spend_day, spend_month_start, spend_month, limit_daily, limit_monthly, ' +
+  'refill_max_per_month, refills_month_start, refills_in_month, refill_capped_month';
 
 const B_COLUMNS_BUT_GRANTS = BALANCE_COLUMNS_BUT_GRANTS.replace(/(^|, )/g, '$1b.');
 
@@ -100,6 +101,9 @@ const balanceOf = (r: SqlRow, written: WrittenLots | undefined): StoredBalanceRo
     refillChargeId: strOrNull(r.refill_charge_id),
     consecutiveDeclines: num(r.consecutive_declines ?? 0),
     autoRefillPaused: Boolean(r.auto_refill_paused),
+    refillMaxPerMonth: numOrNull(r.refill_max_per_month),
+    refillsInMonth: { monthStartMs: num(r.refills_month_start ?? 0), count: num(r.refills_in_month ?? 0) },
+    refillCappedMonthStartMs: numOrNull(r.refill_capped_month),
     planIncluded: numOrNull(r.plan_included),
     planAlertPercentage: strOrNull(r.plan_alert_percentage),
     planAlerted: Boolean(r.plan_alerted),

@@ -6,6 +6,7 @@
  * A balance row also carries its refill settings and state (written by refills/) and its plan
  * columns (written by plans/): every read of a balance fills them, and nothing here writes them.
  */
+import type { MonthlyRefillCount } from '../../domain/refills.js';
 import type { SpendLimits, SpendWindows } from '../../domain/spend.js';
 import type { Grant } from '../grants/types.js';
 
@@ -40,6 +41,10 @@ export interface BalanceRow {
   consecutiveDeclines: number;
   /** Threshold and monthly refills stopped after repeated declines, until a new card is attached. */
   autoRefillPaused: boolean;
+  /** Threshold refills allowed per UTC month (null: no cap), those started in a month, the month capped. */
+  refillMaxPerMonth: number | null;
+  refillsInMonth: MonthlyRefillCount;
+  refillCappedMonthStartMs: number | null;
   /**
    * Plan balances: the included amount per period, the alert percentage, and whether it was
    * alerted this period.
@@ -61,6 +66,9 @@ type BalanceMoneyFields =
   | 'refillChargeId'
   | 'consecutiveDeclines'
   | 'autoRefillPaused'
+  | 'refillMaxPerMonth'
+  | 'refillsInMonth'
+  | 'refillCappedMonthStartMs'
   | 'planIncluded'
   | 'planAlertPercentage'
   | 'planAlerted';

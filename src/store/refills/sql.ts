@@ -10,7 +10,7 @@ export class RefillsSql extends SqlCore implements RefillsTx {
   async updateRefillSettings(accountId: string, denomination: string, s: RefillSettings) {
     await this.db.run(
       'UPDATE balances SET refill_threshold = ?, refill_amount = ?, refill_usd_amount = ?, refill_on_day = ?, ' +
-        `refill_monthly = ?, monthly_anchor_at = ?, next_refill_at = ?
+        `refill_monthly = ?, monthly_anchor_at = ?, next_refill_at = ?, refill_max_per_month = ?
      WHERE account_id = ? AND denomination = ?`,
       [
         s.refillThreshold,
@@ -20,6 +20,7 @@ export class RefillsSql extends SqlCore implements RefillsTx {
         this.bool(s.refillMonthly),
         s.monthlyAnchorAtMs,
         s.nextRefillAtMs,
+        s.refillMaxPerMonth,
         accountId,
         denomination,
       ],
@@ -43,6 +44,14 @@ export class RefillsSql extends SqlCore implements RefillsTx {
     if (s.nextRefillAtMs !== undefined) {
       sets.push('next_refill_at = ?');
       params.push(s.nextRefillAtMs);
+    }
+    if (s.refillsInMonth !== undefined) {
+      sets.push('refills_month_start = ?', 'refills_in_month = ?');
+      params.push(s.refillsInMonth.monthStartMs, s.refillsInMonth.count);
+    }
+    if (s.refillCappedMonthStartMs !== undefined) {
+      sets.push('refill_capped_month = ?');
+      params.push(s.refillCappedMonthStartMs);
     }
     if (sets.length === 0) return;
     await this.db.run(`UPDATE balances SET ${sets.join(', ')} WHERE account_id = ? AND denomination = ?`, [

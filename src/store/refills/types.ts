@@ -4,6 +4,7 @@
  * balance row (balances/types.ts reads them); only these methods write them. Refills are read
  * through the balance: there is no read of their own.
  */
+import type { MonthlyRefillCount } from '../../domain/refills.js';
 import type { BalanceRow } from '../balances/types.js';
 
 export interface RefillSettings {
@@ -14,6 +15,8 @@ export interface RefillSettings {
   refillMonthly: boolean;
   monthlyAnchorAtMs: number | null;
   nextRefillAtMs: number | null;
+  /** Threshold refills allowed per UTC month (null: no cap). */
+  refillMaxPerMonth: number | null;
 }
 
 /** The refill bookkeeping of a balance, as `updateRefillState` changes it: fields left out keep their values. */
@@ -22,6 +25,10 @@ export interface RefillStateChanges {
   consecutiveDeclines?: number;
   autoRefillPaused?: boolean;
   nextRefillAtMs?: number | null;
+  /** Threshold refills started in a UTC month (domain/refills.ts countRefill). */
+  refillsInMonth?: MonthlyRefillCount;
+  /** The month whose `refill_capped` notification was written. */
+  refillCappedMonthStartMs?: number;
 }
 
 export interface RefillsTx {

@@ -5,7 +5,7 @@
 import type { Page, PageResult, StoredSecret } from '../common.js';
 import type { Backlog } from '../outbox/types.js';
 
-export type WebhookType = 'balance_change' | 'negative_balance' | 'auto_refill' | 'threshold';
+export type WebhookType = 'balance_change' | 'negative_balance' | 'auto_refill' | 'threshold' | 'refill_capped';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export interface WebhookSubscriptionRow {

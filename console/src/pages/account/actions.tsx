@@ -6,6 +6,7 @@ import { AttachCard } from './attach-card';
 import { AutoRefill } from './auto-refill';
 import { CreateBalance } from './create-balance';
 import type { ActionProps } from './form-parts';
+import { SpendLimits } from './limits';
 import { MidMonth } from './mid-month';
 
 const ACTIONS = [
@@ -13,6 +14,7 @@ const ACTIONS = [
   ['grant', 'Add grant'],
   ['create', 'New balance'],
   ['refill', 'Auto-refill'],
+  ['limits', 'Spend limits'],
   ['card', 'Card'],
   ['midmonth', 'Mid-month increase'],
 ] as const;
@@ -44,6 +46,7 @@ export function Actions(props: ActionProps) {
         {tab === 'adjust' && <Adjust {...props} />}
         {tab === 'grant' && <AddGrant {...props} />}
         {tab === 'refill' && <AutoRefill {...props} />}
+        {tab === 'limits' && <SpendLimits {...props} />}
         {tab === 'card' && <AttachCard {...props} />}
         {tab === 'midmonth' && <MidMonth {...props} />}
       </div>

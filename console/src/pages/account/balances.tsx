@@ -1,7 +1,11 @@
-/** The account page's balances: amount, pending and available of each, and its auto-refill in words. */
+/**
+ * The account page's balances: amount, pending and available of each, its spend today and this month against its
+ * limits (spend.tsx), and its auto-refill in words.
+ */
 import type { Account, Balance } from '../../api';
 import { cents, date, units, when } from '../../format';
 import { Empty } from '../../ui';
+import { Spend } from './spend';
 
 export function Balances({ account }: { account: Account }) {
   if (account.balances.length === 0)
@@ -21,6 +25,7 @@ export function Balances({ account }: { account: Account }) {
               {units(b.available)}
             </dd>
           </dl>
+          <Spend balance={b} />
           {b.next_expiry && (
             <p class="small" data-field="next-expiry">
               {units(b.next_expiry.amount)} expire on {date(b.next_expiry.expires_at)}
