@@ -6,6 +6,8 @@ import fc from 'fast-check';
 import {
   DECLINES_BEFORE_PAUSE,
   afterChargeOutcome,
+  countRefill,
+  refillsInMonth,
   thresholdRefillDecision,
   type ChargeOutcome,
   type ThresholdRefillState,
@@ -57,6 +59,26 @@ test('a refill in flight or a paused refill: no second refill', () => {
     refill: false,
     reason: 'refill_paused_after_declines',
   });
+});
+
+test('max_refills_per_month: the refill past the cap is not decided, and the month count resets', () => {
+  assert.equal(refills({ ...base, maxPerMonth: 2, refillsThisMonth: 1 }), true);
+  assert.deepEqual(thresholdRefillDecision({ ...base, maxPerMonth: 2, refillsThisMonth: 2 }), {
+    refill: false,
+    reason: 'refill_capped_for_month',
+  });
+  assert.equal(refills({ ...base, maxPerMonth: null, refillsThisMonth: 99 }), true, 'null: no cap');
+  assert.deepEqual(
+    thresholdRefillDecision({ ...base, available: 100, maxPerMonth: 1, refillsThisMonth: 1 }),
+    { refill: false, reason: 'available_not_below_threshold' },
+    'not below the threshold: that is the reason, not the cap',
+  );
+  const jan31 = Date.UTC(2027, 0, 31, 23);
+  const one = countRefill({ monthStartMs: 0, count: 7 }, jan31);
+  assert.deepEqual(one, { monthStartMs: Date.UTC(2027, 0, 1), count: 1 }, 'a count of an earlier month starts again');
+  assert.deepEqual(countRefill(one, jan31 + 1), { monthStartMs: Date.UTC(2027, 0, 1), count: 2 });
+  assert.equal(refillsInMonth(one, jan31), 1);
+  assert.equal(refillsInMonth(one, Date.UTC(2027, 1, 1)), 0, 'February reads 0');
 });
 
 test('property: a refill is decided exactly when all its conditions hold', () => {
