@@ -12,7 +12,10 @@
  */
 import { dayStart, DAY_MS, monthStart, nextMonthStart } from './time.js';
 
-/** A balance's spend windows as stored: each window's start (UTC) and the units taken in it. */
+/**
+ * A balance's spend windows as stored: each window's start (UTC) and the units taken in it. Always written
+ * together, from one instant: `monthStartMs` is the month of `dayStartMs`.
+ */
 export interface SpendWindows {
   dayStartMs: number;
   day: number;
@@ -41,6 +44,9 @@ export function noSpend(nowMs: number): SpendWindows {
 
 /** The windows as they are at `nowMs`: a window that has ended reads as the current one, at 0. */
 export function spendAt(w: SpendWindows, nowMs: number): SpendWindows {
+  // Mostly the stored day, found without a Date: windows are written together (noSpend, applySpend), so the
+  // stored month is the stored day's, and a day never spans two months.
+  if (nowMs >= w.dayStartMs && nowMs - w.dayStartMs < DAY_MS) return w;
   const d = dayStart(nowMs);
   const m = monthStart(nowMs);
   if (w.dayStartMs === d && w.monthStartMs === m) return w;

@@ -11,6 +11,19 @@ interface Prepared {
   stmt: Stmt;
   /** Result column names of a statement that returns rows (it then runs in raw mode); else null. */
   columns: string[] | null;
+  /** Makes a row object of a raw row (a statement that returns rows); else null. */
+  rowOf: ((values: unknown[]) => SqlRow) | null;
+}
+
+/**
+ * A function that makes the row object of a statement's raw row with one object literal, its keys the column
+ * names (JSON-quoted): every row of the statement has one shape, with fast properties. Objects filled key by key
+ * in a loop fall back to dictionary properties past a few dozen columns (the balances row has more), and every
+ * read of a field is then a hash lookup. Duplicate names keep the last value, as assigning in order did.
+ */
+function rowFactory(columns: string[]): (values: unknown[]) => SqlRow {
+  const fields = columns.map((c, j) => `${JSON.stringify(c)}: v[${j}]`).join(', ');
+  return new Function('v', `return { ${fields} };`) as (values: unknown[]) => SqlRow;
 }
 
 export class SqliteExec implements SqlExec {
@@ -25,9 +38,11 @@ export class SqliteExec implements SqlExec {
       // for 20-column rows (SELECT * of 35 balances: 148 µs as objects, 78 µs raw, 89 µs raw
       // plus this loop). The column names are read once: the schema changes only in the
       // migrations, which run when a store opens, before any statement is prepared.
+      const columns = stmt.reader ? stmt.columns().map((c) => c.name) : null;
       p = {
         stmt: stmt.reader ? stmt.raw(true) : stmt,
-        columns: stmt.reader ? stmt.columns().map((c) => c.name) : null,
+        columns,
+        rowOf: columns === null ? null : rowFactory(columns),
       };
       this.#cache.set(sql, p);
     }
@@ -40,19 +55,14 @@ export class SqliteExec implements SqlExec {
     return p.stmt;
   }
   allSync(sql: string, params: unknown[] = []): SqlRow[] {
-    const { stmt, columns } = this.#prepared(sql);
-    if (columns === null) {
+    const { stmt, rowOf } = this.#prepared(sql);
+    if (rowOf === null) {
       stmt.run(...params);
       return [];
     }
     const raw = stmt.all(...params) as unknown as unknown[][];
     const rows = new Array<SqlRow>(raw.length);
-    for (let i = 0; i < raw.length; i++) {
-      const values = raw[i]!;
-      const row: SqlRow = {};
-      for (let j = 0; j < columns.length; j++) row[columns[j]!] = values[j];
-      rows[i] = row;
-    }
+    for (let i = 0; i < raw.length; i++) rows[i] = rowOf(raw[i]!);
     return rows;
   }
   runSync(sql: string, params: unknown[] = []): number {

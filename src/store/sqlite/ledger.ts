@@ -27,15 +27,20 @@ const INSERT_CHUNK_ROWS = 64;
 /** Keys per `IN (…)` lookup. */
 const IN_CHUNK = 500;
 
-/** The UPDATE of one delta: the figures, with the grants and the spend windows where the delta writes them. */
-function deltaUpdate(grants: boolean, spend: boolean): string {
-  return (
-    'UPDATE balances SET amount = amount + ?, pending = pending + ?' +
-    (grants ? ', grants = ?, grants_due_at = ?' : '') +
-    (spend ? ', spend_day_start = ?, spend_day = ?, spend_month_start = ?, spend_month = ?' : '') +
-    ' WHERE account_id = ? AND denomination = ?'
-  );
-}
+/**
+ * The UPDATE of one delta: the figures, with the grants and the spend windows where the delta writes them (four
+ * constant strings, so that the statement cache finds each by a string whose hash is computed once).
+ */
+const DELTA_UPDATES = [false, true].map((grants) =>
+  [false, true].map(
+    (spend) =>
+      'UPDATE balances SET amount = amount + ?, pending = pending + ?' +
+      (grants ? ', grants = ?, grants_due_at = ?' : '') +
+      (spend ? ', spend_day_start = ?, spend_day = ?, spend_month_start = ?, spend_month = ?' : '') +
+      ' WHERE account_id = ? AND denomination = ?',
+  ),
+);
+const deltaUpdate = (grants: boolean, spend: boolean): string => DELTA_UPDATES[grants ? 1 : 0]![spend ? 1 : 0]!;
 
 export class SqliteLedger extends LedgerSql {
   declare protected readonly db: SqliteExec;
