@@ -21,7 +21,7 @@ import {
   targets,
 } from './support/load.js';
 import { type ChildServer, startChildServer } from './support/server.js';
-import { account, balanceOf, signUp } from './support/setup.js';
+import { type Company, account, balanceOf, signUp } from './support/setup.js';
 import { sleep } from './support/http.js';
 
 const KILLS = size(3, 20);
@@ -79,6 +79,40 @@ interface Outcome {
   problems: string[];
   fiveXx: number;
   balance: { expected: number; actual: number };
+  /** The balance's spend of the UTC day and month, as the server shows it and as the recorded events add up. */
+  spend: { expected: Spend; actual: Spend };
+}
+
+interface Spend {
+  day: number;
+  month: number;
+}
+
+const DAY_MS = 86_400_000;
+const dayStart = (ms: number) => ms - (ms % DAY_MS);
+const monthStart = (ms: number) => Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), 1);
+
+/**
+ * The balance's spend as the server shows it, against the units its complete events took in the same windows
+ * (their `created_at`: when they were taken). Read again if the read spans a UTC midnight.
+ */
+async function spendAgainstEvents(db: TestDatabase, url: string, co: Company, accountId: string) {
+  for (;;) {
+    const before = Date.now();
+    const b = (await balanceOf(url, co, accountId)) as unknown as { spend: Spend };
+    const after = Date.now();
+    if (dayStart(before) !== dayStart(after)) continue;
+    const expected: Spend = { day: 0, month: 0 };
+    for (const r of await db.sql(
+      "SELECT created_at, cost_amount FROM events WHERE account_id = ? AND state = 'complete'",
+      [accountId],
+    )) {
+      const at = Number(r.created_at);
+      if (at >= dayStart(after)) expected.day += Number(r.cost_amount);
+      if (at >= monthStart(after)) expected.month += Number(r.cost_amount);
+    }
+    return { expected, actual: b.spend };
+  }
 }
 
 async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise<Outcome> {
@@ -196,6 +230,7 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
       problems: await judge(db),
       fiveXx: 0,
       balance: { expected: INITIAL - applied, actual: (await balanceOf(servers[0]!.url, co, accountId)).amount },
+      spend: await spendAgainstEvents(db, servers[0]!.url, co, accountId),
     };
     let interrupted = 0;
     let attempts = 0;
@@ -245,6 +280,8 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
       adjustments_duplicated: adjustments.duplicated.length,
       adjustments_stuck: adjustments.stuck.length,
       audit_problems: out.problems.length,
+      spend_day: out.spend.actual.day,
+      spend_day_expected: out.spend.expected.day,
     });
     return out;
   } finally {
@@ -274,6 +311,7 @@ for (const dialect of CLI_DIALECTS) {
       assert.deepEqual(o.unexpected, [], 'answered with an error');
       assert.deepEqual(o.problems, [], 'ledger audit');
       assert.equal(o.balance.actual, o.balance.expected, 'balance = initial − Σ cost of the events applied');
+      assert.deepEqual(o.spend.actual, o.spend.expected, 'spend = Σ cost of the events taken in the window');
       assert.equal(o.fiveXx, 0, '5xx answers');
     });
 
