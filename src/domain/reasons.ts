@@ -67,6 +67,13 @@ export const REASONS = [
   'insufficient_balance',
   'spend_limit_reached',
   'timestamp_out_of_range',
+  // --- alerts
+  'unknown_alert_metric',
+  'unknown_alert_window',
+  'window_only_for_spend_alerts',
+  'event_type_only_for_spend_alerts',
+  'spend_alert_needs_window',
+  'spend_alert_threshold_below_1',
   // --- usage read back
   'from_must_be_before_to',
   'time_not_on_the_hour',

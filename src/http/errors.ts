@@ -131,6 +131,12 @@ const REGISTRY = {
   event_not_pending: CONFLICT,
   insufficient_balance: { status: 402, type: 'insufficient_balance' },
   spend_limit_reached: { status: 402, type: 'spend_limit_reached' },
+  unknown_alert_metric: INVALID,
+  unknown_alert_window: INVALID,
+  window_only_for_spend_alerts: INVALID,
+  event_type_only_for_spend_alerts: INVALID,
+  spend_alert_needs_window: INVALID,
+  spend_alert_threshold_below_1: INVALID,
   // --- cards, charges and the payment processor
   invalid_card_token: INVALID,
   card_declined: PAYMENT_FAILED,

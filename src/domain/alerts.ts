@@ -1,0 +1,132 @@
+/**
+ * Alerts (contract "Spend limits and alerts"): the rules that decide an alert's status from its metric, and
+ * which changes of status are notified. Pure: the ledger's posting gives each alert of a changed balance its
+ * metric after the change and writes what `decideAlert` says, in the transaction of the change.
+ *
+ * - `available`: triggered while the balance's available is below the threshold (any integer), resolved when
+ *   it is back at or above it;
+ * - `spend` of a `day` or `month` window (optionally of one event type's usage): triggered once the window's
+ *   spend reaches the threshold (≥ 1); it stays triggered for the rest of that window, whatever is given back,
+ *   and is resolved when the next window starts (value 0, that window's start).
+ */
+import { failure, type Outcome } from './outcome.js';
+import { type SpendWindow, windowResetsAt } from './spend.js';
+import { dayStart, monthStart } from './time.js';
+
+export const ALERT_METRICS = ['available', 'spend'] as const;
+export type AlertMetric = (typeof ALERT_METRICS)[number];
+export const ALERT_WINDOWS = ['day', 'month'] as const;
+export type AlertStatus = 'ok' | 'triggered';
+
+/** Most alerts per account (the 51st is refused). */
+export const ALERTS_PER_ACCOUNT_MAX = 50;
+
+export interface AlertRule {
+  metric: AlertMetric;
+  threshold: number;
+  /** The spend window; null for `available`. */
+  window: SpendWindow | null;
+  /** Only usage of events of this type counts (spend alerts); null: all usage. */
+  eventType: string | null;
+}
+
+/** What an alert keeps: its status, and for a triggered spend alert the start of the window it was triggered in. */
+export interface AlertState {
+  status: AlertStatus;
+  windowStartMs: number | null;
+}
+
+export type AlertNotificationType = 'alert_triggered' | 'alert_resolved';
+
+/** A change of status to notify: the metric after it, and the window it is about (null for `available`). */
+export interface AlertCrossing {
+  type: AlertNotificationType;
+  value: number;
+  windowStartMs: number | null;
+}
+
+/** The start of the window of `window` that holds `nowMs`. */
+export function windowStartOf(window: SpendWindow, nowMs: number): number {
+  return window === 'day' ? dayStart(nowMs) : monthStart(nowMs);
+}
+
+/** Whether the metric's value triggers the rule (within a spend window: reaching the threshold). */
+function triggers(rule: AlertRule, value: number): boolean {
+  return rule.metric === 'available' ? value < rule.threshold : value >= rule.threshold;
+}
+
+/**
+ * The alert's state after its metric became `value` at `nowMs`, and the crossings to notify, in order. A spend
+ * alert triggered in a window that has ended is first resolved (value 0, the new window's start), then decided
+ * again in the new one. An alert that ends as it started notifies nothing.
+ */
+export function decideAlert(
+  rule: AlertRule,
+  before: AlertState,
+  value: number,
+  nowMs: number,
+): { state: AlertState; crossings: AlertCrossing[] } {
+  if (rule.metric === 'available') {
+    const status: AlertStatus = triggers(rule, value) ? 'triggered' : 'ok';
+    if (status === before.status) return { state: before, crossings: [] };
+    const type: AlertNotificationType = status === 'triggered' ? 'alert_triggered' : 'alert_resolved';
+    return { state: { status, windowStartMs: null }, crossings: [{ type, value, windowStartMs: null }] };
+  }
+  const w = windowStartOf(rule.window!, nowMs);
+  const crossings: AlertCrossing[] = [];
+  let state = before;
+  if (state.status === 'triggered' && state.windowStartMs !== w) {
+    crossings.push({ type: 'alert_resolved', value: 0, windowStartMs: w });
+    state = { status: 'ok', windowStartMs: null };
+  }
+  if (state.status === 'ok' && triggers(rule, value)) {
+    crossings.push({ type: 'alert_triggered', value, windowStartMs: w });
+    state = { status: 'triggered', windowStartMs: w };
+  }
+  return { state, crossings };
+}
+
+/** The status an alert shows at `nowMs` (a spend alert of an ended window reads resolved before anything writes it). */
+export function statusAt(rule: AlertRule, state: AlertState, nowMs: number): AlertStatus {
+  if (
+    rule.metric === 'spend' &&
+    state.status === 'triggered' &&
+    state.windowStartMs !== windowStartOf(rule.window!, nowMs)
+  )
+    return 'ok';
+  return state.status;
+}
+
+/** When a triggered spend alert resolves by itself (the end of its window); null for any other. */
+export function resolvesAt(rule: AlertRule, state: AlertState): number | null {
+  if (rule.metric !== 'spend' || state.status !== 'triggered' || state.windowStartMs === null) return null;
+  return windowResetsAt(rule.window!, state.windowStartMs);
+}
+
+/** What `POST …/alerts` takes, as the schema has shaped it. */
+export interface AlertInput {
+  metric: string;
+  threshold: number;
+  window?: string | null;
+  event_type?: string | null;
+}
+
+/** The rule of a new alert, or the field that makes it invalid (400 naming it). */
+export function alertRuleOf(input: AlertInput): Outcome<AlertRule> {
+  if (!(ALERT_METRICS as readonly string[]).includes(input.metric))
+    return failure('unknown_alert_metric', `metric must be one of ${ALERT_METRICS.join(', ')}`, 'metric');
+  const window = input.window ?? null;
+  const eventType = input.event_type ?? null;
+  if (input.metric === 'available') {
+    if (window !== null) return failure('window_only_for_spend_alerts', 'an available alert has no window', 'window');
+    if (eventType !== null)
+      return failure('event_type_only_for_spend_alerts', 'an available alert has no event_type', 'event_type');
+    return { ok: true, value: { metric: 'available', threshold: input.threshold, window: null, eventType: null } };
+  }
+  if (window === null) return failure('spend_alert_needs_window', 'a spend alert needs window: day or month', 'window');
+  if (!(ALERT_WINDOWS as readonly string[]).includes(window))
+    return failure('unknown_alert_window', `window must be one of ${ALERT_WINDOWS.join(', ')}`, 'window');
+  if (input.threshold < 1)
+    return failure('spend_alert_threshold_below_1', 'a spend alert needs a threshold of at least 1', 'threshold');
+  return { ok: true, value: { metric: 'spend', threshold: input.threshold, window: window as SpendWindow, eventType } };
+}

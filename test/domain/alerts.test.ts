@@ -1,0 +1,120 @@
+// Guarantees (domain/alerts.ts): an available alert is triggered exactly while available < threshold and notifies
+// each change of status once; a spend alert triggers once its window's spend reaches the threshold, stays so for the
+// window whatever is given back, and resolves when the next window starts (value 0, that window's start), then may
+// trigger again in it; a sequence of changes notifies alternately, never the same crossing twice, and ends in the
+// status its last value says; bad rules name their field.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import {
+  type AlertRule,
+  type AlertState,
+  alertRuleOf,
+  decideAlert,
+  resolvesAt,
+  statusAt,
+} from '../../src/domain/alerts.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const T = Date.UTC(2027, 4, 10, 12);
+const OK: AlertState = { status: 'ok', windowStartMs: null };
+const available = (threshold: number): AlertRule => ({ metric: 'available', threshold, window: null, eventType: null });
+const spend = (threshold: number, window: 'day' | 'month' = 'day'): AlertRule => ({
+  metric: 'spend',
+  threshold,
+  window,
+  eventType: null,
+});
+
+test('available: triggered below the threshold, resolved at or above it, each change notified once', () => {
+  const down = decideAlert(available(100), OK, 99, T);
+  assert.deepEqual(down, {
+    state: { status: 'triggered', windowStartMs: null },
+    crossings: [{ type: 'alert_triggered', value: 99, windowStartMs: null }],
+  });
+  assert.deepEqual(decideAlert(available(100), down.state, 50, T).crossings, [], 'still below: nothing');
+  assert.deepEqual(decideAlert(available(100), down.state, 100, T), {
+    state: OK,
+    crossings: [{ type: 'alert_resolved', value: 100, windowStartMs: null }],
+  });
+  assert.deepEqual(decideAlert(available(-5), OK, -6, T).state.status, 'triggered', 'any integer threshold');
+});
+
+test('spend: triggered on reaching the threshold, kept for the window, resolved when the next starts', () => {
+  const day = Date.UTC(2027, 4, 10);
+  const up = decideAlert(spend(100), OK, 100, T);
+  assert.deepEqual(up, {
+    state: { status: 'triggered', windowStartMs: day },
+    crossings: [{ type: 'alert_triggered', value: 100, windowStartMs: day }],
+  });
+  assert.deepEqual(decideAlert(spend(100), up.state, 40, T + HOUR).crossings, [], 'a give-back keeps it triggered');
+  assert.equal(statusAt(spend(100), up.state, day + DAY - 1), 'triggered');
+  assert.equal(statusAt(spend(100), up.state, day + DAY), 'ok', 'read at the reset: resolved before any write');
+  assert.equal(resolvesAt(spend(100), up.state), day + DAY);
+  assert.deepEqual(decideAlert(spend(100), up.state, 0, day + DAY), {
+    state: OK,
+    crossings: [{ type: 'alert_resolved', value: 0, windowStartMs: day + DAY }],
+  });
+  assert.deepEqual(
+    decideAlert(spend(100), up.state, 120, day + DAY + HOUR).crossings.map((c) => c.type),
+    ['alert_resolved', 'alert_triggered'],
+    'resolved by the new window, then triggered again in it',
+  );
+  assert.equal(
+    resolvesAt(spend(100, 'month'), decideAlert(spend(100, 'month'), OK, 100, T).state),
+    Date.UTC(2027, 5, 1),
+  );
+  assert.equal(resolvesAt(available(1), decideAlert(available(1), OK, 0, T).state), null);
+});
+
+test('property: alternating crossings, none twice, and the last status is what the last value says', () => {
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.integer({ min: -50, max: 50 }).map(available),
+        fc.integer({ min: 1, max: 50 }).map((n) => spend(n)),
+      ),
+      fc.array(fc.record({ value: fc.integer({ min: -60, max: 60 }), later: fc.integer({ min: 0, max: 6 * HOUR }) }), {
+        maxLength: 30,
+      }),
+      (rule, steps) => {
+        let state = OK;
+        let now = T;
+        let last: string | undefined;
+        for (const { value, later } of steps) {
+          now += later;
+          const d = decideAlert(rule, state, rule.metric === 'spend' ? Math.max(0, value) : value, now);
+          for (const c of d.crossings) {
+            assert.notEqual(c.type, last, 'a crossing is never notified twice in a row');
+            last = c.type;
+          }
+          assert.equal(d.crossings.length === 0, d.state === state, 'nothing notified exactly when nothing changed');
+          state = d.state;
+          if (rule.metric === 'available') assert.equal(state.status === 'triggered', value < rule.threshold);
+          else if (Math.max(0, value) >= rule.threshold) assert.equal(state.status, 'triggered');
+        }
+      },
+    ),
+  );
+});
+
+test('a rule names the field that makes it invalid', () => {
+  const bad: [Parameters<typeof alertRuleOf>[0], string][] = [
+    [{ metric: 'balance', threshold: 1 }, 'metric'],
+    [{ metric: 'spend', threshold: 1 }, 'window'],
+    [{ metric: 'spend', threshold: 1, window: 'week' }, 'window'],
+    [{ metric: 'spend', threshold: 0, window: 'day' }, 'threshold'],
+    [{ metric: 'available', threshold: 1, window: 'day' }, 'window'],
+    [{ metric: 'available', threshold: 1, event_type: 'llm' }, 'event_type'],
+  ];
+  for (const [input, param] of bad) {
+    const r = alertRuleOf(input);
+    assert.ok(!r.ok && r.param === param, `${JSON.stringify(input)}: ${JSON.stringify(r)}`);
+  }
+  assert.deepEqual(alertRuleOf({ metric: 'spend', threshold: 5, window: 'month', event_type: 'llm' }), {
+    ok: true,
+    value: { metric: 'spend', threshold: 5, window: 'month', eventType: 'llm' },
+  });
+  assert.deepEqual(alertRuleOf({ metric: 'available', threshold: -3 }), { ok: true, value: available(-3) });
+});
