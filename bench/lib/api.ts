@@ -196,10 +196,14 @@ export async function mapConcurrent<T, R>(
  * initial grant), then `grants` more (`POST …/grants`, in order), each of which must answer
  * `active`.
  */
+/** The spend limits `--limits` sets on every funded balance: far above anything a run takes. */
+export const BENCH_SPEND_LIMIT = 1e15;
+
 export async function createFundedAccounts(
   tenant: Tenant,
   count: number,
   grants: readonly BenchGrant[] = [],
+  limits = false,
 ): Promise<string[]> {
   const slots = Array.from({ length: count }, (_, i) => i);
   return await mapConcurrent(slots, SETUP_CONCURRENCY, async () => {
@@ -214,6 +218,12 @@ export async function createFundedAccounts(
       `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(DENOMINATION)}`,
       { amount: INITIAL_GRANT },
     );
+    if (limits)
+      await tenant.api.call(
+        'PUT',
+        `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(DENOMINATION)}/limits`,
+        { daily: BENCH_SPEND_LIMIT, monthly: BENCH_SPEND_LIMIT },
+      );
     for (const g of grants) {
       const made = await tenant.api.call<{ data: GrantRecord }>(
         'POST',

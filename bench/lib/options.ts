@@ -97,6 +97,11 @@ export interface BenchOptions {
    * `grants − 1` grants drawn before it (priorities 5, 10, …, expiring years ahead).
    */
   grants: number;
+  /**
+   * Every funded balance gets daily and monthly spend limits (`--limits`), far above what a run takes: the cost
+   * of checking them, none refused.
+   */
+  limits: boolean;
   /** Units of each of those `grants − 1` grants. */
   grantUnits: number;
   serverEntry: string;
@@ -122,6 +127,7 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --no-baselines       skip the Fastify hello-world and no-database validation baselines
   --idempotency-keys   every events-N request carries a fresh Idempotency-Key (built per send)
   --pricing <how>      override (default: a cost_override per event) | unit | graduated (a price, quantity = cost)
+  --limits             every funded balance gets daily and monthly spend limits (never reached in a run)
   --grants <n>         grants each balance holds (default ${DEFAULT_GRANTS}, at most ${MAX_GRANTS}): the initial
                        grant, and n − 1 grants drawn before it (priorities 5, 10, …; expiring years ahead)
   --grant-units <n>    units of each of those n − 1 grants (default ${DEFAULT_GRANT_UNITS}: none is used up
@@ -216,6 +222,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       pricing: { type: 'string' },
       grants: { type: 'string' },
       'grant-units': { type: 'string' },
+      limits: { type: 'boolean', default: false },
       server: { type: 'string' },
       'data-dir': { type: 'string' },
       env: { type: 'string', multiple: true },
@@ -271,6 +278,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     pricing: parsePricing(values.pricing),
     grants,
     grantUnits,
+    limits: values.limits,
     serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,
     dataDir: values['data-dir'],
     serverEnv,
