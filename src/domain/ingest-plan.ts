@@ -19,7 +19,7 @@ import {
   type Price,
   type PriceModel,
 } from './pricing.js';
-import { applySpend, type LimitBreach, limitBreach, type SpendLimits, type SpendWindows } from './spend.js';
+import { applySpend, hasLimit, type LimitBreach, limitBreach, type SpendLimits, type SpendWindows } from './spend.js';
 import { monthStart } from './time.js';
 
 export interface BalanceFigures {
@@ -204,7 +204,9 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
     const b = ctx.balances.get(key)!;
     b.amount += d.amount;
     b.pending += d.pending;
-    if (b.spend !== undefined) b.spend = applySpend(b.spend, [{ units: takenBy(d), takenAtMs: ctx.nowMs }], ctx.nowMs);
+    // The running spend is what the limits of the group's later requests are checked against.
+    if (b.spend !== undefined && b.limits !== undefined && hasLimit(b.limits))
+      b.spend = applySpend(b.spend, [{ units: takenBy(d), takenAtMs: ctx.nowMs }], ctx.nowMs);
   }
   for (const e of p.events)
     if (e.contentHash !== null)
@@ -289,6 +291,11 @@ function planEvent(req: IngestRequest, i: number, ctx: IngestContext, p: Plannin
 /** The units a request's change of a balance takes: complete events' costs and holds (domain/spend.ts). */
 export function takenBy(d: BalanceFigures): number {
   return d.pending - d.amount;
+}
+
+/** The units a request takes from a balance, from its figures before and after the request. */
+export function takenBetween(before: BalanceFigures, after: BalanceFigures): number {
+  return after.pending - before.pending - (after.amount - before.amount);
 }
 
 /** The limit of balance `b` (as before the request) that taking `units` at `nowMs` would pass, if any. */

@@ -37,6 +37,11 @@ export interface SpendChange {
   takenAtMs: number;
 }
 
+/** Whether any limit is set (without one, nothing refuses and no running spend needs keeping while planning). */
+export function hasLimit(limits: SpendLimits): boolean {
+  return limits.daily !== null || limits.monthly !== null;
+}
+
 /** No spend yet, in the windows of `nowMs`. */
 export function noSpend(nowMs: number): SpendWindows {
   return { dayStartMs: dayStart(nowMs), day: 0, monthStartMs: monthStart(nowMs), month: 0 };
@@ -99,7 +104,7 @@ export function limitBreach(
   units: number,
   nowMs: number,
 ): LimitBreach | undefined {
-  if (units <= 0) return undefined;
+  if (units <= 0 || !hasLimit(limits)) return undefined;
   const at = spendAt(w, nowMs);
   if (limits.daily !== null && at.day + units > limits.daily)
     return { window: 'day', limit: limits.daily, spend: at.day, resetsAtMs: windowResetsAt('day', nowMs) };

@@ -97,12 +97,8 @@ export function spendAfter(
 ): SpendWindows | undefined {
   if (changes === undefined) return undefined;
   const after = applySpend(stored, changes, nowMs);
-  const same =
-    after.dayStartMs === stored.dayStartMs &&
-    after.day === stored.day &&
-    after.monthStartMs === stored.monthStartMs &&
-    after.month === stored.month;
-  return same ? undefined : after;
+  // applySpend gives back the stored windows themselves when it changes nothing.
+  return after === stored ? undefined : after;
 }
 
 /** A balance's live grants after a change: finished grants leave the lots (their rows keep the final figures). */

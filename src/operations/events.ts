@@ -7,7 +7,7 @@
  * (ledger/ingest.ts planEvents): the events call posts it, the check answers with it.
  */
 import { companyScopedKey, type IngestRequest, pricePeriodKey } from '../domain/events.js';
-import { limitPassed, type PricePeriodCount, pricePeriodOf, takenBy } from '../domain/ingest-plan.js';
+import { limitPassed, type PricePeriodCount, pricePeriodOf, takenBetween } from '../domain/ingest-plan.js';
 import { releaseHold, settleHold as settleGrants } from '../domain/grants.js';
 import { available, decideSettle, isHoldExpired } from '../domain/holds.js';
 import { fail, failure, idempotencyKeyInUse, OutcomeError, type Failure, type Outcome } from '../domain/outcome.js';
@@ -108,14 +108,7 @@ export async function checkGroup(
       available: available(d.before.amount, d.before.pending),
       availableAfter: available(d.after.amount, d.after.pending),
     }));
-    const limited = drawn.some(
-      (d) =>
-        limitPassed(
-          d.before,
-          takenBy({ amount: d.after.amount - d.before.amount, pending: d.after.pending - d.before.pending }),
-          nowMs,
-        ) !== undefined,
-    );
+    const limited = drawn.some((d) => limitPassed(d.before, takenBetween(d.before, d.after), nowMs) !== undefined);
     const reason = limited
       ? 'spend_limit_reached'
       : balances.some((b) => b.availableAfter < 0)

@@ -11,7 +11,7 @@ import { balanceKey } from '../lib/keys.js';
 import { parseModifyMidMonthAmounts, prorateMidMonth } from '../domain/proration.js';
 import { countRefill, refillsInMonth, thresholdRefillDecision } from '../domain/refills.js';
 import { monthStart } from '../domain/time.js';
-import type { BalanceRow, ChargeRow, Tx } from '../store/types.js';
+import type { BalanceRow, ChargeRow, RefillStateChanges, Tx } from '../store/types.js';
 import { applyProration, attemptCharge, recordChargeOutcome, requestCharge, type ProrationDetails } from './charges.js';
 import type { Command, Deps } from './deps.js';
 import { notifyBalance } from './notifications.js';
@@ -110,13 +110,16 @@ export async function putAutoRefill(
   };
 }
 
-/** Requests a refill charge for a locked balance and marks it in flight. */
+/**
+ * Requests a refill charge for a locked balance and marks it in flight, with the rest of its refill state that
+ * changes with it (the monthly schedule's next date, the threshold refills' count of the month) in the same write.
+ */
 async function startRefill(
   tx: Tx,
   nowMs: number,
   b: BalanceRow,
   details: Record<string, unknown>,
-  nextRefillAtMs?: number,
+  state: Omit<RefillStateChanges, 'refillChargeId'> = {},
 ): Promise<void> {
   const charge = await requestCharge(tx, nowMs, {
     companyId: b.companyId,
@@ -126,10 +129,7 @@ async function startRefill(
     usdCents: b.refillUsdCents!,
     details: { units: b.refillAmount, ...details },
   });
-  await tx.refills.updateRefillState(b.accountId, b.denomination, {
-    refillChargeId: charge.chargeId,
-    ...(nextRefillAtMs !== undefined ? { nextRefillAtMs } : {}),
-  });
+  await tx.refills.updateRefillState(b.accountId, b.denomination, { ...state, refillChargeId: charge.chargeId });
 }
 
 /**
@@ -155,10 +155,13 @@ export const thresholdRefillEffect: BalanceEffect = async (p, changes) => {
       refillsThisMonth: refillsInMonth(after.refillsInMonth, nowMs),
     });
     if (decision.refill) {
-      await startRefill(tx, nowMs, after, { trigger: 'threshold', available: availableAfter });
-      await tx.refills.updateRefillState(after.accountId, after.denomination, {
-        refillsInMonth: countRefill(after.refillsInMonth, nowMs),
-      });
+      await startRefill(
+        tx,
+        nowMs,
+        after,
+        { trigger: 'threshold', available: availableAfter },
+        { refillsInMonth: countRefill(after.refillsInMonth, nowMs) },
+      );
     } else if (decision.reason === 'refill_capped_for_month' && after.refillCappedMonthStartMs !== monthStart(nowMs)) {
       // Once a month per balance: the refills the cap stops are not attempted, and say so once.
       await notifyBalance(p, 'refill_capped', after, {
@@ -192,7 +195,7 @@ export async function startDueMonthlyRefill(tx: Tx, nowMs: number, b: BalanceRow
     });
     return;
   }
-  await startRefill(tx, nowMs, b, { trigger: 'monthly', due_at_ms: due }, next);
+  await startRefill(tx, nowMs, b, { trigger: 'monthly', due_at_ms: due }, { nextRefillAtMs: next });
 }
 
 // ---------------------------------------------------------------------------------------

@@ -32,9 +32,10 @@ export function accountRoutes(scope: FastifyInstance, { deps }: RouteContext): v
   app.get('/v1/accounts', { config: companyRoute, schema: listAccountsSchema }, async (request) => {
     const { limit = PAGE_LIMIT_DEFAULT, starting_after, q } = request.query;
     const page = await listAccounts(deps, requireCompany(request), { limit, startingAfter: starting_after }, q);
+    const now = deps.clock.now();
     return presentPage(
       page,
-      (v) => presentAccount(v.account, v.balances, deps.clock.now()),
+      (v) => presentAccount(v.account, v.balances, now),
       (v) => v.account.accountId,
     );
   });
