@@ -13,6 +13,7 @@ import { DAY_MS } from './domain/time.js';
 import type { Deps } from './operations/deps.js';
 import { Ledger } from './ledger/ledger.js';
 import type { BalanceEffect } from './ledger/posting.js';
+import { decideAlertsAfter } from './operations/alerts.js';
 import { writeBalanceNotifications } from './operations/notifications.js';
 import { planThresholdAlertEffect } from './operations/plans.js';
 import { thresholdRefillEffect } from './operations/refills.js';
@@ -21,11 +22,11 @@ import type { Store } from './store/types.js';
 
 /**
  * The balance effects of a server, in the order they run after every posting, inside its
- * transaction: the threshold refill decision, the plan alert, then the notifications (last, so that
- * they see the refill state the others wrote).
+ * transaction: the threshold refill decision, the plan alert, the alerts' decisions, then the notifications
+ * (last, so that they see the refill state the others wrote).
  */
 export function balanceEffects(): readonly BalanceEffect[] {
-  return [thresholdRefillEffect, planThresholdAlertEffect, writeBalanceNotifications];
+  return [thresholdRefillEffect, planThresholdAlertEffect, decideAlertsAfter, writeBalanceNotifications];
 }
 
 /**

@@ -7,7 +7,7 @@ import { SecretBoxError, type SecretBox } from './lib/secret-box.js';
 import { describeReseal, resealSecrets } from './operations/secrets.js';
 import { secretBoxFor } from './secret-keys.js';
 import { buildApp, registeredRoutes, type App } from './http/app.js';
-import { type Job, JobRunner, coreJobs, grantJob } from './jobs/runner.js';
+import { type Job, JobRunner, alertJob, coreJobs, grantJob } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import { composeDeps } from './compose.js';
@@ -177,6 +177,7 @@ function jobsOf(config: Config, deps: Deps, metrics: Metrics): Job[] {
     planJob(deps),
     chargeJob(deps, (reason, outcome) => metrics.charges.inc({ reason, outcome })),
     grantJob(deps),
+    alertJob(deps),
     ...webhookJobs(deps),
     ...retentionJobs(deps, {
       outboxRetentionDays: config.outboxRetentionDays,

@@ -10,7 +10,7 @@
  *   and is resolved when the next window starts (value 0, that window's start).
  */
 import { failure, type Outcome } from './outcome.js';
-import { type SpendWindow, windowResetsAt } from './spend.js';
+import { type SpendChange, type SpendWindow, type SpendWindows, spendAt, windowResetsAt } from './spend.js';
 import { dayStart, monthStart } from './time.js';
 
 export const ALERT_METRICS = ['available', 'spend'] as const;
@@ -43,6 +43,15 @@ export interface AlertCrossing {
   type: AlertNotificationType;
   value: number;
   windowStartMs: number | null;
+}
+
+/**
+ * The spend of one event type that a spend alert with an `event_type` counts itself (the balance keeps only
+ * its total): the units of that type's usage taken in the window that starts at `windowStartMs`.
+ */
+export interface TypeSpend {
+  windowStartMs: number;
+  units: number;
 }
 
 /** The start of the window of `window` that holds `nowMs`. */
@@ -84,6 +93,50 @@ export function decideAlert(
     state = { status: 'triggered', windowStartMs: w };
   }
   return { state, crossings };
+}
+
+/** A type's spend as it is at `nowMs`: a window that has ended reads as the current one, at 0. */
+export function typeSpendAt(c: TypeSpend, window: SpendWindow, nowMs: number): TypeSpend {
+  const w = windowStartOf(window, nowMs);
+  return c.windowStartMs === w ? c : { windowStartMs: w, units: 0 };
+}
+
+/**
+ * A type's spend at `nowMs` after `changes` (those of other types are not its): as the balance's own windows
+ * (domain/spend.ts applySpend), units taken now count, units given back leave the window they were taken in.
+ */
+export function applyTypeSpend(
+  c: TypeSpend,
+  window: SpendWindow,
+  eventType: string,
+  changes: readonly SpendChange[],
+  nowMs: number,
+): TypeSpend {
+  const at = typeSpendAt(c, window, nowMs);
+  let units = at.units;
+  for (const x of changes) {
+    if (x.eventType !== eventType || x.units === 0) continue;
+    if (x.units > 0 || windowStartOf(window, x.takenAtMs) === at.windowStartMs) units = Math.max(0, units + x.units);
+  }
+  return units === at.units ? at : { windowStartMs: at.windowStartMs, units };
+}
+
+/** What an alert's metric reads from its balance: its figures and spend windows. */
+export interface AlertBalance {
+  amount: number;
+  pending: number;
+  spend: SpendWindows;
+}
+
+/**
+ * The alert's metric at `nowMs`: the balance's available, the spend of its window, or (with an event type)
+ * that type's spend, which the alert counts itself (`typeSpend`, null before any).
+ */
+export function alertValue(rule: AlertRule, b: AlertBalance, typeSpend: TypeSpend | null, nowMs: number): number {
+  if (rule.metric === 'available') return b.amount - b.pending;
+  if (rule.eventType !== null) return typeSpend === null ? 0 : typeSpendAt(typeSpend, rule.window!, nowMs).units;
+  const w = spendAt(b.spend, nowMs);
+  return rule.window === 'day' ? w.day : w.month;
 }
 
 /** The status an alert shows at `nowMs` (a spend alert of an ended window reads resolved before anything writes it). */

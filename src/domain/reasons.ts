@@ -74,6 +74,7 @@ export const REASONS = [
   'event_type_only_for_spend_alerts',
   'spend_alert_needs_window',
   'spend_alert_threshold_below_1',
+  'too_many_alerts',
   // --- usage read back
   'from_must_be_before_to',
   'time_not_on_the_hour',

@@ -35,6 +35,8 @@ export type SpendWindow = 'day' | 'month';
 export interface SpendChange {
   units: number;
   takenAtMs: number;
+  /** The type of the events whose usage this is (spend alerts of one event type count only theirs). */
+  eventType?: string;
 }
 
 /** Whether any limit is set (without one, nothing refuses and no running spend needs keeping while planning). */
@@ -118,7 +120,13 @@ export function limitBreach(
  * released (`final` null: cancelled, expired, returned). Below the hold, the rest leaves the window it was
  * taken in; above it, the difference is taken now.
  */
-export function holdResolved(held: number, heldAtMs: number, final: number | null, nowMs: number): SpendChange {
+export function holdResolved(
+  held: number,
+  heldAtMs: number,
+  final: number | null,
+  nowMs: number,
+  eventType: string,
+): SpendChange {
   const units = (final ?? 0) - held;
-  return { units, takenAtMs: units > 0 ? nowMs : heldAtMs };
+  return { units, takenAtMs: units > 0 ? nowMs : heldAtMs, eventType };
 }

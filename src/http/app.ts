@@ -43,6 +43,7 @@ import { eventRoutes } from './routes/events.js';
 import { planRoutes } from './routes/plans.js';
 import { priceRoutes } from './routes/prices.js';
 import { grantRoutes } from './routes/grants.js';
+import { alertRoutes } from './routes/alerts.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
 import { transactionRoutes } from './routes/transactions.js';
@@ -141,6 +142,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     transactionRoutes(scope, ctx);
     priceRoutes(scope, ctx);
     grantRoutes(scope, ctx);
+    alertRoutes(scope, ctx);
     eventRoutes(scope, ctx);
     usageRoutes(scope, ctx);
     if (opts.testClock) testClockRoutes(scope, ctx, opts.testClock);

@@ -137,6 +137,7 @@ const REGISTRY = {
   event_type_only_for_spend_alerts: INVALID,
   spend_alert_needs_window: INVALID,
   spend_alert_threshold_below_1: INVALID,
+  too_many_alerts: INVALID,
   // --- cards, charges and the payment processor
   invalid_card_token: INVALID,
   card_declined: PAYMENT_FAILED,

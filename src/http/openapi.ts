@@ -40,6 +40,11 @@ export const TAGS: readonly { name: string; description: string }[] = [
       'Credit grants: the lots every unit of a balance belongs to, each with its remainder, priority, start and ' +
       'expiry, drawn in a stated order.',
   },
+  {
+    name: 'alerts',
+    description:
+      "Alerts on a balance's available or spend, decided in the transaction of every change, notified by webhook.",
+  },
   { name: 'events', description: 'Usage events: recorded in groups, held while pending, settled once.' },
   { name: 'usage', description: 'Usage read back by hour, day or month, per type, denomination or account.' },
   { name: 'test clock', description: 'The server clock, moved forward by hand (BILLING_TEST_CLOCK=1 only).' },

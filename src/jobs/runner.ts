@@ -5,6 +5,7 @@
  * Jobs claim their rows safely across processes (PostgreSQL SKIP LOCKED, SQLite's single writer).
  */
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/limits.js';
+import { resolveEndedAlerts } from '../operations/alerts.js';
 import type { Deps } from '../operations/deps.js';
 import type { Tx } from '../store/types.js';
 
@@ -39,6 +40,18 @@ export function grantJob(deps: Deps): Job {
   return {
     name: 'apply-grant-instants',
     runOnce: (nowMs) => deps.store.write((tx) => deps.ledger.applyDueGrants(tx, nowMs)),
+  };
+}
+
+/**
+ * Spend alerts triggered in a window that has ended, on balances nobody has touched since: their
+ * `alert_resolved` notifications (a read already shows them resolved; a change of the balance writes them
+ * itself). After the grant job: a grant expiry at midnight is applied, and decided, first.
+ */
+export function alertJob(deps: Deps): Job {
+  return {
+    name: 'resolve-ended-alerts',
+    runOnce: (nowMs) => deps.store.write((tx) => resolveEndedAlerts(deps, tx, nowMs)),
   };
 }
 

@@ -59,7 +59,7 @@ export function dueEntries(
       denomination: e.denomination,
       eventId: e.eventId,
       apply: (lots) => releaseHold(lots, e.heldFrom ?? [], e.costAmount, asOfMs),
-      spend: holdResolved(e.costAmount, e.createdAtMs, null, asOfMs),
+      spend: holdResolved(e.costAmount, e.createdAtMs, null, asOfMs, e.type),
     });
   return entries;
 }

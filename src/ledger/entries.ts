@@ -22,8 +22,11 @@ export interface PostedEntry {
   eventId?: string | null;
   reason?: string | null;
   grant?: GrantRow;
-  /** What the entry does to the balance's spend (domain/spend.ts): usage taken, or a hold resolved. */
-  spend?: SpendChange;
+  /**
+   * What the entry does to the balance's spend (domain/spend.ts): usage taken (one change per event type), or a
+   * hold resolved.
+   */
+  spend?: SpendChange | readonly SpendChange[];
 }
 
 /** A balance row's lots (domain/grants.ts): its amount, pending and live grants. */
@@ -60,11 +63,13 @@ export function computeEntries(
     const b = before.get(key);
     if (!b) throw new Error(`ledger: balance ${key} was not locked`);
     if (e.grant) created.push(e.grant);
-    if (e.spend !== undefined && e.spend.units !== 0) {
-      const changes = spend.get(key);
-      if (changes === undefined) spend.set(key, [e.spend]);
-      else changes.push(e.spend);
-    }
+    if (e.spend !== undefined)
+      for (const c of Array.isArray(e.spend) ? (e.spend as readonly SpendChange[]) : [e.spend as SpendChange]) {
+        if (c.units === 0) continue;
+        const changes = spend.get(key);
+        if (changes === undefined) spend.set(key, [c]);
+        else changes.push(c);
+      }
     const current = lots.get(key);
     const step = e.apply(current ?? lotsOf(b));
     let balanceAfter = (current ?? b).amount;

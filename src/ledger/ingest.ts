@@ -17,6 +17,7 @@ import {
   pricePeriodsOf,
 } from '../domain/ingest-plan.js';
 import { type Draw, drawMany } from '../domain/grants.js';
+import type { SpendChange } from '../domain/spend.js';
 import { failure, type Outcome } from '../domain/outcome.js';
 import type { Price } from '../domain/pricing.js';
 import { type UsageRow, usageOf } from '../domain/usage.js';
@@ -178,7 +179,8 @@ function drawnBalance(loaded: Loaded, ctx: IngestContext, key: string): DrawnBal
  * its settle (`heldFrom`, set on the event row when the entry is applied).
  */
 function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
-  type Drawing = { row: EventRow; draws: Draw[]; held: EventRow[]; units: number };
+  // `spend`: the units taken, one change per event type (spend alerts of one type count only theirs).
+  type Drawing = { row: EventRow; draws: Draw[]; held: EventRow[]; spend: SpendChange[] };
   const draws = new Map<string, Drawing>();
   let last: Drawing | undefined;
   for (const e of events) {
@@ -189,13 +191,23 @@ function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
         ? last
         : draws.get(balanceKey(e.accountId, e.denomination));
     if (d === undefined) {
-      d = { row: e, draws: [], held: [], units: 0 };
+      d = { row: e, draws: [], held: [], spend: [{ units: 0, takenAtMs: nowMs, eventType: e.type }] };
       draws.set(balanceKey(e.accountId, e.denomination), d);
     }
     last = d;
     const hold = e.state === 'pending';
     d.draws.push({ units: e.costAmount, hold, ref: e.eventId });
-    d.units += e.costAmount;
+    // A request's events mostly share one type: the last change is the one, found without a search.
+    let s = d.spend[d.spend.length - 1]!;
+    if (s.eventType !== e.type) {
+      const found = d.spend.find((x) => x.eventType === e.type);
+      if (found !== undefined) s = found;
+      else {
+        s = { units: 0, takenAtMs: nowMs, eventType: e.type };
+        d.spend.push(s);
+      }
+    }
+    s.units += e.costAmount;
     if (hold) d.held.push(e);
   }
   const entries: PostedEntry[] = [];
@@ -204,7 +216,7 @@ function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
       accountId: d.row.accountId,
       denomination: d.row.denomination,
       // Usage taken and held counts as spend now (domain/spend.ts).
-      spend: { units: d.units, takenAtMs: nowMs },
+      spend: d.spend,
       apply: (lots) => {
         const step = drawMany(lots, d.draws, nowMs);
         let h = 0;

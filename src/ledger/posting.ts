@@ -5,6 +5,7 @@
  * writes the balances, grants, transactions and the rows that go with them (events, their holds
  * resolved, usage) in one step, and runs the balance effects the composition root gave the ledger.
  */
+import type { SpendChange } from '../domain/spend.js';
 import type { UsageRow } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
 import { balanceKey } from '../lib/keys.js';
@@ -16,6 +17,8 @@ import type { LedgerPort } from './port.js';
 export interface BalanceChange {
   before: BalanceRow;
   after: BalanceRow;
+  /** What the post did to the balance's spend, in order (domain/spend.ts), each with its events' type. */
+  spend?: readonly SpendChange[];
 }
 
 /**
@@ -109,7 +112,10 @@ export class Posting {
         throw new Error(
           `ledger: ${key} is ${r?.amount}/${r?.pending} after update, grants say ${l.amount}/${l.pending}`,
         );
-      changes.push({ before: before.get(key)!, after: r });
+      const spend = computed.spend.get(key);
+      changes.push(
+        spend === undefined ? { before: before.get(key)!, after: r } : { before: before.get(key)!, after: r, spend },
+      );
       this.#balances.set(key, r);
     }
     if (changes.length > 0) for (const effect of this.effects) await effect(this, changes);

@@ -264,7 +264,13 @@ function settleOne(
         accountId: event.accountId,
         denomination: event.denomination,
         eventId: event.eventId,
-        spend: holdResolved(event.costAmount, event.createdAtMs, requested === 'complete' ? finalCost : null, now),
+        spend: holdResolved(
+          event.costAmount,
+          event.createdAtMs,
+          requested === 'complete' ? finalCost : null,
+          now,
+          event.type,
+        ),
         apply: (lots) =>
           requested === 'complete'
             ? settleGrants(lots, heldFrom, event.costAmount, finalCost, now)

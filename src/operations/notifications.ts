@@ -99,6 +99,29 @@ export async function writeBalanceNotifications(p: Posting, changes: BalanceChan
 }
 
 /**
+ * One `alert_triggered` or `alert_resolved` notification about balance `b` to each of its company's
+ * subscriptions of that type: written by the alerts' decisions (operations/alerts.ts), one per crossing.
+ * Returns their callback ids (a later change in the same transaction that undoes the crossing deletes them).
+ */
+export async function notifyAlert(
+  p: Posting,
+  type: Extract<WebhookType, 'alert_triggered' | 'alert_resolved'>,
+  b: BalanceRow,
+  fields: Record<string, unknown>,
+): Promise<string[]> {
+  const notes = p.memo(NOTES);
+  await notes.targetsOf(p.tx, [b.companyId]);
+  const inserts: WebhookDeliveryRow[] = [];
+  for (const t of notes.targets.get(b.companyId) ?? []) {
+    if (t.type !== type) continue;
+    const callbackId = newId('cl');
+    inserts.push(delivery(callbackId, t, payloadOf(callbackId, t, b, p.nowMs, fields), p.nowMs));
+  }
+  await p.tx.webhooks.insertWebhookDeliveries(inserts);
+  return inserts.map((d) => d.callbackId);
+}
+
+/**
  * One notification of `type` about balance `b` to each of its company's subscriptions of that
  * type: `auto_refill`, `refill_capped`, or `threshold` for plan alerts, which go only to the threshold
  * subscriptions without a `threshold` of their own (one with its own threshold is about that

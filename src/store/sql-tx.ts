@@ -7,6 +7,7 @@
  */
 import { LEDGER_PORT } from '../ledger/port.js';
 import { AccountsSql } from './accounts/sql.js';
+import { AlertsSql } from './alerts/sql.js';
 import { BalancesSql } from './balances/sql.js';
 import { CardsSql } from './cards/sql.js';
 import { ChargesSql } from './charges/sql.js';
@@ -39,6 +40,7 @@ export class SqlTx<E extends SqlExec> implements Tx {
   #idempotency?: IdempotencySql;
   #accounts?: AccountsSql;
   #balances?: BalancesSql;
+  #alerts?: AlertsSql;
   #grants?: GrantsSql;
   #prices?: PricesSql;
   #events?: EventsSql;
@@ -74,6 +76,10 @@ export class SqlTx<E extends SqlExec> implements Tx {
   get balances(): BalancesSql {
     this.#balances ??= new BalancesSql(this.db, this.dialect);
     return this.#balances;
+  }
+  get alerts(): AlertsSql {
+    this.#alerts ??= new AlertsSql(this.db, this.dialect);
+    return this.#alerts;
   }
   get grants(): GrantsSql {
     this.#grants ??= new GrantsSql(this.db, this.dialect);

@@ -15,6 +15,7 @@
  *   idempotency/  idempotency keys (request replay)
  *   accounts/     accounts
  *   balances/     balances: reads, locks, deltas
+ *   alerts/       alerts on balances: rules and states, written with their balance locked
  *   prices/       a company's unit price per event type
  *   grants/       credit grants: the lots of a balance (live ones kept in the balance row)
  *   events/       events and holds
@@ -47,6 +48,7 @@
  * Every type is re-exported here: code outside src/store imports only this file.
  */
 import type { AccountsReadTx, AccountsTx } from './accounts/types.js';
+import type { AlertsReadTx, AlertsTx } from './alerts/types.js';
 import type { BalancesReadTx, BalancesTx } from './balances/types.js';
 import type { CardsReadTx, CardsTx } from './cards/types.js';
 import type { ChargesReadTx, ChargesTx } from './charges/types.js';
@@ -65,6 +67,7 @@ import type { UsageReadTx, UsageTx } from './usage/types.js';
 import type { WebhooksReadTx, WebhooksTx } from './webhooks/types.js';
 
 export type * from './accounts/types.js';
+export type * from './alerts/types.js';
 export type * from './balances/types.js';
 export type * from './cards/types.js';
 export type * from './charges/types.js';
@@ -92,6 +95,7 @@ export interface ReadTx {
   readonly idempotency: IdempotencyReadTx;
   readonly accounts: AccountsReadTx;
   readonly balances: BalancesReadTx;
+  readonly alerts: AlertsReadTx;
   readonly grants: GrantsReadTx;
   readonly prices: PricesReadTx;
   readonly events: EventsReadTx;
@@ -116,6 +120,7 @@ export interface Tx extends ReadTx {
   readonly idempotency: IdempotencyTx;
   readonly accounts: AccountsTx;
   readonly balances: BalancesTx;
+  readonly alerts: AlertsTx;
   readonly grants: GrantsTx;
   readonly prices: PricesTx;
   readonly events: EventsTx;

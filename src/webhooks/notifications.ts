@@ -13,7 +13,8 @@
  *   Plan alerts (`threshold_alert_percentage`) and `auto_refill` are written by the operations
  *   that decide them (operations/notifications.ts): `auto_refill` to every subscription of that
  *   type, plan alerts to the `threshold` subscriptions without a threshold of their own; `refill_capped`
- *   by the threshold refill that max_refills_per_month stops, once per balance per UTC month.
+ *   by the threshold refill that max_refills_per_month stops, once per balance per UTC month;
+ *   `alert_triggered` and `alert_resolved` by the alerts' decisions (operations/alerts.ts), one per crossing.
  * - `account_balance` is the balance's `amount`; `available` and `pending` are sent too.
  */
 import type { BalanceFigures } from '../domain/ingest-plan.js';
@@ -26,6 +27,8 @@ export const WEBHOOK_TYPES = [
   'auto_refill',
   'threshold',
   'refill_capped',
+  'alert_triggered',
+  'alert_resolved',
 ] as const satisfies readonly WebhookType[];
 
 export function isWebhookType(t: string): t is WebhookType {
@@ -54,6 +57,8 @@ export function changeNotifies(
       return target.threshold !== null && was >= target.threshold && now < target.threshold;
     case 'auto_refill':
     case 'refill_capped':
+    case 'alert_triggered':
+    case 'alert_resolved':
       return false;
   }
 }

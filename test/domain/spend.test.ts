@@ -62,7 +62,7 @@ test('property: a hold and its resolution leave the windows as the final cost al
         const now = heldAt + later;
         const start = applySpend(noSpend(heldAt), [{ units: before, takenAtMs: heldAt }], heldAt);
         const holding = applySpend(start, [{ units: held, takenAtMs: heldAt }], heldAt);
-        const resolved = applySpend(holding, [holdResolved(held, heldAt, final, now)], now);
+        const resolved = applySpend(holding, [holdResolved(held, heldAt, final, now, 'x')], now);
         const direct = applySpend(start, [{ units: final ?? 0, takenAtMs: heldAt }], now);
         // Within the day it was held in, a resolved hold counts exactly what its final cost would have.
         if (Math.floor(now / DAY) === Math.floor(heldAt / DAY)) assert.deepEqual(resolved, direct);
@@ -75,10 +75,10 @@ test('property: a hold and its resolution leave the windows as the final cost al
 });
 
 test('resolving a hold: below it the rest leaves its window; above it the difference is taken now', () => {
-  assert.deepEqual(holdResolved(40, 100, 10, 500), { units: -30, takenAtMs: 100 });
-  assert.deepEqual(holdResolved(40, 100, 40, 500), { units: 0, takenAtMs: 100 });
-  assert.deepEqual(holdResolved(40, 100, 46, 500), { units: 6, takenAtMs: 500 });
-  assert.deepEqual(holdResolved(40, 100, null, 500), { units: -40, takenAtMs: 100 });
+  assert.deepEqual(holdResolved(40, 100, 10, 500, 'x'), { units: -30, takenAtMs: 100, eventType: 'x' });
+  assert.deepEqual(holdResolved(40, 100, 40, 500, 'x'), { units: 0, takenAtMs: 100, eventType: 'x' });
+  assert.deepEqual(holdResolved(40, 100, 46, 500, 'x'), { units: 6, takenAtMs: 500, eventType: 'x' });
+  assert.deepEqual(holdResolved(40, 100, null, 500, 'x'), { units: -40, takenAtMs: 100, eventType: 'x' });
 });
 
 test('limits: exactly at the limit passes, one unit above is refused, the day before the month', () => {

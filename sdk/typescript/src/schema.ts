@@ -314,6 +314,45 @@ export interface paths {
      */
     post: operations["voidGrant"];
   };
+  "/v1/accounts/{account_id}/alerts": {
+    /**
+     * List an account's alerts
+     * @description Newest first, each with its status and value at the instant of the request.
+     */
+    get: operations["listAlerts"];
+    /**
+     * Create an alert on a balance
+     * @description `metric: "available"`: triggered while the balance's `available` is below `threshold` (any
+     * integer), resolved when it is back at or above it. `metric: "spend"` with `window` `day` or `month` (UTC):
+     * triggered once the window's spend (the balance's `spend`; with `event_type`, only that type's usage) reaches
+     * `threshold` (≥ 1), resolved when the next window starts. A status is decided at creation and in the transaction
+     * of every change of the balance; each change of status writes one `alert_triggered` or `alert_resolved`
+     * notification in that transaction (a request crossing several alerts: one each; one crossing and coming back:
+     * none). A spend alert of an ended window reads `ok` at once; its `alert_resolved` is written by the next change
+     * of the balance or by the background job, never both. An alert created already triggered sends `alert_triggered`
+     * at once. A balance that does not exist: 404. The 51st alert of an account: 400 `too_many_alerts`.
+     */
+    post: operations["createAlert"];
+  };
+  "/v1/alerts": {
+    /**
+     * List the company's triggered alerts
+     * @description Every alert of the company triggered at the instant of the request, newest first.
+     */
+    get: operations["listTriggeredAlerts"];
+  };
+  "/v1/alerts/{alert_id}": {
+    /**
+     * Get an alert
+     * @description Its status and value at the instant of the request. Another company's alert: 404.
+     */
+    get: operations["getAlert"];
+    /**
+     * Delete an alert
+     * @description Nothing is notified. Another company's alert, or one already deleted: 404.
+     */
+    delete: operations["deleteAlert"];
+  };
   "/v1/accounts/{account_id}/events": {
     /**
      * List an account's events
@@ -855,6 +894,46 @@ export interface components {
        */
       created_at: string;
       voided_at: string | null;
+    };
+    /**
+     * Alert
+     * @description An alert on one balance of an account (at most 50 per account). `metric: "available"`: triggered
+     * while the balance's `available` is below `threshold` (any integer), resolved when it is back at or above it.
+     * `metric: "spend"` with `window` `day` or `month` (UTC): triggered once the window's spend (the balance's
+     * `spend`; with `event_type`, only that type's usage) reaches `threshold` (≥ 1), resolved when the next window
+     * starts. A status is decided at creation and in the transaction of every change of the balance; each change of
+     * status writes one `alert_triggered` or `alert_resolved` notification in that transaction (a request crossing
+     * several alerts: one each; one crossing and coming back: none). A spend alert of an ended window reads `ok` at
+     * once; its `alert_resolved` is written by the next change of the balance or by the background job, never both.
+     * Decisions where the contract is silent: a spend alert of one `event_type` created mid-window starts from that
+     * type's complete usage already recorded in the window (the hourly rollups) and counts the type's spend as taken
+     * from then on; deleting an alert notifies nothing; `resolved_at` is kept beside `triggered_at` (the last crossing
+     * either way).
+     */
+    Alert: {
+      /** @description al_… */
+      alert_id: string;
+      account_id: string;
+      denomination: string;
+      metric: "available" | "spend";
+      threshold: number;
+      /** @description spend alerts; null for available */
+      window: "day" | "month" | null;
+      event_type: string | null;
+      name: string | null;
+      /** @description At the instant of the read */
+      status: "ok" | "triggered";
+      /** @description The metric now: available, or the current window’s spend */
+      value: number;
+      /** @description The last time it was triggered */
+      triggered_at: string | null;
+      /** @description The last time it was resolved */
+      resolved_at: string | null;
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC
+       */
+      created_at: string;
     };
     /** User */
     User: {
@@ -3433,6 +3512,327 @@ export interface operations {
     };
   };
   /**
+   * List an account's alerts
+   * @description Newest first, each with its status and value at the instant of the request.
+   */
+  listAlerts: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Alert"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Create an alert on a balance
+   * @description `metric: "available"`: triggered while the balance's `available` is below `threshold` (any integer),
+   * resolved when it is back at or above it. `metric: "spend"` with `window` `day` or `month` (UTC): triggered once
+   * the window's spend (the balance's `spend`; with `event_type`, only that type's usage) reaches `threshold` (≥ 1),
+   * resolved when the next window starts. A status is decided at creation and in the transaction of every change of
+   * the balance; each change of status writes one `alert_triggered` or `alert_resolved` notification in that
+   * transaction (a request crossing several alerts: one each; one crossing and coming back: none). A spend alert of an
+   * ended window reads `ok` at once; its `alert_resolved` is written by the next change of the balance or by the
+   * background job, never both. An alert created already triggered sends `alert_triggered` at once. A balance that
+   * does not exist: 404. The 51st alert of an account: 400 `too_many_alerts`.
+   */
+  createAlert: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "denomination": "tokens",
+         *   "metric": "spend",
+         *   "threshold": 5000,
+         *   "window": "day",
+         *   "name": "daily burn"
+         * }
+         */
+        "application/json": {
+          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+          denomination: string;
+          /** @description `available` or `spend` */
+          metric: string;
+          /** @description available: any integer; spend: ≥ 1 */
+          threshold: number;
+          window?: string | null;
+          event_type?: string | null;
+          name?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Create an alert on a balance */
+      201: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Alert"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List the company's triggered alerts
+   * @description Every alert of the company triggered at the instant of the request, newest first.
+   */
+  listTriggeredAlerts: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Alert"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Get an alert
+   * @description Its status and value at the instant of the request. Another company's alert: 404.
+   */
+  getAlert: {
+    parameters: {
+      path: {
+        alert_id: string;
+      };
+    };
+    responses: {
+      /** @description Get an alert */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Alert"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete an alert
+   * @description Nothing is notified. Another company's alert, or one already deleted: 404.
+   */
+  deleteAlert: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        alert_id: string;
+      };
+    };
+    responses: {
+      /** @description Delete an alert */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            /** @description The id of the alert deleted */
+            alerts_deleted: string;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
    * List an account's events
    * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as
    * soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired
@@ -5408,9 +5808,19 @@ export interface operations {
                  * subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead
                  * (payload: available, pending, threshold_alert_percentage). refill_capped: a threshold refill was not
                  * attempted because the balance reached its max_refills_per_month; once per balance per UTC month
-                 * (payload: available, pending, max_refills_per_month, refills_this_month).
+                 * (payload: available, pending, max_refills_per_month, refills_this_month). alert_triggered /
+                 * alert_resolved: an alert's status changed, written in the transaction of the change; one per alert
+                 * per crossing (payload: alert_id, name, denomination, metric, threshold, window, event_type, value —
+                 * the metric after the change —, window_start: the spend window's start, null for `available`).
                  */
-                type: "balance_change" | "negative_balance" | "auto_refill" | "threshold" | "refill_capped";
+                type:
+                  | "balance_change"
+                  | "negative_balance"
+                  | "auto_refill"
+                  | "threshold"
+                  | "refill_capped"
+                  | "alert_triggered"
+                  | "alert_resolved";
                 url: string;
                 threshold: number | null;
                 /** Format: date-time */
@@ -5487,9 +5897,19 @@ export interface operations {
            * the plan's threshold_alert_percentage alerts instead (payload: available, pending,
            * threshold_alert_percentage). refill_capped: a threshold refill was not attempted because the balance
            * reached its max_refills_per_month; once per balance per UTC month (payload: available, pending,
-           * max_refills_per_month, refills_this_month).
+           * max_refills_per_month, refills_this_month). alert_triggered / alert_resolved: an alert's status changed,
+           * written in the transaction of the change; one per alert per crossing (payload: alert_id, name,
+           * denomination, metric, threshold, window, event_type, value — the metric after the change —, window_start:
+           * the spend window's start, null for `available`).
            */
-          type: "balance_change" | "negative_balance" | "auto_refill" | "threshold" | "refill_capped";
+          type:
+            | "balance_change"
+            | "negative_balance"
+            | "auto_refill"
+            | "threshold"
+            | "refill_capped"
+            | "alert_triggered"
+            | "alert_resolved";
           url: string;
           /** @description Only for type threshold: absolute units of available balance */
           threshold?: number;
@@ -5514,9 +5934,19 @@ export interface operations {
                * `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending,
                * threshold_alert_percentage). refill_capped: a threshold refill was not attempted because the balance
                * reached its max_refills_per_month; once per balance per UTC month (payload: available, pending,
-               * max_refills_per_month, refills_this_month).
+               * max_refills_per_month, refills_this_month). alert_triggered / alert_resolved: an alert's status
+               * changed, written in the transaction of the change; one per alert per crossing (payload: alert_id, name,
+               * denomination, metric, threshold, window, event_type, value — the metric after the change —,
+               * window_start: the spend window's start, null for `available`).
                */
-              type: "balance_change" | "negative_balance" | "auto_refill" | "threshold" | "refill_capped";
+              type:
+                | "balance_change"
+                | "negative_balance"
+                | "auto_refill"
+                | "threshold"
+                | "refill_capped"
+                | "alert_triggered"
+                | "alert_resolved";
               url: string;
               threshold: number | null;
               /** @description whsec_…: the Standard Webhooks signing secret, shown only here */
@@ -5664,9 +6094,19 @@ export interface operations {
                  * subscription without `threshold` receives the plan's threshold_alert_percentage alerts instead
                  * (payload: available, pending, threshold_alert_percentage). refill_capped: a threshold refill was not
                  * attempted because the balance reached its max_refills_per_month; once per balance per UTC month
-                 * (payload: available, pending, max_refills_per_month, refills_this_month).
+                 * (payload: available, pending, max_refills_per_month, refills_this_month). alert_triggered /
+                 * alert_resolved: an alert's status changed, written in the transaction of the change; one per alert
+                 * per crossing (payload: alert_id, name, denomination, metric, threshold, window, event_type, value —
+                 * the metric after the change —, window_start: the spend window's start, null for `available`).
                  */
-                type: "balance_change" | "negative_balance" | "auto_refill" | "threshold" | "refill_capped";
+                type:
+                  | "balance_change"
+                  | "negative_balance"
+                  | "auto_refill"
+                  | "threshold"
+                  | "refill_capped"
+                  | "alert_triggered"
+                  | "alert_resolved";
                 status: "pending" | "delivered" | "failed";
                 /** @description The JSON body sent */
                 payload: unknown;
@@ -5768,9 +6208,19 @@ export interface operations {
                * `threshold` receives the plan's threshold_alert_percentage alerts instead (payload: available, pending,
                * threshold_alert_percentage). refill_capped: a threshold refill was not attempted because the balance
                * reached its max_refills_per_month; once per balance per UTC month (payload: available, pending,
-               * max_refills_per_month, refills_this_month).
+               * max_refills_per_month, refills_this_month). alert_triggered / alert_resolved: an alert's status
+               * changed, written in the transaction of the change; one per alert per crossing (payload: alert_id, name,
+               * denomination, metric, threshold, window, event_type, value — the metric after the change —,
+               * window_start: the spend window's start, null for `available`).
                */
-              type: "balance_change" | "negative_balance" | "auto_refill" | "threshold" | "refill_capped";
+              type:
+                | "balance_change"
+                | "negative_balance"
+                | "auto_refill"
+                | "threshold"
+                | "refill_capped"
+                | "alert_triggered"
+                | "alert_resolved";
               status: "pending" | "delivered" | "failed";
               /** @description The JSON body sent */
               payload: unknown;

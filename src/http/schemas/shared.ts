@@ -6,8 +6,9 @@ import { Account } from './accounts.js';
 import { Balance } from './balances.js';
 import { Event } from './events.js';
 import { Grant } from './grants.js';
+import { Alert } from './alerts.js';
 import { ApiKey, User } from './identity.js';
 import { Transaction } from './transactions.js';
 import { Price, PriceVersion } from './prices.js';
 
-export const SHARED_SCHEMAS = [Balance, Account, Event, Transaction, Price, PriceVersion, Grant, User, ApiKey];
+export const SHARED_SCHEMAS = [Balance, Account, Event, Transaction, Price, PriceVersion, Grant, Alert, User, ApiKey];

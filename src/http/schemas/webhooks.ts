@@ -16,6 +16,8 @@ const WebhookTypeSchema = Type.Union(
     Type.Literal('auto_refill'),
     Type.Literal('threshold'),
     Type.Literal('refill_capped'),
+    Type.Literal('alert_triggered'),
+    Type.Literal('alert_resolved'),
   ],
   {
     description:
@@ -25,7 +27,10 @@ const WebhookTypeSchema = Type.Union(
       'from ≥ `threshold` to < `threshold`; a threshold subscription without `threshold` receives the ' +
       "plan's threshold_alert_percentage alerts instead (payload: available, pending, threshold_alert_percentage). " +
       'refill_capped: a threshold refill was not attempted because the balance reached its max_refills_per_month; ' +
-      'once per balance per UTC month (payload: available, pending, max_refills_per_month, refills_this_month).',
+      'once per balance per UTC month (payload: available, pending, max_refills_per_month, refills_this_month). ' +
+      "alert_triggered / alert_resolved: an alert's status changed, written in the transaction of the change; one " +
+      'per alert per crossing (payload: alert_id, name, denomination, metric, threshold, window, event_type, value ' +
+      "— the metric after the change —, window_start: the spend window's start, null for `available`).",
   },
 );
 

@@ -54,7 +54,7 @@ export const BALANCE_COLUMNS_BUT_GRANTS =
   'refill_on_day, created_at, refill_monthly, monthly_anchor_at, next_refill_at, refill_charge_id, ' +
   'consecutive_declines, auto_refill_paused, plan_included, plan_alert_percentage, plan_alerted, grants_due_at, ' +
   'spend_day_start, spend_day, spend_month_start, spend_month, limit_daily, limit_monthly, ' +
-  'refill_max_per_month, refills_month_start, refills_in_month, refill_capped_month';
+  'refill_max_per_month, refills_month_start, refills_in_month, refill_capped_month, alert_count';
 
 const B_COLUMNS_BUT_GRANTS = BALANCE_COLUMNS_BUT_GRANTS.replace(/(^|, )/g, '$1b.');
 
@@ -94,6 +94,7 @@ const balanceOf = (r: SqlRow, written: WrittenLots | undefined): StoredBalanceRo
       month: num(r.spend_month ?? 0),
     },
     limits: { daily: numOrNull(r.limit_daily), monthly: numOrNull(r.limit_monthly) },
+    alertCount: num(r.alert_count ?? 0),
     // Money movement: every field always filled, in one object literal (no spread of another per row).
     refillMonthly: Boolean(r.refill_monthly),
     monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at),

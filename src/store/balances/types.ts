@@ -29,6 +29,8 @@ export interface BalanceRow {
   spend: SpendWindows;
   /** Limits on that spend (null: none). */
   limits: SpendLimits;
+  /** How many alerts the balance has (store/alerts/: a posting reads them only where there are some). */
+  alertCount: number;
   // --- money movement: filled by every read of a balance row (their columns' defaults on a new balance)
   /** Monthly refill switched on. */
   refillMonthly: boolean;
@@ -60,6 +62,7 @@ type BalanceMoneyFields =
   | 'grantsDueAtMs'
   | 'spend'
   | 'limits'
+  | 'alertCount'
   | 'refillMonthly'
   | 'monthlyAnchorAtMs'
   | 'nextRefillAtMs'

@@ -20,6 +20,7 @@ import { apiKeyLastUsed } from './012-api-key-last-used.js';
 import { priceModels } from './013-price-models.js';
 import { creditGrants } from './014-credit-grants.js';
 import { spendLimits } from './015-spend-limits.js';
+import { alerts } from './016-alerts.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -40,4 +41,5 @@ export const MIGRATIONS: Migration[] = [
   priceModels,
   creditGrants,
   spendLimits,
+  alerts,
 ];

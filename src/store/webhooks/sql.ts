@@ -202,6 +202,11 @@ export class WebhooksSql extends SqlCore implements WebhooksTx {
   async updateWebhookDeliveryPayload(callbackId: string, payload: string) {
     await this.db.run('UPDATE webhook_deliveries SET payload = ? WHERE callback_id = ?', [payload, callbackId]);
   }
+  async deleteWebhookDeliveries(callbackIds: string[]) {
+    if (callbackIds.length === 0) return;
+    const [inIds, params] = this.inList('callback_id', callbackIds);
+    await this.db.run(`DELETE FROM webhook_deliveries WHERE ${inIds}`, params);
+  }
   async claimWebhookDeliveries(nowMs: number, wallNowMs: number, leaseMs: number, limit: number, claimToken: string) {
     const rows = await this.db.all(
       `UPDATE webhook_deliveries SET claimed_until = ?, claim_token = ?

@@ -5,7 +5,14 @@
 import type { Page, PageResult, StoredSecret } from '../common.js';
 import type { Backlog } from '../outbox/types.js';
 
-export type WebhookType = 'balance_change' | 'negative_balance' | 'auto_refill' | 'threshold' | 'refill_capped';
+export type WebhookType =
+  | 'balance_change'
+  | 'negative_balance'
+  | 'auto_refill'
+  | 'threshold'
+  | 'refill_capped'
+  | 'alert_triggered'
+  | 'alert_resolved';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export interface WebhookSubscriptionRow {
@@ -117,6 +124,8 @@ export interface WebhooksTx extends WebhooksReadTx {
   insertWebhookDeliveries(rows: WebhookDeliveryRow[]): Promise<void>;
   /** Replaces the body of a delivery written earlier in the same transaction (coalescing). */
   updateWebhookDeliveryPayload(callbackId: string, payload: string): Promise<void>;
+  /** Deletes notifications written earlier in the same transaction that it has undone (never one sent). */
+  deleteWebhookDeliveries(callbackIds: string[]): Promise<void>;
   /**
    * Leases up to `limit` pending deliveries due at `nowMs` (injected clock) whose lease has
    * passed (`wallNowMs`, wall clock) until `wallNowMs + leaseMs`, oldest first. Safe with many

@@ -1,0 +1,141 @@
+/** Alerts: the row mapper and the SQL both databases share (store/alerts/types.ts). */
+import type { AlertMetric, AlertStatus } from '../../domain/alerts.js';
+import type { SpendWindow } from '../../domain/spend.js';
+import type { BalanceKey } from '../balances/types.js';
+import type { Page } from '../common.js';
+import { SqlCore, num, numOrNull, strOrNull, type SqlRow } from '../sql-core.js';
+import type { AlertRow, AlertStateRow, AlertsTx } from './types.js';
+
+const toAlert = (r: SqlRow): AlertRow => ({
+  alertId: String(r.alert_id),
+  companyId: String(r.company_id),
+  accountId: String(r.account_id),
+  denomination: String(r.denomination),
+  metric: String(r.metric) as AlertMetric,
+  threshold: num(r.threshold),
+  window: strOrNull(r.alert_window) as SpendWindow | null,
+  eventType: strOrNull(r.event_type),
+  name: strOrNull(r.name),
+  status: String(r.status) as AlertStatus,
+  windowStartMs: numOrNull(r.window_start),
+  resolvesAtMs: numOrNull(r.resolves_at),
+  triggeredAtMs: numOrNull(r.triggered_at),
+  resolvedAtMs: numOrNull(r.resolved_at),
+  typeSpend:
+    r.type_spend_start === null || r.type_spend_start === undefined
+      ? null
+      : { windowStartMs: num(r.type_spend_start), units: num(r.type_spend) },
+  createdAtMs: num(r.created_at),
+});
+
+/** Most balances one statement names (OR-ed pairs). */
+const KEYS_PER_STATEMENT = 200;
+
+export class AlertsSql extends SqlCore implements AlertsTx {
+  listAlerts(accountId: string, page: Page) {
+    return this.pageBySeq('alerts', 'alert_id', [['account_id', accountId]], page, toAlert);
+  }
+  async listTriggeredAlerts(companyId: string, nowMs: number, page: Page) {
+    const [inCompany, params] = this.inList('company_id', [companyId]);
+    const where = `${inCompany} AND status = 'triggered' AND (resolves_at IS NULL OR resolves_at > ?)`;
+    params.push(nowMs);
+    let cursorClause = '';
+    if (page.startingAfter !== undefined) {
+      const seq = await this.cursorSeq('alerts', 'alert_id', page.startingAfter, where, params);
+      if (seq === undefined) return undefined;
+      cursorClause = ' AND seq < ?';
+      params.push(seq);
+    }
+    const rows = await this.db.all(
+      `SELECT * FROM alerts WHERE ${where}${cursorClause} ORDER BY ${this.seqOrder('company_id')} LIMIT ?`,
+      [...params, page.limit + 1],
+    );
+    return { rows: rows.slice(0, page.limit).map(toAlert), hasMore: rows.length > page.limit };
+  }
+  async findAlert(alertId: string) {
+    const r = await this.one('SELECT * FROM alerts WHERE alert_id = ?', [alertId]);
+    return r && toAlert(r);
+  }
+  async countAlerts(accountId: string) {
+    return num((await this.one('SELECT COUNT(*) AS n FROM alerts WHERE account_id = ?', [accountId]))!.n);
+  }
+
+  async insertAlert(a: AlertRow) {
+    await this.db.run(
+      'INSERT INTO alerts (alert_id, company_id, account_id, denomination, metric, threshold, alert_window, ' +
+        'event_type, name, status, window_start, resolves_at, triggered_at, resolved_at, type_spend_start, ' +
+        'type_spend, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [
+        a.alertId,
+        a.companyId,
+        a.accountId,
+        a.denomination,
+        a.metric,
+        a.threshold,
+        a.window,
+        a.eventType,
+        a.name,
+        a.status,
+        a.windowStartMs,
+        a.resolvesAtMs,
+        a.triggeredAtMs,
+        a.resolvedAtMs,
+        a.typeSpend?.windowStartMs ?? null,
+        a.typeSpend?.units ?? null,
+        a.createdAtMs,
+      ],
+    );
+    await this.countOn(a, 1);
+  }
+  async deleteAlert(a: AlertRow) {
+    const n = await this.db.run('DELETE FROM alerts WHERE alert_id = ?', [a.alertId]);
+    if (n > 0) await this.countOn(a, -1);
+    return n > 0;
+  }
+  private async countOn(a: AlertRow, by: 1 | -1) {
+    await this.db.run('UPDATE balances SET alert_count = alert_count + ? WHERE account_id = ? AND denomination = ?', [
+      by,
+      a.accountId,
+      a.denomination,
+    ]);
+  }
+
+  async alertsOfBalances(keys: BalanceKey[]) {
+    const out: AlertRow[] = [];
+    for (let i = 0; i < keys.length; i += KEYS_PER_STATEMENT) {
+      const chunk = keys.slice(i, i + KEYS_PER_STATEMENT);
+      const rows = await this.db.all(
+        `SELECT * FROM alerts WHERE ${chunk.map(() => '(account_id = ? AND denomination = ?)').join(' OR ')} ` +
+          'ORDER BY seq',
+        chunk.flatMap((k) => [k.accountId, k.denomination]),
+      );
+      for (const r of rows) out.push(toAlert(r));
+    }
+    return out;
+  }
+  async updateAlerts(states: AlertStateRow[]) {
+    for (const s of states)
+      await this.db.run(
+        'UPDATE alerts SET status = ?, window_start = ?, resolves_at = ?, triggered_at = ?, resolved_at = ?, ' +
+          'type_spend_start = ?, type_spend = ? WHERE alert_id = ?',
+        [
+          s.status,
+          s.windowStartMs,
+          s.resolvesAtMs,
+          s.triggeredAtMs,
+          s.resolvedAtMs,
+          s.typeSpend?.windowStartMs ?? null,
+          s.typeSpend?.units ?? null,
+          s.alertId,
+        ],
+      );
+  }
+  async findBalancesWithAlertsResolving(nowMs: number, limit: number) {
+    const rows = await this.db.all(
+      'SELECT DISTINCT account_id, denomination FROM alerts WHERE resolves_at IS NOT NULL AND resolves_at <= ? ' +
+        'LIMIT ?',
+      [nowMs, limit],
+    );
+    return rows.map((r) => ({ accountId: String(r.account_id), denomination: String(r.denomination) }));
+  }
+}
