@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { grantBody, type BenchGrant } from './grants.js';
-import { DENOMINATION, INITIAL_GRANT, SETUP_CONCURRENCY } from './options.js';
+import { DENOMINATION, EVENT_TYPE, INITIAL_GRANT, SETUP_CONCURRENCY } from './options.js';
 
 const SETUP_REQUEST_TIMEOUT_MS = 30_000;
 const MAX_RATE_LIMIT_RETRIES = 20;
@@ -199,11 +199,19 @@ export async function mapConcurrent<T, R>(
 /** The spend limits `--limits` sets on every funded balance: far above anything a run takes. */
 export const BENCH_SPEND_LIMIT = 1e15;
 
+/** The alerts `--alerts` sets on every funded balance: none is ever triggered by a run. */
+export const BENCH_ALERTS = [
+  { metric: 'available', threshold: -BENCH_SPEND_LIMIT },
+  { metric: 'spend', window: 'day', threshold: BENCH_SPEND_LIMIT },
+  { metric: 'spend', window: 'month', threshold: BENCH_SPEND_LIMIT, event_type: EVENT_TYPE },
+] as const;
+
 export async function createFundedAccounts(
   tenant: Tenant,
   count: number,
   grants: readonly BenchGrant[] = [],
   limits = false,
+  alerts = false,
 ): Promise<string[]> {
   const slots = Array.from({ length: count }, (_, i) => i);
   return await mapConcurrent(slots, SETUP_CONCURRENCY, async () => {
@@ -224,6 +232,12 @@ export async function createFundedAccounts(
         `/v1/accounts/${encodeURIComponent(accountId)}/balance/${encodeURIComponent(DENOMINATION)}/limits`,
         { daily: BENCH_SPEND_LIMIT, monthly: BENCH_SPEND_LIMIT },
       );
+    if (alerts)
+      for (const a of BENCH_ALERTS)
+        await tenant.api.call('POST', `/v1/accounts/${encodeURIComponent(accountId)}/alerts`, {
+          denomination: DENOMINATION,
+          ...a,
+        });
     for (const g of grants) {
       const made = await tenant.api.call<{ data: GrantRecord }>(
         'POST',

@@ -102,6 +102,12 @@ export interface BenchOptions {
    * of checking them, none refused.
    */
   limits: boolean;
+  /**
+   * Every funded balance gets three alerts (`--alerts`), none ever triggered in a run: `available` below a
+   * threshold far under the balance, the day's spend of all usage and the month's spend of EVENT_TYPE (an alert
+   * of one type counts that type's spend itself: a write of the alert per balance per group commit).
+   */
+  alerts: boolean;
   /** Units of each of those `grants − 1` grants. */
   grantUnits: number;
   serverEntry: string;
@@ -128,6 +134,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --idempotency-keys   every events-N request carries a fresh Idempotency-Key (built per send)
   --pricing <how>      override (default: a cost_override per event) | unit | graduated (a price, quantity = cost)
   --limits             every funded balance gets daily and monthly spend limits (never reached in a run)
+  --alerts             every funded balance gets three alerts (available, the day's spend, the month's spend of
+                       the event type), never triggered in a run
   --grants <n>         grants each balance holds (default ${DEFAULT_GRANTS}, at most ${MAX_GRANTS}): the initial
                        grant, and n − 1 grants drawn before it (priorities 5, 10, …; expiring years ahead)
   --grant-units <n>    units of each of those n − 1 grants (default ${DEFAULT_GRANT_UNITS}: none is used up
@@ -223,6 +231,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       grants: { type: 'string' },
       'grant-units': { type: 'string' },
       limits: { type: 'boolean', default: false },
+      alerts: { type: 'boolean', default: false },
       server: { type: 'string' },
       'data-dir': { type: 'string' },
       env: { type: 'string', multiple: true },
@@ -279,6 +288,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     grants,
     grantUnits,
     limits: values.limits,
+    alerts: values.alerts,
     serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,
     dataDir: values['data-dir'],
     serverEnv,

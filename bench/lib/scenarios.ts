@@ -404,7 +404,7 @@ class SettleTraffic {
 async function fundedAccounts(ctx: ScenarioContext, count: number, label: string): Promise<string[]> {
   const started = performance.now();
   const grants = extraGrants(ctx.options.grants, ctx.options.grantUnits, Date.now());
-  const accounts = await createFundedAccounts(ctx.tenant, count, grants, ctx.options.limits);
+  const accounts = await createFundedAccounts(ctx.tenant, count, grants, ctx.options.limits, ctx.options.alerts);
   for (const id of accounts) ctx.ledger.open(id, label, grantedUnits(grants));
   ctx.setup.accounts += count;
   ctx.setup.seconds += (performance.now() - started) / 1000;
