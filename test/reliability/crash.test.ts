@@ -3,6 +3,8 @@
 // random one killed each time); the ledger audit stays clean, and after the restart a retry of every request the
 // crash interrupted gets its answer (no Idempotency-Key left claimed by a dead process). Beside the events, balance
 // adjustments with Idempotency-Keys run on another account: each is applied exactly once, however it was cut.
+// Alerts on both accounts (available alerts the adjustments resolve one by one, spend alerts the load triggers):
+// each crossing's notification is written exactly once, neither lost nor doubled by a kill.
 import assert from 'node:assert/strict';
 import { type TestContext, describe, test } from 'node:test';
 import { CLI_DIALECTS, type TestDatabase, freshDatabase } from '../cli/support.js';
@@ -22,7 +24,7 @@ import {
 } from './support/load.js';
 import { type ChildServer, startChildServer } from './support/server.js';
 import { type Company, account, balanceOf, signUp } from './support/setup.js';
-import { sleep } from './support/http.js';
+import { send, sleep } from './support/http.js';
 
 const KILLS = size(3, 20);
 const EVENTS_PER_SECOND = 1500;
@@ -68,6 +70,44 @@ const adjustment = (auth: [string, string], accountId: string, key: string) => (
   headers: { 'idempotency-key': key },
 });
 
+/** Thresholds of the available alerts on the adjusted account (created triggered at 0; resolved as it rises). */
+const AVAILABLE_THRESHOLDS = [10, 60, 150, 100_000];
+/** Thresholds of the load account's spend alerts of the day (all usage, and of type `load`). */
+const SPEND_THRESHOLDS = [1000, 10_000];
+
+interface AlertOutcome {
+  alertId: string;
+  expected: { triggered: number; resolved: number };
+  actual: { triggered: number; resolved: number };
+}
+
+async function createAlert(url: string, co: Company, accountId: string, body: object): Promise<string> {
+  const r = await send(url, {
+    method: 'POST',
+    path: `/v1/accounts/${accountId}/alerts`,
+    auth: co.auth,
+    body: { denomination: 'tokens', ...body },
+  });
+  assert.equal(r.status, 201, r.text);
+  return r.json.data.alert_id;
+}
+
+/** The alert notifications written, per alert and type, as the database holds them. */
+async function alertNotes(db: TestDatabase): Promise<Map<string, { triggered: number; resolved: number }>> {
+  const out = new Map<string, { triggered: number; resolved: number }>();
+  for (const r of await db.sql(
+    "SELECT type, payload FROM webhook_deliveries WHERE type IN ('alert_triggered', 'alert_resolved')",
+    [],
+  )) {
+    const id = JSON.parse(String(r.payload)).alert_id as string;
+    const n = out.get(id) ?? { triggered: 0, resolved: 0 };
+    if (r.type === 'alert_triggered') n.triggered++;
+    else n.resolved++;
+    out.set(id, n);
+  }
+  return out;
+}
+
 interface Outcome {
   lost: string[];
   duplicated: string[];
@@ -79,6 +119,8 @@ interface Outcome {
   problems: string[];
   fiveXx: number;
   balance: { expected: number; actual: number };
+  /** Each alert's notifications, as its metric's final value says they must be and as written. */
+  alerts: AlertOutcome[];
   /** The balance's spend of the UTC day and month, as the server shows it and as the recorded events add up. */
   spend: { expected: Spend; actual: Spend };
 }
@@ -133,6 +175,40 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
     const co = await signUp(servers[0]!.url);
     const accountId = await account(servers[0]!.url, co, 'tokens', INITIAL);
     const adjusted = await account(servers[0]!.url, co, 'tokens', 0);
+    for (const type of ['alert_triggered', 'alert_resolved']) {
+      const w = await send(servers[0]!.url, {
+        method: 'POST',
+        path: '/v1/webhooks',
+        auth: co.auth,
+        body: { type, url: 'http://127.0.0.1:9/alerts' },
+      });
+      assert.equal(w.status, 200, w.text);
+    }
+    const availableAlerts = [];
+    for (const threshold of AVAILABLE_THRESHOLDS)
+      availableAlerts.push({
+        threshold,
+        id: await createAlert(servers[0]!.url, co, adjusted, { metric: 'available', threshold }),
+      });
+    const spendAlerts = [
+      {
+        threshold: SPEND_THRESHOLDS[0]!,
+        id: await createAlert(servers[0]!.url, co, accountId, {
+          metric: 'spend',
+          window: 'day',
+          threshold: SPEND_THRESHOLDS[0],
+        }),
+      },
+      {
+        threshold: SPEND_THRESHOLDS[1]!,
+        id: await createAlert(servers[0]!.url, co, accountId, {
+          metric: 'spend',
+          window: 'day',
+          threshold: SPEND_THRESHOLDS[1],
+          event_type: 'load',
+        }),
+      },
+    ];
     const tg = targets(servers);
     const started = Date.now();
     load = startLoad(tg, {
@@ -231,7 +307,26 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
       fiveXx: 0,
       balance: { expected: INITIAL - applied, actual: (await balanceOf(servers[0]!.url, co, accountId)).amount },
       spend: await spendAgainstEvents(db, servers[0]!.url, co, accountId),
+      alerts: [],
     };
+    // Every alert notification the run wrote, against what the metric's final value says: the available alerts
+    // were created triggered (at 0) and each is resolved once the adjustments reach its threshold; the spend
+    // alerts are triggered once the day's spend reaches theirs (a run that spans a UTC midnight is not judged).
+    const notes = await alertNotes(db);
+    const adjustedAmount = (await balanceOf(servers[0]!.url, co, adjusted)).amount;
+    for (const a of availableAlerts)
+      out.alerts.push({
+        alertId: a.id,
+        expected: { triggered: 1, resolved: adjustedAmount >= a.threshold ? 1 : 0 },
+        actual: notes.get(a.id) ?? { triggered: 0, resolved: 0 },
+      });
+    if (dayStart(started) === dayStart(Date.now()))
+      for (const a of spendAlerts)
+        out.alerts.push({
+          alertId: a.id,
+          expected: { triggered: out.spend.actual.day >= a.threshold ? 1 : 0, resolved: 0 },
+          actual: notes.get(a.id) ?? { triggered: 0, resolved: 0 },
+        });
     let interrupted = 0;
     let attempts = 0;
     let notReady = 0;
@@ -282,6 +377,8 @@ async function crashRun(dialect: 'sqlite' | 'postgres', t: TestContext): Promise
       audit_problems: out.problems.length,
       spend_day: out.spend.actual.day,
       spend_day_expected: out.spend.expected.day,
+      adjusted_amount: adjustedAmount,
+      alert_notifications: [...notes.values()].reduce((n, x) => n + x.triggered + x.resolved, 0),
     });
     return out;
   } finally {
@@ -312,6 +409,11 @@ for (const dialect of CLI_DIALECTS) {
       assert.deepEqual(o.problems, [], 'ledger audit');
       assert.equal(o.balance.actual, o.balance.expected, 'balance = initial − Σ cost of the events applied');
       assert.deepEqual(o.spend.actual, o.spend.expected, 'spend = Σ cost of the events taken in the window');
+      for (const a of o.alerts) assert.deepEqual(a.actual, a.expected, `notifications of alert ${a.alertId}`);
+      assert.ok(
+        o.alerts.some((a) => a.expected.resolved === 1),
+        'the adjustments resolved an available alert during the load',
+      );
       assert.equal(o.fiveXx, 0, '5xx answers');
     });
 

@@ -9,6 +9,7 @@
 import { type ApiClient, createApiClient } from './client.js';
 import { type Answer, Core, type RequestOptions, required, unwrap } from './core.js';
 import { Accounts } from './resources/accounts.js';
+import { Alerts } from './resources/alerts.js';
 import { Balances } from './resources/balances.js';
 import { type EventInput, Events } from './resources/events.js';
 import { Grants } from './resources/grants.js';
@@ -88,6 +89,7 @@ export class Billing {
   readonly transactions: Transactions;
   readonly usage: Usage;
   readonly webhooks: Webhooks;
+  readonly alerts: Alerts;
   /** The typed client underneath (the same credentials and retries), for routes these methods do not wrap. */
   readonly api: ApiClient;
   readonly companyId: string;
@@ -115,6 +117,7 @@ export class Billing {
     this.transactions = new Transactions(core);
     this.usage = new Usage(core);
     this.webhooks = new Webhooks(core);
+    this.alerts = new Alerts(core);
   }
 
   /**

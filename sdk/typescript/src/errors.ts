@@ -12,6 +12,8 @@ export type BillingErrorType =
   | 'authentication_required'
   | 'forbidden'
   | 'insufficient_balance'
+  /** 402: a spend limit's window would be passed; `details`: `{denomination, window, limit, spend, resets_at}`. */
+  | 'spend_limit_reached'
   | 'payment_failed'
   | 'not_found'
   | 'conflict'

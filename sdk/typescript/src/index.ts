@@ -18,6 +18,14 @@ export {
   Accounts,
 } from './resources/accounts.js';
 export {
+  type Alert,
+  type AlertCreateParams,
+  type AlertDeleted,
+  type AlertListParams,
+  Alerts,
+  type TriggeredAlertListParams,
+} from './resources/alerts.js';
+export {
   type AutoRefillParams,
   type BalanceLimitsParams,
   type Balance,
@@ -71,6 +79,8 @@ export {
   resilientFetch,
 } from './transport.js';
 export {
+  type AlertWebhookPayload,
+  isAlertWebhook,
   type WebhookHeaders,
   type WebhookPayload,
   type WebhookType,

@@ -7,7 +7,14 @@
 import { Webhook } from 'standardwebhooks';
 
 /** The notification types a subscription can have. */
-export type WebhookType = 'balance_change' | 'negative_balance' | 'auto_refill' | 'threshold';
+export type WebhookType =
+  | 'balance_change'
+  | 'negative_balance'
+  | 'auto_refill'
+  | 'threshold'
+  | 'refill_capped'
+  | 'alert_triggered'
+  | 'alert_resolved';
 
 /** The JSON body of a delivery (more fields may be added; unknown ones are kept). */
 export interface WebhookPayload {
@@ -25,6 +32,34 @@ export interface WebhookPayload {
   /** Balance changes: what pending events hold. */
   pending?: number;
   [field: string]: unknown;
+}
+
+/**
+ * The body of an `alert_triggered` or `alert_resolved` delivery (`isAlertWebhook` tells one): an alert's status
+ * changed, written in the transaction of the change, one per alert per crossing. The balance's fields
+ * (`account_balance`, `available`, `pending`) are those after the change.
+ */
+export interface AlertWebhookPayload extends WebhookPayload {
+  type: 'alert_triggered' | 'alert_resolved';
+  /** The alert's id, `al_…`. */
+  alert_id: string;
+  name: string | null;
+  denomination: string;
+  metric: 'available' | 'spend';
+  threshold: number;
+  /** Spend alerts: `day` or `month`; null for `available`. */
+  window: 'day' | 'month' | null;
+  /** Spend alerts of one event type; null otherwise. */
+  event_type: string | null;
+  /** The metric after the change: a spend alert resolved by a new window has 0. */
+  value: number;
+  /** The start of the spend window the change is about (ISO-8601); null for `available`. */
+  window_start: string | null;
+}
+
+/** Whether a verified payload is an alert's (`alert_triggered` or `alert_resolved`), with its alert fields. */
+export function isAlertWebhook(payload: WebhookPayload): payload is AlertWebhookPayload {
+  return payload.type === 'alert_triggered' || payload.type === 'alert_resolved';
 }
 
 /** The headers of a delivery, in any usual shape: fetch's Headers, Node's IncomingHttpHeaders, a plain object. */
