@@ -2,7 +2,8 @@
 // each change of status once; a spend alert triggers once its window's spend reaches the threshold, stays so for the
 // window whatever is given back, and resolves when the next window starts (value 0, that window's start), then may
 // trigger again in it; a sequence of changes notifies alternately, never the same crossing twice, and ends in the
-// status its last value says; bad rules name their field.
+// status its last value says; bad rules name their field; a spend alert of one event type counts that type's changes
+// exactly as the balance counts all of them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
@@ -10,10 +11,14 @@ import {
   type AlertRule,
   type AlertState,
   alertRuleOf,
+  alertValue,
+  applyTypeSpend,
   decideAlert,
   resolvesAt,
   statusAt,
+  typeSpendAt,
 } from '../../src/domain/alerts.js';
+import { applySpend, noSpend, spendAt } from '../../src/domain/spend.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -117,4 +122,69 @@ test('a rule names the field that makes it invalid', () => {
     value: { metric: 'spend', threshold: 5, window: 'month', eventType: 'llm' },
   });
   assert.deepEqual(alertRuleOf({ metric: 'available', threshold: -3 }), { ok: true, value: available(-3) });
+});
+
+test("a type's spend: only its changes, taken now count, given back leaves its own window, an ended window is 0", () => {
+  const day = Date.UTC(2027, 4, 10);
+  const c = { windowStartMs: day, units: 30 };
+  assert.deepEqual(
+    applyTypeSpend(c, 'day', 'gpt', [{ units: 5, takenAtMs: T, eventType: 'other' }], T),
+    c,
+    'another type: unchanged (the same object)',
+  );
+  assert.deepEqual(applyTypeSpend(c, 'day', 'gpt', [{ units: 5, takenAtMs: T, eventType: 'gpt' }], T), {
+    windowStartMs: day,
+    units: 35,
+  });
+  assert.deepEqual(applyTypeSpend(c, 'day', 'gpt', [{ units: -50, takenAtMs: T - HOUR, eventType: 'gpt' }], T), {
+    windowStartMs: day,
+    units: 0,
+  });
+  // Given back from yesterday's window: today's stays.
+  assert.deepEqual(applyTypeSpend(c, 'day', 'gpt', [{ units: -10, takenAtMs: day - HOUR, eventType: 'gpt' }], T), c);
+  assert.deepEqual(typeSpendAt(c, 'day', T + DAY), { windowStartMs: day + DAY, units: 0 });
+  assert.deepEqual(typeSpendAt(c, 'month', T), { windowStartMs: Date.UTC(2027, 4, 1), units: 0 });
+  const rule: AlertRule = { metric: 'spend', threshold: 1, window: 'day', eventType: 'gpt' };
+  const b = {
+    amount: 100,
+    pending: 10,
+    spend: { dayStartMs: day, day: 70, monthStartMs: Date.UTC(2027, 4, 1), month: 90 },
+  };
+  assert.equal(alertValue(rule, b, c, T), 30);
+  assert.equal(alertValue(rule, b, null, T), 0);
+  assert.equal(alertValue({ ...rule, eventType: null }, b, null, T), 70);
+  assert.equal(alertValue({ ...rule, eventType: null, window: 'month' }, b, null, T), 90);
+  assert.equal(alertValue({ ...rule, eventType: null, window: 'day' }, b, null, T + DAY), 0);
+  assert.equal(alertValue(available(5), b, null, T), 90);
+});
+
+test("property: a type's spend equals the balance's own windows fed only that type's changes", () => {
+  const day = Date.UTC(2027, 4, 10);
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          units: fc.integer({ min: -40, max: 40 }),
+          back: fc.integer({ min: 0, max: 3 * DAY }),
+          type: fc.constantFrom('gpt', 'other'),
+          later: fc.integer({ min: 0, max: 10 * HOUR }),
+        }),
+        { maxLength: 30 },
+      ),
+      (steps) => {
+        let now = day + HOUR;
+        let c = { windowStartMs: day, units: 0 };
+        let w = noSpend(now);
+        for (const s of steps) {
+          now += s.later;
+          const change = { units: s.units, takenAtMs: s.units > 0 ? now : now - s.back, eventType: s.type };
+          c = applyTypeSpend(c, 'day', 'gpt', [change], now);
+          if (s.type === 'gpt') w = applySpend(w, [change], now);
+          else w = spendAt(w, now);
+          assert.equal(c.units, w.day);
+          assert.equal(c.windowStartMs, w.dayStartMs);
+        }
+      },
+    ),
+  );
 });
