@@ -124,7 +124,7 @@ test('a rule names the field that makes it invalid', () => {
   assert.deepEqual(alertRuleOf({ metric: 'available', threshold: -3 }), { ok: true, value: available(-3) });
 });
 
-test("a type's spend: only its changes, taken now count, given back leaves its own window, an ended window is 0", () => {
+test("a type's spend: only its changes; taken now counts, given back leaves its window, an ended one is 0", () => {
   const day = Date.UTC(2027, 4, 10);
   const c = { windowStartMs: day, units: 30 };
   assert.deepEqual(
