@@ -4,6 +4,7 @@ import { type Session, onUnauthorized, sessions, setCompany, setCsrfToken } from
 import { navigate, onLocationChange, useLocation } from './hooks';
 import { AccountPage } from './pages/account';
 import { AccountsPage } from './pages/accounts';
+import { AlertsPage } from './pages/alerts';
 import { ForgotPage, LoginPage, ResetPage, SignupPage, VerifyBanner, VerifyPage } from './pages/auth';
 import { KeysPage, NewCompanyPage } from './pages/company';
 import { GrantsPage } from './pages/grants';
@@ -115,6 +116,8 @@ function Authed({ session, path }: { session: Session; path: string }) {
       return <UsagePage companyId={companyId} />;
     case 'grants':
       return <GrantsPage companyId={companyId} />;
+    case 'alerts':
+      return <AlertsPage companyId={companyId} />;
     case 'plans':
       return <PlansPage companyId={companyId} />;
     case 'webhooks':
@@ -130,6 +133,7 @@ const NAV = [
   ['accounts', 'Accounts'],
   ['usage', 'Usage'],
   ['grants', 'Grants'],
+  ['alerts', 'Alerts'],
   ['plans', 'Plans & prices'],
   ['webhooks', 'Webhooks'],
   ['keys', 'API keys'],

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { AddGrant } from './add-grant';
 import { Adjust } from './adjust';
+import { AccountAlerts } from './alerts';
 import { AttachCard } from './attach-card';
 import { AutoRefill } from './auto-refill';
 import { CreateBalance } from './create-balance';
@@ -15,6 +16,7 @@ const ACTIONS = [
   ['create', 'New balance'],
   ['refill', 'Auto-refill'],
   ['limits', 'Spend limits'],
+  ['alerts', 'Alerts'],
   ['card', 'Card'],
   ['midmonth', 'Mid-month increase'],
 ] as const;
@@ -47,6 +49,7 @@ export function Actions(props: ActionProps) {
         {tab === 'grant' && <AddGrant {...props} />}
         {tab === 'refill' && <AutoRefill {...props} />}
         {tab === 'limits' && <SpendLimits {...props} />}
+        {tab === 'alerts' && <AccountAlerts {...props} />}
         {tab === 'card' && <AttachCard {...props} />}
         {tab === 'midmonth' && <MidMonth {...props} />}
       </div>
