@@ -101,6 +101,16 @@ export class AlertsSql extends SqlCore implements AlertsTx {
   }
 
   async alertsOfBalances(keys: BalanceKey[]) {
+    if (keys.length === 0) return [];
+    if (this.dialect.name === 'postgres') {
+      // One statement text whatever the number of balances (its prepared plan is reused), the keys as arrays.
+      const rows = await this.db.all(
+        'SELECT * FROM alerts WHERE (account_id, denomination) IN (SELECT * FROM unnest(?::text[], ?::text[])) ' +
+          'ORDER BY seq',
+        [keys.map((k) => k.accountId), keys.map((k) => k.denomination)],
+      );
+      return rows.map(toAlert);
+    }
     const out: AlertRow[] = [];
     for (let i = 0; i < keys.length; i += KEYS_PER_STATEMENT) {
       const chunk = keys.slice(i, i + KEYS_PER_STATEMENT);
@@ -114,6 +124,28 @@ export class AlertsSql extends SqlCore implements AlertsTx {
     return out;
   }
   async updateAlerts(states: AlertStateRow[]) {
+    if (states.length === 0) return;
+    if (this.dialect.name === 'postgres') {
+      // One statement for a posting's alerts (one round trip), the states as arrays.
+      await this.db.run(
+        'UPDATE alerts AS a SET status = v.status, window_start = v.window_start, resolves_at = v.resolves_at, ' +
+          'triggered_at = v.triggered_at, resolved_at = v.resolved_at, type_spend_start = v.type_spend_start, ' +
+          'type_spend = v.type_spend FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ' +
+          '?::bigint[], ?::bigint[], ?::bigint[]) AS v(alert_id, status, window_start, resolves_at, triggered_at, ' +
+          'resolved_at, type_spend_start, type_spend) WHERE a.alert_id = v.alert_id',
+        [
+          states.map((s) => s.alertId),
+          states.map((s) => s.status),
+          states.map((s) => s.windowStartMs),
+          states.map((s) => s.resolvesAtMs),
+          states.map((s) => s.triggeredAtMs),
+          states.map((s) => s.resolvedAtMs),
+          states.map((s) => s.typeSpend?.windowStartMs ?? null),
+          states.map((s) => s.typeSpend?.units ?? null),
+        ],
+      );
+      return;
+    }
     for (const s of states)
       await this.db.run(
         'UPDATE alerts SET status = ?, window_start = ?, resolves_at = ?, triggered_at = ?, resolved_at = ?, ' +
