@@ -7,7 +7,7 @@ import { SecretBoxError, type SecretBox } from './lib/secret-box.js';
 import { describeReseal, resealSecrets } from './operations/secrets.js';
 import { secretBoxFor } from './secret-keys.js';
 import { buildApp, registeredRoutes, type App } from './http/app.js';
-import { type Job, JobRunner, alertJob, coreJobs, grantJob } from './jobs/runner.js';
+import { type Job, JobRunner, alertJob, coreJobs, grantJob, overrideJob } from './jobs/runner.js';
 import { webhookJobs } from './jobs/webhooks.js';
 import { TestClock, systemClock, type Clock } from './lib/clock.js';
 import { composeDeps } from './compose.js';
@@ -178,6 +178,7 @@ function jobsOf(config: Config, deps: Deps, metrics: Metrics): Job[] {
     chargeJob(deps, (reason, outcome) => metrics.charges.inc({ reason, outcome })),
     grantJob(deps),
     alertJob(deps),
+    overrideJob(deps),
     ...webhookJobs(deps),
     ...retentionJobs(deps, {
       outboxRetentionDays: config.outboxRetentionDays,

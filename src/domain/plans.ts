@@ -50,6 +50,8 @@ export interface PlanInput {
   threshold_alert_percentage?: string | number | null;
   rollover?: boolean | null;
   balances: PlanBalanceInput[];
+  /** The plan's features (checked against the company's features by the operation). */
+  features?: { feature: string; value?: unknown }[];
 }
 
 export interface PlanBalanceEntry {

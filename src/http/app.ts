@@ -44,6 +44,7 @@ import { planRoutes } from './routes/plans.js';
 import { priceRoutes } from './routes/prices.js';
 import { grantRoutes } from './routes/grants.js';
 import { alertRoutes } from './routes/alerts.js';
+import { featureRoutes } from './routes/features.js';
 import { systemRoutes } from './routes/system.js';
 import { testClockRoutes } from './routes/test-clock.js';
 import { transactionRoutes } from './routes/transactions.js';
@@ -143,6 +144,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     priceRoutes(scope, ctx);
     grantRoutes(scope, ctx);
     alertRoutes(scope, ctx);
+    featureRoutes(scope, ctx);
     eventRoutes(scope, ctx);
     usageRoutes(scope, ctx);
     if (opts.testClock) testClockRoutes(scope, ctx, opts.testClock);

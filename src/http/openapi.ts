@@ -45,6 +45,12 @@ export const TAGS: readonly { name: string; description: string }[] = [
     description:
       "Alerts on a balance's available or spend, decided in the transaction of every change, notified by webhook.",
   },
+  {
+    name: 'features',
+    description:
+      'Features (boolean, config, metered), what plans include, per-account overrides, and the exact, immediate ' +
+      'answer to "may this account do X?".',
+  },
   { name: 'events', description: 'Usage events: recorded in groups, held while pending, settled once.' },
   { name: 'usage', description: 'Usage read back by hour, day or month, per type, denomination or account.' },
   { name: 'test clock', description: 'The server clock, moved forward by hand (BILLING_TEST_CLOCK=1 only).' },

@@ -6,6 +6,7 @@
  */
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/limits.js';
 import { resolveEndedAlerts } from '../operations/alerts.js';
+import { endOverrides } from '../operations/features.js';
 import type { Deps } from '../operations/deps.js';
 import type { Tx } from '../store/types.js';
 
@@ -53,6 +54,11 @@ export function alertJob(deps: Deps): Job {
     name: 'resolve-ended-alerts',
     runOnce: (nowMs) => deps.store.write((tx) => resolveEndedAlerts(deps, tx, nowMs)),
   };
+}
+
+/** Feature overrides whose `expires_at` has come: ended, each with its `entitlements_change`. */
+export function overrideJob(deps: Deps): Job {
+  return { name: 'end-feature-overrides', runOnce: (nowMs) => deps.store.write((tx) => endOverrides(tx, nowMs)) };
 }
 
 /** Schedule rows handled per job round (each in its own transaction). */

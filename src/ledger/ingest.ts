@@ -16,6 +16,7 @@ import {
   type PricePeriodKey,
   pricePeriodsOf,
 } from '../domain/ingest-plan.js';
+import { entitlementOf } from '../domain/entitlements.js';
 import { type Draw, drawMany } from '../domain/grants.js';
 import type { SpendChange } from '../domain/spend.js';
 import { failure, type Outcome } from '../domain/outcome.js';
@@ -23,7 +24,7 @@ import type { Price } from '../domain/pricing.js';
 import { type UsageRow, usageOf } from '../domain/usage.js';
 import { type Decimal, DECIMAL_ZERO } from '../lib/decimal.js';
 import { balanceKey } from '../lib/keys.js';
-import type { BalanceKey, BalanceRow, EventRow, ReadTx } from '../store/types.js';
+import type { BalanceKey, BalanceRow, EntitlementRows, EventRow, FeatureRow, ReadTx } from '../store/types.js';
 import type { PostedEntry } from './entries.js';
 import type { BalanceMap } from './view.js';
 
@@ -124,6 +125,7 @@ export async function planEvents(
 async function load(tx: ReadTx, requests: IngestRequest[], nowMs: number, source: PlanSource): Promise<Loaded> {
   const refused: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
   const { prices, known } = await loadInputs(tx, requests, refused);
+  await gateEntitlements(tx, requests, refused, nowMs);
   const balances = await source.balances(balanceKeysOf(requests, refused, prices));
   const periodKeys = pricePeriodsOf(
     requests.filter((_, i) => !refused[i]),
@@ -268,6 +270,65 @@ async function loadInputs(
       });
   }
   return { prices, known };
+}
+
+/**
+ * With gate_on_balance, an event whose type a metered feature meters needs the account entitled to it (contract
+ * "Features and entitlements"): else its request is refused whole, 403 not_entitled naming the event. Only gated
+ * requests cost anything: per company, one indexed query for the metered features of their types, and only where
+ * there are some, one for the accounts' plan entries and overrides of those features.
+ */
+async function gateEntitlements(
+  tx: ReadTx,
+  requests: IngestRequest[],
+  refused: (Outcome<IngestResult> | undefined)[],
+  nowMs: number,
+): Promise<void> {
+  const gated = (r: IngestRequest, e: IngestRequest['events'][number]) => r.gate || e.gate;
+  const byCompany = new Map<string, number[]>();
+  requests.forEach((r, i) => {
+    if (refused[i] || !r.events.some((e) => gated(r, e))) return;
+    const list = byCompany.get(r.companyId);
+    if (list === undefined) byCompany.set(r.companyId, [i]);
+    else list.push(i);
+  });
+  for (const [companyId, indexes] of byCompany) {
+    const types = new Set<string>();
+    for (const i of indexes) for (const e of requests[i]!.events) if (gated(requests[i]!, e)) types.add(e.type);
+    const metered = await tx.features.findMeteredFeatures(companyId, [...types]);
+    if (metered.length === 0) continue;
+    const accounts = [...new Set(indexes.map((i) => requests[i]!.accountId))];
+    const rows = await tx.features.entitlementRowsOfAccounts(
+      accounts,
+      metered.map((f) => f.key),
+    );
+    for (const i of indexes) {
+      const r = requests[i]!;
+      const of = rows.get(r.accountId) ?? { plan: [], overrides: [] };
+      r.events.forEach((e, index) => {
+        if (refused[i] || !gated(r, e)) return;
+        const denied = metered.find((f) => f.eventType === e.type && !entitledIn(f, of, nowMs));
+        if (denied !== undefined)
+          refused[i] = failure(
+            'not_entitled',
+            `the account is not entitled to feature "${denied.key}", which events of type "${e.type}" use`,
+            `events[${index}]`,
+          );
+      });
+    }
+  }
+}
+
+/** Whether an account's plan entries and overrides entitle it to a feature at `nowMs`. */
+function entitledIn(f: FeatureRow, rows: EntitlementRows, nowMs: number): boolean {
+  const plan = rows.plan.find((p) => p.feature === f.key);
+  const o = rows.overrides.find((x) => x.feature === f.key);
+  return entitlementOf(
+    f,
+    plan && { feature: plan.feature, value: null },
+    o && { feature: o.feature, enabled: o.enabled, value: null, expiresAtMs: o.expiresAtMs },
+    nowMs,
+  ).hasAccess;
 }
 
 /** The balances the group's events may draw from (an event without a price or override draws from none). */

@@ -99,6 +99,33 @@ export async function writeBalanceNotifications(p: Posting, changes: BalanceChan
 }
 
 /**
+ * One notification of `type` about no balance (`entitlements_change`) to each of the company's subscriptions of
+ * that type, in the transaction `tx` of the change: the fields every notification carries, then `fields`.
+ */
+export async function notifyCompany(
+  tx: Tx,
+  companyId: string,
+  type: Extract<WebhookType, 'entitlements_change'>,
+  nowMs: number,
+  fields: Record<string, unknown>,
+): Promise<void> {
+  const inserts: WebhookDeliveryRow[] = [];
+  for (const t of await tx.webhooks.findWebhookTargets([companyId])) {
+    if (t.type !== type) continue;
+    const callbackId = newId('cl');
+    const body: Record<string, unknown> = {
+      company_id: companyId,
+      callback_id: callbackId,
+      type,
+      created_at: new Date(nowMs).toISOString(),
+    };
+    for (const [k, v] of Object.entries(fields)) if (!(k in body)) body[k] = v;
+    inserts.push(delivery(callbackId, t, JSON.stringify(body), nowMs));
+  }
+  await tx.webhooks.insertWebhookDeliveries(inserts);
+}
+
+/**
  * One `alert_triggered` or `alert_resolved` notification about balance `b` to each of its company's
  * subscriptions of that type: written by the alerts' decisions (operations/alerts.ts), one per crossing.
  * Returns their callback ids (a later change in the same transaction that undoes the crossing deletes them).

@@ -8,7 +8,7 @@ import { renewPlan } from '../domain/grants.js';
 import { addExact } from '../domain/money.js';
 import { nextRefillAfter, refillAt } from '../domain/monthly.js';
 import { fail } from '../domain/outcome.js';
-import { parsePlan, renewPlanBalance, thresholdAlertCrossed } from '../domain/plans.js';
+import { type PlanInput, parsePlan, renewPlanBalance, thresholdAlertCrossed } from '../domain/plans.js';
 import { newId } from '../lib/ids.js';
 import { balanceKey } from '../lib/keys.js';
 import { lotsOf, type PostedEntry } from '../ledger/entries.js';
@@ -16,6 +16,7 @@ import { grantEntry, type GrantSpec, lotOf, newGrantRow } from '../ledger/grants
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceEffect } from '../ledger/posting.js';
 import type { AccountPlanRow, AccountRow, BalanceRow, Page, PageResult, PlanRow, Tx } from '../store/types.js';
+import { planFeatureRows } from './features.js';
 import { recordChargeAwaitingCard, requestCharge, type NewCharge } from './charges.js';
 import type { Command, Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
@@ -26,6 +27,7 @@ export async function createPlan(deps: Deps, companyId: string, body: unknown): 
   if (!parsed.ok) fail(parsed.reason, planMessage(parsed.reason), parsed.param);
   const p = parsed.plan;
   return async (tx) => {
+    const features = await planFeatureRows(tx, companyId, (body as PlanInput).features ?? []);
     const row: PlanRow = {
       planId: newId('p'),
       companyId,
@@ -40,6 +42,7 @@ export async function createPlan(deps: Deps, companyId: string, body: unknown): 
         amount: b.amount,
         overageUnitUsdCents: b.overageUnitUsdCents,
       })),
+      features,
       createdAtMs: deps.clock.now(),
     };
     await tx.plans.insertPlan(row);

@@ -8,6 +8,7 @@
 import { LEDGER_PORT } from '../ledger/port.js';
 import { AccountsSql } from './accounts/sql.js';
 import { AlertsSql } from './alerts/sql.js';
+import { FeaturesSql } from './features/sql.js';
 import { BalancesSql } from './balances/sql.js';
 import { CardsSql } from './cards/sql.js';
 import { ChargesSql } from './charges/sql.js';
@@ -41,6 +42,7 @@ export class SqlTx<E extends SqlExec> implements Tx {
   #accounts?: AccountsSql;
   #balances?: BalancesSql;
   #alerts?: AlertsSql;
+  #features?: FeaturesSql;
   #grants?: GrantsSql;
   #prices?: PricesSql;
   #events?: EventsSql;
@@ -80,6 +82,10 @@ export class SqlTx<E extends SqlExec> implements Tx {
   get alerts(): AlertsSql {
     this.#alerts ??= new AlertsSql(this.db, this.dialect);
     return this.#alerts;
+  }
+  get features(): FeaturesSql {
+    this.#features ??= new FeaturesSql(this.db, this.dialect);
+    return this.#features;
   }
   get grants(): GrantsSql {
     this.#grants ??= new GrantsSql(this.db, this.dialect);

@@ -16,6 +16,7 @@
  *   accounts/     accounts
  *   balances/     balances: reads, locks, deltas
  *   alerts/       alerts on balances: rules and states, written with their balance locked
+ *   features/     features, plan features, accounts' overrides: what entitles an account
  *   prices/       a company's unit price per event type
  *   grants/       credit grants: the lots of a balance (live ones kept in the balance row)
  *   events/       events and holds
@@ -49,6 +50,7 @@
  */
 import type { AccountsReadTx, AccountsTx } from './accounts/types.js';
 import type { AlertsReadTx, AlertsTx } from './alerts/types.js';
+import type { FeaturesReadTx, FeaturesTx } from './features/types.js';
 import type { BalancesReadTx, BalancesTx } from './balances/types.js';
 import type { CardsReadTx, CardsTx } from './cards/types.js';
 import type { ChargesReadTx, ChargesTx } from './charges/types.js';
@@ -68,6 +70,7 @@ import type { WebhooksReadTx, WebhooksTx } from './webhooks/types.js';
 
 export type * from './accounts/types.js';
 export type * from './alerts/types.js';
+export type * from './features/types.js';
 export type * from './balances/types.js';
 export type * from './cards/types.js';
 export type * from './charges/types.js';
@@ -96,6 +99,7 @@ export interface ReadTx {
   readonly accounts: AccountsReadTx;
   readonly balances: BalancesReadTx;
   readonly alerts: AlertsReadTx;
+  readonly features: FeaturesReadTx;
   readonly grants: GrantsReadTx;
   readonly prices: PricesReadTx;
   readonly events: EventsReadTx;
@@ -121,6 +125,7 @@ export interface Tx extends ReadTx {
   readonly accounts: AccountsTx;
   readonly balances: BalancesTx;
   readonly alerts: AlertsTx;
+  readonly features: FeaturesTx;
   readonly grants: GrantsTx;
   readonly prices: PricesTx;
   readonly events: EventsTx;

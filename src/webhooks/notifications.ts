@@ -14,7 +14,8 @@
  *   that decide them (operations/notifications.ts): `auto_refill` to every subscription of that
  *   type, plan alerts to the `threshold` subscriptions without a threshold of their own; `refill_capped`
  *   by the threshold refill that max_refills_per_month stops, once per balance per UTC month;
- *   `alert_triggered` and `alert_resolved` by the alerts' decisions (operations/alerts.ts), one per crossing.
+ *   `alert_triggered` and `alert_resolved` by the alerts' decisions (operations/alerts.ts), one per crossing;
+ *   `entitlements_change` by the operations on overrides and plans' features (operations/features.ts).
  * - `account_balance` is the balance's `amount`; `available` and `pending` are sent too.
  */
 import type { BalanceFigures } from '../domain/ingest-plan.js';
@@ -29,6 +30,7 @@ export const WEBHOOK_TYPES = [
   'refill_capped',
   'alert_triggered',
   'alert_resolved',
+  'entitlements_change',
 ] as const satisfies readonly WebhookType[];
 
 export function isWebhookType(t: string): t is WebhookType {
@@ -59,6 +61,7 @@ export function changeNotifies(
     case 'refill_capped':
     case 'alert_triggered':
     case 'alert_resolved':
+    case 'entitlements_change':
       return false;
   }
 }

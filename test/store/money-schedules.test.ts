@@ -36,6 +36,7 @@ async function seed(store: Store): Promise<string[]> {
       thresholdAlertPercentage: null,
       rollover: false,
       balances: [],
+      features: [],
       createdAtMs: 0,
     });
     const ids: string[] = [];

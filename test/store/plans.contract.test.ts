@@ -23,6 +23,7 @@ function planRow(companyId: string, over: Partial<PlanRow> = {}): PlanRow {
     thresholdAlertPercentage: null,
     rollover: false,
     balances: [],
+    features: [],
     createdAtMs: T0,
     ...over,
   };

@@ -353,6 +353,63 @@ export interface paths {
      */
     delete: operations["deleteAlert"];
   };
+  "/v1/features/{key}": {
+    /**
+     * Get a feature
+     * @description An unknown key (or another company’s): 404 with `param: "feature"`.
+     */
+    get: operations["getFeature"];
+    /**
+     * Create or change a feature
+     * @description Creates the feature, or changes its name (and a metered one’s event_type). Changing the `kind` of
+     * an existing feature: 409 `feature_kind_cannot_change`. A metered feature needs `event_type`; no other takes one.
+     */
+    put: operations["putFeature"];
+    /**
+     * Delete a feature
+     * @description While a plan or an override names it: 409 `feature_in_use`.
+     */
+    delete: operations["deleteFeature"];
+  };
+  "/v1/features": {
+    /**
+     * List the company's features
+     * @description By key; the cursor is a key of this list.
+     */
+    get: operations["listFeatures"];
+  };
+  "/v1/accounts/{account_id}/features/{key}": {
+    /**
+     * Override a feature for one account
+     * @description `enabled: false` takes a plan’s feature away; `enabled: true` grants it (a config feature with
+     * `value`, else the plan’s). Until `expires_at` (after now; absent: until removed): a read at or after it sees the
+     * plan's answer, and an `entitlements_change` `{account_id, feature}` is sent then, as on every set and removal.
+     */
+    put: operations["setFeatureOverride"];
+    /**
+     * Remove an account's override of a feature
+     * @description The plan decides again (the answer is the entitlement now). No override: 404.
+     */
+    delete: operations["removeFeatureOverride"];
+  };
+  "/v1/accounts/{account_id}/entitlements": {
+    /**
+     * An account's entitlements
+     * @description Every feature of the company, as the account is entitled to it now, by key. A metered feature’s
+     * `has_access` here is the entitlement alone; its check (`GET …/entitlements/{key}`) also asks the balance.
+     */
+    get: operations["listEntitlements"];
+  };
+  "/v1/accounts/{account_id}/entitlements/{key}": {
+    /**
+     * May the account use a feature now?
+     * @description Exact at once after any change, on every process (no cache). A metered feature needs the
+     * entitlement and the pre-flight check of `[{type: event_type, quantity}]` allowed (`reason`
+     * `insufficient_balance` or `spend_limit_reached` otherwise) and answers `balance`. An unknown account: 404
+     * `param: "account_id"`; an unknown feature: 404 `param: "feature"`.
+     */
+    get: operations["checkEntitlement"];
+  };
   "/v1/accounts/{account_id}/events": {
     /**
      * List an account's events
@@ -534,10 +591,20 @@ export interface paths {
   "/v1/plans/{plan_id}": {
     /**
      * Get a plan
-     * @description By its plan_id (p_…), with its balance entries as created: a plan is never changed. Another
-     * company's plan is 404, like one that does not exist.
+     * @description By its plan_id (p_…), with its balance entries as created (they never change) and its features
+     * (replaced by `PUT /v1/plans/{plan_id}/features`). Another company's plan is 404, like one that does not exist.
      */
     get: operations["getPlan"];
+  };
+  "/v1/plans/{plan_id}/features": {
+    /**
+     * Replace a plan's features
+     * @description The new list applies to every account on the plan at once (one write, whatever their number). One
+     * `entitlements_change` `{plan_id, feature}` per feature whose presence or value the new list changes (none for an
+     * unchanged one). An unknown feature, one listed twice or a value on a feature that is not `config`: 400 naming
+     * the entry.
+     */
+    put: operations["replacePlanFeatures"];
   };
   "/v1/accounts/{account_id}/charges": {
     /**
@@ -618,6 +685,7 @@ export interface components {
           | "forbidden"
           | "insufficient_balance"
           | "spend_limit_reached"
+          | "not_entitled"
           | "payment_failed"
           | "not_found"
           | "conflict"
@@ -934,6 +1002,31 @@ export interface components {
        * @description ISO-8601 UTC
        */
       created_at: string;
+    };
+    /**
+     * Feature
+     * @description Something a plan includes or an override grants. Decisions where the contract is silent: at most
+     * 500 features per company; a metered feature keeps its key when its event_type changes.
+     */
+    Feature: {
+      key: string;
+      /**
+       * @description `boolean`: on or off; `config`: a JSON value (≤ 4 KB) the plan or an override gives, e.g.
+       * `{"max_seats": 5}`; `metered`: usage of `event_type`, paid from balances as usual
+       */
+      kind: "boolean" | "config" | "metered";
+      name: string | null;
+      event_type: string | null;
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC
+       */
+      updated_at: string;
     };
     /** User */
     User: {
@@ -3833,6 +3926,589 @@ export interface operations {
     };
   };
   /**
+   * Get a feature
+   * @description An unknown key (or another company’s): 404 with `param: "feature"`.
+   */
+  getFeature: {
+    parameters: {
+      path: {
+        /** @description A feature key: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        key: string;
+      };
+    };
+    responses: {
+      /** @description Get a feature */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Feature"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Create or change a feature
+   * @description Creates the feature, or changes its name (and a metered one’s event_type). Changing the `kind` of an
+   * existing feature: 409 `feature_kind_cannot_change`. A metered feature needs `event_type`; no other takes one.
+   */
+  putFeature: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        /** @description A feature key: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        key: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "kind": "metered",
+         *   "name": "GPT-4",
+         *   "event_type": "gpt4_tokens"
+         * }
+         */
+        "application/json": {
+          /** @description `boolean`, `config` or `metered` */
+          kind: string;
+          name?: string | null;
+          event_type?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Create or change a feature */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Feature"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a feature
+   * @description While a plan or an override names it: 409 `feature_in_use`.
+   */
+  deleteFeature: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        /** @description A feature key: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        key: string;
+      };
+    };
+    responses: {
+      /** @description Delete a feature */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            /** @description The key of the feature deleted */
+            features_deleted: string;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List the company's features
+   * @description By key; the cursor is a key of this list.
+   */
+  listFeatures: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Feature"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Override a feature for one account
+   * @description `enabled: false` takes a plan’s feature away; `enabled: true` grants it (a config feature with
+   * `value`, else the plan’s). Until `expires_at` (after now; absent: until removed): a read at or after it sees the
+   * plan's answer, and an `entitlements_change` `{account_id, feature}` is sent then, as on every set and removal.
+   */
+  setFeatureOverride: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+        /** @description A feature key: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        key: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "enabled": true,
+         *   "expires_at": "2026-12-01T00:00:00Z"
+         * }
+         */
+        "application/json": {
+          enabled: boolean;
+          /** @description config features only: a JSON value of at most 4 KB */
+          value?: unknown;
+          expires_at?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Override a feature for one account */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              feature: string;
+              /**
+               * @description `boolean`: on or off; `config`: a JSON value (≤ 4 KB) the plan or an override gives, e.g.
+               * `{"max_seats": 5}`; `metered`: usage of `event_type`, paid from balances as usual
+               */
+              kind: "boolean" | "config" | "metered";
+              has_access: boolean;
+              /** @description config: the value in force (the override's, else the plan's); else null */
+              value: unknown;
+              /** @description What decides: an override in force, else the plan, else nothing (null: no access) */
+              source: "plan" | "override" | null;
+              /** @description When the override that decides ends */
+              expires_at: string | null;
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Remove an account's override of a feature
+   * @description The plan decides again (the answer is the entitlement now). No override: 404.
+   */
+  removeFeatureOverride: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+        /** @description A feature key: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        key: string;
+      };
+    };
+    responses: {
+      /** @description Remove an account's override of a feature */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              feature: string;
+              /**
+               * @description `boolean`: on or off; `config`: a JSON value (≤ 4 KB) the plan or an override gives, e.g.
+               * `{"max_seats": 5}`; `metered`: usage of `event_type`, paid from balances as usual
+               */
+              kind: "boolean" | "config" | "metered";
+              has_access: boolean;
+              /** @description config: the value in force (the override's, else the plan's); else null */
+              value: unknown;
+              /** @description What decides: an override in force, else the plan, else nothing (null: no access) */
+              source: "plan" | "override" | null;
+              /** @description When the override that decides ends */
+              expires_at: string | null;
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * An account's entitlements
+   * @description Every feature of the company, as the account is entitled to it now, by key. A metered feature’s
+   * `has_access` here is the entitlement alone; its check (`GET …/entitlements/{key}`) also asks the balance.
+   */
+  listEntitlements: {
+    parameters: {
+      path: {
+        account_id: string;
+      };
+    };
+    responses: {
+      /** @description An account's entitlements */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                feature: string;
+                /**
+                 * @description `boolean`: on or off; `config`: a JSON value (≤ 4 KB) the plan or an override gives,
+                 * e.g. `{"max_seats": 5}`; `metered`: usage of `event_type`, paid from balances as usual
+                 */
+                kind: "boolean" | "config" | "metered";
+                has_access: boolean;
+                /** @description config: the value in force (the override's, else the plan's); else null */
+                value: unknown;
+                /** @description What decides: an override in force, else the plan, else nothing (null: no access) */
+                source: "plan" | "override" | null;
+                /** @description When the override that decides ends */
+                expires_at: string | null;
+              })[];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * May the account use a feature now?
+   * @description Exact at once after any change, on every process (no cache). A metered feature needs the entitlement
+   * and the pre-flight check of `[{type: event_type, quantity}]` allowed (`reason` `insufficient_balance` or
+   * `spend_limit_reached` otherwise) and answers `balance`. An unknown account: 404 `param: "account_id"`; an unknown
+   * feature: 404 `param: "feature"`.
+   */
+  checkEntitlement: {
+    parameters: {
+      query?: {
+        /** @description metered: the usage to check (default 1), a number ≥ 0 */
+        quantity?: number;
+      };
+      path: {
+        account_id: string;
+        /** @description A feature key: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        key: string;
+      };
+    };
+    responses: {
+      /** @description May the account use a feature now? */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              feature: string;
+              /**
+               * @description `boolean`: on or off; `config`: a JSON value (≤ 4 KB) the plan or an override gives, e.g.
+               * `{"max_seats": 5}`; `metered`: usage of `event_type`, paid from balances as usual
+               */
+              kind: "boolean" | "config" | "metered";
+              has_access: boolean;
+              /** @description config: the value in force (the override's, else the plan's); else null */
+              value: unknown;
+              /** @description What decides: an override in force, else the plan, else nothing (null: no access) */
+              source: "plan" | "override" | null;
+              /** @description When the override that decides ends */
+              expires_at: string | null;
+              /** @description Why has_access is what it is */
+              reason: "entitled" | "not_entitled" | "insufficient_balance" | "spend_limit_reached";
+              /** @description metered, with a price: the balance the usage draws from, now and after it */
+              balance?: {
+                denomination: string;
+                available: number;
+                available_after: number;
+              };
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
    * List an account's events
    * @description Newest timestamp first (ties: newest recorded first), paged like every list. An event is listed as
    * soon as the request that recorded it has been answered, on every server process. Pending events whose hold expired
@@ -5440,6 +6116,16 @@ export interface operations {
            */
           threshold_alert_percentage?: string | number | null;
           rollover?: boolean | null;
+          /**
+           * @description The features an account on the plan has; an unknown feature, one listed twice or a value on a
+           * feature that is not `config`: 400 naming it
+           */
+          features?: {
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              feature: string;
+              /** @description config features only: a JSON value of at most 4 KB */
+              value?: unknown;
+            }[];
           /** @description One entry per denomination */
           balances: ({
               /** @description Included units per period: an integer or a string of digits */
@@ -5483,6 +6169,13 @@ export interface operations {
                   overage_charge_amount: number;
                   /** @enum {string} */
                   overage_charge_denomination: "usd";
+                }[];
+              /** @description The features every account on the plan has, in the order given */
+              features: {
+                  /** @description A feature key (`PUT /v1/features/{key}`) */
+                  feature: string;
+                  /** @description config features: the JSON value an account on the plan gets; else null */
+                  value: unknown;
                 }[];
               /**
                * Format: date-time
@@ -5576,6 +6269,13 @@ export interface operations {
                     /** @enum {string} */
                     overage_charge_denomination: "usd";
                   }[];
+                /** @description The features every account on the plan has, in the order given */
+                features: {
+                    /** @description A feature key (`PUT /v1/features/{key}`) */
+                    feature: string;
+                    /** @description config features: the JSON value an account on the plan gets; else null */
+                    value: unknown;
+                  }[];
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC
@@ -5622,8 +6322,8 @@ export interface operations {
   };
   /**
    * Get a plan
-   * @description By its plan_id (p_…), with its balance entries as created: a plan is never changed. Another company's
-   * plan is 404, like one that does not exist.
+   * @description By its plan_id (p_…), with its balance entries as created (they never change) and its features
+   * (replaced by `PUT /v1/plans/{plan_id}/features`). Another company's plan is 404, like one that does not exist.
    */
   getPlan: {
     parameters: {
@@ -5659,6 +6359,13 @@ export interface operations {
                   /** @enum {string} */
                   overage_charge_denomination: "usd";
                 }[];
+              /** @description The features every account on the plan has, in the order given */
+              features: {
+                  /** @description A feature key (`PUT /v1/features/{key}`) */
+                  feature: string;
+                  /** @description config features: the JSON value an account on the plan gets; else null */
+                  value: unknown;
+                }[];
               /**
                * Format: date-time
                * @description ISO-8601 UTC
@@ -5685,6 +6392,136 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Replace a plan's features
+   * @description The new list applies to every account on the plan at once (one write, whatever their number). One
+   * `entitlements_change` `{plan_id, feature}` per feature whose presence or value the new list changes (none for an
+   * unchanged one). An unknown feature, one listed twice or a value on a feature that is not `config`: 400 naming the
+   * entry.
+   */
+  replacePlanFeatures: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        plan_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "features": [
+         *     {
+         *       "feature": "sso"
+         *     },
+         *     {
+         *       "feature": "seats",
+         *       "value": 5
+         *     }
+         *   ]
+         * }
+         */
+        "application/json": {
+          /**
+           * @description The features an account on the plan has; an unknown feature, one listed twice or a value on a
+           * feature that is not `config`: 400 naming it
+           */
+          features: {
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              feature: string;
+              /** @description config features only: a JSON value of at most 4 KB */
+              value?: unknown;
+            }[];
+        };
+      };
+    };
+    responses: {
+      /** @description The plan */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              /** @description p_… */
+              plan_id: string;
+              name: string;
+              /** @description USD cents per period */
+              charge_amount: number;
+              /** @enum {string} */
+              charge_denomination: "usd";
+              /** @enum {string} */
+              billing_period: "month";
+              /** @enum {string} */
+              overage_charge_mode: "postpay";
+              threshold_alert_percentage: string | null;
+              rollover: boolean;
+              balances: {
+                  /** @description Included amount per period (numeric string) */
+                  amount: string;
+                  denomination: string;
+                  /** @description USD cents per unit beyond the included amount, charged postpay */
+                  overage_charge_amount: number;
+                  /** @enum {string} */
+                  overage_charge_denomination: "usd";
+                }[];
+              /** @description The features every account on the plan has, in the order given */
+              features: {
+                  /** @description A feature key (`PUT /v1/features/{key}`) */
+                  feature: string;
+                  /** @description config features: the JSON value an account on the plan gets; else null */
+                  value: unknown;
+                }[];
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              created_at: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -5812,6 +6649,9 @@ export interface operations {
                  * alert_resolved: an alert's status changed, written in the transaction of the change; one per alert
                  * per crossing (payload: alert_id, name, denomination, metric, threshold, window, event_type, value —
                  * the metric after the change —, window_start: the spend window's start, null for `available`).
+                 * entitlements_change: an account's override set, removed or ended (payload: account_id, feature), or a
+                 * plan's features changed, once per feature whose presence or value changed (payload: plan_id,
+                 * feature).
                  */
                 type:
                   | "balance_change"
@@ -5820,7 +6660,8 @@ export interface operations {
                   | "threshold"
                   | "refill_capped"
                   | "alert_triggered"
-                  | "alert_resolved";
+                  | "alert_resolved"
+                  | "entitlements_change";
                 url: string;
                 threshold: number | null;
                 /** Format: date-time */
@@ -5900,7 +6741,9 @@ export interface operations {
            * max_refills_per_month, refills_this_month). alert_triggered / alert_resolved: an alert's status changed,
            * written in the transaction of the change; one per alert per crossing (payload: alert_id, name,
            * denomination, metric, threshold, window, event_type, value — the metric after the change —, window_start:
-           * the spend window's start, null for `available`).
+           * the spend window's start, null for `available`). entitlements_change: an account's override set, removed or
+           * ended (payload: account_id, feature), or a plan's features changed, once per feature whose presence or
+           * value changed (payload: plan_id, feature).
            */
           type:
             | "balance_change"
@@ -5909,7 +6752,8 @@ export interface operations {
             | "threshold"
             | "refill_capped"
             | "alert_triggered"
-            | "alert_resolved";
+            | "alert_resolved"
+            | "entitlements_change";
           url: string;
           /** @description Only for type threshold: absolute units of available balance */
           threshold?: number;
@@ -5937,7 +6781,9 @@ export interface operations {
                * max_refills_per_month, refills_this_month). alert_triggered / alert_resolved: an alert's status
                * changed, written in the transaction of the change; one per alert per crossing (payload: alert_id, name,
                * denomination, metric, threshold, window, event_type, value — the metric after the change —,
-               * window_start: the spend window's start, null for `available`).
+               * window_start: the spend window's start, null for `available`). entitlements_change: an account's
+               * override set, removed or ended (payload: account_id, feature), or a plan's features changed, once per
+               * feature whose presence or value changed (payload: plan_id, feature).
                */
               type:
                 | "balance_change"
@@ -5946,7 +6792,8 @@ export interface operations {
                 | "threshold"
                 | "refill_capped"
                 | "alert_triggered"
-                | "alert_resolved";
+                | "alert_resolved"
+                | "entitlements_change";
               url: string;
               threshold: number | null;
               /** @description whsec_…: the Standard Webhooks signing secret, shown only here */
@@ -6098,6 +6945,9 @@ export interface operations {
                  * alert_resolved: an alert's status changed, written in the transaction of the change; one per alert
                  * per crossing (payload: alert_id, name, denomination, metric, threshold, window, event_type, value —
                  * the metric after the change —, window_start: the spend window's start, null for `available`).
+                 * entitlements_change: an account's override set, removed or ended (payload: account_id, feature), or a
+                 * plan's features changed, once per feature whose presence or value changed (payload: plan_id,
+                 * feature).
                  */
                 type:
                   | "balance_change"
@@ -6106,7 +6956,8 @@ export interface operations {
                   | "threshold"
                   | "refill_capped"
                   | "alert_triggered"
-                  | "alert_resolved";
+                  | "alert_resolved"
+                  | "entitlements_change";
                 status: "pending" | "delivered" | "failed";
                 /** @description The JSON body sent */
                 payload: unknown;
@@ -6211,7 +7062,9 @@ export interface operations {
                * max_refills_per_month, refills_this_month). alert_triggered / alert_resolved: an alert's status
                * changed, written in the transaction of the change; one per alert per crossing (payload: alert_id, name,
                * denomination, metric, threshold, window, event_type, value — the metric after the change —,
-               * window_start: the spend window's start, null for `available`).
+               * window_start: the spend window's start, null for `available`). entitlements_change: an account's
+               * override set, removed or ended (payload: account_id, feature), or a plan's features changed, once per
+               * feature whose presence or value changed (payload: plan_id, feature).
                */
               type:
                 | "balance_change"
@@ -6220,7 +7073,8 @@ export interface operations {
                 | "threshold"
                 | "refill_capped"
                 | "alert_triggered"
-                | "alert_resolved";
+                | "alert_resolved"
+                | "entitlements_change";
               status: "pending" | "delivered" | "failed";
               /** @description The JSON body sent */
               payload: unknown;

@@ -34,8 +34,35 @@ const Plan = Type.Object({
   threshold_alert_percentage: Type.Union([Type.String(), Type.Null()]),
   rollover: Type.Boolean(),
   balances: Type.Array(PlanBalance),
+  features: Type.Array(
+    Type.Object({
+      feature: Type.String({ description: 'A feature key (`PUT /v1/features/{key}`)' }),
+      value: Type.Unknown({ description: 'config features: the JSON value an account on the plan gets; else null' }),
+    }),
+    { description: 'The features every account on the plan has, in the order given' },
+  ),
   created_at: Timestamp,
 });
+
+/** Most features a plan lists. */
+export const PLAN_FEATURES_MAX = 100;
+
+/** A plan's list of features, at its creation and in `PUT /v1/plans/{plan_id}/features`. */
+export const PlanFeaturesInput = Type.Array(
+  Type.Object(
+    {
+      feature: Denomination,
+      value: Type.Optional(Type.Unknown({ description: 'config features only: a JSON value of at most 4 KB' })),
+    },
+    { additionalProperties: false },
+  ),
+  {
+    maxItems: PLAN_FEATURES_MAX,
+    description:
+      'The features an account on the plan has; an unknown feature, one listed twice or a value on a feature that ' +
+      'is not `config`: 400 naming it',
+  },
+);
 
 /** USD, the only currency of charges, in any letter case (stored as `usd`). */
 const USD_PATTERN = '^[Uu][Ss][Dd]$';
@@ -77,6 +104,7 @@ const PlanBody = Type.Object(
         Type.Null(),
       ]),
     ),
+    features: Type.Optional(PlanFeaturesInput),
     balances: Type.Array(
       Type.Object(
         {
@@ -183,10 +211,28 @@ export const getPlanSchema = {
   tags: ['plans'],
   summary: 'Get a plan',
   description:
-    "By its plan_id (p_…), with its balance entries as created: a plan is never changed. Another company's " +
-    'plan is 404, like one that does not exist.',
+    'By its plan_id (p_…), with its balance entries as created (they never change) and its features (replaced ' +
+    "by `PUT /v1/plans/{plan_id}/features`). Another company's plan is 404, like one that does not exist.",
   security: companyAuth,
   params: Type.Object({ plan_id: Type.String({ maxLength: 64 }) }),
+  response: { 200: Type.Object({ data: Plan }, { description: 'The plan' }), ...errorResponses(404) },
+};
+
+export const replacePlanFeaturesSchema = {
+  operationId: 'replacePlanFeatures',
+  tags: ['plans'],
+  summary: "Replace a plan's features",
+  description:
+    'The new list applies to every account on the plan at once (one write, whatever their number). One ' +
+    '`entitlements_change` `{plan_id, feature}` per feature whose presence or value the new list changes (none ' +
+    'for an unchanged one). An unknown feature, one listed twice or a value on a feature that is not `config`: 400 ' +
+    'naming the entry.',
+  security: companyAuth,
+  params: Type.Object({ plan_id: Type.String({ maxLength: 64 }) }),
+  body: Type.Object(
+    { features: PlanFeaturesInput },
+    { additionalProperties: false, examples: [{ features: [{ feature: 'sso' }, { feature: 'seats', value: 5 }] }] },
+  ),
   response: { 200: Type.Object({ data: Plan }, { description: 'The plan' }), ...errorResponses(404) },
 };
 
@@ -206,6 +252,7 @@ export function presentPlan(p: PlanRow) {
       overage_charge_amount: b.overageUnitUsdCents,
       overage_charge_denomination: 'usd' as const,
     })),
+    features: p.features.map((f) => ({ feature: f.feature, value: f.value === null ? null : JSON.parse(f.value) })),
     created_at: toIso(p.createdAtMs),
   };
 }

@@ -7,8 +7,21 @@ import { Balance } from './balances.js';
 import { Event } from './events.js';
 import { Grant } from './grants.js';
 import { Alert } from './alerts.js';
+import { Feature } from './features.js';
 import { ApiKey, User } from './identity.js';
 import { Transaction } from './transactions.js';
 import { Price, PriceVersion } from './prices.js';
 
-export const SHARED_SCHEMAS = [Balance, Account, Event, Transaction, Price, PriceVersion, Grant, Alert, User, ApiKey];
+export const SHARED_SCHEMAS = [
+  Balance,
+  Account,
+  Event,
+  Transaction,
+  Price,
+  PriceVersion,
+  Grant,
+  Alert,
+  Feature,
+  User,
+  ApiKey,
+];

@@ -18,6 +18,7 @@ const WebhookTypeSchema = Type.Union(
     Type.Literal('refill_capped'),
     Type.Literal('alert_triggered'),
     Type.Literal('alert_resolved'),
+    Type.Literal('entitlements_change'),
   ],
   {
     description:
@@ -30,7 +31,9 @@ const WebhookTypeSchema = Type.Union(
       'once per balance per UTC month (payload: available, pending, max_refills_per_month, refills_this_month). ' +
       "alert_triggered / alert_resolved: an alert's status changed, written in the transaction of the change; one " +
       'per alert per crossing (payload: alert_id, name, denomination, metric, threshold, window, event_type, value ' +
-      "— the metric after the change —, window_start: the spend window's start, null for `available`).",
+      "— the metric after the change —, window_start: the spend window's start, null for `available`). " +
+      "entitlements_change: an account's override set, removed or ended (payload: account_id, feature), or a plan's " +
+      'features changed, once per feature whose presence or value changed (payload: plan_id, feature).',
   },
 );
 

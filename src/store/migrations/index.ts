@@ -21,6 +21,7 @@ import { priceModels } from './013-price-models.js';
 import { creditGrants } from './014-credit-grants.js';
 import { spendLimits } from './015-spend-limits.js';
 import { alerts } from './016-alerts.js';
+import { features } from './017-features.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -42,4 +43,5 @@ export const MIGRATIONS: Migration[] = [
   creditGrants,
   spendLimits,
   alerts,
+  features,
 ];

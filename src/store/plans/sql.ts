@@ -1,9 +1,10 @@
 /** Plans: row mappers and the SQL both databases share (mixed into SqlTx, sql-base.ts). */
 import type { Page } from '../common.js';
 import { SqlCore, num, strOrNull, type SqlRow } from '../sql-core.js';
+import type { PlanFeatureRow } from '../features/types.js';
 import type { AccountPlanRow, PlanRow, PlansTx } from './types.js';
 
-const toPlan = (r: SqlRow, entries: SqlRow[]): PlanRow => ({
+const toPlan = (r: SqlRow, entries: SqlRow[], features: SqlRow[]): PlanRow => ({
   planId: String(r.plan_id),
   companyId: String(r.company_id),
   name: String(r.name),
@@ -18,6 +19,7 @@ const toPlan = (r: SqlRow, entries: SqlRow[]): PlanRow => ({
     amount: num(e.amount),
     overageUnitUsdCents: num(e.overage_charge_amount),
   })),
+  features: features.map((f) => ({ feature: String(f.feature_key), value: strOrNull(f.value) })),
 });
 
 const toAccountPlan = (r: SqlRow): AccountPlanRow => ({
@@ -34,6 +36,13 @@ export class PlansSql extends SqlCore implements PlansTx {
     const r = await this.one('SELECT * FROM plans WHERE plan_id = ? AND company_id = ?', [planId, companyId]);
     return r && (await this.withPlanBalances([r]))[0];
   }
+  async lockPlan(companyId: string, planId: string) {
+    const r = await this.one(`SELECT * FROM plans WHERE plan_id = ? AND company_id = ?${this.forUpdate()}`, [
+      planId,
+      companyId,
+    ]);
+    return r && (await this.withPlanBalances([r]))[0];
+  }
   async listPlans(companyId: string, page: Page) {
     const result = await this.pageBySeq('plans', 'plan_id', [['company_id', companyId]], page, (r) => r);
     if (!result) return undefined;
@@ -44,10 +53,12 @@ export class PlansSql extends SqlCore implements PlansTx {
     const ids = rows.map((r) => String(r.plan_id));
     const [inIds, params] = this.inList('plan_id', ids);
     const entries = await this.db.all(`SELECT * FROM plan_balances WHERE ${inIds} ORDER BY plan_id, position`, params);
+    const features = await this.db.all(`SELECT * FROM plan_features WHERE ${inIds} ORDER BY plan_id, position`, params);
     return rows.map((r) =>
       toPlan(
         r,
         entries.filter((e) => e.plan_id === r.plan_id),
+        features.filter((f) => f.plan_id === r.plan_id),
       ),
     );
   }
@@ -95,6 +106,19 @@ export class PlansSql extends SqlCore implements PlansTx {
         [p.planId, position++, b.denomination, b.amount, b.overageUnitUsdCents],
       );
     }
+    await this.insertPlanFeatures(p, p.features);
+  }
+  async replacePlanFeatures(p: PlanRow, features: PlanFeatureRow[]) {
+    await this.db.run('DELETE FROM plan_features WHERE plan_id = ?', [p.planId]);
+    await this.insertPlanFeatures(p, features);
+  }
+  private async insertPlanFeatures(p: PlanRow, features: PlanFeatureRow[]) {
+    if (features.length === 0) return;
+    await this.db.run(
+      'INSERT INTO plan_features (plan_id, feature_key, company_id, position, value) VALUES ' +
+        features.map(() => '(?, ?, ?, ?, ?)').join(', '),
+      features.flatMap((f, i) => [p.planId, f.feature, p.companyId, i, f.value]),
+    );
   }
   async insertAccountPlan(a: AccountPlanRow) {
     await this.db.run(

@@ -3,6 +3,7 @@
  * account's plan periods, and the plan columns of its balances (included amount, alert).
  */
 import type { Page, PageResult } from '../common.js';
+import type { PlanFeatureRow } from '../features/types.js';
 
 export interface PlanBalanceRow {
   denomination: string;
@@ -20,6 +21,8 @@ export interface PlanRow {
   thresholdAlertPercentage: string | null;
   rollover: boolean;
   balances: PlanBalanceRow[];
+  /** The features an account on the plan has (contract "Features and entitlements"), in the order given. */
+  features: PlanFeatureRow[];
   createdAtMs: number;
 }
 
@@ -49,6 +52,10 @@ export interface PlansTx extends PlansReadTx {
   ): Promise<void>;
   setPlanAlerted(accountId: string, denomination: string, alerted: boolean): Promise<void>;
   insertPlan(row: PlanRow): Promise<void>;
+  /** The company's plan, locked (PostgreSQL `FOR UPDATE`) until the transaction ends. */
+  lockPlan(companyId: string, planId: string): Promise<PlanRow | undefined>;
+  /** Replaces the plan's features: one write, whatever the number of accounts on the plan. */
+  replacePlanFeatures(plan: PlanRow, features: PlanFeatureRow[]): Promise<void>;
   insertAccountPlan(row: AccountPlanRow): Promise<void>;
   /** Claims one account whose plan period ends by `nowMs` (PostgreSQL `FOR UPDATE SKIP LOCKED`). */
   claimDuePlanRenewal(nowMs: number): Promise<AccountPlanRow | undefined>;

@@ -12,7 +12,8 @@ export type WebhookType =
   | 'threshold'
   | 'refill_capped'
   | 'alert_triggered'
-  | 'alert_resolved';
+  | 'alert_resolved'
+  | 'entitlements_change';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export interface WebhookSubscriptionRow {
