@@ -14,6 +14,10 @@ export type Grant = Schemas['Grant'];
 export type BillingEvent = Schemas['Event'];
 export type UsageGroup = Schemas['UsageGroup'];
 export type User = Schemas['User'];
+export type Feature = Schemas['Feature'];
+export type Plan = operations['listPlans']['responses'][200]['content']['application/json']['data'][number];
+export type Entitlement =
+  operations['listEntitlements']['responses'][200]['content']['application/json']['data'][number];
 
 const state: { csrf: string | null; company: string | null } = { csrf: null, company: null };
 

@@ -5,6 +5,7 @@ import { navigate, onLocationChange, useLocation } from './hooks';
 import { AccountPage } from './pages/account';
 import { AccountsPage } from './pages/accounts';
 import { AlertsPage } from './pages/alerts';
+import { FeaturesPage } from './pages/features';
 import { ForgotPage, LoginPage, ResetPage, SignupPage, VerifyBanner, VerifyPage } from './pages/auth';
 import { KeysPage, NewCompanyPage } from './pages/company';
 import { GrantsPage } from './pages/grants';
@@ -120,6 +121,8 @@ function Authed({ session, path }: { session: Session; path: string }) {
       return <AlertsPage companyId={companyId} />;
     case 'plans':
       return <PlansPage companyId={companyId} />;
+    case 'features':
+      return <FeaturesPage companyId={companyId} />;
     case 'webhooks':
       return <WebhooksPage companyId={companyId} />;
     case 'keys':
@@ -135,6 +138,7 @@ const NAV = [
   ['grants', 'Grants'],
   ['alerts', 'Alerts'],
   ['plans', 'Plans & prices'],
+  ['features', 'Features'],
   ['webhooks', 'Webhooks'],
   ['keys', 'API keys'],
 ] as const;

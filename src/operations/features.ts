@@ -225,7 +225,12 @@ export async function checkEntitlement(
     const [checked] = await checkGroup(deps.ledger, tx, nowMs, [
       { companyId, accountId, events: [event.value], eventIds: ['ev_entitlement_check'], gate: false },
     ]);
-    if (!checked!.ok) throw new OutcomeError(checked!);
+    if (!checked!.ok) {
+      // Not entitled: that is the answer, whatever the usage would do. Entitled to a type no price costs (its events
+      // need a cost_override): nothing to ask a balance.
+      if (!ent.hasAccess || checked!.reason === 'no_price_for_event_type') return view;
+      throw new OutcomeError(checked!);
+    }
     const b = checked!.value.balances[0];
     view.balance = b === undefined ? null : b;
     if (!ent.hasAccess) return view;

@@ -470,7 +470,7 @@ for (const dialect of HTTP_DIALECTS) {
       await plan.getByLabel('Overage (cents/unit)').fill('2');
       await plan.getByRole('button', { name: 'Create plan' }).click();
       await seeText(page, '[data-table=plans] tbody tr', 'Starter');
-      await page.getByLabel('Event type').fill('export');
+      await page.locator('form', { hasText: 'Set a price' }).getByLabel('Event type').fill('export');
       await page.locator('form', { hasText: 'Set a price' }).getByLabel('Denomination').fill('tokens');
       await page.getByLabel('Unit amount').fill('not a number');
       await page.getByRole('button', { name: 'Save price' }).click();
@@ -507,7 +507,7 @@ for (const dialect of HTTP_DIALECTS) {
 
       const check = page.locator('form', { hasText: 'What would this cost?' });
       await check.getByLabel('Account').fill(accountId);
-      await check.getByLabel('Event kind').fill('tokens_in');
+      await check.getByLabel('Event type').fill('tokens_in');
       await check.getByLabel('Quantity').fill('101');
       await check.getByRole('button', { name: 'Check' }).click();
       await seeText(page, '[data-check-result]', 'Cost: 61 tokens');

@@ -1,9 +1,9 @@
 /**
- * The company's grants: those expiring in the next 30 days (live), and per denomination the paid units still
- * outstanding with their value at each grant's cost basis. The value is exact: cost bases are decimal strings of
- * USD cents, summed with the server's own decimal module (src/lib/decimal.ts, pure).
+ * The company's grants: those expiring in the next 30 days (live; each account named, linking to its page), and per
+ * denomination the paid units still outstanding with their value at each grant's cost basis. The value is exact:
+ * cost bases are decimal strings of USD cents, summed with the server's own decimal module (src/lib/decimal.ts, pure).
  */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import {
   type Decimal,
   DECIMAL_ZERO,
@@ -18,6 +18,7 @@ import { DAY, date, shortId, units, when } from '../format';
 import { usePoll } from '../hooks';
 import { Empty, List } from '../ui';
 import { grantName } from './account/grant-names';
+import { nameAccounts } from './account-names';
 
 /** How far ahead the expiring list looks. */
 const EXPIRING_DAYS = 30;
@@ -53,9 +54,16 @@ export function GrantsPage({ companyId }: { companyId: string }) {
 }
 
 function Expiring({ companyId }: { companyId: string }) {
+  // Each account's name, asked for once, as its grants first appear.
+  const names = useRef(new Map<string, string>());
   const list = usePoll(async () => {
     const expires_before = new Date(Date.now() + EXPIRING_DAYS * DAY).toISOString();
-    return allPages<Grant>((c) => listGrants({ expires_before }, c), EXPIRING_MAX_PAGES);
+    const grants = await allPages<Grant>((c) => listGrants({ expires_before }, c), EXPIRING_MAX_PAGES);
+    await nameAccounts(
+      grants.map((g) => g.account_id),
+      names.current,
+    );
+    return grants;
   }, [companyId]);
   return (
     <section aria-labelledby="expiring-h">
@@ -96,10 +104,8 @@ function Expiring({ companyId }: { companyId: string }) {
                       {units(g.remaining)} / {units(g.amount)}
                     </td>
                     <td>{g.denomination}</td>
-                    <td>
-                      <a href={`/c/${companyId}/accounts/${encodeURIComponent(g.account_id)}`}>
-                        <code>{g.account_id}</code>
-                      </a>
+                    <td data-field="account">
+                      <AccountLink companyId={companyId} id={g.account_id} name={names.current.get(g.account_id)} />
                     </td>
                     <td>{g.category}</td>
                   </tr>
@@ -110,6 +116,16 @@ function Expiring({ companyId }: { companyId: string }) {
         )}
       </List>
     </section>
+  );
+}
+
+/** The account's name linking to its page, with its id under it (the id alone while its name is not known). */
+function AccountLink({ companyId, id, name }: { companyId: string; id: string; name: string | undefined }) {
+  return (
+    <a class="account-link" href={`/c/${companyId}/accounts/${encodeURIComponent(id)}`}>
+      {name && name !== id && <span class="stack">{name}</span>}
+      <code class="small stack">{id}</code>
+    </a>
   );
 }
 

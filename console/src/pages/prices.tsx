@@ -1,13 +1,14 @@
 /**
  * Prices: the list, the form that sets one (price-form.tsx: unit, graduated and package prices, with the month's
  * cumulative price C(q) of what the form holds, from the server's own pricing module), and "what would this
- * cost?" through the pre-flight check.
+ * cost?" through the pre-flight check, for an account picked by name (account-picker.tsx).
  */
 import { useState } from 'preact/hooks';
-import { type Schemas, api, ok } from '../api';
+import { type Account, type Schemas, api, ok } from '../api';
 import { units, when } from '../format';
 import { usePoll } from '../hooks';
 import { Alert, Field, List, Submit, formValues, useAction } from '../ui';
+import { AccountPicker, resolveAccount } from './account-picker';
 import { PriceForm } from './price-form';
 
 type Price = Schemas['Price'];
@@ -81,22 +82,26 @@ function PriceTable({ prices }: { prices: Price[] }) {
   );
 }
 
-/** "What would this cost?": the pre-flight check for one account, writing nothing. */
+/** "What would this cost?": the pre-flight check for one account (picked by name), writing nothing. */
 function CostCheck() {
   const { busy, error, run } = useAction();
   const [result, setResult] = useState<string[] | null>(null);
+  const [text, setText] = useState('');
+  const [picked, setPicked] = useState<Account | null>(null);
   const submit = (e: Event) => {
     const v = formValues(e);
     setResult(null);
     void run(async () => {
+      const account = await resolveAccount(picked, text);
       const r = await ok(
         api.POST('/v1/accounts/{account_id}/check', {
-          params: { path: { account_id: v.account_id ?? '' } },
+          params: { path: { account_id: account.id } },
           body: [{ type: v.event_type ?? '', quantity: Number(v.quantity) }],
         }),
       );
       const cost = r.data.events[0]?.cost;
       setResult([
+        `For ${account.label}:`,
         `Cost: ${units(cost?.amount)} ${cost?.denomination ?? ''}`,
         ...r.data.balances.map(
           (b) => `${b.denomination}: ${units(b.available)} available, ${units(b.available_after)} after`,
@@ -108,14 +113,14 @@ function CostCheck() {
   return (
     <form onSubmit={submit} aria-labelledby="check-h">
       <h3 id="check-h">What would this cost?</h3>
-      <Field
-        label="Account"
-        name="account_id"
-        required
-        hint="a_…"
+      <AccountPicker
+        text={text}
+        onText={setText}
+        picked={picked}
+        onPick={setPicked}
         error={error?.param === 'account_id' ? error.message : undefined}
       />
-      <Field label="Event kind" name="event_type" required hint="The event's type" />
+      <Field label="Event type" name="event_type" required hint="The type of the event, e.g. api_call" />
       <Field label="Quantity" name="quantity" required inputMode="decimal" />
       {error && error.param !== 'account_id' && <Alert error={error} />}
       {result && (

@@ -11,7 +11,9 @@ import { type Answer, Core, type RequestOptions, required, unwrap } from './core
 import { Accounts } from './resources/accounts.js';
 import { Alerts } from './resources/alerts.js';
 import { Balances } from './resources/balances.js';
+import { Entitlements } from './resources/entitlements.js';
 import { type EventInput, Events } from './resources/events.js';
+import { Features } from './resources/features.js';
 import { Grants } from './resources/grants.js';
 import { Prices } from './resources/prices.js';
 import { Transactions } from './resources/transactions.js';
@@ -90,6 +92,8 @@ export class Billing {
   readonly usage: Usage;
   readonly webhooks: Webhooks;
   readonly alerts: Alerts;
+  readonly features: Features;
+  readonly entitlements: Entitlements;
   /** The typed client underneath (the same credentials and retries), for routes these methods do not wrap. */
   readonly api: ApiClient;
   readonly companyId: string;
@@ -118,6 +122,8 @@ export class Billing {
     this.usage = new Usage(core);
     this.webhooks = new Webhooks(core);
     this.alerts = new Alerts(core);
+    this.features = new Features(core);
+    this.entitlements = new Entitlements(core);
   }
 
   /**

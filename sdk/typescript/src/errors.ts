@@ -14,6 +14,8 @@ export type BillingErrorType =
   | 'insufficient_balance'
   /** 402: a spend limit's window would be passed; `details`: `{denomination, window, limit, spend, resets_at}`. */
   | 'spend_limit_reached'
+  /** 403: an events request with `gate_on_balance` names a metered feature the account is not entitled to. */
+  | 'not_entitled'
   | 'payment_failed'
   | 'not_found'
   | 'conflict'

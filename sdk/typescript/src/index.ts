@@ -34,6 +34,13 @@ export {
   Balances,
 } from './resources/balances.js';
 export {
+  type Entitlement,
+  type EntitlementCheck,
+  type EntitlementCheckParams,
+  Entitlements,
+  type FeatureOverrideParams,
+} from './resources/entitlements.js';
+export {
   type BillingEvent,
   type EventInput,
   type EventListParams,
@@ -42,6 +49,13 @@ export {
   type IngestOptions,
   type IngestResult,
 } from './resources/events.js';
+export {
+  type Feature,
+  type FeatureDeleted,
+  type FeatureListParams,
+  Features,
+  type FeatureSetParams,
+} from './resources/features.js';
 export {
   type BalanceGrantListParams,
   type Grant,
@@ -80,7 +94,10 @@ export {
 } from './transport.js';
 export {
   type AlertWebhookPayload,
+  type BalanceWebhookPayload,
+  type EntitlementsWebhookPayload,
   isAlertWebhook,
+  isEntitlementsWebhook,
   type WebhookHeaders,
   type WebhookPayload,
   type WebhookType,

@@ -14,24 +14,37 @@ export type WebhookType =
   | 'threshold'
   | 'refill_capped'
   | 'alert_triggered'
-  | 'alert_resolved';
+  | 'alert_resolved'
+  | 'entitlements_change';
 
-/** The JSON body of a delivery (more fields may be added; unknown ones are kept). */
-export interface WebhookPayload {
+/** The fields every delivery carries. */
+interface WebhookPayloadBase {
   company_id: string;
   /** The notification's id: the same on every retry of it, and the `webhook-id` header. */
   callback_id: string;
-  account_id: string;
   type: WebhookType;
+  created_at: string;
+  [field: string]: unknown;
+}
+
+/**
+ * The JSON body of a delivery (more fields may be added; unknown ones are kept): a balance's notification, or an
+ * `entitlements_change` (about a feature, no balance). Its `type` tells them apart, as do `isAlertWebhook` and
+ * `isEntitlementsWebhook`.
+ */
+export type WebhookPayload = BalanceWebhookPayload | EntitlementsWebhookPayload;
+
+/** The body of a delivery about one balance: every type but `entitlements_change`. */
+export interface BalanceWebhookPayload extends WebhookPayloadBase {
+  type: Exclude<WebhookType, 'entitlements_change'>;
+  account_id: string;
   /** The balance's `amount` after the change. */
   account_balance: number;
   account_denomination: string;
-  created_at: string;
   /** Balance changes: `amount − pending` after the change. */
   available?: number;
   /** Balance changes: what pending events hold. */
   pending?: number;
-  [field: string]: unknown;
 }
 
 /**
@@ -39,7 +52,7 @@ export interface WebhookPayload {
  * changed, written in the transaction of the change, one per alert per crossing. The balance's fields
  * (`account_balance`, `available`, `pending`) are those after the change.
  */
-export interface AlertWebhookPayload extends WebhookPayload {
+export interface AlertWebhookPayload extends BalanceWebhookPayload {
   type: 'alert_triggered' | 'alert_resolved';
   /** The alert's id, `al_…`. */
   alert_id: string;
@@ -60,6 +73,27 @@ export interface AlertWebhookPayload extends WebhookPayload {
 /** Whether a verified payload is an alert's (`alert_triggered` or `alert_resolved`), with its alert fields. */
 export function isAlertWebhook(payload: WebhookPayload): payload is AlertWebhookPayload {
   return payload.type === 'alert_triggered' || payload.type === 'alert_resolved';
+}
+
+/**
+ * The body of an `entitlements_change` delivery (`isEntitlementsWebhook` tells one), written in the transaction of
+ * the change: with `account_id` when an account's override was set, removed or ended; with `plan_id` once per
+ * feature whose presence or value a plan's new list of features changed. It carries no balance and no answer:
+ * `billing.entitlements.check` (or `list`) tells the entitlement now.
+ */
+export interface EntitlementsWebhookPayload extends WebhookPayloadBase {
+  type: 'entitlements_change';
+  /** The feature's key. */
+  feature: string;
+  /** The account whose override changed; absent when a plan's features changed. */
+  account_id?: string;
+  /** The plan whose features changed (`p_…`); absent when an account's override changed. */
+  plan_id?: string;
+}
+
+/** Whether a verified payload is an `entitlements_change`, with its feature and its account or plan. */
+export function isEntitlementsWebhook(payload: WebhookPayload): payload is EntitlementsWebhookPayload {
+  return payload.type === 'entitlements_change';
 }
 
 /** The headers of a delivery, in any usual shape: fetch's Headers, Node's IncomingHttpHeaders, a plain object. */

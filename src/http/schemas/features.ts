@@ -191,7 +191,8 @@ export const checkEntitlementSchema = {
   description:
     'Exact at once after any change, on every process (no cache). A metered feature needs the entitlement and ' +
     'the pre-flight check of `[{type: event_type, quantity}]` allowed (`reason` `insufficient_balance` or ' +
-    '`spend_limit_reached` otherwise) and answers `balance`. An unknown account: 404 `param: "account_id"`; an ' +
+    '`spend_limit_reached` otherwise) and answers `balance` (none when no price costs its event type: its events ' +
+    'then need a cost_override). An unknown account: 404 `param: "account_id"`; an ' +
     'unknown feature: 404 `param: "feature"`.',
   security: companyAuth,
   params: AccountFeatureParams,

@@ -6,6 +6,7 @@ import { AccountAlerts } from './alerts';
 import { AttachCard } from './attach-card';
 import { AutoRefill } from './auto-refill';
 import { CreateBalance } from './create-balance';
+import { AccountFeatures } from './features';
 import type { ActionProps } from './form-parts';
 import { SpendLimits } from './limits';
 import { MidMonth } from './mid-month';
@@ -17,6 +18,7 @@ const ACTIONS = [
   ['refill', 'Auto-refill'],
   ['limits', 'Spend limits'],
   ['alerts', 'Alerts'],
+  ['features', 'Features'],
   ['card', 'Card'],
   ['midmonth', 'Mid-month increase'],
 ] as const;
@@ -50,6 +52,7 @@ export function Actions(props: ActionProps) {
         {tab === 'refill' && <AutoRefill {...props} />}
         {tab === 'limits' && <SpendLimits {...props} />}
         {tab === 'alerts' && <AccountAlerts {...props} />}
+        {tab === 'features' && <AccountFeatures {...props} />}
         {tab === 'card' && <AttachCard {...props} />}
         {tab === 'midmonth' && <MidMonth {...props} />}
       </div>
