@@ -139,6 +139,57 @@ export function alertValue(rule: AlertRule, b: AlertBalance, typeSpend: TypeSpen
   return rule.window === 'day' ? w.day : w.month;
 }
 
+/**
+ * What a balance's alerts watch, kept on the balance row: the bounds within which no change of the balance can
+ * change any of its alerts' statuses. A posting that leaves its balance inside them reads no alert at all.
+ */
+export interface AlertWatch {
+  /** `available` must stay at or above this: the highest threshold of an `ok` available alert. */
+  low: number | null;
+  /** `available` must stay below this: the lowest threshold of a `triggered` available alert. */
+  high: number | null;
+  /** The day's (month's) spend must stay below this: the lowest threshold of an `ok` spend alert of that window. */
+  day: number | null;
+  month: number | null;
+  /** Before this instant: the soonest end of a triggered spend alert's window. */
+  until: number | null;
+  /** A spend alert of one event type counts that type's spend itself: every change of the balance is decided. */
+  typed: boolean;
+}
+
+const lowest = (a: number | null, b: number): number => (a === null || b < a ? b : a);
+
+/** The watch of a balance's alerts in these states. */
+export function alertWatchOf(alerts: readonly { rule: AlertRule; state: AlertState }[]): AlertWatch {
+  const w: AlertWatch = { low: null, high: null, day: null, month: null, until: null, typed: false };
+  for (const { rule, state } of alerts) {
+    if (rule.metric === 'available') {
+      if (state.status === 'ok') w.low = w.low === null || rule.threshold > w.low ? rule.threshold : w.low;
+      else w.high = lowest(w.high, rule.threshold);
+      continue;
+    }
+    if (rule.eventType !== null) w.typed = true;
+    if (state.status === 'ok') {
+      if (rule.window === 'day') w.day = lowest(w.day, rule.threshold);
+      else w.month = lowest(w.month, rule.threshold);
+    } else {
+      const end = resolvesAt(rule, state);
+      if (end !== null) w.until = lowest(w.until, end);
+    }
+  }
+  return w;
+}
+
+/** Whether the balance, as it is at `nowMs`, is inside its alerts' watch: no alert's status can have changed. */
+export function withinWatch(w: AlertWatch, b: AlertBalance, nowMs: number): boolean {
+  if (w.typed || (w.until !== null && nowMs >= w.until)) return false;
+  const available = b.amount - b.pending;
+  if ((w.low !== null && available < w.low) || (w.high !== null && available >= w.high)) return false;
+  if (w.day === null && w.month === null) return true;
+  const spend = spendAt(b.spend, nowMs);
+  return (w.day === null || spend.day < w.day) && (w.month === null || spend.month < w.month);
+}
+
 /** The status an alert shows at `nowMs` (a spend alert of an ended window reads resolved before anything writes it). */
 export function statusAt(rule: AlertRule, state: AlertState, nowMs: number): AlertStatus {
   if (

@@ -14,7 +14,10 @@ import {
   ALERTS_PER_ACCOUNT_MAX,
   type AlertCrossing,
   type AlertRule,
+  type AlertState,
+  type AlertWatch,
   alertRuleOf,
+  alertWatchOf,
   alertValue,
   type AlertStatus,
   applyTypeSpend,
@@ -22,6 +25,7 @@ import {
   resolvesAt,
   type TypeSpend,
   windowStartOf,
+  withinWatch,
 } from '../domain/alerts.js';
 import { fail } from '../domain/outcome.js';
 import type { SpendChange } from '../domain/spend.js';
@@ -45,6 +49,11 @@ export interface AlertView {
 
 export function ruleOf(a: Pick<AlertRow, 'metric' | 'threshold' | 'window' | 'eventType'>): AlertRule {
   return { metric: a.metric, threshold: a.threshold, window: a.window, eventType: a.eventType };
+}
+
+/** Alerts' rules and states as their stored rows have them. */
+function statesOf(rows: readonly AlertRow[]): { rule: AlertRule; state: AlertState }[] {
+  return rows.map((a) => ({ rule: ruleOf(a), state: { status: a.status, windowStartMs: a.windowStartMs } }));
 }
 
 /** A spend alert of one event type counts that type's spend itself; any other alert counts none. */
@@ -133,11 +142,17 @@ async function decideAlerts(
   spendOf: (a: AlertRow) => readonly SpendChange[] | undefined,
 ): Promise<void> {
   const updates: AlertStateRow[] = [];
+  // Each balance's alerts as decided, for its watch.
+  const watched = new Map<string, { b: BalanceRow; alerts: { rule: AlertRule; state: AlertState }[] }>();
   for (const a of alerts) {
     const b = balanceOf(a);
     if (b === undefined) continue;
     const { state, crossings } = decided(a, b, typeSpendAfter(a, spendOf(a), p.nowMs), p.nowMs);
     if (changed(a, state)) updates.push(state);
+    const key = balanceKey(a.accountId, a.denomination);
+    const w = watched.get(key) ?? { b, alerts: [] };
+    w.alerts.push({ rule: ruleOf(a), state: { status: state.status, windowStartMs: state.windowStartMs } });
+    watched.set(key, w);
     if (crossings.length === 0) continue;
     const crossed = p.memo(CROSSED);
     let m = crossed.get(a.alertId);
@@ -153,6 +168,18 @@ async function decideAlerts(
     for (const c of crossings) m.callbackIds.push(...(await notifyAlert(p, c.type, b, crossingFields(a, c))));
   }
   if (updates.length > 0) await p.tx.alerts.updateAlerts(updates);
+  for (const { b, alerts: decidedAlerts } of watched.values()) await rewatch(p.tx, b, decidedAlerts);
+}
+
+/** Writes a balance's alerts' watch where it changed (a crossing, an alert created or deleted). */
+async function rewatch(tx: Tx, b: BalanceRow, alerts: readonly { rule: AlertRule; state: AlertState }[]) {
+  const watch = JSON.stringify(alertWatchOf(alerts));
+  if (watch !== b.alertWatch) await tx.alerts.setAlertWatch(b.accountId, b.denomination, watch);
+}
+
+/** Whether a balance with alerts is, after a change, inside its alerts' watch (none can have changed status). */
+function quiet(b: BalanceRow, nowMs: number): boolean {
+  return b.alertWatch !== null && withinWatch(JSON.parse(b.alertWatch) as AlertWatch, b, nowMs);
 }
 
 /**
@@ -163,7 +190,10 @@ export async function decideAlertsAfter(p: Posting, changes: BalanceChange[]): P
   let any = false;
   for (const c of changes) if (c.after.alertCount > 0) any = true;
   if (!any) return;
-  const keys: BalanceKey[] = changes.filter((c) => c.after.alertCount > 0).map((c) => c.after);
+  const keys: BalanceKey[] = changes
+    .filter((c) => c.after.alertCount > 0 && !quiet(c.after, p.nowMs))
+    .map((c) => c.after);
+  if (keys.length === 0) return;
   const byKey = new Map(changes.map((c) => [balanceKey(c.after.accountId, c.after.denomination), c]));
   const of = (a: AlertRow) => byKey.get(balanceKey(a.accountId, a.denomination));
   await decideAlerts(
@@ -186,10 +216,11 @@ export async function resolveEndedAlerts(deps: Deps, tx: Tx, nowMs: number): Pro
   const due = await tx.alerts.findBalancesWithAlertsResolving(nowMs, RESOLVE_BATCH_MAX);
   if (due.length === 0) return 0;
   const p = await deps.ledger.open(tx, due, nowMs);
-  const alerts = await tx.alerts.alertsOfBalances(due);
+  // Every alert of those balances, decided at now from the state last written (those another process or a change
+  // resolved first stay as they are), so that each balance's watch is made of all of them.
   await decideAlerts(
     p,
-    alerts.filter((a) => a.resolvesAtMs !== null && a.resolvesAtMs <= nowMs),
+    await tx.alerts.alertsOfBalances(due),
     (a) => p.balance(a.accountId, a.denomination),
     () => undefined,
   );
@@ -277,6 +308,7 @@ export async function createAlert(
     const { state, crossings, value } = decided(fresh, b, typeSpend, nowMs);
     const row: AlertRow = { ...fresh, ...state };
     await tx.alerts.insertAlert(row);
+    await rewatch(tx, b, statesOf(await tx.alerts.alertsOfBalances([b])));
     for (const c of crossings) await notifyAlert(p, c.type, b, crossingFields(row, c));
     return { row, status: row.status, value, triggeredAtMs: row.triggeredAtMs, resolvedAtMs: row.resolvedAtMs };
   };
@@ -347,8 +379,10 @@ export async function listTriggeredAlerts(deps: Deps, companyId: string, page: P
 export async function deleteAlert(deps: Deps, companyId: string, alertId: string): Promise<Command<string>> {
   return async (tx) => {
     const a = await ownedAlert(tx, companyId, alertId);
-    await deps.ledger.open(tx, [a], deps.clock.now());
+    const p = await deps.ledger.open(tx, [a], deps.clock.now());
     if (!(await tx.alerts.deleteAlert(a))) fail('not_found', `no such alert: ${alertId}`, 'alert_id');
+    const b = p.balance(a.accountId, a.denomination);
+    if (b !== undefined) await rewatch(tx, b, statesOf(await tx.alerts.alertsOfBalances([b])));
     return alertId;
   };
 }

@@ -12,11 +12,14 @@ import {
   type AlertState,
   alertRuleOf,
   alertValue,
+  alertWatchOf,
   applyTypeSpend,
   decideAlert,
   resolvesAt,
   statusAt,
   typeSpendAt,
+  windowStartOf,
+  withinWatch,
 } from '../../src/domain/alerts.js';
 import { applySpend, noSpend, spendAt } from '../../src/domain/spend.js';
 
@@ -188,3 +191,59 @@ test("property: a type's spend equals the balance's own windows fed only that ty
     ),
   );
 });
+
+test("property: a balance inside its alerts' watch changes no alert's status", () => {
+  const day = Date.UTC(2027, 4, 10);
+  const rule = fc.oneof(
+    fc.integer({ min: -50, max: 50 }).map(available),
+    fc
+      .record({ t: fc.integer({ min: 1, max: 60 }), w: fc.constantFrom<'day' | 'month'>('day', 'month') })
+      .map(({ t, w }) => spend(t, w)),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ rule, triggered: fc.boolean(), windowBack: fc.integer({ min: 0, max: 2 }) }), {
+        minLength: 1,
+        maxLength: 6,
+      }),
+      fc.record({
+        amount: fc.integer({ min: -60, max: 60 }),
+        pending: fc.integer({ min: 0, max: 20 }),
+        day: fc.integer({ min: 0, max: 70 }),
+        month: fc.integer({ min: 0, max: 70 }),
+        later: fc.integer({ min: 0, max: 3 * DAY }),
+      }),
+      (alerts, b) => {
+        const decidedAt = day + HOUR;
+        const states = alerts.map(({ rule: r, triggered, windowBack }) => ({
+          rule: r,
+          state: (triggered
+            ? {
+                status: 'triggered',
+                windowStartMs: r.metric === 'spend' ? windowStartOfRule(r, decidedAt, windowBack) : null,
+              }
+            : OK) as AlertState,
+        }));
+        const now = decidedAt + b.later;
+        const balance = {
+          amount: b.amount,
+          pending: b.pending,
+          spend: { dayStartMs: day, day: b.day, monthStartMs: Date.UTC(2027, 4, 1), month: Math.max(b.day, b.month) },
+        };
+        if (!withinWatch(alertWatchOf(states), balance, now)) return;
+        for (const { rule: r, state } of states) {
+          const value = alertValue(r, balance, null, now);
+          const d = decideAlert(r, state, value, now);
+          assert.deepEqual(d.crossings, [], `${JSON.stringify(r)} ${JSON.stringify(state)} value ${value}`);
+        }
+      },
+    ),
+  );
+});
+
+/** The start of a spend rule's window `back` windows before the one holding `atMs` (0: that one). */
+function windowStartOfRule(r: AlertRule, atMs: number, back: number): number {
+  let w = windowStartOf(r.window!, atMs);
+  for (let i = 0; i < back; i++) w = windowStartOf(r.window!, w - 1);
+  return w;
+}

@@ -97,6 +97,13 @@ export class AlertsSql extends SqlCore implements AlertsTx {
     ]);
   }
 
+  async setAlertWatch(accountId: string, denomination: string, watch: string) {
+    await this.db.run('UPDATE balances SET alert_watch = ? WHERE account_id = ? AND denomination = ?', [
+      watch,
+      accountId,
+      denomination,
+    ]);
+  }
   async alertsOfBalances(keys: BalanceKey[]) {
     if (keys.length === 0) return [];
     if (this.dialect.name === 'postgres') {

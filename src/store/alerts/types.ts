@@ -55,6 +55,8 @@ export interface AlertsTx extends AlertsReadTx {
   deleteAlert(alert: AlertRow): Promise<boolean>;
   /** The alerts of these (locked) balances. */
   alertsOfBalances(keys: BalanceKey[]): Promise<AlertRow[]>;
+  /** Sets a (locked) balance's alerts' watch (domain/alerts.ts AlertWatch as JSON). */
+  setAlertWatch(accountId: string, denomination: string, watch: string): Promise<void>;
   /** Writes the states of alerts of locked balances. */
   updateAlerts(states: AlertStateRow[]): Promise<void>;
   /**

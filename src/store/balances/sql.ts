@@ -54,7 +54,7 @@ export const BALANCE_COLUMNS_BUT_GRANTS =
   'refill_on_day, created_at, refill_monthly, monthly_anchor_at, next_refill_at, refill_charge_id, ' +
   'consecutive_declines, auto_refill_paused, plan_included, plan_alert_percentage, plan_alerted, grants_due_at, ' +
   'spend_day_start, spend_day, spend_month_start, spend_month, limit_daily, limit_monthly, ' +
-  'refill_max_per_month, refills_month_start, refills_in_month, refill_capped_month, alert_count';
+  'refill_max_per_month, refills_month_start, refills_in_month, refill_capped_month, alert_count, alert_watch';
 
 const B_COLUMNS_BUT_GRANTS = BALANCE_COLUMNS_BUT_GRANTS.replace(/(^|, )/g, '$1b.');
 
@@ -95,6 +95,7 @@ const balanceOf = (r: SqlRow, written: WrittenLots | undefined): StoredBalanceRo
     },
     limits: { daily: numOrNull(r.limit_daily), monthly: numOrNull(r.limit_monthly) },
     alertCount: num(r.alert_count ?? 0),
+    alertWatch: strOrNull(r.alert_watch),
     // Money movement: every field always filled, in one object literal (no spread of another per row).
     refillMonthly: Boolean(r.refill_monthly),
     monthlyAnchorAtMs: numOrNull(r.monthly_anchor_at),

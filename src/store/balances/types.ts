@@ -31,6 +31,8 @@ export interface BalanceRow {
   limits: SpendLimits;
   /** How many alerts the balance has (store/alerts/: a posting reads them only where there are some). */
   alertCount: number;
+  /** Its alerts' watch (domain/alerts.ts AlertWatch) as JSON; null: decide every change. */
+  alertWatch: string | null;
   // --- money movement: filled by every read of a balance row (their columns' defaults on a new balance)
   /** Monthly refill switched on. */
   refillMonthly: boolean;
@@ -63,6 +65,7 @@ type BalanceMoneyFields =
   | 'spend'
   | 'limits'
   | 'alertCount'
+  | 'alertWatch'
   | 'refillMonthly'
   | 'monthlyAnchorAtMs'
   | 'nextRefillAtMs'

@@ -5,7 +5,9 @@
  * last crossings, and for a spend alert of one event type that type's spend in its window (`type_spend_start`,
  * `type_spend`), which the balance does not keep. Rows are read and written only with their balance locked.
  * `balances.alert_count`: how many alerts a balance has, read with it, so that a posting on a balance without
- * alerts (the usual case) costs no query.
+ * alerts (the usual case) costs no query; `balances.alert_watch`: the bounds within which no change of the balance
+ * can change any of its alerts' statuses (domain/alerts.ts AlertWatch, as JSON), so that a posting that stays
+ * inside them reads no alert either.
  */
 import { BYTE_ORDER_TEXT } from './005-byte-order-text.js';
 import { both, type Migration } from './migration.js';
@@ -36,6 +38,7 @@ CREATE INDEX alerts_balance ON alerts (account_id, denomination);
 CREATE INDEX alerts_triggered ON alerts (company_id, seq) WHERE status = 'triggered';
 CREATE INDEX alerts_resolves ON alerts (resolves_at) WHERE resolves_at IS NOT NULL;
 ALTER TABLE balances ADD COLUMN alert_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE balances ADD COLUMN alert_watch TEXT;
 `;
 
 export const alerts: Migration = {
