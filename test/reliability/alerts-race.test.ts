@@ -58,7 +58,7 @@ async function jobInFlight(client: pg.Client, app: string): Promise<number | und
   const r = await client.query(
     `SELECT pid FROM pg_stat_activity
       WHERE datname = current_database() AND application_name = $1 AND xact_start IS NOT NULL
-        AND query ILIKE '%UPDATE alerts SET%'`,
+        AND (query ILIKE '%UPDATE alerts%' OR query ILIKE '%SET alert_watch%')`,
     [app],
   );
   return r.rows.length > 0 ? Number(r.rows[0].pid) : undefined;
