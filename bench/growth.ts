@@ -30,6 +30,13 @@ import { dirname, join } from 'node:path';
 import { Api, createTenant, mapConcurrent, type Transaction } from './lib/api.js';
 import { eventBatches } from './lib/bodies.js';
 import { startChild, type ChildServer } from './lib/children.js';
+import {
+  createFeatures,
+  createPlans,
+  entitlementPath,
+  type GrowthCatalogue,
+  growthCatalogue,
+} from './lib/entitlements.js';
 import { checkPlans, type GrantPlanSubjects, type PlanSubjects } from './lib/growth-explain.js';
 import { DAY_MS } from './lib/grants.js';
 import {
@@ -42,7 +49,9 @@ import {
   type GrowthOptions,
 } from './lib/growth-options.js';
 import {
+  ENTITLEMENT_CASE_PREFIX,
   formatChecks,
+  formatEntitlements,
   formatGrantTargets,
   formatLevels,
   formatLists,
@@ -72,6 +81,7 @@ import type { LoadSpec } from './lib/load.js';
 import {
   connectionsFor,
   DENOMINATION,
+  EVENT_TYPE,
   INITIAL_GRANT,
   parseOptions,
   SETUP_CONCURRENCY,
@@ -110,6 +120,8 @@ const DISK_BYTES_PER_EVENT = 1_000;
 const DISK_BYTES_PER_ACCOUNT = 1_200;
 /** Each grant beyond the initial one: its row, its two index entries, its `grant` transaction, its lot. */
 const DISK_BYTES_PER_GRANT = 600;
+/** An account on a plan: its plan periods row and its index entries (overrides are a tenth as many). */
+const DISK_BYTES_PER_PLAN_ACCOUNT = 300;
 /** Transactions per page when the bench reads the big account's history through the store. */
 const STORE_PAGE = 10_000;
 /** Connections of the store the bench seeds and reads with (PostgreSQL). */
@@ -207,7 +219,10 @@ async function checkDisk(options: GrowthOptions, storage: Storage): Promise<stri
   const maxAccounts = options.accountLevels[options.accountLevels.length - 1] as number;
   const maxEvents = options.eventLevels[options.eventLevels.length - 1] as number;
   const needed =
-    maxAccounts * (DISK_BYTES_PER_ACCOUNT + (options.grants - 1) * DISK_BYTES_PER_GRANT) +
+    maxAccounts *
+      (DISK_BYTES_PER_ACCOUNT +
+        (options.grants - 1) * DISK_BYTES_PER_GRANT +
+        (options.features > 0 ? DISK_BYTES_PER_PLAN_ACCOUNT : 0)) +
     maxEvents * DISK_BYTES_PER_EVENT;
   const free = dir === undefined ? undefined : freeBytes(dir);
   const gb = (b: number): string => `${(b / 1e9).toFixed(1)} GB`;
@@ -517,6 +532,77 @@ async function grantCases(
   };
 }
 
+/** An entitlement check's answer: `has_access` decided (and, for a metered feature, the balance it draws from). */
+function checkAnswer(metered: boolean): (body: string) => boolean {
+  return (body) => {
+    try {
+      const data = (JSON.parse(body) as { data?: { has_access?: unknown; balance?: unknown } }).data;
+      return typeof data?.has_access === 'boolean' && (!metered || typeof data.balance === 'object');
+    } catch {
+      return false;
+    }
+  };
+}
+
+/**
+ * The entitlements' cases on random accounts of the population: the list of every feature, one check of a
+ * boolean or config feature (the keys in turn), one check of the metered feature on the events' type (its
+ * pre-flight check, 1 unit).
+ */
+function entitlementCases(population: readonly string[], catalogue: GrowthCatalogue, requests: number): ListCase[] {
+  const accounts = (): string[] => shuffled(population).slice(0, requests);
+  const plain = catalogue.features.filter((f) => f.kind !== 'metered');
+  const metered = catalogue.features.find((f) => f.kind === 'metered' && f.eventType === EVENT_TYPE);
+  const features = catalogue.features.length;
+  const cases: ListCase[] = [
+    {
+      name: `${ENTITLEMENT_CASE_PREFIX}, list`,
+      request: `GET /v1/accounts/{random account}/entitlements (${features} features)`,
+      paths: accounts().map((a) => `/v1/accounts/${encodeURIComponent(a)}/entitlements`),
+      expect: (body) => {
+        try {
+          return (JSON.parse(body) as { data?: unknown[] }).data?.length === features;
+        } catch {
+          return false;
+        }
+      },
+      itemsPerAnswer: features,
+    },
+  ];
+  if (plain.length > 0)
+    cases.push({
+      name: `${ENTITLEMENT_CASE_PREFIX}, one check (boolean or config)`,
+      request: 'GET /v1/accounts/{random account}/entitlements/{boolean or config feature, in turn}',
+      paths: accounts().map((a, i) => entitlementPath(a, (plain[i % plain.length] as { key: string }).key)),
+      expect: checkAnswer(false),
+      itemsPerAnswer: 1,
+    });
+  if (metered !== undefined)
+    cases.push({
+      name: `${ENTITLEMENT_CASE_PREFIX}, one check (metered, pre-flight)`,
+      request: `GET /v1/accounts/{random account}/entitlements/${metered.key}?quantity=1`,
+      paths: accounts().map((a) => entitlementPath(a, metered.key, 1)),
+      expect: checkAnswer(true),
+      itemsPerAnswer: 1,
+    });
+  return cases;
+}
+
+/**
+ * The plan check's account and feature: an account with overrides (account index 5n, spread index 5n − 1)
+ * when the population has one, and the metered feature (else the first).
+ */
+function entitlementSubjects(
+  population: readonly string[],
+  catalogue: GrowthCatalogue,
+  overrideEvery: number,
+): { accountId: string; featureKey: string } {
+  const withOverrides = overrideEvery > 0 ? overrideEvery * 5 - 1 : 0;
+  const accountId = (population[withOverrides] ?? population[0]) as string;
+  const feature = catalogue.features.find((f) => f.kind === 'metered') ?? catalogue.features[0];
+  return { accountId, featureKey: feature?.key ?? '' };
+}
+
 /** Follows next_cursor from a deep cursor: the pages must continue the balance_after chain without a gap. */
 async function followPages(api: Api, accountId: string, cursor: string): Promise<string | undefined> {
   let previous: Transaction | undefined;
@@ -722,6 +808,18 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
       say,
       options.grants,
     );
+    let catalogue: GrowthCatalogue | undefined;
+    if (options.features > 0) {
+      catalogue = growthCatalogue(options.features, options.plans);
+      await createFeatures(tenant, catalogue.features, 'override');
+      const planIds = await createPlans(tenant, catalogue.plans);
+      seeder.entitlements = { planIds, catalogue, overrideEvery: options.overrideEvery };
+      const overrides = options.overrideEvery > 0 ? `, every ${options.overrideEvery}th with an override` : '';
+      say(
+        `entitlements: ${catalogue.features.length} features and ${planIds.length} plans created through the API; ` +
+          `accounts are seeded on the plans${overrides}`,
+      );
+    }
     const ledger = new GrowthLedger();
     const benchOptions: BenchOptions = {
       ...parseOptions([]),
@@ -917,6 +1015,15 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
       const grants = await grantCases(store, tenant.companyId, population, options.grants, options.listRequests);
       run.grants = { ...grants.info, rows: seeder.seededGrants };
       cases.push(...grants.cases);
+      if (catalogue !== undefined) {
+        cases.push(...entitlementCases(population, catalogue, options.listRequests));
+        run.entitlements = {
+          features: catalogue.features.length,
+          plans: catalogue.plans.length,
+          accountsOnPlans: catalogue.plans.length > 0 ? population.length + 1 : 0,
+          overrides: seeder.seededOverrides,
+        };
+      }
       for (const c of cases) run.lists.push(await measureList(ctx, c, options.listRequests));
 
       const subjects: PlanSubjects = {
@@ -929,6 +1036,9 @@ async function runDatabase(db: DbKind, options: GrowthOptions, dataDir: string, 
         usageFromMs: period.fromMs,
         usageToMs: period.toMs,
         grants: grants.subjects,
+        ...(catalogue === undefined
+          ? {}
+          : { entitlements: entitlementSubjects(population, catalogue, options.overrideEvery) }),
       };
       say('checking query plans');
       const database =
@@ -1002,6 +1112,8 @@ async function main(): Promise<number> {
   out.push('List endpoints (the big account; the company with every account):', '', formatLists(runs), '');
   const grantTargets = formatGrantTargets(runs);
   if (grantTargets.length > 0) out.push('Credit grants (issue 25 targets, p99):', ...grantTargets, '');
+  const entitlements = formatEntitlements(runs);
+  if (entitlements.length > 0) out.push('Features and entitlements (sequential, 1 connection):', ...entitlements, '');
   for (const run of runs) {
     if (run.bigAccount !== undefined) {
       out.push(

@@ -42,6 +42,7 @@ import {
   applyRatios,
   BASELINE_SCENARIO,
   formatLedger,
+  formatPaced,
   formatProblems,
   formatTable,
   HELLO_PHASE,
@@ -88,6 +89,7 @@ const BASELINE_SIZES: Readonly<Record<ScenarioName, readonly number[]>> = {
   accounts: [1],
   'check-1': [],
   'read-1': [],
+  'entitlements-1': [1],
 };
 
 const { log, onCleanup, cleanUpEverything, run } = benchEntry('bench');
@@ -456,6 +458,8 @@ async function main(): Promise<number> {
       }
     }
   }
+  const paced = formatPaced(phases);
+  if (paced.length > 0) out.push('', 'Open-loop phases:', ...paced);
   const problems = formatProblems([...baselines, ...phases]);
   if (problems.length > 0) out.push('', 'Non-2xx answers and errors:', ...problems);
   out.push('', 'Ledger:', ...store.figures.map(formatStoreOnlyLedger), ...runs.flatMap(formatLedger));

@@ -212,13 +212,15 @@ export async function createFundedAccounts(
   grants: readonly BenchGrant[] = [],
   limits = false,
   alerts = false,
+  /** Account i is created on plan planIds[i mod length] (`plan_id`); none when empty. */
+  planIds: readonly string[] = [],
 ): Promise<string[]> {
   const slots = Array.from({ length: count }, (_, i) => i);
-  return await mapConcurrent(slots, SETUP_CONCURRENCY, async () => {
+  return await mapConcurrent(slots, SETUP_CONCURRENCY, async (slot) => {
     const account = await tenant.api.call<{ data: { account_id: string } }>(
       'POST',
       `/v1/companies/${encodeURIComponent(tenant.companyId)}/accounts`,
-      {},
+      planIds.length === 0 ? {} : { plan_id: planIds[slot % planIds.length] },
     );
     const accountId = account.data.account_id;
     await tenant.api.call(

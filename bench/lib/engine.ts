@@ -27,6 +27,7 @@ import {
 import { planIngest, type IngestContext } from '../../src/domain/ingest-plan.js';
 import type { Outcome } from '../../src/domain/outcome.js';
 import { take } from '../../src/domain/grants.js';
+import { refillAt } from '../../src/domain/monthly.js';
 import { newId } from '../../src/lib/ids.js';
 import type { PostedEntry } from '../../src/ledger/entries.js';
 import { grantEntry } from '../../src/ledger/grants.js';
@@ -147,6 +148,16 @@ export interface SeedGrant {
   name: string | null;
 }
 
+/** An account's override of a feature, as `PUT /v1/accounts/{id}/features/{key}` writes it. */
+export interface SeedOverride {
+  feature: string;
+  enabled: boolean;
+  /** config: the value as JSON text; else null. */
+  value: string | null;
+  /** null: until removed. */
+  expiresAtMs: number | null;
+}
+
 /** What else `seedFundedAccounts` may be told. */
 export interface SeedFunding {
   /** The initial grant's transaction reason (`initial grant`). */
@@ -154,6 +165,15 @@ export interface SeedFunding {
   nowMs?: number;
   /** Grants each account's balance gets beside the initial one, in this order (none when absent). */
   grants?: (accountId: string, index: number) => readonly SeedGrant[];
+  /**
+   * The plan (an existing plan id of the company) each account is on, if any: the account row's `plan_id` and its
+   * plan periods (`account_plans`, anchored now, next renewal a month ahead), which is what its plan's features
+   * are read through. The plan's own balances and first charge are not written: a plan of the bench has one empty
+   * balance of its own denomination and no charge, and nothing the bench reads uses them.
+   */
+  plan?: (accountId: string, index: number) => string | undefined;
+  /** Each account's feature overrides (rows of `feature_overrides`; no notification: no webhook is subscribed). */
+  overrides?: (accountId: string, index: number) => readonly SeedOverride[];
 }
 
 /**
@@ -161,7 +181,9 @@ export interface SeedFunding {
  * `initial` grant of that amount (its `grant` transaction), then the grants `more.grants` gives
  * it: what `POST /v1/accounts`, `POST /v1/accounts/{id}/balance/{denomination} {amount}` and
  * `POST …/balance/{denomination}/grants` write, for all of them in `tx` (one posting: each
- * balance is written once, its grant rows inserted with it).
+ * balance is written once, its grant rows inserted with it); with `more.plan` and
+ * `more.overrides`, each on its plan (`POST /v1/accounts {plan_id}`, see SeedFunding.plan) and
+ * with its overrides (`PUT /v1/accounts/{id}/features/{key}`).
  */
 export async function seedFundedAccounts(
   tx: Tx,
@@ -172,7 +194,8 @@ export async function seedFundedAccounts(
   more: SeedFunding = {},
 ): Promise<void> {
   const nowMs = more.nowMs ?? Date.now();
-  for (const accountId of accountIds) {
+  for (const [index, accountId] of accountIds.entries()) {
+    const planId = more.plan?.(accountId, index);
     await tx.accounts.insertAccount({
       accountId,
       companyId,
@@ -180,9 +203,20 @@ export async function seedFundedAccounts(
       email: null,
       metadata: null,
       processorId: null,
-      planId: null,
+      planId: planId ?? null,
       createdAtMs: nowMs,
     });
+    if (planId !== undefined)
+      await tx.plans.insertAccountPlan({
+        accountId,
+        companyId,
+        planId,
+        anchorAtMs: nowMs,
+        periodStartMs: nowMs,
+        nextRenewalAtMs: refillAt(nowMs, 1),
+      });
+    for (const o of more.overrides?.(accountId, index) ?? [])
+      await tx.features.putOverride({ accountId, companyId, ...o, updatedAtMs: nowMs });
     await tx.balances.insertBalance({
       accountId,
       companyId,

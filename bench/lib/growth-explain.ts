@@ -22,7 +22,15 @@ const SORT_ROWS_OK = 1_000;
 const FILTERED_ROWS_OK = 1_000;
 /** SQLite statements are run this many times to time them. */
 const SQLITE_TIMING_RUNS = 20;
-const LARGE_TABLES = new Set(['accounts', 'balances', 'events', 'transactions', 'grants']);
+const LARGE_TABLES = new Set([
+  'accounts',
+  'balances',
+  'events',
+  'transactions',
+  'grants',
+  'account_plans',
+  'feature_overrides',
+]);
 /** Statements that open or end transactions, or set up a session: not plans. */
 const NOT_A_PLAN = /^\s*(BEGIN|COMMIT|ROLLBACK|SET|SAVEPOINT|RELEASE|START)\b/i;
 
@@ -132,6 +140,8 @@ export interface PlanSubjects {
   usageToMs: number;
   /** The credit grants' lists, when the store holds grants. */
   grants?: GrantPlanSubjects;
+  /** The entitlements' reads: an account on a plan (with overrides) and a feature of the company. */
+  entitlements?: { accountId: string; featureKey: string };
 }
 
 /** Balances the grant job asks for at once (src/operations/grants.ts GRANT_JOB_BATCH_MAX). */
@@ -223,6 +233,21 @@ async function collectStatements(store: Store, s: PlanSubjects): Promise<Stateme
       }),
   );
   if (s.grants !== undefined) await captureGrants(store, s.companyId, s.grants, capture);
+  const e = s.entitlements;
+  if (e !== undefined) {
+    await capture("entitlements: the company's features (list and check)", () =>
+      store.read((tx) => tx.features.allFeatures(s.companyId)),
+    );
+    await capture('entitlements: one feature (check)', () =>
+      store.read((tx) => tx.features.findFeature(s.companyId, e.featureKey)),
+    );
+    await capture("entitlements: an account's plan entries and overrides (list)", () =>
+      store.read((tx) => tx.features.entitlementRows(e.accountId)),
+    );
+    await capture("entitlements: an account's plan entry and override of one feature (check)", () =>
+      store.read((tx) => tx.features.entitlementRows(e.accountId, e.featureKey)),
+    );
+  }
   return out;
 }
 

@@ -3,6 +3,13 @@
  */
 import { parseArgs } from 'node:util';
 import {
+  DEFAULT_GROWTH_FEATURES,
+  DEFAULT_GROWTH_PLANS,
+  DEFAULT_OVERRIDE_EVERY,
+  MAX_GROWTH_FEATURES,
+  MAX_GROWTH_PLANS,
+} from './entitlements.js';
+import {
   ADMIN_POSTGRES_URL,
   DEFAULT_SERVER_ENTRY,
   MAX_GRANTS,
@@ -54,6 +61,12 @@ export interface GrowthOptions {
   seedChunkRows: number;
   /** Credit grants each account's balance holds (the initial one and `grants − 1` expiring ones). */
   grants: number;
+  /** Features of the company (0: none, and no plans); created through the API (lib/entitlements.ts). */
+  features: number;
+  /** Plans listing them in tiers; every seeded account is on one, round robin. */
+  plans: number;
+  /** Every n-th account gets an override, every 5n-th a second one (0: none). */
+  overrideEvery: number;
   quick: boolean;
   keep: boolean;
   serverEntry: string;
@@ -88,6 +101,13 @@ endpoints on one account with a long history and checks their query plans. See b
   --seed-chunk <n>                rows per seeding transaction (default ${DEFAULT_SEED_CHUNK_ROWS})
   --grants <n>                    credit grants per account (default ${DEFAULT_GROWTH_GRANTS}, at most ${MAX_GRANTS}):
                                   the initial one, and n − 1 of 500–5,000 units expiring over the next 60 days
+  --features <n>                  features of the company (default ${DEFAULT_GROWTH_FEATURES},
+                                  at most ${MAX_GROWTH_FEATURES}; 0: none): of every ten, seven boolean,
+                                  two config, one metered
+  --plans <n>                     plans listing them in tiers (default ${DEFAULT_GROWTH_PLANS},
+                                  at most ${MAX_GROWTH_PLANS}); every account is seeded on one, round robin
+  --override-every <n>            every n-th account gets a feature override, every 5n-th a second one
+                                  ending in 30 days (default ${DEFAULT_OVERRIDE_EVERY}; 0: none)
   --quick                         smoke run: accounts ${QUICK_ACCOUNT_LEVELS.join(',')},
                                   events ${QUICK_EVENT_LEVELS.join(',')}, big account ${QUICK_BIG_ACCOUNT_TRANSACTIONS},
                                   ${GROWTH_QUICK_DURATION_S} s per phase (explicit flags win)
@@ -138,6 +158,9 @@ export function parseGrowthOptions(argv: readonly string[]): GrowthOptions {
       'check-accounts': { type: 'string' },
       'seed-chunk': { type: 'string' },
       grants: { type: 'string' },
+      features: { type: 'string' },
+      plans: { type: 'string' },
+      'override-every': { type: 'string' },
       quick: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       server: { type: 'string' },
@@ -179,6 +202,12 @@ export function parseGrowthOptions(argv: readonly string[]): GrowthOptions {
 
   const serverEnv = parseEnvPairs(values.env);
 
+  const features =
+    values.features !== undefined ? wholeNumber('--features', values.features, true) : DEFAULT_GROWTH_FEATURES;
+  if (features > MAX_GROWTH_FEATURES) throw new Error(`--features: at most ${MAX_GROWTH_FEATURES}, got ${features}`);
+  const plans = values.plans !== undefined ? wholeNumber('--plans', values.plans, false) : DEFAULT_GROWTH_PLANS;
+  if (plans > MAX_GROWTH_PLANS) throw new Error(`--plans: at most ${MAX_GROWTH_PLANS}, got ${plans}`);
+
   return {
     db,
     accountLevels,
@@ -205,6 +234,14 @@ export function parseGrowthOptions(argv: readonly string[]): GrowthOptions {
         ? wholeNumber('--seed-chunk', values['seed-chunk'], false)
         : DEFAULT_SEED_CHUNK_ROWS,
     grants: values.grants !== undefined ? parseGrantCount(values.grants) : DEFAULT_GROWTH_GRANTS,
+    features,
+    plans: features === 0 ? 0 : plans,
+    overrideEvery:
+      features === 0
+        ? 0
+        : values['override-every'] !== undefined
+          ? wholeNumber('--override-every', values['override-every'], true)
+          : DEFAULT_OVERRIDE_EVERY,
     quick,
     keep: values.keep,
     serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,

@@ -83,6 +83,8 @@ export interface DbGrowthRun {
   bigAccount: { accountId: string; transactions: number } | undefined;
   /** The credit grants seeded: per account, rows in all, and how many the list by expiry matched. */
   grants?: { perAccount: number; rows: number; expiresBefore: string; matching: number };
+  /** The features and plans (created through the API), the accounts seeded on the plans, the overrides seeded. */
+  entitlements?: { features: number; plans: number; accountsOnPlans: number; overrides: number };
   check: CheckReport | undefined;
   error: string | undefined;
 }
@@ -244,6 +246,26 @@ export function formatGrantTargets(runs: readonly DbGrowthRun[]): string[] {
     out.push(
       `${run.db}: ${whole.format(g.rows)} grants (${g.perAccount} per account), ` +
         `${whole.format(g.matching)} expiring before ${g.expiresBefore}; ${parts.join('; ')}`,
+    );
+  }
+  return out;
+}
+
+/** The name of every list case of the entitlements: `formatEntitlements` reports them together. */
+export const ENTITLEMENT_CASE_PREFIX = 'entitlements';
+
+/** Features, plans and overrides, and the p50 / p99 of the entitlement cases, one line per database. */
+export function formatEntitlements(runs: readonly DbGrowthRun[]): string[] {
+  const out: string[] = [];
+  for (const run of runs) {
+    const e = run.entitlements;
+    if (e === undefined) continue;
+    const parts = run.lists
+      .filter((l) => l.name.startsWith(ENTITLEMENT_CASE_PREFIX))
+      .map((l) => `${l.name}: p50 ${ms(l.latencyMs.p50)} ms, p99 ${ms(l.latencyMs.p99)} ms`);
+    out.push(
+      `${run.db}: ${e.features} features, ${e.plans} plans, ${whole.format(e.accountsOnPlans)} accounts on them, ` +
+        `${whole.format(e.overrides)} overrides; ${parts.join('; ')}`,
     );
   }
   return out;

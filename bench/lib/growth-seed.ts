@@ -20,6 +20,8 @@
  *   account's: it gets `bigAccountTransactions` events at the first level that adds at least
  *   that many, spread evenly through that level, so its history lies through the tables as a
  *   busy account's would;
+ * - with features (lib/entitlements.ts, created through the API first): every account is on one of the
+ *   plans, round robin (`plan_id` and its plan periods), and every n-th has an override or two;
  * - costs vary with the account and the event's rank on it (1 … 18 units), so that a unit lost
  *   or counted twice shows; the seeder adds up what each account's history cost (`seededCost`);
  * - events happened over the USAGE_SPAN_DAYS before the level was seeded (their `timestamp`,
@@ -40,11 +42,13 @@ import {
   planUsage,
   seedFundedAccounts,
   type PlannedUsage,
+  type SeedOverride,
   type Store,
   type UsageEvent,
   usageOf,
   portOf,
 } from './engine.js';
+import { type BenchOverride, type GrowthCatalogue, growthOverrides, growthPlanOf } from './entitlements.js';
 import { growthExtraUnits, growthGrants } from './grants.js';
 import { bigAt } from './growth-options.js';
 import { DENOMINATION, EVENT_TYPE, INITIAL_GRANT } from './options.js';
@@ -60,6 +64,24 @@ export const USAGE_SPAN_DAYS = 30;
 const DAY_MS = 86_400_000;
 /** Events planned between two turns of the event loop (a chunk's writes progress meanwhile). */
 const PLAN_SLICE_ROWS = 2_000;
+
+/** The plans accounts are seeded on, and their overrides (lib/entitlements.ts). */
+export interface SeedEntitlements {
+  /** The ids of the catalogue's plans, in its order. */
+  planIds: readonly string[];
+  catalogue: GrowthCatalogue;
+  overrideEvery: number;
+}
+
+/** An override as the store keeps it: its value as JSON text, its end as an instant. */
+export function seedOverride(o: BenchOverride, nowMs: number): SeedOverride {
+  return {
+    feature: o.feature,
+    enabled: o.enabled,
+    value: o.value === undefined ? null : JSON.stringify(o.value),
+    expiresAtMs: o.expiresInDays === undefined ? null : nowMs + o.expiresInDays * DAY_MS,
+  };
+}
 
 /** One seeding step and how long it took. */
 export interface SeedTiming {
@@ -117,6 +139,10 @@ export class Seeder {
   /** Stored events picked at random (for `GET /v1/events/{id}` and its plan). */
   private readonly events: Sample;
   readonly timings: SeedTiming[] = [];
+  /** Plans and overrides of the accounts seeded from now on; none when undefined. */
+  entitlements: SeedEntitlements | undefined;
+  /** Feature overrides seeded so far. */
+  seededOverrides = 0;
 
   constructor(
     private readonly companyId: string,
@@ -219,15 +245,30 @@ export class Seeder {
       this.log(`seed ${level}: ${this.grants} grants per account (${(to - from) * this.grants} grant rows)`);
     const report = this.progress(level, SEED_ACCOUNTS, to - from);
     let done = 0;
+    const ent = this.entitlements;
     const write = async (start: number, end: number): Promise<void> => {
       const ids = this.accounts.slice(start, end);
       const nowMs = Date.now();
+      let overrides = 0;
       await store.write((tx) =>
         seedFundedAccounts(tx, this.companyId, ids, DENOMINATION, INITIAL_GRANT, {
           nowMs,
           grants: (_accountId, i) => growthGrants(start + i, this.grants, nowMs),
+          ...(ent === undefined || ent.planIds.length === 0
+            ? {}
+            : { plan: (_accountId: string, i: number) => ent.planIds[growthPlanOf(start + i, ent.planIds.length)] }),
+          ...(ent === undefined
+            ? {}
+            : {
+                overrides: (_accountId: string, i: number) => {
+                  const rows = growthOverrides(start + i, ent.overrideEvery, ent.catalogue);
+                  overrides += rows.length;
+                  return rows.map((o) => seedOverride(o, nowMs));
+                },
+              }),
         }),
       );
+      this.seededOverrides += overrides;
       done += end - start;
       report(done);
     };

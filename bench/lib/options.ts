@@ -11,6 +11,7 @@ export const SCENARIO_NAMES = [
   'accounts',
   'check-1',
   'read-1',
+  'entitlements-1',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
@@ -42,6 +43,14 @@ export const DEFAULT_SMALL_REQUEST_CONNECTIONS = 100;
 export const DEFAULT_PROCESS_COUNTS: readonly number[] = [1];
 /** More server processes than this on one machine is a typo, not a measurement. */
 export const MAX_PROCESSES = 16;
+
+/**
+ * Entitlement checks started per second by `entitlements-1` (`--check-rate`), open loop, beside the closed loop
+ * of 1-event ingest: the issue's figure.
+ */
+export const DEFAULT_CHECK_RATE = 1_000;
+/** `--check-rate` beyond this is a typo: the generator shares the machine's cores with the server. */
+export const MAX_CHECK_RATE = 100_000;
 
 /** Accounts the `accounts` scenario spreads its requests over (against one hot account). */
 export const DEFAULT_SPREAD_ACCOUNTS = 10_000;
@@ -110,6 +119,8 @@ export interface BenchOptions {
   alerts: boolean;
   /** Units of each of those `grants − 1` grants. */
   grantUnits: number;
+  /** Entitlement checks started per second in `entitlements-1`, whatever the answers (open loop). */
+  checkRate: number;
   serverEntry: string;
   dataDir: string | undefined;
   serverEnv: Readonly<Record<string, string>>;
@@ -140,6 +151,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
                        grant, and n − 1 grants drawn before it (priorities 5, 10, …; expiring years ahead)
   --grant-units <n>    units of each of those n − 1 grants (default ${DEFAULT_GRANT_UNITS}: none is used up
                        in a run; a few thousand: draws cross from one grant into the next)
+  --check-rate <n>     entitlement checks started per second in entitlements-1, open loop, beside 1-event
+                       ingest (default ${DEFAULT_CHECK_RATE})
   --server <path>      server entry point, relative to the repository root (default ${DEFAULT_SERVER_ENTRY})
   --data-dir <dir>     where the SQLite file goes (default: a fresh directory under the OS temp dir)
   --env <KEY=VALUE>    extra environment for the server process (repeatable)
@@ -195,6 +208,13 @@ export function parseGrantCount(raw: string, flag = '--grants'): number {
   return n;
 }
 
+/** `--check-rate`: requests per second, > 0 and at most MAX_CHECK_RATE (fractions allowed: 0.5 = one every 2 s). */
+export function parseCheckRate(raw: string): number {
+  const n = positiveNumber('--check-rate', raw);
+  if (n > MAX_CHECK_RATE) throw new Error(`--check-rate: at most ${MAX_CHECK_RATE} requests per second, got ${n}`);
+  return n;
+}
+
 function isScenarioName(name: string): name is ScenarioName {
   return (SCENARIO_NAMES as readonly string[]).includes(name);
 }
@@ -232,6 +252,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       'grant-units': { type: 'string' },
       limits: { type: 'boolean', default: false },
       alerts: { type: 'boolean', default: false },
+      'check-rate': { type: 'string' },
       server: { type: 'string' },
       'data-dir': { type: 'string' },
       env: { type: 'string', multiple: true },
@@ -289,6 +310,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     grantUnits,
     limits: values.limits,
     alerts: values.alerts,
+    checkRate: values['check-rate'] !== undefined ? parseCheckRate(values['check-rate']) : DEFAULT_CHECK_RATE,
     serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,
     dataDir: values['data-dir'],
     serverEnv,

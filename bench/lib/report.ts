@@ -138,6 +138,29 @@ export function formatTable(phases: readonly PhaseResult[]): string {
   return [header, '-'.repeat(header.length), ...rows.map(line)].join('\n');
 }
 
+/**
+ * The open-loop phases (`entitlements-1`'s checks): the rate asked for and kept, p50/p99 per kind of request
+ * and from the due time, how late requests went out, and the answers' verdicts.
+ */
+export function formatPaced(phases: readonly PhaseResult[]): string[] {
+  const lines: string[] = [];
+  for (const p of phases) {
+    const f = p.paced;
+    if (f === undefined) continue;
+    const kinds = Object.entries(f.byKind)
+      .map(([kind, k]) => `${kind} ${ms(k.latencyMs.p50)} / ${ms(k.latencyMs.p99)}`)
+      .join(', ');
+    lines.push(
+      `${phaseLabel(p)} ${p.scenario} / ${p.phase}: ${whole.format(f.sentPerS)} of ${whole.format(f.targetPerS)} ` +
+        `requests/s started; p50 / p99 ${ms(p.latencyMs.p50)} / ${ms(p.latencyMs.p99)} ms (${kinds}); from the due ` +
+        `time ${ms(f.fromDueMs.p50)} / ${ms(f.fromDueMs.p99)} ms; sent late by p99 ${ms(f.sendLagMs.p99)} ms; ` +
+        `${whole.format(f.granted)} granted, ${whole.format(f.denied)} refused; ${f.socketsOpened} sockets; ` +
+        `generator loop ${(100 * f.workerLoopUtilization).toFixed(0)}% busy`,
+    );
+  }
+  return lines;
+}
+
 /** Non-2xx answers and errors per phase, with a sample of what the server said. */
 export function formatProblems(phases: readonly PhaseResult[]): string[] {
   const lines: string[] = [];

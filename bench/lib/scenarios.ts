@@ -3,10 +3,20 @@
  */
 import { createFundedAccounts, type Tenant } from './api.js';
 import { benchPrice, eventBatches, SETTLE_BODY, type EventBatch } from './bodies.js';
+import {
+  createFeatures,
+  createPlans,
+  SCENARIO_FEATURES,
+  SCENARIO_PLAN,
+  scenarioChecks,
+  scenarioOverrides,
+  setOverrides,
+} from './entitlements.js';
 import { extraGrants, grantedUnits } from './grants.js';
 import type { ChildServer } from './children.js';
 import type { Ledger } from './ledger.js';
 import { runLoads, spreadOver, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
+import { PacedLoad, pacedSpec, type PacedFigures, type PacedOutcome } from './paced.js';
 import {
   connectionsFor,
   DENOMINATION,
@@ -75,6 +85,11 @@ export interface PhaseResult {
   stealCpuPercent: number;
   errorSamples: string[];
   ratios: { vsHelloRequests?: number; vsNoDbEvents?: number; vsNoDbRequests?: number; vsStoreEvents?: number };
+  /**
+   * An open-loop phase (lib/paced.ts): the rate asked for and kept, latencies from the due time and per kind of
+   * request, how late requests went out. Its CPU columns are those of the closed-loop phase it ran beside.
+   */
+  paced?: PacedFigures;
 }
 
 export interface ScenarioResult {
@@ -101,7 +116,7 @@ export interface ScenarioContext {
   log(message: string): void;
 }
 
-interface PhaseMeta {
+export interface PhaseMeta {
   scenario: string;
   phase: string;
   eventsPerRequest: number;
@@ -122,15 +137,23 @@ export function phaseTarget(ctx: ScenarioContext): PhaseTarget {
   return { db: ctx.db, serverPids: ctx.servers.map((s) => s.pid), databaseProcesses: ctx.databaseProcesses };
 }
 
+/** Load that runs beside a phase's own, inside its measured window (an open-loop schedule). */
+export interface Alongside {
+  begin(): void;
+  finish(): Promise<unknown>;
+}
+
 /**
  * Runs one load per spec at the same time (one per server, see `spreadOver`) while sampling
- * the servers' CPU and memory, and reports them as one phase.
+ * the servers' CPU and memory, and reports them as one phase. `alongside` starts with the load
+ * and is finished when it has drained, before the samplers stop.
  */
 export async function measurePhase<T>(
   target: PhaseTarget,
   meta: PhaseMeta,
   specs: readonly LoadSpec<T>[],
   acknowledged: () => { events: number; malformed: number },
+  alongside?: Alongside,
 ): Promise<{ result: PhaseResult; outcome: LoadOutcome<T> }> {
   const { db, databaseProcesses } = target;
   const sampler = new ProcessSampler(() => processForest(target.serverPids));
@@ -139,7 +162,13 @@ export async function measurePhase<T>(
   machine.begin();
   sampler.start();
   dbSampler?.start();
-  const outcome = await runLoads(specs);
+  alongside?.begin();
+  let outcome: LoadOutcome<T>;
+  try {
+    outcome = await runLoads(specs);
+  } finally {
+    await alongside?.finish();
+  }
   const usage = sampler.stop();
   const dbUsage = dbSampler?.stop();
   const machineUsage = machine.end();
@@ -337,7 +366,13 @@ export class EventTraffic {
     else for (const cost of tag.batch.costs) this.ledger.uncertainHold(tag.accountId, cost);
   }
 
-  async measure(ctx: ScenarioContext, meta: PhaseMeta, connections: number, durationS: number): Promise<PhaseResult> {
+  async measure(
+    ctx: ScenarioContext,
+    meta: PhaseMeta,
+    connections: number,
+    durationS: number,
+    alongside?: Alongside,
+  ): Promise<PhaseResult> {
     const before = { events: this.acknowledgedEvents, malformed: this.malformedAnswers };
     const { result, outcome } = await measurePhase(
       phaseTarget(ctx),
@@ -349,6 +384,7 @@ export class EventTraffic {
         events: this.acknowledgedEvents - before.events,
         malformed: this.malformedAnswers - before.malformed,
       }),
+      alongside,
     );
     for (const tag of outcome.unanswered) this.uncertain(tag);
     return result;
@@ -400,11 +436,26 @@ class SettleTraffic {
   }
 }
 
-/** Accounts whose balance holds the initial grant and the `--grants` others (lib/grants.ts). */
-async function fundedAccounts(ctx: ScenarioContext, count: number, label: string): Promise<string[]> {
+/**
+ * Accounts whose balance holds the initial grant and the `--grants` others (lib/grants.ts), created on
+ * `planIds` in turn when given.
+ */
+async function fundedAccounts(
+  ctx: ScenarioContext,
+  count: number,
+  label: string,
+  planIds: readonly string[] = [],
+): Promise<string[]> {
   const started = performance.now();
   const grants = extraGrants(ctx.options.grants, ctx.options.grantUnits, Date.now());
-  const accounts = await createFundedAccounts(ctx.tenant, count, grants, ctx.options.limits, ctx.options.alerts);
+  const accounts = await createFundedAccounts(
+    ctx.tenant,
+    count,
+    grants,
+    ctx.options.limits,
+    ctx.options.alerts,
+    planIds,
+  );
   for (const id of accounts) ctx.ledger.open(id, label, grantedUnits(grants));
   ctx.setup.accounts += count;
   ctx.setup.seconds += (performance.now() - started) / 1000;
@@ -460,6 +511,92 @@ async function readScenario(ctx: ScenarioContext): Promise<PhaseResult[]> {
   const traffic = new EventTraffic(ctx.ledger, accounts, eventBatches(1), true, false, 'read');
   const meta = { scenario: 'read-1', phase: 'read-1', eventsPerRequest: 1, baselineEvents: undefined };
   return [await traffic.measure(ctx, meta, connectionsFor(ctx.options, 1), ctx.options.durationS)];
+}
+
+/** The phase names of `entitlements-1`: its closed-loop ingest, and its open-loop checks at `rate` per second. */
+export const ENTITLEMENT_INGEST_PHASE = 'ingest beside checks';
+export function entitlementChecksPhase(rate: number): string {
+  return `checks, ${rate.toLocaleString('en-US')}/s open loop`;
+}
+
+/**
+ * The row of an open-loop phase that ran beside `beside` (whose window, CPU and memory figures it shares):
+ * its requests, latencies and answers.
+ */
+export function pacedPhase(beside: PhaseResult, meta: PhaseMeta, outcome: PacedOutcome): PhaseResult {
+  return {
+    ...beside,
+    ...meta,
+    storeEvents: undefined,
+    connections: outcome.figures.socketsOpened,
+    elapsedS: outcome.elapsedS,
+    requests: outcome.ok,
+    requestsPerS: outcome.ok / outcome.elapsedS,
+    events: 0,
+    eventsPerS: 0,
+    latencyMs: outcome.latencyMs,
+    non2xx: outcome.non2xx,
+    statusCodes: outcome.statusCodes,
+    errors: outcome.errors,
+    timeouts: outcome.timeouts,
+    unanswered: outcome.unanswered,
+    malformedAnswers: outcome.malformed,
+    errorSamples: outcome.errorSamples,
+    ratios: {},
+    paced: outcome.figures,
+  };
+}
+
+/**
+ * Entitlement checks (`GET /v1/accounts/{id}/entitlements/{key}`) started at `--check-rate` per second, open
+ * loop, while 1-event ingest runs as in events-1 (closed loop, 100 connections) on the same accounts: a few
+ * features of each kind (a metered one on the events' type), the accounts created on a plan that lists some,
+ * some overrides (lib/entitlements.ts). Half the checks ask a boolean feature, half the metered one (its
+ * pre-flight check against the balance the ingest is drawing from).
+ */
+async function entitlementsScenario(ctx: ScenarioContext): Promise<PhaseResult[]> {
+  const name = 'entitlements-1';
+  await priced(ctx);
+  const started = performance.now();
+  await createFeatures(ctx.tenant, SCENARIO_FEATURES, ctx.options.pricing);
+  const planIds = await createPlans(ctx.tenant, [SCENARIO_PLAN]);
+  ctx.setup.seconds += (performance.now() - started) / 1000;
+  const accounts = await fundedAccounts(ctx, POOL_ACCOUNTS, name, planIds);
+  const overridesStarted = performance.now();
+  const overrides = await setOverrides(ctx.tenant, accounts, scenarioOverrides);
+  ctx.setup.seconds += (performance.now() - overridesStarted) / 1000;
+  ctx.log(`${name}: ${SCENARIO_FEATURES.length} features, 1 plan, ${overrides} overrides`);
+  ctx.auditAccounts.push(accounts[0] as string);
+
+  const rate = ctx.options.checkRate;
+  const checks = await PacedLoad.start(
+    pacedSpec(baseUrls(ctx), ctx.tenant.authorization, rate, scenarioChecks(accounts, scatter(accounts.length))),
+  );
+  let outcome: PacedOutcome | undefined;
+  const alongside: Alongside = {
+    begin: () => checks.begin(),
+    finish: async () => {
+      outcome = await checks.finish();
+    },
+  };
+  let ingest: PhaseResult;
+  try {
+    const batches = eventBatches(1, 'complete', ctx.options.pricing);
+    const traffic = new EventTraffic(ctx.ledger, accounts, batches, true, ctx.options.idempotencyKeys);
+    const meta = { scenario: name, phase: ENTITLEMENT_INGEST_PHASE, eventsPerRequest: 1, baselineEvents: 1 };
+    ingest = await traffic.measure(ctx, meta, connectionsFor(ctx.options, 1), ctx.options.durationS, alongside);
+  } catch (error) {
+    await checks.abort();
+    throw error;
+  }
+  if (outcome === undefined) throw new Error(`${name}: the checks reported nothing`);
+  const checkMeta = {
+    scenario: name,
+    phase: entitlementChecksPhase(rate),
+    eventsPerRequest: 0,
+    baselineEvents: undefined,
+  };
+  return [ingest, pacedPhase(ingest, checkMeta, outcome)];
 }
 
 async function holdsScenario(ctx: ScenarioContext): Promise<PhaseResult[]> {
@@ -536,6 +673,9 @@ export async function runScenario(ctx: ScenarioContext, name: ScenarioName): Pro
       break;
     case 'read-1':
       phases = await readScenario(ctx);
+      break;
+    case 'entitlements-1':
+      phases = await entitlementsScenario(ctx);
       break;
   }
   return { db: ctx.db, scenario: name, setupAccounts: ctx.setup.accounts, setupS: ctx.setup.seconds, phases };

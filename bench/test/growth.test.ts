@@ -72,6 +72,20 @@ test('growth flags: --quick levels, explicit flags win, the big account must fit
   assert.equal(bigAt(60, true, 100), 0);
 });
 
+test('growth flags: 20 features and 5 plans by default, every 10th account overridden; --features 0 is none', () => {
+  const defaults = parseGrowthOptions([]);
+  assert.deepEqual([defaults.features, defaults.plans, defaults.overrideEvery], [20, 5, 10]);
+  assert.deepEqual(parseGrowthOptions(['--quick']).features, 20, 'the quick run seeds them too');
+  const some = parseGrowthOptions(['--features', '40', '--plans', '3', '--override-every', '0']);
+  assert.deepEqual([some.features, some.plans, some.overrideEvery], [40, 3, 0]);
+  const none = parseGrowthOptions(['--features', '0', '--plans', '3']);
+  assert.deepEqual([none.features, none.plans, none.overrideEvery], [0, 0, 0]);
+  assert.throws(() => parseGrowthOptions(['--features', '101']), /at most/);
+  assert.throws(() => parseGrowthOptions(['--plans', '0']), /positive/);
+  assert.throws(() => parseGrowthOptions(['--plans', '51']), /at most/);
+  assert.throws(() => parseGrowthOptions(['--override-every', 'x']), /non-negative/);
+});
+
 /** What the server's load does between two levels: one complete event of `cost` on the account. */
 async function serverDebit(store: Store, companyId: string, accountId: string, cost: number): Promise<void> {
   const n = normalizeEvent(

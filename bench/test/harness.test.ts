@@ -11,7 +11,15 @@ import { eventBatch, eventBatches, BODY_VARIANTS } from '../lib/bodies.js';
 import { describeGrants, extraGrants, grantBody, grantedUnits } from '../lib/grants.js';
 import { ChainCheck, compareBalance, compareGrants, isSubsetSum, Ledger, type AccountBook } from '../lib/ledger.js';
 import { LatencyRecorder, mergeOutcomes, runLoad, splitConnections, type LoadOutcome } from '../lib/load.js';
-import { connectionsFor, INITIAL_GRANT, parseOptions, parseProcessCounts, SCENARIO_NAMES } from '../lib/options.js';
+import {
+  connectionsFor,
+  DEFAULT_CHECK_RATE,
+  INITIAL_GRANT,
+  MAX_CHECK_RATE,
+  parseOptions,
+  parseProcessCounts,
+  SCENARIO_NAMES,
+} from '../lib/options.js';
 import { parseCpuLine, parseRssBytes, parseStat } from '../lib/procstats.js';
 import {
   applyRatios,
@@ -186,6 +194,17 @@ test('flags', () => {
   assert.deepEqual(defaults.processes, [1]);
   assert.deepEqual(parseOptions(['--processes', '2']).processes, [2]);
   assert.deepEqual(parseOptions(['--processes', '2, 1,2']).processes, [1, 2]);
+});
+
+test('--check-rate: entitlement checks per second of entitlements-1, 1,000 by default', () => {
+  assert.ok(SCENARIO_NAMES.includes('entitlements-1'));
+  assert.deepEqual(parseOptions(['--only', 'entitlements-1,events-1']).only, ['events-1', 'entitlements-1']);
+  assert.equal(parseOptions([]).checkRate, DEFAULT_CHECK_RATE);
+  assert.equal(DEFAULT_CHECK_RATE, 1_000);
+  assert.equal(parseOptions(['--check-rate', '250']).checkRate, 250);
+  assert.equal(parseOptions(['--check-rate', '0.5']).checkRate, 0.5, 'one every two seconds');
+  for (const bad of ['0', '-5', 'fast', String(MAX_CHECK_RATE + 1)])
+    assert.throws(() => parseOptions(['--check-rate', bad]), /--check-rate/, bad);
 });
 
 test('--grants: the initial grant and n − 1 more drawn before it, active the whole run', () => {
