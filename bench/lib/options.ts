@@ -113,8 +113,7 @@ export interface BenchOptions {
   limits: boolean;
   /**
    * Every funded balance gets three alerts (`--alerts`), none ever triggered in a run: `available` below a
-   * threshold far under the balance, the day's spend of all usage and the month's spend of EVENT_TYPE (an alert
-   * of one type counts that type's spend itself: a write of the alert per balance per group commit).
+   * threshold far under the balance, the day's and the month's spend reaching one far above what a run takes.
    */
   alerts: boolean;
   /** Units of each of those `grants − 1` grants. */
@@ -145,8 +144,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --idempotency-keys   every events-N request carries a fresh Idempotency-Key (built per send)
   --pricing <how>      override (default: a cost_override per event) | unit | graduated (a price, quantity = cost)
   --limits             every funded balance gets daily and monthly spend limits (never reached in a run)
-  --alerts             every funded balance gets three alerts (available, the day's spend, the month's spend of
-                       the event type), never triggered in a run
+  --alerts             every funded balance gets three alerts (available, the day's spend, the month's spend),
+                       never triggered in a run
   --grants <n>         grants each balance holds (default ${DEFAULT_GRANTS}, at most ${MAX_GRANTS}): the initial
                        grant, and n − 1 grants drawn before it (priorities 5, 10, …; expiring years ahead)
   --grant-units <n>    units of each of those n − 1 grants (default ${DEFAULT_GRANT_UNITS}: none is used up
