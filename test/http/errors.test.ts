@@ -15,6 +15,7 @@ const CONTRACT_TYPES = new Set([
   'forbidden',
   'insufficient_balance',
   'spend_limit_reached',
+  'not_entitled',
   'payment_failed',
   'not_found',
   'conflict',
