@@ -46,6 +46,10 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/accounts/{account_id}/balance/{denomination}/grants': { amount: 5 },
   'PATCH /v1/grants/{grant_id}': { priority: 5 },
   'POST /v1/grants/{grant_id}/void': {},
+  'POST /v1/accounts/{account_id}/alerts': { denomination: 'tokens', metric: 'available', threshold: 1 },
+  'PUT /v1/features/{key}': { kind: 'boolean' },
+  'PUT /v1/accounts/{account_id}/features/{key}': { enabled: true },
+  'PUT /v1/plans/{plan_id}/features': { features: [] },
 };
 
 async function aView(url: string, a: Company, ids: Record<string, string>): Promise<string> {
@@ -139,6 +143,22 @@ for (const dialect of CLI_DIALECTS) {
         });
         assert.equal(grant.status, 201, grant.text);
         ids.grant_id = grant.json.data.grant_id;
+        const alert = await send(url, {
+          method: 'POST',
+          path: `/v1/accounts/${ids.account_id}/alerts`,
+          auth: a.auth,
+          body: { denomination: 'tokens', metric: 'available', threshold: 10 },
+        });
+        assert.equal(alert.status, 201, alert.text);
+        ids.alert_id = alert.json.data.alert_id;
+        const feature = await send(url, {
+          method: 'PUT',
+          path: '/v1/features/sso',
+          auth: a.auth,
+          body: { kind: 'boolean' },
+        });
+        assert.equal(feature.status, 200, feature.text);
+        ids.key = 'sso';
         ids.company_id = a.companyId;
         ids.user_id = String(a.userId);
         for (const [k, v] of Object.entries(ids)) assert.ok(v, `A's ${k}`);
@@ -158,9 +178,11 @@ for (const dialect of CLI_DIALECTS) {
           'callback_id',
           'company_id',
           'grant_id',
+          'alert_id',
         ];
         for (const op of operationsOf(doc)) {
-          const named = op.pathParams.filter((p) => p !== 'denomination' && p !== 'type');
+          // Names a company chooses itself (a denomination, an event type, a feature key) are not ids: B has its own.
+          const named = op.pathParams.filter((p) => p !== 'denomination' && p !== 'type' && p !== 'key');
           const byQuery = op.queryParams.includes('account_id');
           if (named.length === 0 && !byQuery) continue;
           const name = `${op.method} ${op.path}`;

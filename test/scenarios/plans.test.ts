@@ -106,6 +106,7 @@ for (const dialect of HTTP_DIALECTS) {
           balances: [
             { amount: '1000', denomination: 'tokens', overage_charge_amount: 2, overage_charge_denomination: 'usd' },
           ],
+          features: [],
         },
       );
       const second = await createPlan(
