@@ -27,7 +27,14 @@ export async function buildOpenApiDocument(): Promise<OpenAPI3> {
     const secrets = secretBoxFor(config, { log: () => {} });
     const deps = composeDeps(config, store, systemClock, processorFactory(), secrets);
     const events = await GroupCommits.start(deps);
-    const app = await buildApp({ deps, events, balances: events, apiKeyCacheMs: 0, logLevel: 'silent' });
+    const app = await buildApp({
+      deps,
+      events,
+      balances: events,
+      entitlements: events,
+      apiKeyCacheMs: 0,
+      logLevel: 'silent',
+    });
     try {
       await app.ready();
       return app.swagger() as unknown as OpenAPI3;

@@ -119,6 +119,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     deps,
     events: commits,
     balances: commits,
+    entitlements: commits,
     metrics,
     readiness,
     ...(testClock ? { testClock: { clock: testClock, runDue: (nowMs: number) => jobs.runDue(nowMs) } } : {}),

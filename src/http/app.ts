@@ -13,6 +13,7 @@ import { OutcomeError, failure } from '../domain/outcome.js';
 import type { Deps } from '../operations/deps.js';
 import { ApiKeyCache } from '../operations/identity.js';
 import type { BalanceReads } from '../operations/balances.js';
+import type { EntitlementChecks } from '../operations/features.js';
 import type { EventWriters } from '../operations/events.js';
 import type { TestClock } from '../lib/clock.js';
 import { AttemptLimiter } from './attempts.js';
@@ -64,6 +65,8 @@ export interface AppOptions {
   events: EventWriters;
   /** How balance reads are answered: grouped reads (src/ingest/group-commits.ts). */
   balances: BalanceReads;
+  /** How entitlement checks are answered: grouped reads (src/ingest/group-commits.ts). */
+  entitlements: EntitlementChecks;
   apiKeyCacheMs: number;
   /** Present only with BILLING_TEST_CLOCK=1. */
   testClock?: { clock: TestClock; runDue: (nowMs: number) => Promise<void> };
@@ -286,6 +289,7 @@ function registerRequestHooks(app: App, opts: AppOptions): RouteContext {
     keys,
     events: opts.events,
     balances: opts.balances,
+    entitlements: opts.entitlements,
     attempts,
     signupRateLimit: signupLimit === 0 ? false : { max: signupLimit, timeWindow: 60_000 },
     perAddressRateLimit: {

@@ -7,6 +7,7 @@ import type { Deps } from '../operations/deps.js';
 import type { ApiKeyCache } from '../operations/identity.js';
 import type { BalanceReads } from '../operations/balances.js';
 import type { EventWriters } from '../operations/events.js';
+import type { EntitlementChecks } from '../operations/features.js';
 import type { Readiness } from './readiness.js';
 import type { AttemptLimiter } from './attempts.js';
 
@@ -17,6 +18,8 @@ export interface RouteContext {
   events: EventWriters;
   /** Balance reads, group-read. */
   balances: BalanceReads;
+  /** Entitlement checks, group-read. */
+  entitlements: EntitlementChecks;
   /** Failed password attempts, per email and per client address (auth.ts checkPassword). */
   attempts: AttemptLimiter;
   /** @fastify/rate-limit of sign-ups per client address (false: BILLING_SIGNUP_LIMIT_PER_MINUTE=0). */

@@ -2,7 +2,7 @@
  * The group commits of one server, and the one place that decides how a group is written: on
  * SQLite's writer thread when the database is a file (COMMIT's fsync never blocks HTTP), otherwise as
  * one transaction of the store on this thread (PostgreSQL, several groups at once; SQLite in memory).
- * Reads that every request of a gateway may make (the pre-flight check, a balance) are grouped the
+ * Reads that every request of a gateway may make (the pre-flight check, a balance, an entitlement) are grouped the
  * same way: the requests that arrive meanwhile are answered from one read of the store, a handful of
  * statements for the group, so that a read costs less than the write it reads.
  * The server (server.ts), the OpenAPI script and the tests build their group commits here.
@@ -14,6 +14,12 @@ import type { Deps } from '../operations/deps.js';
 import type { IngestResult } from '../ledger/ingest.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { type BalanceRead, type BalanceReads, readBalanceGroup } from '../operations/balances.js';
+import {
+  checkEntitlementGroup,
+  type EntitlementCheck,
+  type EntitlementCheckRequest,
+  type EntitlementChecks,
+} from '../operations/features.js';
 import {
   type CheckResult,
   checkGroup,
@@ -101,16 +107,17 @@ export interface GroupCommitOptions {
  * The server's ingest and settle group commits, its group reads of checks and balances, and the
  * writer thread when there is one.
  */
-export class GroupCommits implements EventWriters, BalanceReads {
+export class GroupCommits implements EventWriters, BalanceReads, EntitlementChecks {
   private constructor(
     readonly events: IngestBatcher,
     readonly settles: SettleBatcher,
     readonly checks: ReadBatcher<IngestRequest, Outcome<CheckResult>>,
     readonly balances: ReadBatcher<BalanceRead, Outcome<BalanceRow>>,
+    readonly entitlements: ReadBatcher<EntitlementCheckRequest, Outcome<EntitlementCheck>>,
     private readonly thread: SqliteWriterThread | undefined,
   ) {}
 
-  static async start(deps: Pick<Deps, 'store' | 'ledger' | 'clock'>, opts: GroupCommitOptions = {}) {
+  static async start(deps: Pick<Deps, 'store' | 'ledger' | 'clock' | 'usage'>, opts: GroupCommitOptions = {}) {
     const { store } = deps;
     // SQLite has one writer: groups written on its own thread (a file database), two in flight so
     // that the thread starts the next the moment one commits. PostgreSQL: several groups at once,
@@ -133,6 +140,9 @@ export class GroupCommits implements EventWriters, BalanceReads {
       new ReadBatcher(deps.clock, reads, (nowMs, reqs) =>
         store.read((tx) => readBalanceGroup(ledger, tx, nowMs, reqs)),
       ),
+      new ReadBatcher(deps.clock, reads, (nowMs, reqs) =>
+        store.read((tx) => checkEntitlementGroup(ledger, deps.usage, tx, nowMs, reqs)),
+      ),
       thread,
     );
   }
@@ -153,9 +163,19 @@ export class GroupCommits implements EventWriters, BalanceReads {
     return this.balances.submit(req);
   }
 
+  checkEntitlement(req: EntitlementCheckRequest): Promise<Outcome<EntitlementCheck>> {
+    return this.entitlements.submit(req);
+  }
+
   /** Waits for every queued group to commit, then stops the writer thread. */
   async close(): Promise<void> {
-    await Promise.all([this.events.drained(), this.settles.drained(), this.checks.drained(), this.balances.drained()]);
+    await Promise.all([
+      this.events.drained(),
+      this.settles.drained(),
+      this.checks.drained(),
+      this.balances.drained(),
+      this.entitlements.drained(),
+    ]);
     await this.thread?.close();
   }
 }

@@ -15,9 +15,10 @@ import {
   featureValueOf,
   type PlanFeature,
 } from '../domain/entitlements.js';
-import { normalizeEvent } from '../domain/events.js';
-import { fail, OutcomeError } from '../domain/outcome.js';
+import { type IngestRequest, normalizeEvent } from '../domain/events.js';
+import { fail, failure, type Outcome, OutcomeError } from '../domain/outcome.js';
 import { parseRfc3339 } from '../domain/time.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type {
   EntitlementRows,
   FeatureOverrideRow,
@@ -189,54 +190,103 @@ export interface EntitlementCheck extends EntitlementView {
   balance: { denomination: string; available: number; availableAfter: number } | null;
 }
 
+/** One check of a group read of entitlement checks (`GET /v1/accounts/{id}/entitlements/{key}?quantity=`). */
+export interface EntitlementCheckRequest {
+  companyId: string;
+  accountId: string;
+  key: string;
+  quantity: number;
+}
+
+/** How the server answers entitlement checks: several in one read (src/ingest/group-commits.ts). */
+export interface EntitlementChecks {
+  checkEntitlement(req: EntitlementCheckRequest): Promise<Outcome<EntitlementCheck>>;
+}
+
 /**
- * May the account use the feature now? Entitled (its plan or an override), and for a metered feature the
+ * May each account use the feature now? Entitled (its plan or an override), and for a metered feature the
  * pre-flight check of `quantity` units of its event type allowed (checkGroup, the ledger's view, in this read).
- * An unknown account is 404 `account_id`; an unknown feature of a known account, 404 `feature`.
+ * The checks of a group cost the same statements as one: the accounts' owners, the features, the plan entries and
+ * overrides of those accounts and features (one union), and one `checkGroup` for the metered ones. An unknown
+ * account is 404 `account_id`; an unknown feature of a known account, 404 `feature`.
  */
-export async function checkEntitlement(
-  deps: Deps,
-  companyId: string,
-  accountId: string,
-  key: string,
-  quantity: number,
-): Promise<EntitlementCheck> {
-  const nowMs = deps.clock.now();
-  return deps.store.read(async (tx) => {
-    await ownedAccount(tx, companyId, accountId);
-    const [feature, rows] = await Promise.all([
-      tx.features.findFeature(companyId, key),
-      tx.features.entitlementRows(accountId, key),
-    ]);
-    if (feature === undefined) noFeature(key);
-    const ent = entitlementIn(feature, rows, nowMs);
-    const view: EntitlementCheck = {
-      feature,
-      ...ent,
-      reason: ent.hasAccess ? 'entitled' : 'not_entitled',
-      balance: null,
-    };
-    if (feature.kind !== 'metered') return view;
-    const event = normalizeEvent({ type: feature.eventType!, quantity }, 0, {
-      nowMs,
-      maxAgeMs: deps.usage.eventMaxAgeMs,
+export async function checkEntitlementGroup(
+  ledger: Ledger,
+  usage: Pick<Deps['usage'], 'eventMaxAgeMs'>,
+  tx: ReadTx,
+  nowMs: number,
+  requests: readonly EntitlementCheckRequest[],
+): Promise<Outcome<EntitlementCheck>[]> {
+  const unique = <T>(xs: T[]) => [...new Set(xs)];
+  const owners = new Map(
+    (await tx.accounts.findAccountOwners(unique(requests.map((r) => r.accountId)))).map((o) => [
+      o.accountId,
+      o.companyId,
+    ]),
+  );
+  const features = new Map<string, FeatureRow>();
+  for (const companyId of unique(requests.map((r) => r.companyId))) {
+    const keys = unique(requests.filter((r) => r.companyId === companyId).map((r) => r.key));
+    for (const f of await tx.features.findFeatures(companyId, keys)) features.set(`${companyId}\u0000${f.key}`, f);
+  }
+  const featureOf = (r: EntitlementCheckRequest) => features.get(`${r.companyId}\u0000${r.key}`);
+  const known = requests.filter((r) => owners.get(r.accountId) === r.companyId && featureOf(r) !== undefined);
+  const rowsOf = await tx.features.entitlementRowsOfAccounts(
+    unique(known.map((r) => r.accountId)),
+    unique(known.map((r) => r.key)),
+  );
+  const out: Outcome<EntitlementCheck>[] = [];
+  // The metered checks, each the pre-flight check of its usage: one checkGroup for all of them.
+  const metered: { at: number; ent: Entitlement; usage: IngestRequest }[] = [];
+  for (const r of requests) {
+    const feature = featureOf(r);
+    if (owners.get(r.accountId) !== r.companyId) {
+      out.push(failure('not_found', `no such account: ${r.accountId}`, 'account_id'));
+      continue;
+    }
+    if (feature === undefined) {
+      out.push(failure('not_found', `no such feature: ${r.key}`, 'feature'));
+      continue;
+    }
+    const ent = entitlementIn(feature, rowsOf.get(r.accountId) ?? { plan: [], overrides: [] }, nowMs);
+    out.push({
+      ok: true,
+      value: { feature, ...ent, reason: ent.hasAccess ? 'entitled' : 'not_entitled', balance: null },
     });
-    if (!event.ok) throw new OutcomeError({ ...event, param: 'quantity' });
-    const [checked] = await checkGroup(deps.ledger, tx, nowMs, [
-      { companyId, accountId, events: [event.value], eventIds: ['ev_entitlement_check'], gate: false },
-    ]);
-    if (!checked!.ok) {
+    if (feature.kind !== 'metered') continue;
+    const event = normalizeEvent({ type: feature.eventType!, quantity: r.quantity }, 0, {
+      nowMs,
+      maxAgeMs: usage.eventMaxAgeMs,
+    });
+    if (!event.ok) {
+      out[out.length - 1] = { ...event, param: 'quantity' };
+      continue;
+    }
+    const check = { companyId: r.companyId, accountId: r.accountId, events: [event.value], gate: false };
+    metered.push({ at: out.length - 1, ent, usage: { ...check, eventIds: ['ev_entitlement_check'] } });
+  }
+  if (metered.length === 0) return out;
+  const checked = await checkGroup(
+    ledger,
+    tx,
+    nowMs,
+    metered.map((m) => m.usage),
+  );
+  metered.forEach(({ at, ent }, i) => {
+    const answer = checked[i]!;
+    const view = (out[at] as { ok: true; value: EntitlementCheck }).value;
+    if (!answer.ok) {
       // Not entitled: that is the answer, whatever the usage would do. Entitled to a type no price costs (its events
       // need a cost_override): nothing to ask a balance.
-      if (!ent.hasAccess || checked!.reason === 'no_price_for_event_type') return view;
-      throw new OutcomeError(checked!);
+      if (ent.hasAccess && answer.reason !== 'no_price_for_event_type') out[at] = answer;
+      return;
     }
-    const b = checked!.value.balances[0];
+    const b = answer.value.balances[0];
     view.balance = b === undefined ? null : b;
-    if (!ent.hasAccess) return view;
-    const reason = checked!.value.reason;
-    return reason === null ? view : { ...view, hasAccess: false, reason };
+    const reason = answer.value.reason;
+    if (ent.hasAccess && reason !== null) out[at] = { ok: true, value: { ...view, hasAccess: false, reason } };
   });
+  return out;
 }
 
 /** What `PUT /v1/accounts/{id}/features/{key}` takes. */

@@ -9,9 +9,13 @@
 //   and answers the balance; with gate_on_balance an event of a metered feature the account is not entitled to is
 //   refused whole (403 not_entitled naming the index), without it nothing is refused;
 // - an unknown feature is 404 `feature`, an unknown account 404 `account_id`; bad input 400 naming the field;
-//   another company sees nothing; the ledger audit is clean after every test.
+//   another company sees nothing; the ledger audit is clean after every test;
+// - checks read together (the server's group read) are answered each as it would be alone.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { balanceEffects } from '../../src/compose.js';
+import { Ledger } from '../../src/ledger/ledger.js';
+import { checkEntitlementGroup } from '../../src/operations/features.js';
 import { assertError, HTTP_DIALECTS, signUpCompany, startHarness, type Harness } from '../support/harness.js';
 import { createWebhook, notificationsOf, runJobs } from '../support/webhooks.js';
 
@@ -256,6 +260,76 @@ for (const dialect of HTTP_DIALECTS) {
         events: [{ type: 'gpt4_tokens', quantity: 1 }],
       });
       assert.equal(now.status, 200, `an override entitles at once: ${now.text}`);
+    });
+
+    test('checks read together are answered each as it is alone; over HTTP, at once, the same', async () => {
+      await call('PUT', '/v1/prices/gpt4_tokens', { denomination: 'tokens', unit_amount: '1' });
+      const acc = await account(true);
+      const off = await account(true);
+      await call('PUT', `/v1/accounts/${off}/features/sso`, { enabled: false });
+      const plain = await account(false);
+      await call('POST', `/v1/accounts/${plain}/balance/tokens`, { amount: 5 });
+      const other = await signUpCompany(h);
+      const theirs = (await call('POST', `/v1/companies/${other.companyId}/accounts`, { name: 'X' }, other.auth)).body
+        .data.account_id as string;
+      const asks: [string, string, number][] = [
+        [acc, 'sso', 1],
+        [acc, 'seats', 1],
+        [acc, 'beta', 1],
+        [acc, 'gpt4', 100],
+        [acc, 'gpt4', 1001],
+        [off, 'sso', 1],
+        [off, 'gpt4', 3],
+        [plain, 'gpt4', 3],
+        [plain, 'sso', 1],
+        [acc, 'nope', 1],
+        ['a_missing', 'sso', 1],
+        [theirs, 'sso', 1],
+        [acc, 'sso', 1],
+      ];
+      const req = ([accountId, key, quantity]: [string, string, number]) => ({
+        companyId: co.companyId,
+        accountId,
+        key,
+        quantity,
+      });
+      const nowMs = await now();
+      const ledger = new Ledger(balanceEffects());
+      const usage = { eventMaxAgeMs: 30 * 24 * HOUR };
+      const read = (reqs: ReturnType<typeof req>[]) =>
+        h.store.read((tx) => checkEntitlementGroup(ledger, usage, tx, nowMs, reqs));
+      const together = await read(asks.map(req));
+      const alone: Awaited<ReturnType<typeof read>> = [];
+      for (const a of asks) alone.push((await read([req(a)]))[0]!);
+      assert.deepEqual(together, alone);
+      const answer = (i: number) => {
+        const o = together[i]!;
+        return o.ok ? [o.value.hasAccess, o.value.reason, o.value.balance?.availableAfter] : [o.reason, o.param];
+      };
+      assert.deepEqual(answer(0), [true, 'entitled', undefined]);
+      assert.deepEqual(answer(3), [true, 'entitled', 900]);
+      assert.deepEqual(answer(4), [false, 'insufficient_balance', -1]);
+      assert.deepEqual(answer(5), [false, 'not_entitled', undefined]);
+      assert.deepEqual(answer(6), [true, 'entitled', 997]);
+      assert.deepEqual(answer(7), [false, 'not_entitled', 2]);
+      assert.deepEqual(answer(9), ['not_found', 'feature']);
+      assert.deepEqual(answer(10), ['not_found', 'account_id']);
+      assert.deepEqual(answer(11), ['not_found', 'account_id']);
+
+      const http = await Promise.all(
+        asks.map(([a, key, q]) => call('GET', `/v1/accounts/${a}/entitlements/${key}?quantity=${q}`)),
+      );
+      http.forEach((r, i) => {
+        const o = alone[i]!;
+        if (!o.ok) {
+          assert.equal(r.status, 404, r.text);
+          assert.equal(r.body.error.param, o.param);
+          return;
+        }
+        assert.equal(r.status, 200, r.text);
+        assert.deepEqual([r.body.data.has_access, r.body.data.reason], [o.value.hasAccess, o.value.reason]);
+        assert.equal(r.body.data.balance?.available_after, o.value.balance?.availableAfter);
+      });
     });
 
     test('404s told apart, bad input 400 naming the field, isolation', async () => {

@@ -2,7 +2,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import {
-  checkEntitlement,
   deleteFeature,
   getFeature,
   listEntitlements,
@@ -12,6 +11,7 @@ import {
   setOverride,
 } from '../../operations/features.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
+import { OutcomeError } from '../../domain/outcome.js';
 import { requireCompany } from '../auth.js';
 import { runCommand } from '../idempotency.js';
 import { presentPage } from '../schemas/common.js';
@@ -30,7 +30,8 @@ import {
 } from '../schemas/features.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
 
-export function featureRoutes(scope: FastifyInstance, { deps }: RouteContext): void {
+export function featureRoutes(scope: FastifyInstance, ctx: RouteContext): void {
+  const { deps } = ctx;
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 
   app.put('/v1/features/:key', { config: companyRoute, schema: putFeatureSchema }, async (request, reply) => {
@@ -80,9 +81,14 @@ export function featureRoutes(scope: FastifyInstance, { deps }: RouteContext): v
     async (request) => {
       const { account_id, key } = request.params;
       const quantity = request.query.quantity ?? 1;
-      return {
-        data: presentEntitlementCheck(await checkEntitlement(deps, requireCompany(request), account_id, key, quantity)),
-      };
+      const outcome = await ctx.entitlements.checkEntitlement({
+        companyId: requireCompany(request),
+        accountId: account_id,
+        key,
+        quantity,
+      });
+      if (!outcome.ok) throw new OutcomeError(outcome);
+      return { data: presentEntitlementCheck(outcome.value) };
     },
   );
 }

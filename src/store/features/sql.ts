@@ -42,6 +42,13 @@ export class FeaturesSql extends SqlCore implements FeaturesTx {
     const r = await this.one('SELECT * FROM features WHERE company_id = ? AND feature_key = ?', [companyId, key]);
     return r && toFeature(r);
   }
+  async findFeatures(companyId: string, keys: string[]) {
+    if (keys.length === 0) return [];
+    const [inKeys, params] = this.inList('feature_key', keys);
+    return (await this.db.all(`SELECT * FROM features WHERE company_id = ? AND ${inKeys}`, [companyId, ...params])).map(
+      toFeature,
+    );
+  }
   async listFeatures(companyId: string, page: Page) {
     const params: unknown[] = [companyId];
     let after = '';

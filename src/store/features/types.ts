@@ -43,6 +43,8 @@ export interface EntitlementRows {
 
 export interface FeaturesReadTx {
   findFeature(companyId: string, key: string): Promise<FeatureRow | undefined>;
+  /** The company's features of these keys (those that exist; one statement). */
+  findFeatures(companyId: string, keys: string[]): Promise<FeatureRow[]>;
   /** The company's features by key, paged by key. Undefined: unknown cursor. */
   listFeatures(companyId: string, page: Page): Promise<PageResult<FeatureRow> | undefined>;
   /** Every feature of the company, by key (at most FEATURES_PER_COMPANY_MAX). */
