@@ -207,8 +207,8 @@ export interface EntitlementChecks {
  * May each account use the feature now? Entitled (its plan or an override), and for a metered feature the
  * pre-flight check of `quantity` units of its event type allowed (checkGroup, the ledger's view, in this read).
  * The checks of a group cost the same statements as one: the accounts' owners, the features, the plan entries and
- * overrides of those accounts and features (one union), and one `checkGroup` for the metered ones. An unknown
- * account is 404 `account_id`; an unknown feature of a known account, 404 `feature`.
+ * overrides of those accounts and features (one union), these three at once, then one `checkGroup` for the
+ * metered ones. An unknown account is 404 `account_id`; an unknown feature of a known account, 404 `feature`.
  */
 export async function checkEntitlementGroup(
   ledger: Ledger,
@@ -218,23 +218,26 @@ export async function checkEntitlementGroup(
   requests: readonly EntitlementCheckRequest[],
 ): Promise<Outcome<EntitlementCheck>[]> {
   const unique = <T>(xs: T[]) => [...new Set(xs)];
-  const owners = new Map(
-    (await tx.accounts.findAccountOwners(unique(requests.map((r) => r.accountId)))).map((o) => [
-      o.accountId,
-      o.companyId,
-    ]),
-  );
+  const accountIds = unique(requests.map((r) => r.accountId));
+  const companies = unique(requests.map((r) => r.companyId));
+  // Three statements at once (on PostgreSQL, three connections of the pool: one round trip's wait). The plan
+  // entries and overrides are read for every account asked; those of an account the company does not own are
+  // never looked at.
+  const [ownerRows, featureRows, rowsOf] = await Promise.all([
+    tx.accounts.findAccountOwners(accountIds),
+    Promise.all(
+      companies.map((c) =>
+        tx.features.findFeatures(c, unique(requests.filter((r) => r.companyId === c).map((r) => r.key))),
+      ),
+    ),
+    tx.features.entitlementRowsOfAccounts(accountIds, unique(requests.map((r) => r.key))),
+  ]);
+  const owners = new Map(ownerRows.map((o) => [o.accountId, o.companyId]));
   const features = new Map<string, FeatureRow>();
-  for (const companyId of unique(requests.map((r) => r.companyId))) {
-    const keys = unique(requests.filter((r) => r.companyId === companyId).map((r) => r.key));
-    for (const f of await tx.features.findFeatures(companyId, keys)) features.set(`${companyId}\u0000${f.key}`, f);
-  }
+  companies.forEach((c, i) => {
+    for (const f of featureRows[i]!) features.set(`${c}\u0000${f.key}`, f);
+  });
   const featureOf = (r: EntitlementCheckRequest) => features.get(`${r.companyId}\u0000${r.key}`);
-  const known = requests.filter((r) => owners.get(r.accountId) === r.companyId && featureOf(r) !== undefined);
-  const rowsOf = await tx.features.entitlementRowsOfAccounts(
-    unique(known.map((r) => r.accountId)),
-    unique(known.map((r) => r.key)),
-  );
   const out: Outcome<EntitlementCheck>[] = [];
   // The metered checks, each the pre-flight check of its usage: one checkGroup for all of them.
   const metered: { at: number; ent: Entitlement; usage: IngestRequest }[] = [];
