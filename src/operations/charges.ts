@@ -17,10 +17,13 @@ import { backoffDelayMs } from '../lib/backoff.js';
 import { newId } from '../lib/ids.js';
 import { type Lots, prorate } from '../domain/grants.js';
 import type {
+  AccountRow,
   BalanceRow,
   ChargeReason,
   ChargeRow,
   ChargeStatus,
+  CompanyRow,
+  GrantRow,
   Page,
   PageResult,
   TransactionRow,
@@ -68,6 +71,9 @@ function chargeRow(nowMs: number, c: NewCharge, status: ChargeStatus, outboxId: 
     details: c.details,
     transactionId: null,
     outboxId,
+    grantId: null,
+    receiptNumber: null,
+    receiptAtMs: null,
     createdAtMs: nowMs,
     updatedAtMs: nowMs,
   };
@@ -241,29 +247,23 @@ export async function recordChargeOutcome(
 
 async function onSucceeded(p: Posting, charge: ChargeRow, processorRef: string | null): Promise<ChargeOutcome> {
   const { tx, nowMs } = p;
-  if (charge.reason === 'refill') {
-    const { balance, transactionId } = await applyRefill(p, charge);
-    await tx.charges.updateCharge(charge.chargeId, {
-      status: 'succeeded',
-      processorRef,
-      transactionId,
-      updatedAtMs: nowMs,
-    });
-    return { status: 'succeeded', balance };
-  }
-  if (charge.reason === 'proration') {
+  // What the charge paid for is applied first; its receipt number is taken last, so that the counter row is the
+  // last lock the transaction takes (balances, the charge, then the counter: no cycle).
+  let applied: { balance: BalanceRow; transactionId: string; grantId: string } | undefined;
+  if (charge.reason === 'refill') applied = await applyRefill(p, charge);
+  else if (charge.reason === 'proration') {
     const d = charge.details as unknown as ProrationDetails;
-    const { balance, transactionId } = await applyProration(p, charge.accountId, charge.denomination!, d);
-    await tx.charges.updateCharge(charge.chargeId, {
-      status: 'succeeded',
-      processorRef,
-      transactionId,
-      updatedAtMs: nowMs,
-    });
-    return { status: 'succeeded', balance };
+    applied = await applyProration(p, charge.accountId, charge.denomination!, d);
   }
-  await tx.charges.updateCharge(charge.chargeId, { status: 'succeeded', processorRef, updatedAtMs: nowMs });
-  return { status: 'succeeded' };
+  await tx.charges.updateCharge(charge.chargeId, {
+    status: 'succeeded',
+    processorRef,
+    ...(applied ? { transactionId: applied.transactionId, grantId: applied.grantId } : {}),
+    receiptNumber: await tx.charges.issueReceiptNumber(charge.companyId),
+    receiptAtMs: nowMs,
+    updatedAtMs: nowMs,
+  });
+  return applied ? { status: 'succeeded', balance: applied.balance } : { status: 'succeeded' };
 }
 
 async function onFailed(
@@ -299,7 +299,10 @@ async function onFailed(
 }
 
 /** Adds a paid refill's units to its locked balance and notifies `auto_refill`. */
-async function applyRefill(p: Posting, charge: ChargeRow): Promise<{ balance: BalanceRow; transactionId: string }> {
+async function applyRefill(
+  p: Posting,
+  charge: ChargeRow,
+): Promise<{ balance: BalanceRow; transactionId: string; grantId: string }> {
   const { tx } = p;
   const denomination = charge.denomination!;
   const key = balanceKey(charge.accountId, denomination);
@@ -328,7 +331,8 @@ async function applyRefill(p: Posting, charge: ChargeRow): Promise<{ balance: Ba
   const posted = await p.post([entry]);
   const balance = posted.balances.get(key)!;
   await notifyBalance(p, 'auto_refill', balance);
-  return { balance, transactionId: openingOf(posted.transactions, entry.grant.grantId) };
+  const grantId = entry.grant.grantId;
+  return { balance, transactionId: openingOf(posted.transactions, grantId), grantId };
 }
 
 /** The id of the transaction that opened `grantId`. */
@@ -356,7 +360,7 @@ export async function applyProration(
   accountId: string,
   denomination: string,
   d: ProrationDetails,
-): Promise<{ balance: BalanceRow; transactionId: string }> {
+): Promise<{ balance: BalanceRow; transactionId: string; grantId: string }> {
   const key = balanceKey(accountId, denomination);
   const b = p.balances.get(key);
   if (!b) throw new Error(`proration: balance ${key} is gone`);
@@ -386,7 +390,8 @@ export async function applyProration(
         prorate(lots, Math.min(Math.max(lots.amount, 0), b.refillAmount ?? 0), lotOf(grant), p.nowMs),
     },
   ]);
-  return { balance: posted.balances.get(key)!, transactionId: openingOf(posted.transactions, grant.grantId) };
+  const grantId = grant.grantId;
+  return { balance: posted.balances.get(key)!, transactionId: openingOf(posted.transactions, grantId), grantId };
 }
 
 export async function listCharges(
@@ -401,4 +406,34 @@ export async function listCharges(
     return tx.charges.listCharges(accountId, page);
   });
   return result ?? unknownCursor();
+}
+
+/** What a succeeded charge's receipt says: the charge, who was paid and by whom, and the grant it added. */
+export interface Receipt {
+  charge: ChargeRow & { receiptNumber: number; receiptAtMs: number };
+  company: CompanyRow;
+  account: AccountRow;
+  grant: GrantRow | null;
+}
+
+/** The receipt of a company's succeeded charge; 404 `charge_id` for another's charge or one that has not succeeded. */
+export async function getReceipt(deps: Deps, companyId: string, chargeId: string): Promise<Receipt> {
+  return deps.store.read(async (tx) => {
+    const charge = await tx.charges.findCharge(chargeId);
+    if (charge?.companyId !== companyId) fail('not_found', `no such charge: ${chargeId}`, 'charge_id');
+    if (charge.receiptNumber === null || charge.receiptAtMs === null)
+      fail('not_found', `charge ${chargeId} has no receipt: it has not succeeded`, 'charge_id');
+    const [company, account, grant] = await Promise.all([
+      tx.identity.findCompany(companyId),
+      tx.accounts.findAccount(companyId, charge.accountId),
+      charge.grantId === null ? undefined : tx.grants.findGrant(companyId, charge.grantId),
+    ]);
+    if (!company || !account) throw new Error(`charge ${chargeId}: its company or account is gone`);
+    return {
+      charge: { ...charge, receiptNumber: charge.receiptNumber, receiptAtMs: charge.receiptAtMs },
+      company,
+      account,
+      grant: grant ?? null,
+    };
+  });
 }

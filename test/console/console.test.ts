@@ -227,6 +227,7 @@ for (const dialect of HTTP_DIALECTS) {
       await runJobs(h, auth); // the refill's charge runs as background work
       await seeText(page, '[data-table=transactions] tbody tr', 'refill');
       await seeText(page, '[data-table=charges] tbody tr', 'succeeded');
+      await seeText(page, '[data-table=charges] tbody tr [data-field=receipt]', 'R-1');
       await seeText(page, '[data-denomination=tokens] [data-field=amount]', '1,390');
 
       // A mid-month increase needs a monthly refill: switched on from the same form.

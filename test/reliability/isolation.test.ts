@@ -151,6 +151,32 @@ for (const dialect of CLI_DIALECTS) {
         });
         assert.equal(alert.status, 201, alert.text);
         ids.alert_id = alert.json.data.alert_id;
+        // A succeeded charge (a refill), for its receipt.
+        for (const r of [
+          { method: 'POST', path: `/v1/accounts/${ids.account_id}/card`, body: { token: 'tok_visa' } },
+          {
+            method: 'PUT',
+            path: `/v1/accounts/${ids.account_id}/balance/tokens/autorefill`,
+            body: { threshold: 5000, amount: 100, usd_charge: 100 },
+          },
+          {
+            method: 'POST',
+            path: `/v1/accounts/${ids.account_id}/events`,
+            body: [{ type: 'x', cost_override: { amount: 1, denomination: 'tokens' } }],
+          },
+          { method: 'POST', path: '/v1/test_clock/advance', body: { seconds: 0 } },
+        ]) {
+          const done = await send(url, { ...r, auth: a.auth });
+          assert.equal(done.status, 200, done.text);
+        }
+        const charged = await send(url, {
+          method: 'GET',
+          path: `/v1/accounts/${ids.account_id}/charges`,
+          auth: a.auth,
+        });
+        const paid = charged.json.data.find((c: { status: string }) => c.status === 'succeeded');
+        assert.ok(paid, charged.text);
+        ids.charge_id = paid.charge_id;
         const feature = await send(url, {
           method: 'PUT',
           path: '/v1/features/sso',
@@ -179,6 +205,7 @@ for (const dialect of CLI_DIALECTS) {
           'company_id',
           'grant_id',
           'alert_id',
+          'charge_id',
         ];
         for (const op of operationsOf(doc)) {
           // Names a company chooses itself (a denomination, an event type, a feature key) are not ids: B has its own.

@@ -399,7 +399,9 @@ for (const dialect of HTTP_DIALECTS) {
         'created_at',
         'denomination',
         'failure_code',
+        'failure_reason',
         'reason',
+        'receipt_number',
         'status',
         'usd_amount',
       ]);

@@ -26,6 +26,9 @@ function chargeRow(companyId: string, accountId: string, over: Partial<ChargeRow
     details: { units: 100 },
     transactionId: null,
     outboxId: null,
+    grantId: null,
+    receiptNumber: null,
+    receiptAtMs: null,
     createdAtMs: T0,
     updatedAtMs: T0,
     ...over,
@@ -188,6 +191,44 @@ forEachDialect((store, t) => {
         updatedAtMs: T0 + 1,
       });
       assert.equal(await settle(store, charge.chargeId, 'pi_late'), false, 'and never again');
+    });
+
+    test('issueReceiptNumber: 1, 2, 3, … per company; a rolled-back number is given again; 20 at once', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const b = await seedCompanyAndAccount(store);
+      const issue = (companyId: string) => store.write((tx) => tx.charges.issueReceiptNumber(companyId));
+      assert.deepEqual([await issue(a.companyId), await issue(a.companyId), await issue(b.companyId)], [1, 2, 1]);
+      await assert.rejects(
+        store.write(async (tx) => {
+          assert.equal(await tx.charges.issueReceiptNumber(a.companyId), 3);
+          throw new Error('the charge is not recorded');
+        }),
+        /not recorded/,
+      );
+      assert.equal(await issue(a.companyId), 3, 'the rolled-back number is not lost');
+      // Each number stays taken while its transaction runs (the counter row is locked until it ends).
+      const charges = Array.from({ length: 20 }, () => chargeRow(a.companyId, a.accountId));
+      await store.write((tx) => tx.charges.insertCharges(charges));
+      const numbers = await Promise.all(
+        charges.map((c) =>
+          store.write(async (tx) => {
+            const n = await tx.charges.issueReceiptNumber(a.companyId);
+            await tx.charges.updateCharge(c.chargeId, { receiptNumber: n, receiptAtMs: T0 + 1, updatedAtMs: T0 + 1 });
+            return n;
+          }),
+        ),
+      );
+      assert.deepEqual(
+        [...numbers].sort((x, y) => x - y),
+        Array.from({ length: 20 }, (_, i) => i + 4),
+      );
+      // A number is never on two charges of a company (the unique index), whatever writes it.
+      await assert.rejects(
+        store.write((tx) =>
+          tx.charges.updateCharge(charges[1]!.chargeId, { receiptNumber: numbers[0]!, updatedAtMs: T0 + 2 }),
+        ),
+      );
+      assert.equal((await find(charges[1]!.chargeId))?.receiptNumber, numbers[1]);
     });
 
     test("lockChargesAwaitingCard: that account's charges awaiting a card, oldest first", async () => {

@@ -4,43 +4,14 @@
 // the ledger and grants audits are clean, and the next usage draws from the initial grant.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { CLI_DIALECTS, freshDatabase, type TestDatabase } from '../cli/support.js';
-import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { openStore } from '../../src/store/open.js';
+import { schemaBefore } from './migration-support.js';
 import { auditGrants } from '../../src/operations/grants.js';
 import { takeEntry } from '../../src/ledger/grants.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 
 const T0 = 1_700_000_000_000;
-
-/** The schema as it was before migration 14, with its migrations recorded as applied. */
-async function schemaBeforeGrants(db: TestDatabase): Promise<void> {
-  const before = MIGRATIONS.filter((m) => m.id < 14);
-  const record =
-    'CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL);' +
-    before.map((m) => `INSERT INTO schema_migrations VALUES (${m.id}, '${m.name}', ${T0});`).join('');
-  if (db.dialect === 'sqlite') {
-    const file = db.url.slice('sqlite:'.length);
-    const sqlite = new Database(file);
-    try {
-      for (const m of before) sqlite.exec(m.sqlite);
-      sqlite.exec(record);
-    } finally {
-      sqlite.close();
-    }
-    return;
-  }
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    for (const m of before) await client.query(m.postgres);
-    await client.query(record);
-  } finally {
-    await client.end();
-  }
-}
 
 /** A company with one account holding three balances (500, −20, 0), each with the transactions of its amount. */
 async function oldBalances(db: TestDatabase): Promise<string> {
@@ -89,7 +60,7 @@ for (const dialect of CLI_DIALECTS) {
     test('one initial grant per positive balance, debt for a negative one; audits clean; usage uses it', async () => {
       const db = await freshDatabase(dialect);
       try {
-        await schemaBeforeGrants(db);
+        await schemaBefore(db, 14, T0);
         const accountId = await oldBalances(db);
         const store = await openStore(db.url);
         try {

@@ -29,6 +29,8 @@ export interface ChargeJson {
   reason: string;
   denomination: string | null;
   failure_code: string | null;
+  failure_reason: 'declined' | 'authentication_required' | null;
+  receipt_number: string | null;
   created_at: string;
 }
 export interface TransactionJson {

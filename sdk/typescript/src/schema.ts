@@ -615,6 +615,14 @@ export interface paths {
      */
     get: operations["listCharges"];
   };
+  "/v1/charges/{charge_id}/receipt": {
+    /**
+     * A succeeded charge's receipt, as HTML to print or as JSON
+     * @description HTML ready to print (the default), or the receipt as JSON with `Accept: application/json`. Only a
+     * succeeded charge has a receipt: any other, or another company's, is 404 with param charge_id.
+     */
+    get: operations["getReceipt"];
+  };
   "/v1/webhooks": {
     /**
      * List webhooks (without secrets), newest first
@@ -6572,6 +6580,17 @@ export interface operations {
                 /** @description Why a charge failed or waits for a card, e.g. card_declined, no_card_on_file */
                 failure_code: string | null;
                 /**
+                 * @description null unless the charge failed or waits for a card: authentication_required when the card
+                 * asked for the customer (3-D Secure) and the customer was not there, declined for every other refusal
+                 */
+                failure_reason: "declined" | "authentication_required" | null;
+                /**
+                 * @description R-1, R-2, R-3, … per company, in the order charges succeeded, without gap or repeat;
+                 * every succeeded charge has one (a charge of 0 cents too), and only succeeded charges do. GET
+                 * /v1/charges/{charge_id}/receipt
+                 */
+                receipt_number: string | null;
+                /**
                  * Format: date-time
                  * @description ISO-8601 UTC
                  */
@@ -6581,6 +6600,87 @@ export interface operations {
             /** @description Pass as starting_after to get the next page; null on the last page */
             next_cursor: string | null;
           };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * A succeeded charge's receipt, as HTML to print or as JSON
+   * @description HTML ready to print (the default), or the receipt as JSON with `Accept: application/json`. Only a
+   * succeeded charge has a receipt: any other, or another company's, is 404 with param charge_id.
+   */
+  getReceipt: {
+    parameters: {
+      path: {
+        charge_id: string;
+      };
+    };
+    responses: {
+      /** @description The receipt */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              receipt_number: string;
+              company: {
+                company_id: string;
+                name: string;
+              };
+              account: {
+                account_id: string;
+                name: string | null;
+                email: string | null;
+              };
+              charge_id: string;
+              /** @description USD cents */
+              usd_amount: number;
+              /**
+               * Format: date-time
+               * @description When the charge succeeded (the receipt was issued)
+               */
+              created_at: string;
+              reason: "refill" | "plan" | "overage" | "proration";
+              /** @description The grant the charge added (a refill, a proration); null for plan and overage charges */
+              grant: ({
+                grant_id: string;
+                amount: number;
+                denomination: string;
+                category: string;
+                expires_at: string | null;
+              }) | null;
+            };
+          };
+          "text/html": string;
         };
       };
       /**

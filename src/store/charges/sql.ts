@@ -1,6 +1,6 @@
 /** Charges: the row mapper and the SQL both databases share (mixed into SqlTx, sql-base.ts). */
 import type { AuditViolation, Page } from '../common.js';
-import { SqlCore, num, strOrNull, type SqlRow } from '../sql-core.js';
+import { SqlCore, num, numOrNull, strOrNull, type SqlRow } from '../sql-core.js';
 import type { ChargeChanges, ChargeRow, ChargesTx } from './types.js';
 
 export const toCharge = (r: SqlRow): ChargeRow => ({
@@ -17,6 +17,9 @@ export const toCharge = (r: SqlRow): ChargeRow => ({
   details: JSON.parse(String(r.details)) as Record<string, unknown>,
   transactionId: strOrNull(r.transaction_id),
   outboxId: strOrNull(r.outbox_id),
+  grantId: strOrNull(r.grant_id),
+  receiptNumber: numOrNull(r.receipt_number),
+  receiptAtMs: numOrNull(r.receipt_at),
   createdAtMs: num(r.created_at),
   updatedAtMs: num(r.updated_at),
 });
@@ -140,6 +143,9 @@ export class ChargesSql extends SqlCore implements ChargesTx {
       ['failureMessage', 'failure_message'],
       ['transactionId', 'transaction_id'],
       ['outboxId', 'outbox_id'],
+      ['grantId', 'grant_id'],
+      ['receiptNumber', 'receipt_number'],
+      ['receiptAtMs', 'receipt_at'],
     ];
     for (const [k, col] of cols) {
       if (ch[k] !== undefined) {
@@ -148,6 +154,14 @@ export class ChargesSql extends SqlCore implements ChargesTx {
       }
     }
     await this.db.run(`UPDATE charges SET ${sets.join(', ')} WHERE charge_id = ?`, [...params, chargeId]);
+  }
+  async issueReceiptNumber(companyId: string) {
+    const r = await this.one(
+      'INSERT INTO receipt_counters (company_id, last_number) VALUES (?, 1) ON CONFLICT (company_id) ' +
+        'DO UPDATE SET last_number = receipt_counters.last_number + 1 RETURNING last_number',
+      [companyId],
+    );
+    return num(r!.last_number);
   }
   async lockChargesAwaitingCard(accountId: string) {
     return (

@@ -30,12 +30,28 @@ export interface ChargeRow {
   transactionId: string | null;
   /** The outbox row that carries it out (settling completes it). */
   outboxId: string | null;
+  /** The grant a succeeded refill or proration added (what its receipt says it bought). */
+  grantId: string | null;
+  /** A succeeded charge's receipt `R-{n}`: n counts 1, 2, 3, … per company (`issueReceiptNumber`). */
+  receiptNumber: number | null;
+  receiptAtMs: number | null;
   createdAtMs: number;
   updatedAtMs: number;
 }
 
 export type ChargeChanges = Partial<
-  Pick<ChargeRow, 'status' | 'processorRef' | 'failureCode' | 'failureMessage' | 'transactionId' | 'outboxId'>
+  Pick<
+    ChargeRow,
+    | 'status'
+    | 'processorRef'
+    | 'failureCode'
+    | 'failureMessage'
+    | 'transactionId'
+    | 'outboxId'
+    | 'grantId'
+    | 'receiptNumber'
+    | 'receiptAtMs'
+  >
 > & { updatedAtMs: number };
 
 export interface ChargesReadTx {
@@ -54,6 +70,12 @@ export interface ChargesTx extends ChargesReadTx {
   /** Locks one charge for settling (PostgreSQL `FOR UPDATE`; lock its balance first). */
   lockCharge(chargeId: string): Promise<ChargeRow | undefined>;
   updateCharge(chargeId: string, changes: ChargeChanges): Promise<void>;
+  /**
+   * The company's next receipt number (1, 2, 3, …), taken in the transaction that records a charge's success: the
+   * counter row stays locked until it commits (two processes' charges take turns; a rollback gives the number
+   * back), so the numbers have no gap and no repeat.
+   */
+  issueReceiptNumber(companyId: string): Promise<number>;
   /** The account's charges waiting for a card, locked (PostgreSQL `FOR UPDATE`), oldest first. */
   lockChargesAwaitingCard(accountId: string): Promise<ChargeRow[]>;
 }

@@ -22,6 +22,7 @@ import { creditGrants } from './014-credit-grants.js';
 import { spendLimits } from './015-spend-limits.js';
 import { alerts } from './016-alerts.js';
 import { features } from './017-features.js';
+import { receipts } from './018-receipts.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -44,4 +45,5 @@ export const MIGRATIONS: Migration[] = [
   spendLimits,
   alerts,
   features,
+  receipts,
 ];

@@ -38,6 +38,7 @@ export function Charges(props: {
                   <th scope="col">Reason</th>
                   <th scope="col">Amount</th>
                   <th scope="col">Status</th>
+                  <th scope="col">Receipt</th>
                 </tr>
               </thead>
               <tbody>
@@ -53,6 +54,7 @@ export function Charges(props: {
                       {c.status}
                       {c.failure_code ? `: ${c.failure_code}` : ''}
                     </td>
+                    <td data-field="receipt">{c.receipt_number ?? '—'}</td>
                   </tr>
                 ))}
               </tbody>
