@@ -24,6 +24,10 @@ export const REASONS = [
   'unknown_cursor',
   // --- users and companies
   'signup_closed',
+  // --- the customer portal
+  'portal_scope_missing',
+  'portal_url_not_allowed',
+  'frame_ancestor_not_an_origin',
   'email_already_registered',
   'password_too_short',
   'token_invalid_or_expired',

@@ -40,6 +40,8 @@ import { refillRoutes } from './routes/refills.js';
 import { balanceRoutes } from './routes/balances.js';
 import { cardRoutes } from './routes/cards.js';
 import { chargeRoutes } from './routes/charges.js';
+import { portalRoutes } from './routes/portal.js';
+import { portalSessionRoutes } from './routes/portal-sessions.js';
 import { eventRoutes } from './routes/events.js';
 import { planRoutes } from './routes/plans.js';
 import { priceRoutes } from './routes/prices.js';
@@ -155,6 +157,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     refillRoutes(scope, ctx);
     planRoutes(scope, ctx);
     chargeRoutes(scope, ctx);
+    portalSessionRoutes(scope, ctx);
+    portalRoutes(scope, ctx);
     webhookRoutes(scope, ctx);
   });
   await registerConsole(app);

@@ -1,18 +1,22 @@
 /**
- * Authentication. Three kinds of credentials:
+ * Authentication. Four kinds of credentials:
  * - a company's `company_id:api_key` (HTTP Basic; every /v1 resource; a fast digest check, done
  *   before the body is even parsed);
  * - a user's `email:password` (HTTP Basic; user routes; scrypt, done in preHandler, refused before
  *   scrypt runs when the email or the client address has too many recent failures);
  * - a console session: the `billing_session` cookie, only when no Authorization header is sent. On
  *   user routes it acts as its user; on company routes as the company named by `Billing-Company`,
- *   which the user must own. A state-changing request must carry the session's `X-CSRF-Token`.
+ *   which the user must own. A state-changing request must carry the session's `X-CSRF-Token`;
+ * - a customer portal token: `Authorization: Bearer pt_…`, on the portal's routes only (`/v1/portal/…`), which
+ *   take nothing else; it acts as its session's account, within its scopes.
+ * Each route declares which it takes (`config.auth`); a credential of another kind is a 401.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OutcomeError, failure } from '../domain/outcome.js';
-import type { SessionRow, UserRow } from '../store/types.js';
+import type { PortalSessionRow, SessionRow, UserRow } from '../store/types.js';
+import { resolvePortalToken } from '../operations/portal-sessions.js';
 import { authenticateUser, normalizeEmail, type ApiKeyCache } from '../operations/identity.js';
 import type { Deps } from '../operations/deps.js';
 import { resolveSession } from '../operations/sessions.js';
@@ -20,11 +24,14 @@ import type { AttemptLimiter } from './attempts.js';
 
 /**
  * none: public; company: company key (or a session with Billing-Company); user: user password (or a
- * session); either: both; session: the session cookie only (the session's own routes).
+ * session); either: both; session: the session cookie only (the session's own routes); portal: a portal token only.
  */
-export type AuthMode = 'none' | 'company' | 'user' | 'either' | 'session';
+export type AuthMode = 'none' | 'company' | 'user' | 'either' | 'session' | 'portal';
 
-export type Principal = { kind: 'company'; companyId: string } | { kind: 'user'; user: UserRow };
+export type Principal =
+  | { kind: 'company'; companyId: string }
+  | { kind: 'user'; user: UserRow }
+  | { kind: 'portal'; session: PortalSessionRow };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -111,6 +118,7 @@ export function companyAuthHook(keys: ApiKeyCache, deps: Deps) {
     request.viaSession = false;
     const mode = request.routeOptions.config.auth ?? 'none';
     if (mode === 'none') return;
+    if (mode === 'portal') return portalAuth(deps, request);
     if (request.headers.authorization === undefined) {
       const cookie = request.cookies[SESSION_COOKIE];
       if (cookie !== undefined && cookie !== '') return sessionAuth(deps, request, mode, cookie);
@@ -133,6 +141,19 @@ export function companyAuthHook(keys: ApiKeyCache, deps: Deps) {
     request.principal = { kind: 'company', companyId: creds.username };
     void reply;
   };
+}
+
+const noPortalToken = () =>
+  unauthorized("the portal takes Authorization: Bearer pt_… with a live portal session's token, and nothing else");
+
+/** A portal route: the live session of the Bearer token (a malformed, unknown, ended or other credential: 401). */
+async function portalAuth(deps: Deps, request: FastifyRequest): Promise<void> {
+  const header = request.headers.authorization;
+  if (header === undefined || header.length > CREDENTIALS_LENGTH_MAX) throw noPortalToken();
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  const session = m === null ? undefined : await resolvePortalToken(deps, m[1]!);
+  if (session === undefined) throw noPortalToken();
+  request.principal = { kind: 'portal', session };
 }
 
 /**
@@ -187,6 +208,15 @@ export function requireCompanyOfPath(request: FastifyRequest, pathCompanyId: str
   const companyId = requireCompany(request);
   if (pathCompanyId !== companyId) throw new OutcomeError(failure('not_found', 'no such company', 'company_id'));
   return companyId;
+}
+
+/** The portal session the request acts for; a write needs its scope (403 forbidden without it). */
+export function requirePortal(request: FastifyRequest, scope: 'read' | 'topup' = 'read'): PortalSessionRow {
+  if (request.principal?.kind !== 'portal') throw noPortalToken();
+  const { session } = request.principal;
+  if (!session.scopes.includes(scope))
+    throw new OutcomeError(failure('portal_scope_missing', `this portal session's scopes do not include ${scope}`));
+  return session;
 }
 
 /** The user the request acts as (user credentials or a session). */

@@ -82,6 +82,9 @@ const REGISTRY = {
   internal: { status: 500, type: 'internal' },
   // --- users and companies
   signup_closed: FORBIDDEN,
+  portal_scope_missing: FORBIDDEN,
+  portal_url_not_allowed: INVALID,
+  frame_ancestor_not_an_origin: INVALID,
   email_already_registered: CONFLICT,
   password_too_short: INVALID,
   token_invalid_or_expired: INVALID,

@@ -38,10 +38,15 @@ export const IDEMPOTENCY_LEASE_MS = 30_000;
 const RENEW_FOR_AT_MOST_MS = 15 * 60_000;
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
- * Routes whose answer shows a secret (a webhook's signing secret, a company's API key): their stored
+ * Routes whose answer shows a secret (a webhook's signing secret, a company's API key, a portal token): their stored
  * answer, replayed for the key's retention, is sealed at rest like the secrets themselves.
  */
-const SECRET_ANSWERS = new Set(['/v1/webhooks', '/v1/companies', '/v1/companies/:company_id/api_keys']);
+const SECRET_ANSWERS = new Set([
+  '/v1/webhooks',
+  '/v1/companies',
+  '/v1/companies/:company_id/api_keys',
+  '/v1/accounts/:account_id/portal_sessions',
+]);
 
 export interface IdempotencyClaim {
   scope: string;
@@ -74,6 +79,7 @@ function scopeOf(request: FastifyRequest, requestHash: string): string {
   const p = request.principal;
   if (p?.kind === 'company') return `company:${p.companyId}`;
   if (p?.kind === 'user') return `user:${p.user.id}`;
+  if (p?.kind === 'portal') return `portal:${p.session.sessionId}`;
   // No credentials (sign-up): only an identical request can share a key, so no one can read
   // another caller's response by guessing their key.
   return `anonymous:${requestHash}`;

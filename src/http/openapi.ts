@@ -57,7 +57,17 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'cards', description: 'The card that refills, plan charges and prorations are charged to.' },
   { name: 'auto-refill', description: 'Refills when a balance falls below a threshold, or every month.' },
   { name: 'plans', description: 'Plans: included amounts per denomination, a monthly charge, overage.' },
-  { name: 'charges', description: 'USD charges made to an account card, with their outcome.' },
+  { name: 'charges', description: 'USD charges made to an account card, with their outcome and receipt.' },
+  {
+    name: 'portal sessions',
+    description: "A company lets one account's end customer into the customer portal, until the session ends.",
+  },
+  {
+    name: 'portal',
+    description:
+      "The customer portal's API: one account's balances, grants, usage, transactions, charges and receipts, " +
+      'for its end customer (Authorization: Bearer pt_…, a portal session token, and nothing else).',
+  },
   { name: 'webhooks', description: 'Subscriptions to notifications, their delivery log and resend.' },
 ];
 
@@ -95,6 +105,8 @@ function securityOf(auth: AuthMode | undefined): { [scheme: string]: string[] }[
       return [{ userPassword: [] }];
     case 'either':
       return [{ userPassword: [] }, { companyKey: [] }];
+    case 'portal':
+      return [{ portalToken: [] }];
     default:
       return [];
   }
@@ -145,6 +157,13 @@ export function swaggerOptions(opts: OpenapiOptions): FastifyDynamicSwaggerOptio
         securitySchemes: {
           companyKey: { type: 'http', scheme: 'basic', description: 'company_id:api_key' },
           userPassword: { type: 'http', scheme: 'basic', description: 'email:password of a user' },
+          portalToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              "A portal session's token (pt_…, in the fragment of the session's url): the portal's routes only, " +
+              'for its account only, within its scopes',
+          },
           sessionCookie: {
             type: 'apiKey',
             in: 'cookie',

@@ -2,6 +2,7 @@
  * A receipt as a page to print (`GET /v1/charges/{charge_id}/receipt` without `Accept: application/json`): plain
  * HTML with its own small stylesheet, no script, every value escaped. The JSON form is `presentReceipt`.
  */
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { presentReceipt } from './schemas/charges.js';
 
 type ReceiptJson = ReturnType<typeof presentReceipt>;
@@ -74,4 +75,12 @@ export function receiptHtml(r: ReceiptJson): string {
 </body>
 </html>
 `;
+}
+
+/** The receipt as JSON when asked for by name (and HTML is not), else the page to print (a browser, no Accept). */
+export function sendReceipt(request: FastifyRequest, reply: FastifyReply, receipt: ReceiptJson) {
+  const accept = request.headers.accept ?? '';
+  if (accept.includes('application/json') && !accept.includes('text/html'))
+    return reply.type('application/json; charset=utf-8').send({ data: receipt });
+  return reply.type('text/html; charset=utf-8').send(receiptHtml(receipt));
 }

@@ -416,11 +416,20 @@ export interface Receipt {
   grant: GrantRow | null;
 }
 
-/** The receipt of a company's succeeded charge; 404 `charge_id` for another's charge or one that has not succeeded. */
-export async function getReceipt(deps: Deps, companyId: string, chargeId: string): Promise<Receipt> {
+/**
+ * The receipt of a company's succeeded charge (of `accountId`'s, when given: the portal's); 404 `charge_id` for
+ * another's charge or one that has not succeeded.
+ */
+export async function getReceipt(
+  deps: Deps,
+  companyId: string,
+  chargeId: string,
+  accountId?: string,
+): Promise<Receipt> {
   return deps.store.read(async (tx) => {
     const charge = await tx.charges.findCharge(chargeId);
-    if (charge?.companyId !== companyId) fail('not_found', `no such charge: ${chargeId}`, 'charge_id');
+    if (charge?.companyId !== companyId || (accountId !== undefined && charge.accountId !== accountId))
+      fail('not_found', `no such charge: ${chargeId}`, 'charge_id');
     if (charge.receiptNumber === null || charge.receiptAtMs === null)
       fail('not_found', `charge ${chargeId} has no receipt: it has not succeeded`, 'charge_id');
     const [company, account, grant] = await Promise.all([

@@ -9,6 +9,7 @@ import { LEDGER_PORT } from '../ledger/port.js';
 import { AccountsSql } from './accounts/sql.js';
 import { AlertsSql } from './alerts/sql.js';
 import { FeaturesSql } from './features/sql.js';
+import { PortalSessionsSql } from './portal-sessions/sql.js';
 import { BalancesSql } from './balances/sql.js';
 import { CardsSql } from './cards/sql.js';
 import { ChargesSql } from './charges/sql.js';
@@ -55,6 +56,7 @@ export class SqlTx<E extends SqlExec> implements Tx {
   #webhooks?: WebhooksSql;
   #outbox?: OutboxSql;
   #sessions?: SessionsSql;
+  #portalSessions?: PortalSessionsSql;
   #ledger?: LedgerSql;
 
   constructor(
@@ -86,6 +88,10 @@ export class SqlTx<E extends SqlExec> implements Tx {
   get features(): FeaturesSql {
     this.#features ??= new FeaturesSql(this.db, this.dialect);
     return this.#features;
+  }
+  get portalSessions(): PortalSessionsSql {
+    this.#portalSessions ??= new PortalSessionsSql(this.db, this.dialect);
+    return this.#portalSessions;
   }
   get grants(): GrantsSql {
     this.#grants ??= new GrantsSql(this.db, this.dialect);

@@ -31,6 +31,7 @@
  *   webhooks/     subscriptions, deliveries, attempts, claims, retention
  *   outbox/       the outbox (jobs): insert, claims, retention
  *   sessions/     console sessions, one-time email tokens (verification, password reset)
+ *   portal-sessions/ customer portal sessions: an account's end customer let in by a hashed token
  *   common.ts     pages and audit findings, shared by several aggregates
  *
  *   sql-core.ts   SqlCore, the base of every aggregate's SQL: the executor and the Dialect (what differs
@@ -51,6 +52,7 @@
 import type { AccountsReadTx, AccountsTx } from './accounts/types.js';
 import type { AlertsReadTx, AlertsTx } from './alerts/types.js';
 import type { FeaturesReadTx, FeaturesTx } from './features/types.js';
+import type { PortalSessionsReadTx, PortalSessionsTx } from './portal-sessions/types.js';
 import type { BalancesReadTx, BalancesTx } from './balances/types.js';
 import type { CardsReadTx, CardsTx } from './cards/types.js';
 import type { ChargesReadTx, ChargesTx } from './charges/types.js';
@@ -71,6 +73,7 @@ import type { WebhooksReadTx, WebhooksTx } from './webhooks/types.js';
 export type * from './accounts/types.js';
 export type * from './alerts/types.js';
 export type * from './features/types.js';
+export type * from './portal-sessions/types.js';
 export type * from './balances/types.js';
 export type * from './cards/types.js';
 export type * from './charges/types.js';
@@ -100,6 +103,7 @@ export interface ReadTx {
   readonly balances: BalancesReadTx;
   readonly alerts: AlertsReadTx;
   readonly features: FeaturesReadTx;
+  readonly portalSessions: PortalSessionsReadTx;
   readonly grants: GrantsReadTx;
   readonly prices: PricesReadTx;
   readonly events: EventsReadTx;
@@ -126,6 +130,7 @@ export interface Tx extends ReadTx {
   readonly balances: BalancesTx;
   readonly alerts: AlertsTx;
   readonly features: FeaturesTx;
+  readonly portalSessions: PortalSessionsTx;
   readonly grants: GrantsTx;
   readonly prices: PricesTx;
   readonly events: EventsTx;

@@ -334,6 +334,8 @@ for (const dialect of HTTP_DIALECTS) {
         'PUT /v1/accounts/:account_id/features/:key',
         'DELETE /v1/accounts/:account_id/features/:key',
         'PUT /v1/plans/:plan_id/features',
+        'POST /v1/accounts/:account_id/portal_sessions',
+        'DELETE /v1/portal_sessions/:session_id',
         'POST /v1/companies/:company_id/plan',
         'POST /v1/webhooks',
         'DELETE /v1/webhooks/:webhook_id',

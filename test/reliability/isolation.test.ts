@@ -177,6 +177,14 @@ for (const dialect of CLI_DIALECTS) {
         const paid = charged.json.data.find((c: { status: string }) => c.status === 'succeeded');
         assert.ok(paid, charged.text);
         ids.charge_id = paid.charge_id;
+        const portal = await send(url, {
+          method: 'POST',
+          path: `/v1/accounts/${ids.account_id}/portal_sessions`,
+          auth: a.auth,
+          body: {},
+        });
+        assert.equal(portal.status, 201, portal.text);
+        ids.session_id = portal.json.data.session_id;
         const feature = await send(url, {
           method: 'PUT',
           path: '/v1/features/sso',
@@ -206,6 +214,7 @@ for (const dialect of CLI_DIALECTS) {
           'grant_id',
           'alert_id',
           'charge_id',
+          'session_id',
         ];
         for (const op of operationsOf(doc)) {
           // Names a company chooses itself (a denomination, an event type, a feature key) are not ids: B has its own.

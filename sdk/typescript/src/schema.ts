@@ -623,6 +623,80 @@ export interface paths {
      */
     get: operations["getReceipt"];
   };
+  "/v1/accounts/{account_id}/portal_sessions": {
+    /**
+     * Open the customer portal for an account's end customer
+     * @description Answers the session with its `url`, `{BILLING_PUBLIC_URL}/portal/{session_id}#{token}`: give it to
+     * the customer (a link, a redirect, an iframe of one of `frame_ancestors`). The token (pt_…) is in the fragment,
+     * so no server log sees it; it is shown only in this answer and stored only as a hash. `scopes`: `read` (balances,
+     * grants, usage, transactions, charges, receipts; the default) and `topup` (buying credit packs). `ttl_seconds`
+     * 60–86,400 (default 3,600). `return_url` and each `frame_ancestors` origin must be https:// or http://localhost.
+     */
+    post: operations["createPortalSession"];
+  };
+  "/v1/portal_sessions/{session_id}": {
+    /**
+     * End a portal session at once
+     * @description Its token answers 401 from now on, and its page is no longer served framed. Ending an ended session
+     * answers it again; another company’s or an unknown one is 404 with param session_id.
+     */
+    delete: operations["revokePortalSession"];
+  };
+  "/v1/portal/account": {
+    /**
+     * The portal session's account, its company, balances and scopes
+     * @description What the portal page shows first: the account (name, email), the company (name), every balance as
+     * it is now, the session’s scopes and when it ends.
+     */
+    get: operations["getPortalAccount"];
+  };
+  "/v1/portal/balances/{denomination}/grants": {
+    /**
+     * List a balance's grants in drawing order
+     * @description Drawing order: `priority` ascending; `expires_at` ascending, never-expiring last; `promotional`
+     * before `paid`; `effective_at` ascending; `grant_id` ascending. As the company API answers it, for the portal
+     * session’s own account.
+     */
+    get: operations["listPortalGrants"];
+  };
+  "/v1/portal/transactions": {
+    /**
+     * List transactions, newest first
+     * @description Every change of a balance amount is one transaction; amount = the sum of its transactions. As the
+     * company API answers it, for the portal session’s own account.
+     */
+    get: operations["listPortalTransactions"];
+  };
+  "/v1/portal/usage": {
+    /**
+     * An account's usage by window
+     * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled
+     * to complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with
+     * usage appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as
+     * soon as its request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000
+     * hourly rows per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying
+     * the limit. As the company API answers it, for the portal session’s own account.
+     */
+    get: operations["getPortalUsage"];
+  };
+  "/v1/portal/charges": {
+    /**
+     * List the USD charges to the card, newest first
+     * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the
+     * processor), succeeded, failed, requires_payment_method (owed, waiting for a card). As the company API answers
+     * it, for the portal session’s own account.
+     */
+    get: operations["listPortalCharges"];
+  };
+  "/v1/portal/charges/{charge_id}/receipt": {
+    /**
+     * A succeeded charge's receipt, as HTML to print or as JSON
+     * @description HTML ready to print (the default), or the receipt as JSON with `Accept: application/json`. Only a
+     * succeeded charge has a receipt: any other, or another company's, is 404 with param charge_id. A charge of
+     * another account is 404 like an unknown one.
+     */
+    get: operations["getPortalReceipt"];
+  };
   "/v1/webhooks": {
     /**
      * List webhooks (without secrets), newest first
@@ -6640,6 +6714,617 @@ export interface operations {
    * succeeded charge has a receipt: any other, or another company's, is 404 with param charge_id.
    */
   getReceipt: {
+    parameters: {
+      path: {
+        charge_id: string;
+      };
+    };
+    responses: {
+      /** @description The receipt */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              receipt_number: string;
+              company: {
+                company_id: string;
+                name: string;
+              };
+              account: {
+                account_id: string;
+                name: string | null;
+                email: string | null;
+              };
+              charge_id: string;
+              /** @description USD cents */
+              usd_amount: number;
+              /**
+               * Format: date-time
+               * @description When the charge succeeded (the receipt was issued)
+               */
+              created_at: string;
+              reason: "refill" | "plan" | "overage" | "proration";
+              /** @description The grant the charge added (a refill, a proration); null for plan and overage charges */
+              grant: ({
+                grant_id: string;
+                amount: number;
+                denomination: string;
+                category: string;
+                expires_at: string | null;
+              }) | null;
+            };
+          };
+          "text/html": string;
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Open the customer portal for an account's end customer
+   * @description Answers the session with its `url`, `{BILLING_PUBLIC_URL}/portal/{session_id}#{token}`: give it to
+   * the customer (a link, a redirect, an iframe of one of `frame_ancestors`). The token (pt_…) is in the fragment, so
+   * no server log sees it; it is shown only in this answer and stored only as a hash. `scopes`: `read` (balances,
+   * grants, usage, transactions, charges, receipts; the default) and `topup` (buying credit packs). `ttl_seconds`
+   * 60–86,400 (default 3,600). `return_url` and each `frame_ancestors` origin must be https:// or http://localhost.
+   */
+  createPortalSession: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          scopes?: ("read" | "topup")[];
+          ttl_seconds?: number;
+          return_url?: string;
+          frame_ancestors?: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Open the customer portal for an account's end customer */
+      201: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              /** @description ps_…; not a secret: the page of the session is /portal/{session_id} */
+              session_id: string;
+              account_id: string;
+              scopes: ("read" | "topup")[];
+              return_url: string | null;
+              /** @description Origins that may frame the portal page */
+              frame_ancestors: string[];
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              expires_at: string;
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              created_at: string;
+              revoked_at: string | null;
+              /** @description The portal for the customer, its token in the fragment (shown once) */
+              url: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * End a portal session at once
+   * @description Its token answers 401 from now on, and its page is no longer served framed. Ending an ended session
+   * answers it again; another company’s or an unknown one is 404 with param session_id.
+   */
+  revokePortalSession: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        session_id: string;
+      };
+    };
+    responses: {
+      /** @description End a portal session at once */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              /** @description ps_…; not a secret: the page of the session is /portal/{session_id} */
+              session_id: string;
+              account_id: string;
+              scopes: ("read" | "topup")[];
+              return_url: string | null;
+              /** @description Origins that may frame the portal page */
+              frame_ancestors: string[];
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              expires_at: string;
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              created_at: string;
+              revoked_at: string | null;
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * The portal session's account, its company, balances and scopes
+   * @description What the portal page shows first: the account (name, email), the company (name), every balance as it
+   * is now, the session’s scopes and when it ends.
+   */
+  getPortalAccount: {
+    responses: {
+      /** @description The portal session's account, its company, balances and scopes */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              account: {
+                account_id: string;
+                name: string | null;
+                email: string | null;
+              };
+              company: {
+                name: string;
+              };
+              balances: components["schemas"]["Balance"][];
+              scopes: ("read" | "topup")[];
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              expires_at: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List a balance's grants in drawing order
+   * @description Drawing order: `priority` ascending; `expires_at` ascending, never-expiring last; `promotional`
+   * before `paid`; `effective_at` ascending; `grant_id` ascending. As the company API answers it, for the portal
+   * session’s own account.
+   */
+  listPortalGrants: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        /**
+         * @description Comma-separated statuses (scheduled, active, depleted, expired, voided); default
+         * `scheduled,active`. Anything else: 400 unknown_grant_status.
+         */
+        status?: string;
+      };
+      path: {
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Grant"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List transactions, newest first
+   * @description Every change of a balance amount is one transaction; amount = the sum of its transactions. As the
+   * company API answers it, for the portal session’s own account.
+   */
+  listPortalTransactions: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        denomination?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Transaction"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * An account's usage by window
+   * @description Complete events counted by the UTC hour of their timestamp, at their final cost (an event settled to
+   * complete counts from that moment); pending, cancelled and expired events are not counted. Only groups with usage
+   * appear, ordered by window_start, then type, denomination and account id. Real time: an event counts as soon as its
+   * request has been answered. from and to must fall on whole UTC hours; at most 1000 windows and 200000 hourly rows
+   * per request, and from no older than BILLING_USAGE_RETENTION_DAYS (default 400): otherwise 400 saying the limit. As
+   * the company API answers it, for the portal session’s own account.
+   */
+  getPortalUsage: {
+    parameters: {
+      query: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        /** @description RFC 3339 date-time: the start of the period (inclusive), on a whole UTC hour */
+        from: string;
+        /** @description RFC 3339 date-time: the end of the period (exclusive), on a whole UTC hour, after from */
+        to: string;
+        /**
+         * @description hour | day | month | all (default day): UTC calendar periods cut to [from, to); all is one
+         * window
+         */
+        window?: string;
+        /** @description Comma-separated subset of type, denomination, account_id (default type,denomination) */
+        group_by?: string;
+        /** @description Comma-separated event types */
+        type?: string;
+        /** @description Comma-separated denominations */
+        denomination?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["UsageGroup"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * List the USD charges to the card, newest first
+   * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the
+   * processor), succeeded, failed, requires_payment_method (owed, waiting for a card). As the company API answers it,
+   * for the portal session’s own account.
+   */
+  listPortalCharges: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description ch_…; also the processor idempotency key */
+                charge_id: string;
+                /** @description USD cents */
+                usd_amount: number;
+                status: "pending" | "succeeded" | "failed" | "requires_payment_method";
+                reason: "refill" | "plan" | "overage" | "proration";
+                /** @description The balance a refill or proration is for; null for plan and overage charges */
+                denomination: string | null;
+                /** @description Why a charge failed or waits for a card, e.g. card_declined, no_card_on_file */
+                failure_code: string | null;
+                /**
+                 * @description null unless the charge failed or waits for a card: authentication_required when the card
+                 * asked for the customer (3-D Secure) and the customer was not there, declined for every other refusal
+                 */
+                failure_reason: "declined" | "authentication_required" | null;
+                /**
+                 * @description R-1, R-2, R-3, … per company, in the order charges succeeded, without gap or repeat;
+                 * every succeeded charge has one (a charge of 0 cents too), and only succeeded charges do. GET
+                 * /v1/charges/{charge_id}/receipt
+                 */
+                receipt_number: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC
+                 */
+                created_at: string;
+              })[];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * A succeeded charge's receipt, as HTML to print or as JSON
+   * @description HTML ready to print (the default), or the receipt as JSON with `Accept: application/json`. Only a
+   * succeeded charge has a receipt: any other, or another company's, is 404 with param charge_id. A charge of another
+   * account is 404 like an unknown one.
+   */
+  getPortalReceipt: {
     parameters: {
       path: {
         charge_id: string;

@@ -5,7 +5,7 @@ import { getReceipt, listCharges } from '../../operations/charges.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
 import { getReceiptSchema, listChargesSchema, presentCharge, presentReceipt } from '../schemas/charges.js';
-import { receiptHtml } from '../receipt-page.js';
+import { sendReceipt } from '../receipt-page.js';
 import { presentPage } from '../schemas/common.js';
 import { companyRoute, type RouteContext } from '../route-context.js';
 
@@ -25,12 +25,8 @@ export function chargeRoutes(scope: FastifyInstance, { deps }: RouteContext): vo
     '/v1/charges/:charge_id/receipt',
     { config: companyRoute, schema: getReceiptSchema },
     async (request, reply) => {
-      const receipt = presentReceipt(await getReceipt(deps, requireCompany(request), request.params.charge_id));
-      // JSON when asked for by name (and HTML is not); a browser, or no Accept at all, gets the page to print.
-      const accept = request.headers.accept ?? '';
-      if (accept.includes('application/json') && !accept.includes('text/html'))
-        return reply.type('application/json; charset=utf-8').send({ data: receipt });
-      return reply.type('text/html; charset=utf-8').send(receiptHtml(receipt));
+      const receipt = await getReceipt(deps, requireCompany(request), request.params.charge_id);
+      return sendReceipt(request, reply, presentReceipt(receipt));
     },
   );
 }

@@ -1,4 +1,6 @@
 /** Usage read back: usage by window and group, of the company or of one account. */
+import { toIso } from '../../lib/clock.js';
+import type { UsageGroup as UsageGroupOf } from '../../domain/usage.js';
 import { Type } from '@sinclair/typebox';
 import { USAGE_GROUP_KEYS, USAGE_ROWS_MAX, USAGE_WINDOWS, USAGE_WINDOWS_MAX } from '../../domain/usage.js';
 import { AccountParams, companyAuth, errorResponses, Instant, PageOf, PageQuery } from './common.js';
@@ -75,3 +77,17 @@ export const accountUsageSchema = {
   querystring: Type.Object({ ...PageQuery.properties, ...usageQuery }, { additionalProperties: false }),
   response: { 200: PageOf(Type.Ref('UsageGroup')), ...errorResponses(404) },
 };
+
+/** A usage group as the API answers it. */
+export function presentUsage(g: UsageGroupOf) {
+  return {
+    window_start: toIso(g.windowStartMs),
+    window_end: toIso(g.windowEndMs),
+    ...(g.type !== undefined ? { type: g.type } : {}),
+    ...(g.denomination !== undefined ? { denomination: g.denomination } : {}),
+    ...(g.accountId !== undefined ? { account_id: g.accountId } : {}),
+    events: g.events,
+    quantity: g.quantity,
+    cost: g.cost,
+  };
+}

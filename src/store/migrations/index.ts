@@ -23,6 +23,7 @@ import { spendLimits } from './015-spend-limits.js';
 import { alerts } from './016-alerts.js';
 import { features } from './017-features.js';
 import { receipts } from './018-receipts.js';
+import { portalSessions } from './019-portal-sessions.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -46,4 +47,5 @@ export const MIGRATIONS: Migration[] = [
   alerts,
   features,
   receipts,
+  portalSessions,
 ];
