@@ -16,14 +16,21 @@ import {
   runMeta,
   buildServer,
 } from './lib/entry.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createTenant } from './lib/api.js';
 import { serverPgPoolSize } from './lib/engine.js';
 import { eventBatches, type EventBatch } from './lib/bodies.js';
 import { startChild, type ChildServer } from './lib/children.js';
+import {
+  awaitProfiles,
+  cpuProfNodeArgs,
+  PROFILED_STOP_GRACE_MS,
+  PROFILES_DIR_NAME,
+  profileFileInfo,
+} from './lib/cpuprof.js';
 import { describeGrants } from './lib/grants.js';
 import { Ledger } from './lib/ledger.js';
 import { postgresProcesses } from './lib/procstats.js';
@@ -105,6 +112,8 @@ interface BenchReport {
   /** What each store-only child reported (transactions/s, lanes, its own ledger check). */
   storeOnly: StoreOnlyFigures[];
   runs: DbRun[];
+  /** `--cpu-prof`: the directory holding one directory of profiles (and phases.json) per server process. */
+  cpuProfiles: string | undefined;
   failures: string[];
 }
 
@@ -247,15 +256,21 @@ async function startServers(
     ...options.serverEnv,
   };
   const starts = await Promise.allSettled(
-    Array.from({ length: processes }, (_, i) =>
-      startTracked({
-        label: `server-${db}-${processes}p-${i + 1}`,
+    Array.from({ length: processes }, (_, i) => {
+      const label = `server-${db}-${processes}p-${i + 1}`;
+      const profileDir = options.cpuProf ? join(logDir, PROFILES_DIR_NAME, label) : undefined;
+      if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
+      return startTracked({
+        label,
         cwd: REPO_ROOT,
         entry: options.serverEntry,
         env,
         logDir,
-      }),
-    ),
+        ...(profileDir === undefined
+          ? {}
+          : { nodeArgs: cpuProfNodeArgs(profileDir), profileDir, stopGraceMs: PROFILED_STOP_GRACE_MS }),
+      });
+    }),
   );
   const servers = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = starts.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -318,9 +333,20 @@ async function runDatabase(
     for (const server of servers) log(`${label}: server log: ${server.logFile}`);
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
+    for (const server of servers) await reportProfiles(server, label);
     await storage?.release();
   }
   return run;
+}
+
+/** A profiled server has exited: says where its profiles are (one per thread), or that they are missing. */
+async function reportProfiles(server: ChildServer, label: string): Promise<void> {
+  if (server.profileDir === undefined) return;
+  const files = await awaitProfiles(server.profileDir, server.pid);
+  const threads = files.map((f) => profileFileInfo(basename(f))?.threadId).join(', ');
+  const exit = server.exitNote() ?? 'still running';
+  if (files.length === 0) log(`${label}: ${server.label} ${exit}, and wrote no CPU profile in ${server.profileDir}`);
+  else log(`${label}: ${server.label} ${exit}; CPU profiles of threads ${threads} in ${server.profileDir}`);
 }
 
 /**
@@ -417,6 +443,12 @@ async function main(): Promise<number> {
     `${options.durationS} s per phase; scenarios ${options.only.join(', ')}; databases ${databases.join(', ')}; ` +
       `data on ${filesystem}; logs in ${workDir}`,
   );
+  if (options.cpuProf) {
+    log(
+      `CPU profiles: one directory per server process under ${join(workDir, PROFILES_DIR_NAME)} ` +
+        '(the profiler costs the server some CPU: compare CPU figures with runs without --cpu-prof)',
+    );
+  }
   log(`balances: ${grants}`);
   if (databases.includes('sqlite') && options.processes.some((n) => n !== SQLITE_PROCESSES)) {
     log(
@@ -471,15 +503,23 @@ async function main(): Promise<number> {
     baselines,
     storeOnly: store.figures,
     runs,
+    cpuProfiles: options.cpuProf ? join(workDir, PROFILES_DIR_NAME) : undefined,
     failures,
   };
   const file = writeJson(RESULTS_DIR, report);
   out.push('', `JSON: ${file}`);
+  if (report.cpuProfiles !== undefined) {
+    out.push(
+      `CPU profiles (and phases.json) per server process: ${report.cpuProfiles}`,
+      `  read them with: npm run bench:profile -- ${report.cpuProfiles} --phase <phase>`,
+    );
+  }
   if (failures.length > 0) out.push('', 'FAILED:', ...failures.map((f) => `  ${f}`), `  (server logs in ${workDir})`);
   process.stdout.write(`${out.join('\n')}\n`);
 
   await cleanUpEverything();
-  if (failures.length === 0) rmSync(workDir, { recursive: true, force: true });
+  // The profiles live in the log directory: kept with it.
+  if (failures.length === 0 && !options.cpuProf) rmSync(workDir, { recursive: true, force: true });
   return failures.length === 0 ? 0 : EXIT_LEDGER_OR_RUN_FAILED;
 }
 

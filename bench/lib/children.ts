@@ -21,8 +21,12 @@ export interface ChildServer {
   readonly pid: number;
   readonly baseUrl: string;
   readonly logFile: string;
+  /** Where its CPU profiles go (`--cpu-prof`), if it runs with them. */
+  readonly profileDir?: string | undefined;
   /** SIGTERM, then SIGKILL after a grace period; resolves when the process has exited. */
   stop(): Promise<void>;
+  /** How the process ended (`exited with code 0`, `exited with SIGKILL`) once it has; undefined while it runs. */
+  exitNote(): string | undefined;
 }
 
 export interface StartOptions {
@@ -35,6 +39,12 @@ export interface StartOptions {
   logDir: string;
   /** What the start waits for: the engine's `/readyz` (default; 200 once migrated), a baseline's `/healthz`. */
   healthPath?: string;
+  /** Arguments for `node` itself, before the entry (and before `--import tsx`): `--cpu-prof …`. */
+  nodeArgs?: readonly string[];
+  /** Recorded on the handle: where those arguments make it write its CPU profiles. */
+  profileDir?: string;
+  /** How long `stop` waits after SIGTERM before SIGKILL (default STOP_GRACE_MS). */
+  stopGraceMs?: number;
 }
 
 /** A TCP port that was free a moment ago. */
@@ -74,7 +84,7 @@ export async function startChild(options: StartOptions): Promise<ChildServer> {
   const logFd = openSync(logFile, 'a');
   const child = spawn(
     process.execPath,
-    [...(options.entry.endsWith('.ts') ? ['--import', 'tsx'] : []), options.entry],
+    [...(options.nodeArgs ?? []), ...(options.entry.endsWith('.ts') ? ['--import', 'tsx'] : []), options.entry],
     {
       cwd: options.cwd,
       env: { ...process.env, ...options.env, HOST: LOOPBACK, PORT: String(port) },
@@ -93,7 +103,7 @@ export async function startChild(options: StartOptions): Promise<ChildServer> {
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.stopGraceMs ?? STOP_GRACE_MS);
     await exited(child);
     clearTimeout(timer);
   };
@@ -120,5 +130,13 @@ export async function startChild(options: StartOptions): Promise<ChildServer> {
     await sleep(HEALTH_POLL_MS);
   }
 
-  return { label: options.label, pid, baseUrl, logFile, stop };
+  return {
+    label: options.label,
+    pid,
+    baseUrl,
+    logFile,
+    profileDir: options.profileDir,
+    stop,
+    exitNote: () => exitNote,
+  };
 }

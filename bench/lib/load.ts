@@ -73,6 +73,8 @@ export interface LoadOutcome<T> {
   errorSamples: string[];
   /** CPU of the bench process itself (the load generator) as % of one core. */
   generatorCpuPercent: number;
+  /** `runLoads`: the 2xx answers of each of its loads, in the order of its specs. */
+  okPerLoad?: number[];
 }
 
 /** The parts of autocannon's client we steer the drain with (not in its public types). */
@@ -326,11 +328,14 @@ export function mergeOutcomes<T>(outcomes: readonly LoadOutcome<T>[], generatorC
 
 /** Runs one load per spec at the same time (one autocannon per server) and merges them. */
 export async function runLoads<T>(specs: readonly LoadSpec<T>[]): Promise<LoadOutcome<T>> {
-  if (specs.length === 1) return await runLoad(specs[0] as LoadSpec<T>);
+  if (specs.length === 1) {
+    const outcome = await runLoad(specs[0] as LoadSpec<T>);
+    return { ...outcome, okPerLoad: [outcome.ok] };
+  }
   const cpuBefore = process.cpuUsage();
   const startedAt = performance.now();
   const outcomes = await Promise.all(specs.map((spec) => runLoad(spec)));
   const cpu = process.cpuUsage(cpuBefore);
   const generatorCpuPercent = (100 * (cpu.user + cpu.system)) / 1e6 / ((performance.now() - startedAt) / 1000);
-  return mergeOutcomes(outcomes, generatorCpuPercent);
+  return { ...mergeOutcomes(outcomes, generatorCpuPercent), okPerLoad: outcomes.map((o) => o.ok) };
 }

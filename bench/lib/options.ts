@@ -124,6 +124,11 @@ export interface BenchOptions {
   dataDir: string | undefined;
   serverEnv: Readonly<Record<string, string>>;
   postgresAdminUrl: string;
+  /**
+   * `--cpu-prof`: the engine's server processes run with Node's `--cpu-prof` (one directory per process under the
+   * run's log directory, with the phases' windows in `phases.json`; read them with `npm run bench:profile`).
+   */
+  cpuProf: boolean;
   help: boolean;
 }
 
@@ -157,6 +162,9 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --env <KEY=VALUE>    extra environment for the server process (repeatable)
   --pg-admin-url <url> PostgreSQL URL used to create and drop the bench database
                        (default ${ADMIN_POSTGRES_URL})
+  --cpu-prof           the engine's servers run with node --cpu-prof: a directory of .cpuprofile files per
+                       server process (its threads included) and the phases' windows (phases.json) under the
+                       run's log directory, kept and printed; read them with npm run bench:profile
   --help               this text
 `;
 
@@ -256,6 +264,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       'data-dir': { type: 'string' },
       env: { type: 'string', multiple: true },
       'pg-admin-url': { type: 'string' },
+      'cpu-prof': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -314,6 +323,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     dataDir: values['data-dir'],
     serverEnv,
     postgresAdminUrl: values['pg-admin-url'] ?? ADMIN_POSTGRES_URL,
+    cpuProf: values['cpu-prof'],
     help: values.help,
   };
 }

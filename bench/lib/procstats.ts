@@ -14,6 +14,8 @@ const TREE_RESCAN_MS = 1_000;
 export interface ProcessUsage {
   /** utime+stime of the process tree over the phase, as % of one core (200 = both cores busy). */
   cpuPercent: number;
+  /** The same utime+stime in seconds (of CPU, all processes of the tree summed). */
+  cpuSeconds: number;
   /** Largest summed VmRSS of the process tree seen during the phase, in bytes. */
   peakRssBytes: number;
   /** Processes in the tree (the server and what it forked). */
@@ -178,6 +180,7 @@ export class ProcessSampler {
     const cpuSeconds = ticks / ticksPerSecond();
     return {
       cpuPercent: elapsedS > 0 ? (100 * cpuSeconds) / elapsedS : 0,
+      cpuSeconds,
       peakRssBytes: this.peakRss,
       processes: this.lastTicks.size,
     };

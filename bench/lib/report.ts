@@ -78,7 +78,21 @@ export function applyRatios(phases: readonly PhaseResult[], baselines: readonly 
     if (noDb === undefined) continue;
     if (noDb.eventsPerS > 0) phase.ratios.vsNoDbEvents = phase.eventsPerS / noDb.eventsPerS;
     if (noDb.requestsPerS > 0) phase.ratios.vsNoDbRequests = phase.requestsPerS / noDb.requestsPerS;
+    const perUnit = phase.baselineEvents > 1 ? cpuPerEvent : cpuPerRequest;
+    const ours = perUnit(phase);
+    const theirs = perUnit(noDb);
+    if (ours !== undefined && theirs !== undefined && theirs > 0) phase.ratios.cpuPerRequestVsNoDb = ours / theirs;
   }
+}
+
+/** Server CPU seconds per 2xx answer over a phase (utime+stime from /proc), if it has both. */
+export function cpuPerRequest(p: Pick<PhaseResult, 'serverCpuSeconds' | 'requests'>): number | undefined {
+  return p.serverCpuSeconds !== undefined && p.requests > 0 ? p.serverCpuSeconds / p.requests : undefined;
+}
+
+/** Server CPU seconds per event acknowledged over a phase, if it has both. */
+export function cpuPerEvent(p: Pick<PhaseResult, 'serverCpuSeconds' | 'events'>): number | undefined {
+  return p.serverCpuSeconds !== undefined && p.events > 0 ? p.serverCpuSeconds / p.events : undefined;
 }
 
 const whole = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
@@ -89,6 +103,10 @@ function ms(value: number): string {
 
 function percent(ratio: number | undefined): string {
   return ratio === undefined ? '' : `${(100 * ratio).toFixed(ratio < 0.1 ? 1 : 0)}%`;
+}
+
+function times(ratio: number | undefined): string {
+  return ratio === undefined ? '' : `${ratio.toFixed(ratio < 10 ? 2 : 1)}×`;
 }
 
 interface Column {
@@ -121,6 +139,7 @@ const COLUMNS: Column[] = [
   { title: 'vs hello req/s', right: true, cell: (p) => percent(p.ratios.vsHelloRequests) },
   { title: 'vs no-db events/s', right: true, cell: (p) => percent(p.ratios.vsNoDbEvents) },
   { title: 'vs store events/s', right: true, cell: (p) => percent(p.ratios.vsStoreEvents) },
+  { title: 'CPU/req vs no-db', right: true, cell: (p) => times(p.ratios.cpuPerRequestVsNoDb) },
 ];
 
 export function formatTable(phases: readonly PhaseResult[]): string {

@@ -25,7 +25,8 @@ import {
   type BenchOptions,
   type ScenarioName,
 } from './options.js';
-import { MachineSampler, ProcessSampler, processForest } from './procstats.js';
+import { MachineSampler, ProcessSampler, processForest, processTree } from './procstats.js';
+import { monotonicUs, performanceToMonotonicUs, recordPhase } from './cpuprof.js';
 import { gcd, scatter } from './scatter.js';
 
 /** Keys of this run's requests start with it: unique across runs on one database. */
@@ -72,6 +73,13 @@ export interface PhaseResult {
   malformedAnswers: number;
   /** CPU of every server process (and what they fork), summed, as % of one core. */
   serverCpuPercent: number;
+  /** The same CPU in seconds (utime+stime over the phase, all server processes summed): per request, ÷ `requests`. */
+  serverCpuSeconds: number;
+  /**
+   * The window the CPU figures cover, in µs of CLOCK_MONOTONIC (`process.hrtime`, the clock of a .cpuprofile's
+   * timestamps); absent from rows that were not measured by `measurePhase` (the store-only baseline).
+   */
+  windowUs?: { start: number; end: number };
   /** Peak of the summed RSS of every server process (sampled together). */
   serverPeakRssMb: number;
   /** Processes in the servers' trees (servers, and anything they forked). */
@@ -84,7 +92,17 @@ export interface PhaseResult {
   /** CPU time the hypervisor took away, as % of one core. */
   stealCpuPercent: number;
   errorSamples: string[];
-  ratios: { vsHelloRequests?: number; vsNoDbEvents?: number; vsNoDbRequests?: number; vsStoreEvents?: number };
+  ratios: {
+    vsHelloRequests?: number;
+    vsNoDbEvents?: number;
+    vsNoDbRequests?: number;
+    vsStoreEvents?: number;
+    /**
+     * Server CPU per request over the no-db validation baseline's, for the same events per request (per event for
+     * requests of several events, which is the same ratio when every request carries as many).
+     */
+    cpuPerRequestVsNoDb?: number;
+  };
   /**
    * An open-loop phase (lib/paced.ts): the rate asked for and kept, latencies from the due time and per kind of
    * request, how late requests went out. Its CPU columns are those of the closed-loop phase it ran beside.
@@ -131,10 +149,17 @@ export interface PhaseTarget {
   serverPids: readonly number[];
   /** The PostgreSQL processes serving the bench database; undefined on SQLite and for baselines. */
   databaseProcesses: (() => number[]) | undefined;
+  /** The servers behind `serverPids`: those with a `profileDir` get the phase's window in their `phases.json`. */
+  servers?: readonly ChildServer[];
 }
 
 export function phaseTarget(ctx: ScenarioContext): PhaseTarget {
-  return { db: ctx.db, serverPids: ctx.servers.map((s) => s.pid), databaseProcesses: ctx.databaseProcesses };
+  return {
+    db: ctx.db,
+    serverPids: ctx.servers.map((s) => s.pid),
+    databaseProcesses: ctx.databaseProcesses,
+    servers: ctx.servers,
+  };
 }
 
 /** Load that runs beside a phase's own, inside its measured window (an open-loop schedule). */
@@ -158,9 +183,17 @@ export async function measurePhase<T>(
   const { db, databaseProcesses } = target;
   const sampler = new ProcessSampler(() => processForest(target.serverPids));
   const dbSampler = databaseProcesses === undefined ? undefined : new ProcessSampler(databaseProcesses);
+  // Each profiled server's own CPU, for its phases.json.
+  const profiled = (target.servers ?? []).flatMap((server) =>
+    server.profileDir === undefined
+      ? []
+      : [{ server, dir: server.profileDir, sampler: new ProcessSampler(() => processTree(server.pid)) }],
+  );
   const machine = new MachineSampler();
   machine.begin();
+  const startUs = monotonicUs();
   sampler.start();
+  for (const p of profiled) p.sampler.start();
   dbSampler?.start();
   alongside?.begin();
   let outcome: LoadOutcome<T>;
@@ -170,10 +203,35 @@ export async function measurePhase<T>(
     await alongside?.finish();
   }
   const usage = sampler.stop();
+  const ownUsage = profiled.map((p) => p.sampler.stop());
+  const endUs = monotonicUs();
   const dbUsage = dbSampler?.stop();
   const machineUsage = machine.end();
   const accounted = usage.cpuPercent + (dbUsage?.cpuPercent ?? 0) + outcome.generatorCpuPercent;
   const { events, malformed } = acknowledged();
+  profiled.forEach(({ server, dir }, i) => {
+    const load = specs.findIndex((spec) => spec.baseUrl === server.baseUrl);
+    const requests = load < 0 ? 0 : (outcome.okPerLoad?.[load] ?? 0);
+    recordPhase(
+      dir,
+      { label: server.label, pid: server.pid, db },
+      {
+        scenario: meta.scenario,
+        phase: meta.phase,
+        startUs,
+        endUs,
+        loadStartUs: performanceToMonotonicUs(outcome.startedAtMs),
+        loadEndUs: performanceToMonotonicUs(outcome.endedAtMs),
+        requests,
+        events: meta.eventsPerRequest > 0 ? requests * meta.eventsPerRequest : undefined,
+        eventsPerRequest: meta.eventsPerRequest,
+        processCpuUs: Math.round((ownUsage[i]?.cpuSeconds ?? 0) * 1e6),
+        servers: target.serverPids.length,
+        phaseRequests: outcome.ok,
+        phaseEvents: events,
+      },
+    );
+  });
   return {
     outcome,
     result: {
@@ -196,6 +254,8 @@ export async function measurePhase<T>(
       unanswered: outcome.unanswered.length,
       malformedAnswers: malformed,
       serverCpuPercent: usage.cpuPercent,
+      serverCpuSeconds: usage.cpuSeconds,
+      windowUs: { start: startUs, end: endUs },
       serverPeakRssMb: usage.peakRssBytes / (1024 * 1024),
       serverProcesses: usage.processes,
       generatorCpuPercent: outcome.generatorCpuPercent,

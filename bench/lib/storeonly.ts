@@ -124,6 +124,7 @@ export function storeOnlyPhase(
     unanswered: 0,
     malformedAnswers: 0,
     serverCpuPercent: usage.cpuPercent,
+    serverCpuSeconds: usage.cpuSeconds,
     serverPeakRssMb: usage.peakRssBytes / (1024 * 1024),
     serverProcesses: usage.processes,
     generatorCpuPercent: 0,

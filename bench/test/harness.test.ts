@@ -24,6 +24,7 @@ import { parseCpuLine, parseRssBytes, parseStat } from '../lib/procstats.js';
 import {
   applyRatios,
   BASELINE_SCENARIO,
+  formatTable,
   HELLO_PHASE,
   noDbPhaseName,
   phaseLabel,
@@ -194,6 +195,8 @@ test('flags', () => {
   assert.deepEqual(defaults.processes, [1]);
   assert.deepEqual(parseOptions(['--processes', '2']).processes, [2]);
   assert.deepEqual(parseOptions(['--processes', '2, 1,2']).processes, [1, 2]);
+  assert.equal(defaults.cpuProf, false);
+  assert.equal(parseOptions(['--cpu-prof']).cpuProf, true);
 });
 
 test('--check-rate: entitlement checks per second of entitlements-1, 1,000 by default', () => {
@@ -424,6 +427,65 @@ test('ratios come from the baseline of the same request size', () => {
   assert.deepEqual(settle.ratios, { vsHelloRequests: 0.1 });
 });
 
+test('server CPU per request against the no-db baseline: per request at 1 event, per event at 100', () => {
+  const phase = (over: Partial<PhaseResult>): PhaseResult =>
+    ({
+      db: 'sqlite',
+      scenario: 's',
+      phase: 'p',
+      eventsPerRequest: 1,
+      baselineEvents: 1,
+      requestsPerS: 0,
+      eventsPerS: 0,
+      ratios: {},
+      ...over,
+    }) as PhaseResult;
+  const baselines = [
+    // 1 event: 2 s of CPU over 40,000 requests = 50 µs each; 100 events: 3 s over 10,000 requests = 3 µs per event.
+    phase({ db: 'none', phase: noDbPhaseName(1), serverCpuSeconds: 2, requests: 40_000, events: 40_000 }),
+    phase({
+      db: 'none',
+      phase: noDbPhaseName(100),
+      eventsPerRequest: 100,
+      serverCpuSeconds: 3,
+      requests: 10_000,
+      events: 1_000_000,
+    }),
+  ];
+  // 200 µs per request; 100-event requests: 15 µs per event.
+  const one = phase({ serverCpuSeconds: 2, requests: 10_000, events: 10_000 });
+  const hundred = phase({
+    eventsPerRequest: 100,
+    baselineEvents: 100,
+    serverCpuSeconds: 1.5,
+    requests: 1_000,
+    events: 100_000,
+  });
+  const unmatched = phase({ eventsPerRequest: 1000, baselineEvents: 1000, serverCpuSeconds: 1, requests: 10 });
+  const noCpu = phase({ requests: 10 });
+  const settle = phase({ baselineEvents: undefined, serverCpuSeconds: 1, requests: 10 });
+  applyRatios([one, hundred, unmatched, noCpu, settle], baselines);
+  assert.ok(Math.abs((one.ratios.cpuPerRequestVsNoDb ?? 0) - 4) < 1e-9, 'per request: 200 µs over 50 µs');
+  assert.ok(Math.abs((hundred.ratios.cpuPerRequestVsNoDb ?? 0) - 5) < 1e-9, 'per event: 15 µs over 3 µs');
+  assert.equal(unmatched.ratios.cpuPerRequestVsNoDb, undefined, 'no baseline of that size');
+  assert.equal(noCpu.ratios.cpuPerRequestVsNoDb, undefined, 'no CPU figure');
+  assert.equal(settle.ratios.cpuPerRequestVsNoDb, undefined, 'no baseline named');
+  const row = {
+    ...one,
+    servers: 1,
+    connections: 100,
+    latencyMs: { p50: 1, p99: 2, p99_9: 3 },
+    non2xx: 0,
+    errors: 0,
+    unanswered: 0,
+    serverCpuPercent: 40,
+    serverPeakRssMb: 100,
+    generatorCpuPercent: 50,
+    otherCpuPercent: 0,
+  } as PhaseResult;
+  assert.match(formatTable([row]), /CPU\/req vs no-db\n-+\n.* 4\.00×$/);
+});
+
 test('the store-only ratio comes from the same database, whatever the process count', () => {
   const phase = (over: Partial<PhaseResult>): PhaseResult =>
     ({
@@ -522,7 +584,7 @@ test('store-only: lanes, messages, and its row in the report', () => {
   const row = storeOnlyPhase(
     'sqlite',
     figures,
-    { cpuPercent: 90, peakRssBytes: 100 * 1024 * 1024, processes: 1 },
+    { cpuPercent: 90, cpuSeconds: 4.5, peakRssBytes: 100 * 1024 * 1024, processes: 1 },
     undefined,
     {
       busyPercent: 120,

@@ -72,7 +72,8 @@ export class SqliteWriterThread {
     const { url, entry } = threadEntry(this.entry);
     const worker = new Worker(url, {
       workerData: { entry, filename: this.store.filename } satisfies WorkerInit,
-      execArgv: [],
+      // Only the CPU profiler's flags (the bench's --cpu-prof): the thread then writes its own profile.
+      execArgv: process.execArgv.filter((arg) => /^--cpu-prof(?:$|-dir=|-interval=)/.test(arg)),
     });
     this.#worker = worker;
     this.#ready = new Promise((resolve, reject) => {
