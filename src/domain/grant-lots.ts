@@ -17,6 +17,7 @@ export const GRANT_SOURCES = [
   'monthly_refill',
   'plan',
   'proration',
+  'topup',
 ] as const;
 
 export type GrantSource = (typeof GRANT_SOURCES)[number];

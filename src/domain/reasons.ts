@@ -79,6 +79,7 @@ export const REASONS = [
   'spend_alert_needs_window',
   'spend_alert_threshold_below_1',
   'too_many_alerts',
+  'too_many_topup_offers',
   // --- features and entitlements
   'unknown_feature_kind',
   'metered_feature_needs_event_type',

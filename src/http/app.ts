@@ -42,6 +42,7 @@ import { cardRoutes } from './routes/cards.js';
 import { chargeRoutes } from './routes/charges.js';
 import { portalRoutes } from './routes/portal.js';
 import { portalSessionRoutes } from './routes/portal-sessions.js';
+import { topupOfferRoutes } from './routes/topup-offers.js';
 import { eventRoutes } from './routes/events.js';
 import { planRoutes } from './routes/plans.js';
 import { priceRoutes } from './routes/prices.js';
@@ -158,6 +159,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     planRoutes(scope, ctx);
     chargeRoutes(scope, ctx);
     portalSessionRoutes(scope, ctx);
+    topupOfferRoutes(scope, ctx);
     portalRoutes(scope, ctx);
     webhookRoutes(scope, ctx);
   });

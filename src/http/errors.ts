@@ -142,6 +142,7 @@ const REGISTRY = {
   spend_alert_needs_window: INVALID,
   spend_alert_threshold_below_1: INVALID,
   too_many_alerts: INVALID,
+  too_many_topup_offers: INVALID,
   unknown_feature_kind: INVALID,
   metered_feature_needs_event_type: INVALID,
   event_type_only_for_metered_features: INVALID,

@@ -95,6 +95,9 @@ export const ANSWERED_AFTER: Readonly<Record<string, string>> = {
   'PUT /v1/events/:event_id':
     "settles are group-committed on SQLite's writer thread, which cannot present the HTTP answer; a settle " +
     'repeated after a crash converges (the state the event already has is a no-op answered with the same event)',
+  'POST /v1/portal/topups':
+    'several transactions around a card charge (the customer present); its charge id is derived from the key ' +
+    '(operationId), so a retry finishes that purchase instead of charging again',
   'POST /v1/accounts/:account_id/modifymidmonth':
     'several transactions around a card charge; its charge id is derived from the key (operationId), so a retry ' +
     'finishes that charge instead of charging again',

@@ -59,6 +59,10 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'plans', description: 'Plans: included amounts per denomination, a monthly charge, overage.' },
   { name: 'charges', description: 'USD charges made to an account card, with their outcome and receipt.' },
   {
+    name: 'credit packs',
+    description: "A company's offers of units for a USD charge, bought by its customers in the portal.",
+  },
+  {
     name: 'portal sessions',
     description: "A company lets one account's end customer into the customer portal, until the session ends.",
   },

@@ -23,6 +23,7 @@ const REASONS: Record<ReceiptJson['reason'], string> = {
   plan: 'Plan charge',
   overage: 'Overage',
   proration: 'Mid-month increase',
+  topup: 'Credit pack',
 };
 
 const STYLE = `

@@ -11,19 +11,17 @@
  */
 import { afterChargeOutcome } from '../domain/refills.js';
 import { refillAt, refillDayOf } from '../domain/monthly.js';
+import { topupExpiresAt } from '../domain/topups.js';
 import { fail } from '../domain/outcome.js';
 import { usdCents } from '../domain/money.js';
 import { backoffDelayMs } from '../lib/backoff.js';
 import { newId } from '../lib/ids.js';
 import { type Lots, prorate } from '../domain/grants.js';
 import type {
-  AccountRow,
   BalanceRow,
   ChargeReason,
   ChargeRow,
   ChargeStatus,
-  CompanyRow,
-  GrantRow,
   Page,
   PageResult,
   TransactionRow,
@@ -190,6 +188,8 @@ function describeCharge(c: ChargeRow): string {
       return 'Plan overage';
     case 'proration':
       return `Mid-month increase of ${c.denomination ?? ''}`.trim();
+    case 'topup':
+      return `${String(c.details.name ?? 'Credit pack')}: ${String(c.details.amount)} ${c.denomination ?? ''}`.trim();
   }
 }
 
@@ -251,6 +251,7 @@ async function onSucceeded(p: Posting, charge: ChargeRow, processorRef: string |
   // last lock the transaction takes (balances, the charge, then the counter: no cycle).
   let applied: { balance: BalanceRow; transactionId: string; grantId: string } | undefined;
   if (charge.reason === 'refill') applied = await applyRefill(p, charge);
+  else if (charge.reason === 'topup') applied = await applyTopup(p, charge);
   else if (charge.reason === 'proration') {
     const d = charge.details as unknown as ProrationDetails;
     applied = await applyProration(p, charge.accountId, charge.denomination!, d);
@@ -335,6 +336,37 @@ async function applyRefill(
   return { balance, transactionId: openingOf(posted.transactions, grantId), grantId };
 }
 
+/** A purchase's success, in `recordChargeOutcome`'s posting: the offer's paid grant, as the charge recorded it. */
+async function applyTopup(
+  p: Posting,
+  charge: ChargeRow,
+): Promise<{ balance: BalanceRow; transactionId: string; grantId: string }> {
+  const key = balanceKey(charge.accountId, charge.denomination!);
+  const b = p.balances.get(key);
+  if (!b) throw new Error(`top-up ${charge.chargeId}: balance ${key} is gone`);
+  const d = charge.details as { amount: number; priority: number; expires_in_days: number | null; name: string };
+  const entry = grantEntry(
+    b,
+    {
+      amount: d.amount,
+      source: 'topup',
+      category: 'paid',
+      costBasis: costBasisOf(charge.usdCents, d.amount),
+      priority: d.priority,
+      expiresAtMs: topupExpiresAt(d.expires_in_days, p.nowMs),
+      name: d.name,
+    },
+    p.nowMs,
+    'grant',
+    `charge ${charge.chargeId}`,
+  );
+  const posted = await p.post([entry]);
+  const balance = posted.balances.get(key)!;
+  const opened = posted.transactions.find((t) => t.grantId === entry.grant.grantId && t.amount !== 0);
+  if (!opened) throw new Error(`top-up ${charge.chargeId}: grant ${entry.grant.grantId} was not opened`);
+  return { balance, transactionId: opened.transactionId, grantId: entry.grant.grantId };
+}
+
 /** The id of the transaction that opened `grantId`. */
 function openingOf(transactions: TransactionRow[], grantId: string): string {
   const t = transactions.find((x) => x.grantId === grantId && x.amount !== 0);
@@ -406,43 +438,4 @@ export async function listCharges(
     return tx.charges.listCharges(accountId, page);
   });
   return result ?? unknownCursor();
-}
-
-/** What a succeeded charge's receipt says: the charge, who was paid and by whom, and the grant it added. */
-export interface Receipt {
-  charge: ChargeRow & { receiptNumber: number; receiptAtMs: number };
-  company: CompanyRow;
-  account: AccountRow;
-  grant: GrantRow | null;
-}
-
-/**
- * The receipt of a company's succeeded charge (of `accountId`'s, when given: the portal's); 404 `charge_id` for
- * another's charge or one that has not succeeded.
- */
-export async function getReceipt(
-  deps: Deps,
-  companyId: string,
-  chargeId: string,
-  accountId?: string,
-): Promise<Receipt> {
-  return deps.store.read(async (tx) => {
-    const charge = await tx.charges.findCharge(chargeId);
-    if (charge?.companyId !== companyId || (accountId !== undefined && charge.accountId !== accountId))
-      fail('not_found', `no such charge: ${chargeId}`, 'charge_id');
-    if (charge.receiptNumber === null || charge.receiptAtMs === null)
-      fail('not_found', `charge ${chargeId} has no receipt: it has not succeeded`, 'charge_id');
-    const [company, account, grant] = await Promise.all([
-      tx.identity.findCompany(companyId),
-      tx.accounts.findAccount(companyId, charge.accountId),
-      charge.grantId === null ? undefined : tx.grants.findGrant(companyId, charge.grantId),
-    ]);
-    if (!company || !account) throw new Error(`charge ${chargeId}: its company or account is gone`);
-    return {
-      charge: { ...charge, receiptNumber: charge.receiptNumber, receiptAtMs: charge.receiptAtMs },
-      company,
-      account,
-      grant: grant ?? null,
-    };
-  });
 }

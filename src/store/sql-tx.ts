@@ -10,6 +10,7 @@ import { AccountsSql } from './accounts/sql.js';
 import { AlertsSql } from './alerts/sql.js';
 import { FeaturesSql } from './features/sql.js';
 import { PortalSessionsSql } from './portal-sessions/sql.js';
+import { TopupOffersSql } from './topup-offers/sql.js';
 import { BalancesSql } from './balances/sql.js';
 import { CardsSql } from './cards/sql.js';
 import { ChargesSql } from './charges/sql.js';
@@ -57,6 +58,7 @@ export class SqlTx<E extends SqlExec> implements Tx {
   #outbox?: OutboxSql;
   #sessions?: SessionsSql;
   #portalSessions?: PortalSessionsSql;
+  #topupOffers?: TopupOffersSql;
   #ledger?: LedgerSql;
 
   constructor(
@@ -92,6 +94,10 @@ export class SqlTx<E extends SqlExec> implements Tx {
   get portalSessions(): PortalSessionsSql {
     this.#portalSessions ??= new PortalSessionsSql(this.db, this.dialect);
     return this.#portalSessions;
+  }
+  get topupOffers(): TopupOffersSql {
+    this.#topupOffers ??= new TopupOffersSql(this.db, this.dialect);
+    return this.#topupOffers;
   }
   get grants(): GrantsSql {
     this.#grants ??= new GrantsSql(this.db, this.dialect);

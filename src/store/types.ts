@@ -32,6 +32,7 @@
  *   outbox/       the outbox (jobs): insert, claims, retention
  *   sessions/     console sessions, one-time email tokens (verification, password reset)
  *   portal-sessions/ customer portal sessions: an account's end customer let in by a hashed token
+ *   topup-offers/ credit packs: a company's offers of units for a USD charge
  *   common.ts     pages and audit findings, shared by several aggregates
  *
  *   sql-core.ts   SqlCore, the base of every aggregate's SQL: the executor and the Dialect (what differs
@@ -53,6 +54,7 @@ import type { AccountsReadTx, AccountsTx } from './accounts/types.js';
 import type { AlertsReadTx, AlertsTx } from './alerts/types.js';
 import type { FeaturesReadTx, FeaturesTx } from './features/types.js';
 import type { PortalSessionsReadTx, PortalSessionsTx } from './portal-sessions/types.js';
+import type { TopupOffersReadTx, TopupOffersTx } from './topup-offers/types.js';
 import type { BalancesReadTx, BalancesTx } from './balances/types.js';
 import type { CardsReadTx, CardsTx } from './cards/types.js';
 import type { ChargesReadTx, ChargesTx } from './charges/types.js';
@@ -74,6 +76,7 @@ export type * from './accounts/types.js';
 export type * from './alerts/types.js';
 export type * from './features/types.js';
 export type * from './portal-sessions/types.js';
+export type * from './topup-offers/types.js';
 export type * from './balances/types.js';
 export type * from './cards/types.js';
 export type * from './charges/types.js';
@@ -104,6 +107,7 @@ export interface ReadTx {
   readonly alerts: AlertsReadTx;
   readonly features: FeaturesReadTx;
   readonly portalSessions: PortalSessionsReadTx;
+  readonly topupOffers: TopupOffersReadTx;
   readonly grants: GrantsReadTx;
   readonly prices: PricesReadTx;
   readonly events: EventsReadTx;
@@ -131,6 +135,7 @@ export interface Tx extends ReadTx {
   readonly alerts: AlertsTx;
   readonly features: FeaturesTx;
   readonly portalSessions: PortalSessionsTx;
+  readonly topupOffers: TopupOffersTx;
   readonly grants: GrantsTx;
   readonly prices: PricesTx;
   readonly events: EventsTx;

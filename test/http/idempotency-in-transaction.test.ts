@@ -336,6 +336,8 @@ for (const dialect of HTTP_DIALECTS) {
         'PUT /v1/plans/:plan_id/features',
         'POST /v1/accounts/:account_id/portal_sessions',
         'DELETE /v1/portal_sessions/:session_id',
+        'PUT /v1/topup_offers/:offer_id',
+        'DELETE /v1/topup_offers/:offer_id',
         'POST /v1/companies/:company_id/plan',
         'POST /v1/webhooks',
         'DELETE /v1/webhooks/:webhook_id',

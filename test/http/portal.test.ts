@@ -145,7 +145,7 @@ for (const dialect of HTTP_DIALECTS) {
         const doc = (await h.request('GET', '/openapi.json')).body;
         const ops = operationsOf(doc);
         const portalOps = ops.filter((o) => o.path.startsWith('/v1/portal/'));
-        assert.equal(portalOps.length, 6);
+        assert.equal(portalOps.length, 8);
         const wrong: string[] = [];
         for (const o of ops) {
           const kinds = o.security.flatMap((x) => Object.keys(x)).sort();

@@ -50,6 +50,7 @@ const BODIES: Record<string, unknown> = {
   'PUT /v1/features/{key}': { kind: 'boolean' },
   'PUT /v1/accounts/{account_id}/features/{key}': { enabled: true },
   'PUT /v1/plans/{plan_id}/features': { features: [] },
+  'PUT /v1/topup_offers/{offer_id}': { denomination: 'tokens', amount: 1, usd_charge: 1, name: 'Eve' },
 };
 
 async function aView(url: string, a: Company, ids: Record<string, string>): Promise<string> {
@@ -193,6 +194,14 @@ for (const dialect of CLI_DIALECTS) {
         });
         assert.equal(feature.status, 200, feature.text);
         ids.key = 'sso';
+        const offer = await send(url, {
+          method: 'PUT',
+          path: '/v1/topup_offers/pack',
+          auth: a.auth,
+          body: { denomination: 'tokens', amount: 10, usd_charge: 100, name: 'Pack' },
+        });
+        assert.equal(offer.status, 200, offer.text);
+        ids.offer_id = 'pack';
         ids.company_id = a.companyId;
         ids.user_id = String(a.userId);
         for (const [k, v] of Object.entries(ids)) assert.ok(v, `A's ${k}`);
@@ -217,8 +226,10 @@ for (const dialect of CLI_DIALECTS) {
           'session_id',
         ];
         for (const op of operationsOf(doc)) {
-          // Names a company chooses itself (a denomination, an event type, a feature key) are not ids: B has its own.
-          const named = op.pathParams.filter((p) => p !== 'denomination' && p !== 'type' && p !== 'key');
+          // Names a company chooses itself (a denomination, an event type, a feature key, a credit pack's id) are not
+          // ids: B has its own.
+          const own = ['denomination', 'type', 'key', 'offer_id'];
+          const named = op.pathParams.filter((p) => !own.includes(p));
           const byQuery = op.queryParams.includes('account_id');
           if (named.length === 0 && !byQuery) continue;
           const name = `${op.method} ${op.path}`;

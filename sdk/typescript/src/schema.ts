@@ -642,6 +642,28 @@ export interface paths {
      */
     delete: operations["revokePortalSession"];
   };
+  "/v1/topup_offers/{offer_id}": {
+    /**
+     * Create or replace a credit pack
+     * @description An offer the account’s customer can buy in the portal (with the `topup` scope): `amount` units of
+     * `denomination` for `usd_charge` cents, added as one paid grant (`source: "topup"`, `cost_basis` = usd_charge /
+     * amount, the offer's `priority`, expiring `expires_in_days` days after the purchase or never). At most 100 per
+     * company. Changing an offer changes no purchase already made.
+     */
+    put: operations["putTopupOffer"];
+    /**
+     * Delete a credit pack
+     * @description It can no longer be bought; purchases already made keep their grants. Answers the deleted offer.
+     */
+    delete: operations["deleteTopupOffer"];
+  };
+  "/v1/topup_offers": {
+    /**
+     * The company's credit packs, by offer id
+     * @description Every offer (at most 100), in offer id order.
+     */
+    get: operations["listTopupOffers"];
+  };
   "/v1/portal/account": {
     /**
      * The portal session's account, its company, balances and scopes
@@ -696,6 +718,25 @@ export interface paths {
      * another account is 404 like an unknown one.
      */
     get: operations["getPortalReceipt"];
+  };
+  "/v1/portal/topup_offers": {
+    /**
+     * The credit packs the portal’s customer can buy
+     * @description The company’s offers of a denomination the account has a balance of. Needs the `topup` scope (403
+     * without).
+     */
+    get: operations["listPortalTopupOffers"];
+  };
+  "/v1/portal/topups": {
+    /**
+     * Buy a credit pack with the account’s card, the customer present
+     * @description Charges the card now and, when the charge succeeds, adds the offer’s paid grant, once. Send an
+     * Idempotency-Key: a double click with one key is one charge and one grant; without a key, two clicks are two
+     * purchases. Declined: 402 payment_failed with details.charge_id, nothing added; no card: 402 payment_failed,
+     * nothing charged. An unknown (or deleted) offer, or one of a denomination the account has no balance of: 404
+     * offer_id. Needs the `topup` scope (403 without).
+     */
+    post: operations["createPortalTopup"];
   };
   "/v1/webhooks": {
     /**
@@ -1024,9 +1065,9 @@ export interface components {
       /**
        * @description What made it: `grant` (this API), `initial` (a balance created with an amount), `adjustment` (a
        * positive adjustment), `refill` (threshold), `monthly_refill`, `plan` (a plan period's included amount),
-       * `proration` (the new amount of a mid-month increase)
+       * `proration` (the new amount of a mid-month increase), `topup` (a credit pack the customer bought)
        */
-      source: "grant" | "initial" | "adjustment" | "refill" | "monthly_refill" | "plan" | "proration";
+      source: "grant" | "initial" | "adjustment" | "refill" | "monthly_refill" | "plan" | "proration" | "topup";
       /**
        * @description `scheduled` before `effective_at`; `active`; `depleted` (remaining 0); `expired` at and after
        * `expires_at`; `voided`. Read at the instant of the request.
@@ -6648,7 +6689,7 @@ export interface operations {
                 /** @description USD cents */
                 usd_amount: number;
                 status: "pending" | "succeeded" | "failed" | "requires_payment_method";
-                reason: "refill" | "plan" | "overage" | "proration";
+                reason: "refill" | "plan" | "overage" | "proration" | "topup";
                 /** @description The balance a refill or proration is for; null for plan and overage charges */
                 denomination: string | null;
                 /** @description Why a charge failed or waits for a card, e.g. card_declined, no_card_on_file */
@@ -6743,7 +6784,7 @@ export interface operations {
                * @description When the charge succeeded (the receipt was issued)
                */
               created_at: string;
-              reason: "refill" | "plan" | "overage" | "proration";
+              reason: "refill" | "plan" | "overage" | "proration" | "topup";
               /** @description The grant the charge added (a refill, a proration); null for plan and overage charges */
               grant: ({
                 grant_id: string;
@@ -6955,6 +6996,259 @@ export interface operations {
         headers: {
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
         };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Create or replace a credit pack
+   * @description An offer the account’s customer can buy in the portal (with the `topup` scope): `amount` units of
+   * `denomination` for `usd_charge` cents, added as one paid grant (`source: "topup"`, `cost_basis` = usd_charge /
+   * amount, the offer's `priority`, expiring `expires_in_days` days after the purchase or never). At most 100 per
+   * company. Changing an offer changes no purchase already made.
+   */
+  putTopupOffer: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        /** @description An offer id the company chooses: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        offer_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+          denomination: string;
+          amount: number;
+          usd_charge: number;
+          name: string;
+          priority?: number;
+          expires_in_days?: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Create or replace a credit pack */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              /**
+               * @description An offer id the company chooses: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive)
+               */
+              offer_id: string;
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              denomination: string;
+              /** @description Units the purchase adds, as one paid grant */
+              amount: number;
+              /** @description USD cents charged */
+              usd_charge: number;
+              name: string;
+              /** @description The grant's priority (drawing order) */
+              priority: number;
+              /** @description The grant expires this many days after the purchase; null: never */
+              expires_in_days: number | null;
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              created_at: string;
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              updated_at: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a credit pack
+   * @description It can no longer be bought; purchases already made keep their grants. Answers the deleted offer.
+   */
+  deleteTopupOffer: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        /** @description An offer id the company chooses: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+        offer_id: string;
+      };
+    };
+    responses: {
+      /** @description Delete a credit pack */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              /**
+               * @description An offer id the company chooses: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive)
+               */
+              offer_id: string;
+              /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+              denomination: string;
+              /** @description Units the purchase adds, as one paid grant */
+              amount: number;
+              /** @description USD cents charged */
+              usd_charge: number;
+              name: string;
+              /** @description The grant's priority (drawing order) */
+              priority: number;
+              /** @description The grant expires this many days after the purchase; null: never */
+              expires_in_days: number | null;
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              created_at: string;
+              /**
+               * Format: date-time
+               * @description ISO-8601 UTC
+               */
+              updated_at: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * The company's credit packs, by offer id
+   * @description Every offer (at most 100), in offer id order.
+   */
+  listTopupOffers: {
+    responses: {
+      /** @description The company's credit packs, by offer id */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /**
+                 * @description An offer id the company chooses: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive)
+                 */
+                offer_id: string;
+                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+                denomination: string;
+                /** @description Units the purchase adds, as one paid grant */
+                amount: number;
+                /** @description USD cents charged */
+                usd_charge: number;
+                name: string;
+                /** @description The grant's priority (drawing order) */
+                priority: number;
+                /** @description The grant expires this many days after the purchase; null: never */
+                expires_in_days: number | null;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC
+                 */
+                updated_at: string;
+              })[];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -7258,7 +7552,7 @@ export interface operations {
                 /** @description USD cents */
                 usd_amount: number;
                 status: "pending" | "succeeded" | "failed" | "requires_payment_method";
-                reason: "refill" | "plan" | "overage" | "proration";
+                reason: "refill" | "plan" | "overage" | "proration" | "topup";
                 /** @description The balance a refill or proration is for; null for plan and overage charges */
                 denomination: string | null;
                 /** @description Why a charge failed or waits for a card, e.g. card_declined, no_card_on_file */
@@ -7354,7 +7648,7 @@ export interface operations {
                * @description When the charge succeeded (the receipt was issued)
                */
               created_at: string;
-              reason: "refill" | "plan" | "overage" | "proration";
+              reason: "refill" | "plan" | "overage" | "proration" | "topup";
               /** @description The grant the charge added (a refill, a proration); null for plan and overage charges */
               grant: ({
                 grant_id: string;
@@ -7385,6 +7679,180 @@ export interface operations {
       };
       /** @description No such resource, or it belongs to another company (`not_found`). */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * The credit packs the portal’s customer can buy
+   * @description The company’s offers of a denomination the account has a balance of. Needs the `topup` scope (403
+   * without).
+   */
+  listPortalTopupOffers: {
+    responses: {
+      /** @description The credit packs the portal’s customer can buy */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /**
+                 * @description An offer id the company chooses: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive)
+                 */
+                offer_id: string;
+                /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+                denomination: string;
+                /** @description Units the purchase adds, as one paid grant */
+                amount: number;
+                /** @description USD cents charged */
+                usd_charge: number;
+                name: string;
+                /** @description The grant's priority (drawing order) */
+                priority: number;
+                /** @description The grant expires this many days after the purchase; null: never */
+                expires_in_days: number | null;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC
+                 */
+                updated_at: string;
+              })[];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not allowed on this server (`forbidden`), e.g. sign-up is closed. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Buy a credit pack with the account’s card, the customer present
+   * @description Charges the card now and, when the charge succeeds, adds the offer’s paid grant, once. Send an
+   * Idempotency-Key: a double click with one key is one charge and one grant; without a key, two clicks are two
+   * purchases. Declined: 402 payment_failed with details.charge_id, nothing added; no card: 402 payment_failed,
+   * nothing charged. An unknown (or deleted) offer, or one of a denomination the account has no balance of: 404
+   * offer_id. Needs the `topup` scope (403 without).
+   */
+  createPortalTopup: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description An offer id the company chooses: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+          offer_id: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Buy a credit pack with the account’s card, the customer present */
+      201: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              charge_id: string;
+              status: "succeeded" | "requires_action";
+              /** @description The grant added; null until it is */
+              grant_id: string | null;
+              /** @description Where the customer completes the payment (requires_action); null otherwise */
+              next_action_url: string | null;
+            };
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description A payment or a higher limit is needed: `insufficient_balance` (gate_on_balance),
+       * `spend_limit_reached` (a balance's spend limit; `details` say which) or `payment_failed` (the card was
+       * declined).
+       */
+      402: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not allowed on this server (`forbidden`), e.g. sign-up is closed. */
+      403: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };

@@ -1,7 +1,8 @@
 /** Charges: the USD charges made to an account's card (refills, plans, overage, proration), and their receipts. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { getReceipt, listCharges } from '../../operations/charges.js';
+import { listCharges } from '../../operations/charges.js';
+import { getReceipt } from '../../operations/receipts.js';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
 import { requireCompany } from '../auth.js';
 import { getReceiptSchema, listChargesSchema, presentCharge, presentReceipt } from '../schemas/charges.js';

@@ -6,12 +6,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { PAGE_LIMIT_DEFAULT } from '../../domain/limits.js';
-import { getReceipt, listCharges } from '../../operations/charges.js';
+import { listCharges } from '../../operations/charges.js';
+import { getReceipt } from '../../operations/receipts.js';
 import { listBalanceGrants } from '../../operations/grants.js';
 import { getPortalAccount } from '../../operations/portal-sessions.js';
+import { buyTopup, portalTopupOffers } from '../../operations/topup-offers.js';
 import { listTransactions } from '../../operations/transactions.js';
 import { encodeUsageCursor, getUsage } from '../../operations/usage.js';
 import { requirePortal } from '../auth.js';
+import { operationId } from '../idempotency.js';
 import { sendReceipt } from '../receipt-page.js';
 import type { RouteContext } from '../route-context.js';
 import { presentBalance } from '../schemas/balances.js';
@@ -27,6 +30,7 @@ import {
   listPortalTransactionsSchema,
 } from '../schemas/portal.js';
 import { presentTransaction } from '../schemas/transactions.js';
+import { createPortalTopupSchema, listPortalTopupOffersSchema, presentTopupOffer } from '../schemas/topup-offers.js';
 import { presentUsage } from '../schemas/usage.js';
 
 const portalRoute = { auth: 'portal' as const };
@@ -100,4 +104,18 @@ export function portalRoutes(scope: FastifyInstance, { deps }: RouteContext): vo
       return sendReceipt(request, reply, presentReceipt(receipt));
     },
   );
+
+  app.get('/v1/portal/topup_offers', { config: portalRoute, schema: listPortalTopupOffersSchema }, async (request) => ({
+    data: (await portalTopupOffers(deps, requirePortal(request, 'topup'))).map(presentTopupOffer),
+  }));
+
+  app.post('/v1/portal/topups', { config: portalRoute, schema: createPortalTopupSchema }, async (request, reply) => {
+    const s = requirePortal(request, 'topup');
+    const chargeId = await operationId(request, deps, 'ch');
+    const { charge, grantId } = await buyTopup(deps, s, request.body.offer_id, chargeId);
+    reply.code(201);
+    return {
+      data: { charge_id: charge.chargeId, status: 'succeeded' as const, grant_id: grantId, next_action_url: null },
+    };
+  });
 }

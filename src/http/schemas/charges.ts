@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { AccountParams, companyAuth, errorResponses, PageOf, PageQuery, Timestamp } from './common.js';
 import { toIso } from '../../lib/clock.js';
-import type { Receipt } from '../../operations/charges.js';
+import type { Receipt } from '../../operations/receipts.js';
 import type { ChargeRow } from '../../store/types.js';
 
 const Charge = Type.Object({
@@ -19,6 +19,7 @@ const Charge = Type.Object({
     Type.Literal('plan'),
     Type.Literal('overage'),
     Type.Literal('proration'),
+    Type.Literal('topup'),
   ]),
   denomination: Type.Union([Type.String(), Type.Null()], {
     description: 'The balance a refill or proration is for; null for plan and overage charges',

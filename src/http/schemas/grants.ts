@@ -47,7 +47,7 @@ export const Grant = Type.Object(
         description:
           'What made it: `grant` (this API), `initial` (a balance created with an amount), `adjustment` (a positive ' +
           "adjustment), `refill` (threshold), `monthly_refill`, `plan` (a plan period's included amount), " +
-          '`proration` (the new amount of a mid-month increase)',
+          '`proration` (the new amount of a mid-month increase), `topup` (a credit pack the customer bought)',
       },
     ),
     status: Type.Union(

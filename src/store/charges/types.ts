@@ -6,7 +6,7 @@
 import type { AuditViolation, Page, PageResult } from '../common.js';
 
 export type ChargeStatus = 'pending' | 'succeeded' | 'failed' | 'requires_payment_method';
-export type ChargeReason = 'refill' | 'plan' | 'overage' | 'proration';
+export type ChargeReason = 'refill' | 'plan' | 'overage' | 'proration' | 'topup';
 
 /** A USD charge to an account's card. The charge id is the processor idempotency key. */
 export interface ChargeRow {

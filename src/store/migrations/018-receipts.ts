@@ -7,6 +7,7 @@
  *   numbers have no gap and no repeat; the unique index refuses a repeat outright.
  * Charges that succeeded before this migration are numbered now, in the order they were made.
  */
+import { BYTE_ORDER_TEXT } from './005-byte-order-text.js';
 import { both, type Migration } from './migration.js';
 
 const RECEIPTS = `
@@ -32,5 +33,5 @@ export const receipts: Migration = {
   id: 18,
   name: 'receipts',
   sqlite: both(RECEIPTS, 'sqlite'),
-  postgres: both(RECEIPTS, 'postgres'),
+  postgres: both(RECEIPTS, 'postgres') + BYTE_ORDER_TEXT,
 };

@@ -4,6 +4,7 @@
  * makes); `scopes` is a comma list (`read`, `topup`); `frame_ancestors` a JSON list of origins that may frame the
  * portal's page. A session answers until `expires_at` or `revoked_at`.
  */
+import { BYTE_ORDER_TEXT } from './005-byte-order-text.js';
 import { both, type Migration } from './migration.js';
 
 const PORTAL_SESSIONS = `
@@ -26,5 +27,5 @@ export const portalSessions: Migration = {
   id: 19,
   name: 'portal_sessions',
   sqlite: both(PORTAL_SESSIONS, 'sqlite'),
-  postgres: both(PORTAL_SESSIONS, 'postgres'),
+  postgres: both(PORTAL_SESSIONS, 'postgres') + BYTE_ORDER_TEXT,
 };

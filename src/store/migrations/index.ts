@@ -24,6 +24,7 @@ import { alerts } from './016-alerts.js';
 import { features } from './017-features.js';
 import { receipts } from './018-receipts.js';
 import { portalSessions } from './019-portal-sessions.js';
+import { topupOffers } from './020-topup-offers.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -48,4 +49,5 @@ export const MIGRATIONS: Migration[] = [
   features,
   receipts,
   portalSessions,
+  topupOffers,
 ];

@@ -14,6 +14,7 @@ const SOURCES: Record<Grant['source'], string> = {
   monthly_refill: 'Monthly refill',
   plan: 'Plan period',
   proration: 'Mid-month increase',
+  topup: 'Credit pack',
 };
 /** A grant's name, else what made it. */
 export const grantName = (g: Grant): string => g.name ?? SOURCES[g.source];
