@@ -367,6 +367,11 @@ forEachDialect((store, t) => {
         transactionId: notProration.transactionId,
       });
       await write([proration], [notProration]);
+      // A succeeded top-up whose grant does not exist.
+      const ungranted = await account();
+      const topup = chargeRow(a.companyId, ungranted, { reason: 'topup', status: 'succeeded' });
+      await write([topup], []);
+      await store.write((tx) => tx.charges.updateCharge(topup.chargeId, { grantId: 'g_missing', updatedAtMs: T0 }));
 
       assert.deepEqual(
         await audit(),
@@ -377,6 +382,7 @@ forEachDialect((store, t) => {
           `${doubled} tokens: 2 refills in flight at once`,
           `${stale} tokens: in-flight marker ${done.chargeId} names no pending charge`,
           `${unprorated} tokens: succeeded proration charge ${proration.chargeId} changed no balance`,
+          `${ungranted} tokens: succeeded top-up charge ${topup.chargeId} added no grant`,
         ].sort(),
       );
     });

@@ -99,6 +99,16 @@ export class ChargesSql extends SqlCore implements ChargesTx {
         denomination: String(r.denomination ?? ''),
         problem: `succeeded proration charge ${r.charge_id} changed no balance`,
       });
+    const topups = await this.db.all(`
+    SELECT c.account_id, c.denomination, c.charge_id FROM charges c
+    WHERE c.reason = 'topup' AND c.status = 'succeeded' AND NOT EXISTS (
+      SELECT 1 FROM grants g WHERE g.grant_id = c.grant_id AND g.source = 'topup' AND g.account_id = c.account_id)`);
+    for (const r of topups)
+      out.push({
+        accountId: String(r.account_id),
+        denomination: String(r.denomination ?? ''),
+        problem: `succeeded top-up charge ${r.charge_id} added no grant`,
+      });
     return out;
   }
 

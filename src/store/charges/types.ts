@@ -60,7 +60,8 @@ export interface ChargesReadTx {
   /**
    * The money-movement part of the audit: refill transactions and succeeded refill charges
    * match one to one (no refill without a successful charge), at most one refill in flight
-   * per balance, succeeded proration charges each paid for one proration transaction.
+   * per balance, succeeded proration charges each paid for one proration transaction, succeeded top-ups each added
+   * their grant.
    */
   auditMoneyMovement(): Promise<AuditViolation[]>;
 }
