@@ -128,6 +128,9 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const listener = opts.listener ?? listenerFor(config);
   listener.serve(app);
   if (!opts.listener) await listener.listen(config.host, config.port);
+  // PORT=0 (a port the kernel picks) without BILLING_PUBLIC_URL: the links the server makes (emails, portal
+  // sessions) name the port it listens on, known only now.
+  if (!config.publicUrlSet && config.port === 0) deps.identity.publicUrl = listener.url.replace(/\/$/, '');
   if (config.workers) jobs.start(config.workerIntervalMs);
   const server = app;
   return {

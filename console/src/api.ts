@@ -18,6 +18,8 @@ export type Feature = Schemas['Feature'];
 export type Plan = operations['listPlans']['responses'][200]['content']['application/json']['data'][number];
 export type Entitlement =
   operations['listEntitlements']['responses'][200]['content']['application/json']['data'][number];
+/** A credit pack: what an account's customer can buy in the customer portal. */
+export type TopupOffer = operations['listTopupOffers']['responses'][200]['content']['application/json']['data'][number];
 
 const state: { csrf: string | null; company: string | null } = { csrf: null, company: null };
 

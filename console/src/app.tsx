@@ -8,6 +8,7 @@ import { AlertsPage } from './pages/alerts';
 import { FeaturesPage } from './pages/features';
 import { ForgotPage, LoginPage, ResetPage, SignupPage, VerifyBanner, VerifyPage } from './pages/auth';
 import { KeysPage, NewCompanyPage } from './pages/company';
+import { CreditPacksPage } from './pages/credit-packs';
 import { GrantsPage } from './pages/grants';
 import { PlansPage } from './pages/plans';
 import { UsagePage } from './pages/usage';
@@ -123,6 +124,8 @@ function Authed({ session, path }: { session: Session; path: string }) {
       return <PlansPage companyId={companyId} />;
     case 'features':
       return <FeaturesPage companyId={companyId} />;
+    case 'credit-packs':
+      return <CreditPacksPage companyId={companyId} />;
     case 'webhooks':
       return <WebhooksPage companyId={companyId} />;
     case 'keys':
@@ -139,6 +142,7 @@ const NAV = [
   ['alerts', 'Alerts'],
   ['plans', 'Plans & prices'],
   ['features', 'Features'],
+  ['credit-packs', 'Credit packs'],
   ['webhooks', 'Webhooks'],
   ['keys', 'API keys'],
 ] as const;

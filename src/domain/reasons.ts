@@ -28,6 +28,7 @@ export const REASONS = [
   'portal_scope_missing',
   'portal_url_not_allowed',
   'frame_ancestor_not_an_origin',
+  'authorization_decision_unknown',
   'email_already_registered',
   'password_too_short',
   'token_invalid_or_expired',

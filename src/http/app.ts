@@ -43,6 +43,7 @@ import { chargeRoutes } from './routes/charges.js';
 import { portalRoutes } from './routes/portal.js';
 import { portalSessionRoutes } from './routes/portal-sessions.js';
 import { topupOfferRoutes } from './routes/topup-offers.js';
+import { sandboxRoutes } from './routes/sandbox.js';
 import { eventRoutes } from './routes/events.js';
 import { planRoutes } from './routes/plans.js';
 import { priceRoutes } from './routes/prices.js';
@@ -160,6 +161,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     chargeRoutes(scope, ctx);
     portalSessionRoutes(scope, ctx);
     topupOfferRoutes(scope, ctx);
+    sandboxRoutes(scope, ctx);
     portalRoutes(scope, ctx);
     webhookRoutes(scope, ctx);
   });

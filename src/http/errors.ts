@@ -85,6 +85,7 @@ const REGISTRY = {
   portal_scope_missing: FORBIDDEN,
   portal_url_not_allowed: INVALID,
   frame_ancestor_not_an_origin: INVALID,
+  authorization_decision_unknown: INVALID,
   email_already_registered: CONFLICT,
   password_too_short: INVALID,
   token_invalid_or_expired: INVALID,

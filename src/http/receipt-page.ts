@@ -8,7 +8,12 @@ import type { presentReceipt } from './schemas/charges.js';
 type ReceiptJson = ReturnType<typeof presentReceipt>;
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+const esc = escapeHtml;
+
+/** A page of the server's own (a receipt, the sandbox's authorize page): no script, inline style, forms to itself. */
+export const PRINT_PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
 
 /** USD cents as dollars: 123456 → $1,234.56. */
 export function formatUsd(cents: number): string {
@@ -83,5 +88,8 @@ export function sendReceipt(request: FastifyRequest, reply: FastifyReply, receip
   const accept = request.headers.accept ?? '';
   if (accept.includes('application/json') && !accept.includes('text/html'))
     return reply.type('application/json; charset=utf-8').send({ data: receipt });
-  return reply.type('text/html; charset=utf-8').send(receiptHtml(receipt));
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', PRINT_PAGE_CSP)
+    .send(receiptHtml(receipt));
 }

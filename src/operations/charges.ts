@@ -13,7 +13,6 @@ import { afterChargeOutcome } from '../domain/refills.js';
 import { refillAt, refillDayOf } from '../domain/monthly.js';
 import { topupExpiresAt } from '../domain/topups.js';
 import { fail } from '../domain/outcome.js';
-import { usdCents } from '../domain/money.js';
 import { backoffDelayMs } from '../lib/backoff.js';
 import { newId } from '../lib/ids.js';
 import { type Lots, prorate } from '../domain/grants.js';
@@ -27,7 +26,7 @@ import type {
   TransactionRow,
   Tx,
 } from '../store/types.js';
-import { processorFor } from './secrets.js';
+import { attemptCharge, type ChargeAttempt } from './charge-attempts.js';
 import type { Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
 import { balanceKey } from '../lib/keys.js';
@@ -72,6 +71,7 @@ function chargeRow(nowMs: number, c: NewCharge, status: ChargeStatus, outboxId: 
     grantId: null,
     receiptNumber: null,
     receiptAtMs: null,
+    nextActionUrl: null,
     createdAtMs: nowMs,
     updatedAtMs: nowMs,
   };
@@ -128,69 +128,12 @@ export async function collectChargesAwaitingCard(tx: Tx, nowMs: number, accountI
   return waiting.length;
 }
 
-/** What the processor said, before anything is written. */
-export type ChargeAttempt =
-  | { kind: 'succeeded'; processorRef: string | null }
-  /** The card (or its absence) is why: counts as a decline. */
-  | { kind: 'declined'; code: string; message: string }
-  /** The processor refused the request for another reason (not the card's fault). */
-  | { kind: 'rejected'; code: string; message: string }
-  /** The processor could not be reached; the same idempotency key may be tried again. */
-  | { kind: 'unavailable'; message: string };
-
 /** Carries out one requested charge (the worker's handler): attempt, then record the outcome. */
 export async function carryOutCharge(deps: Deps, chargeId: string, attempts: number): Promise<ChargeOutcome> {
   const charge = await deps.store.read((tx) => tx.charges.findCharge(chargeId));
   if (charge?.status !== 'pending') return { status: charge?.status ?? 'failed' };
   const attempt = await attemptCharge(deps, charge);
   return recordChargeOutcome(deps, chargeId, attempt, { mayRetry: true, attempts });
-}
-
-/** Calls the processor for a pending charge; writes nothing. A 0-cent charge needs no processor. */
-export async function attemptCharge(deps: Deps, charge: ChargeRow): Promise<ChargeAttempt> {
-  if (charge.usdCents === 0) return { kind: 'succeeded', processorRef: null };
-  const ctx = await deps.store.read(async (tx) => ({
-    company: await tx.identity.findCompany(charge.companyId),
-    account: await tx.accounts.findAccount(charge.companyId, charge.accountId),
-    card: await tx.cards.findCard(charge.accountId),
-  }));
-  if (!ctx.company || !ctx.account) throw new Error(`charge ${charge.chargeId}: its account is gone`);
-  if (!ctx.card || ctx.account.processorId === null)
-    return { kind: 'declined', code: 'no_card_on_file', message: 'the account has no card attached' };
-  const result = await processorFor(deps, ctx.company).charge({
-    customerId: ctx.account.processorId,
-    paymentMethodId: ctx.card.paymentMethodId,
-    usdCents: usdCents(charge.usdCents),
-    description: describeCharge(charge),
-    idempotencyKey: charge.chargeId,
-    metadata: {
-      account_id: charge.accountId,
-      charge_id: charge.chargeId,
-      reason: charge.reason,
-      ...(charge.denomination !== null ? { denomination: charge.denomination } : {}),
-    },
-  });
-  if (result.ok) return { kind: 'succeeded', processorRef: result.value.chargeRef };
-  const e = result.error;
-  if (e.code === 'card_declined' || e.code === 'authentication_required')
-    return { kind: 'declined', code: e.code, message: e.message };
-  if (e.retryable || e.code === 'processor_unavailable') return { kind: 'unavailable', message: e.message };
-  return { kind: 'rejected', code: e.code, message: e.message };
-}
-
-function describeCharge(c: ChargeRow): string {
-  switch (c.reason) {
-    case 'refill':
-      return `Auto-refill of ${String(c.details.units)} ${c.denomination ?? ''}`.trim();
-    case 'plan':
-      return 'Plan charge';
-    case 'overage':
-      return 'Plan overage';
-    case 'proration':
-      return `Mid-month increase of ${c.denomination ?? ''}`.trim();
-    case 'topup':
-      return `${String(c.details.name ?? 'Credit pack')}: ${String(c.details.amount)} ${c.denomination ?? ''}`.trim();
-  }
 }
 
 export interface ChargeOutcome {
@@ -212,7 +155,7 @@ export async function recordChargeOutcome(
   deps: Deps,
   chargeId: string,
   attempt: ChargeAttempt,
-  opts: { mayRetry: boolean; attempts: number },
+  opts: { mayRetry: boolean; attempts: number; customerAnswered?: boolean },
 ): Promise<ChargeOutcome> {
   return deps.store.write(async (tx) => {
     const now = deps.clock.now();
@@ -225,7 +168,19 @@ export async function recordChargeOutcome(
       now,
     );
     const charge = await tx.charges.lockCharge(chargeId);
-    if (charge?.status !== 'pending') return { status: charge?.status ?? 'failed' };
+    // A charge waiting for the customer ends only by the customer's answer (completeCustomerAction).
+    const open = charge?.status === 'pending' || (charge?.status === 'requires_action' && opts.customerAnswered);
+    if (!charge || !open) return { status: charge?.status ?? 'failed' };
+    if (attempt.kind === 'requires_action') {
+      await tx.charges.updateCharge(chargeId, {
+        status: 'requires_action',
+        processorRef: attempt.processorRef,
+        nextActionUrl: `${deps.identity.publicUrl}/sandbox/authorize/${chargeId}`,
+        updatedAtMs: now,
+      });
+      if (charge.outboxId !== null) await tx.outbox.completeOutbox(charge.outboxId, now);
+      return { status: 'requires_action', outboxCompleted: charge.outboxId !== null };
+    }
     if (attempt.kind === 'unavailable' && opts.mayRetry && opts.attempts < CHARGE_ATTEMPTS_MAX) {
       const delay = backoffDelayMs(opts.attempts, CHARGE_RETRY_BASE_MS, CHARGE_RETRY_MAX_MS);
       return { status: 'pending', retryAtMs: now + delay, failureMessage: attempt.message };
@@ -262,6 +217,7 @@ async function onSucceeded(p: Posting, charge: ChargeRow, processorRef: string |
     ...(applied ? { transactionId: applied.transactionId, grantId: applied.grantId } : {}),
     receiptNumber: await tx.charges.issueReceiptNumber(charge.companyId),
     receiptAtMs: nowMs,
+    nextActionUrl: null,
     updatedAtMs: nowMs,
   });
   return applied ? { status: 'succeeded', balance: applied.balance } : { status: 'succeeded' };
@@ -273,7 +229,12 @@ async function onFailed(
   outcome: { kind: 'declined' | 'rejected'; code: string; message: string },
 ): Promise<ChargeOutcome> {
   const { tx, nowMs } = p;
-  const failure = { failureCode: outcome.code, failureMessage: outcome.message, updatedAtMs: nowMs };
+  const failure = {
+    failureCode: outcome.code,
+    failureMessage: outcome.message,
+    nextActionUrl: null,
+    updatedAtMs: nowMs,
+  };
   // Plan and overage charges are owed: a declined card leaves them waiting for a new card.
   const status: ChargeStatus =
     (charge.reason === 'plan' || charge.reason === 'overage') && outcome.kind === 'declined'

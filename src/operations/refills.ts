@@ -12,7 +12,8 @@ import { parseModifyMidMonthAmounts, prorateMidMonth } from '../domain/proration
 import { countRefill, refillsInMonth, thresholdRefillDecision } from '../domain/refills.js';
 import { monthStart } from '../domain/time.js';
 import type { BalanceRow, ChargeRow, RefillStateChanges, Tx } from '../store/types.js';
-import { applyProration, attemptCharge, recordChargeOutcome, requestCharge, type ProrationDetails } from './charges.js';
+import { attemptCharge } from './charge-attempts.js';
+import { applyProration, recordChargeOutcome, requestCharge, type ProrationDetails } from './charges.js';
 import type { Command, Deps } from './deps.js';
 import { notifyBalance } from './notifications.js';
 import type { BalanceEffect } from '../ledger/posting.js';

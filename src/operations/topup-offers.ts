@@ -8,7 +8,8 @@
 import { fail } from '../domain/outcome.js';
 import { TOPUP_OFFERS_MAX } from '../domain/topups.js';
 import type { ChargeRow, PortalSessionRow, TopupOfferRow } from '../store/types.js';
-import { attemptCharge, recordChargeOutcome, requestCharge } from './charges.js';
+import { attemptCharge } from './charge-attempts.js';
+import { recordChargeOutcome, requestCharge } from './charges.js';
 import type { Command, Deps } from './deps.js';
 
 /** A purchase the request itself did not finish (it died) is carried out by the charge worker after this. */
@@ -144,6 +145,8 @@ async function finishTopup(deps: Deps, pending: ChargeRow): Promise<TopupResult>
     await recordChargeOutcome(deps, charge.chargeId, attempt, { mayRetry: false, attempts: 1 });
     charge = (await deps.store.read((tx) => tx.charges.findCharge(pending.chargeId)))!;
   }
+  // The card asks the customer to authenticate: the purchase completes at the charge's next_action_url.
+  if (charge.status === 'requires_action') return { charge, grantId: null };
   if (charge.status !== 'succeeded')
     fail(
       'charge_declined',

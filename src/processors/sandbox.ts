@@ -4,7 +4,7 @@
  * card attached in one process charges the same way in any other.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { CardDetails, ChargeInput, PaymentProcessor, ProcessorResult } from './types.js';
+import type { CardDetails, ChargeAccepted, ChargeInput, PaymentProcessor, ProcessorResult } from './types.js';
 import { fail, ok } from './types.js';
 
 /** Sandbox cards never expire within the life of a test; fixed so outcomes never read a clock. */
@@ -14,7 +14,7 @@ const RANDOM_ID_BYTES = 12;
 const DERIVED_ID_HEX_CHARS = 24;
 
 /** Which behaviour a sandbox payment method has; written into its id. */
-type CardScenario = 'visa' | 'mastercard' | 'chargeCustomerFail';
+type CardScenario = 'visa' | 'mastercard' | 'chargeCustomerFail' | 'authRequired';
 
 interface SandboxToken {
   scenario: CardScenario | 'declinedAtAttach';
@@ -27,9 +27,11 @@ const SANDBOX_TOKENS: Readonly<Record<string, SandboxToken>> = {
   tok_mastercard: { scenario: 'mastercard', brand: 'mastercard', last4: '4444' },
   tok_chargeCustomerFail: { scenario: 'chargeCustomerFail', brand: 'visa', last4: '0341' },
   tok_chargeDeclined: { scenario: 'declinedAtAttach', brand: 'visa', last4: '0002' },
+  // Asks for 3-D Secure on every charge: with the customer present, requires_action; without, a failure.
+  tok_authRequired: { scenario: 'authRequired', brand: 'visa', last4: '3155' },
 };
 
-const CARD_SCENARIOS: readonly CardScenario[] = ['visa', 'mastercard', 'chargeCustomerFail'];
+const CARD_SCENARIOS: readonly CardScenario[] = ['visa', 'mastercard', 'chargeCustomerFail', 'authRequired'];
 const PAYMENT_METHOD_ID = /^pm_sandbox_([A-Za-z]+)_[0-9a-f]+$/;
 
 /** Same inputs give the same id, so a retried call with the same idempotency key is a no-op. */
@@ -66,13 +68,15 @@ async function attachCard(input: {
   });
 }
 
-async function charge(input: ChargeInput): Promise<ProcessorResult<{ chargeRef: string }>> {
+async function charge(input: ChargeInput): Promise<ProcessorResult<ChargeAccepted>> {
   if (!Number.isSafeInteger(input.usdCents) || input.usdCents <= 0) {
     return fail('invalid_request', `charge amount must be a positive integer of cents, got ${input.usdCents}`);
   }
   const scenario = scenarioOf(input.paymentMethodId);
   if (!scenario) return fail('invalid_request', `unknown payment method: ${input.paymentMethodId}`);
   if (scenario === 'chargeCustomerFail') return fail('card_declined', 'your card was declined');
+  if (scenario === 'authRequired' && !input.customerPresent)
+    return fail('authentication_required', 'the card asks the customer to authenticate (3-D Secure)');
   const chargeRef = derivedId(
     'ch_sandbox_',
     input.customerId,
@@ -80,7 +84,7 @@ async function charge(input: ChargeInput): Promise<ProcessorResult<{ chargeRef: 
     String(input.usdCents),
     input.idempotencyKey,
   );
-  return ok({ chargeRef });
+  return ok(scenario === 'authRequired' ? { chargeRef, requiresAction: true } : { chargeRef });
 }
 
 export function createSandboxProcessor(): PaymentProcessor {

@@ -7,7 +7,14 @@
  */
 import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
-import type { CardDetails, ChargeInput, PaymentProcessor, ProcessorError, ProcessorResult } from './types.js';
+import type {
+  CardDetails,
+  ChargeAccepted,
+  ChargeInput,
+  PaymentProcessor,
+  ProcessorError,
+  ProcessorResult,
+} from './types.js';
 import { fail, ok } from './types.js';
 
 /** Retries of one request by the SDK (connection errors, 409, 5xx); safe with idempotency keys. */
@@ -155,7 +162,7 @@ export class StripeProcessor implements PaymentProcessor {
     return defaulted.ok ? cardDetails(attached.value) : defaulted;
   }
 
-  async charge(input: ChargeInput): Promise<ProcessorResult<{ chargeRef: string }>> {
+  async charge(input: ChargeInput): Promise<ProcessorResult<ChargeAccepted>> {
     if (!Number.isSafeInteger(input.usdCents) || input.usdCents <= 0) {
       return fail('invalid_request', `charge amount must be a positive integer of cents, got ${input.usdCents}`);
     }

@@ -36,6 +36,18 @@ export interface ChargeInput {
   description: string;
   idempotencyKey: string;
   metadata?: Record<string, string>;
+  /**
+   * The customer is at the checkout (a portal top-up): a card that asks for authentication (3-D Secure) answers
+   * `requiresAction` rather than failing. Without the customer (refills, plan charges) it fails with
+   * `authentication_required`.
+   */
+  customerPresent?: boolean;
+}
+
+/** A charge the processor accepted: done, or waiting for the customer to authenticate (`requiresAction`). */
+export interface ChargeAccepted {
+  chargeRef: string;
+  requiresAction?: boolean;
 }
 
 export interface PaymentProcessor {
@@ -51,7 +63,7 @@ export interface PaymentProcessor {
     token: string;
     idempotencyKey: string;
   }): Promise<ProcessorResult<CardDetails>>;
-  charge(input: ChargeInput): Promise<ProcessorResult<{ chargeRef: string }>>;
+  charge(input: ChargeInput): Promise<ProcessorResult<ChargeAccepted>>;
 }
 
 export type ProcessorFactory = (company: {

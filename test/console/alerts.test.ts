@@ -5,36 +5,20 @@
 // a deleted alert is gone from the page and from the API. The pages pass axe-core and fit a phone's width.
 import assert from 'node:assert/strict';
 import { after, before, describe, test as nodeTest } from 'node:test';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import {
   DESKTOP,
   PHONE,
   assertAccessible,
   ensureConsoleBuilt,
-  launchBrowser,
-  newContext,
   screenshot,
+  WAIT,
+  seeText,
+  heading,
+  describedBy,
+  loggedIn,
 } from '../support/console.js';
 import { HTTP_DIALECTS, type Harness, signUpCompany, startHarness } from '../support/harness.js';
-
-/** Long enough for a slow shared machine; the live updates themselves are measured by bench/console.ts. */
-const WAIT = { timeout: 15_000 };
-
-async function seeText(page: Page | Locator, selector: string, text: string | RegExp): Promise<void> {
-  await page.locator(selector, { hasText: text }).first().waitFor(WAIT);
-}
-
-async function heading(page: Page, text: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name: text }).waitFor(WAIT);
-}
-
-/** The message a form control is described by (aria-describedby): its hint and its error, as the person hears it. */
-async function describedBy(control: Locator): Promise<string> {
-  const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
-  const page = control.page();
-  const texts = await Promise.all(ids.map((id) => page.locator(`[id="${id}"]`).textContent()));
-  return texts.join(' ');
-}
 
 /** The console's time format (format.ts `when`). */
 const shown = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
@@ -58,8 +42,6 @@ for (const dialect of HTTP_DIALECTS) {
       });
     let h: Harness;
     let close: () => Promise<void>;
-    let browser: Browser;
-    let context: BrowserContext;
     let page: Page;
     let companyId = '';
     let auth: [string, string];
@@ -97,16 +79,7 @@ for (const dialect of HTTP_DIALECTS) {
         body: { denomination: 'tokens', unit_amount: '1' },
       });
       assert.equal(price.status, 200, price.text);
-      ({ browser, close } = await launchBrowser());
-      context = await newContext(browser);
-      context.setDefaultTimeout(WAIT.timeout);
-      page = await context.newPage();
-      await page.goto(`${h.url}/login`);
-      await heading(page, 'Log in');
-      await page.getByLabel('Email').fill(co.email);
-      await page.getByLabel('Password').fill(co.password);
-      await page.getByRole('button', { name: 'Log in' }).click();
-      await heading(page, 'Accounts');
+      ({ page, close } = await loggedIn(h.url, co));
     });
     after(async () => {
       await close?.();

@@ -8,50 +8,19 @@
 // says "Event kind". The pages pass axe-core, and the new ones fit a phone's width.
 import assert from 'node:assert/strict';
 import { after, before, describe, test as nodeTest } from 'node:test';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import {
-  DESKTOP,
-  PHONE,
   assertAccessible,
   ensureConsoleBuilt,
-  launchBrowser,
-  newContext,
-  screenshot,
+  WAIT,
+  seeText,
+  heading,
+  describedBy,
+  hasText,
+  fitsPhone,
+  loggedIn,
 } from '../support/console.js';
 import { HTTP_DIALECTS, type Harness, signUpCompany, startHarness } from '../support/harness.js';
-
-/** Long enough for a slow shared machine; the live updates themselves are measured by bench/console.ts. */
-const WAIT = { timeout: 15_000 };
-
-async function seeText(page: Page | Locator, selector: string, text: string | RegExp): Promise<void> {
-  await page.locator(selector, { hasText: text }).first().waitFor(WAIT);
-}
-
-async function heading(page: Page, text: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name: text }).waitFor(WAIT);
-}
-
-/** The message a form control is described by (aria-describedby): its hint and its error, as the person hears it. */
-async function describedBy(control: Locator): Promise<string> {
-  const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
-  const page = control.page();
-  const texts = await Promise.all(ids.map((id) => page.locator(`[id="${id}"]`).textContent()));
-  return texts.join(' ');
-}
-
-/** Waits until a locator's text is exactly `text` (the page polls: it gets there within a second or two). */
-async function hasText(locator: Locator, text: string): Promise<void> {
-  await locator.filter({ hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).waitFor(WAIT);
-}
-
-async function fitsPhone(page: Page, name: string): Promise<void> {
-  await page.setViewportSize(PHONE);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 1, `${name} fits the phone width (overflow ${overflow}px)`);
-  await screenshot(page, name);
-  await page.setViewportSize(DESKTOP);
-  await screenshot(page, name);
-}
 
 type Ent = { feature: string; kind: string; has_access: boolean; value: unknown; source: string | null };
 
@@ -74,7 +43,6 @@ for (const dialect of HTTP_DIALECTS) {
       });
     let h: Harness;
     let close: () => Promise<void>;
-    let browser: Browser;
     let context: BrowserContext;
     let page: Page;
     let companyId = '';
@@ -117,16 +85,7 @@ for (const dialect of HTTP_DIALECTS) {
       const co = await signUpCompany(h, 'Featureful Co');
       companyId = co.companyId;
       auth = co.auth;
-      ({ browser, close } = await launchBrowser());
-      context = await newContext(browser);
-      context.setDefaultTimeout(WAIT.timeout);
-      page = await context.newPage();
-      await page.goto(`${h.url}/login`);
-      await heading(page, 'Log in');
-      await page.getByLabel('Email').fill(co.email);
-      await page.getByLabel('Password').fill(co.password);
-      await page.getByRole('button', { name: 'Log in' }).click();
-      await heading(page, 'Accounts');
+      ({ context, page, close } = await loggedIn(h.url, co));
     });
     after(async () => {
       await close?.();

@@ -342,8 +342,13 @@ for (const dialect of HTTP_DIALECTS) {
         'POST /v1/webhooks',
         'DELETE /v1/webhooks/:webhook_id',
       ];
-      // idempotency: false: a session's answer sets a cookie; the check writes nothing.
-      const keyless = ['POST /v1/sessions', 'POST /v1/accounts/:account_id/check'];
+      // idempotency: false: a session's answer sets a cookie; the check writes nothing; the sandbox's authorize page
+      // is a form a customer's browser posts (its answer converges: a charge waiting for the customer ends once).
+      const keyless = [
+        'POST /v1/sessions',
+        'POST /v1/accounts/:account_id/check',
+        'POST /sandbox/authorize/:charge_id',
+      ];
       const writes = h.server.routes
         .filter((r) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method))
         .map((r) => `${r.method} ${r.url}`);

@@ -6,11 +6,14 @@
 //   priority, expiry), the charge numbered for its receipt; without the scope: 403;
 // - a double click with one Idempotency-Key is one charge and one grant; without a key, two purchases;
 // - a declined card: 402 payment_failed with the charge id, nothing added; no card: 402, nothing charged; a deleted
-//   pack or one of another denomination: 404 offer_id; the ledger audit is clean.
+//   pack or one of another denomination: 404 offer_id; the ledger audit is clean;
+// - 3-D Secure (sandbox `tok_authRequired`): a purchase answers requires_action with next_action_url; its page's
+//   Approve (a plain form) completes it and adds the grant once, Decline fails it; a refill charged without the
+//   customer fails with failure_reason authentication_required.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { assertError, HTTP_DIALECTS, signUpCompany, startHarness } from '../support/harness.js';
-import { attachCard, type Co } from '../support/money.js';
+import { attachCard, putAutoRefill, runDue, type Co } from '../support/money.js';
 
 const DAY = 86_400_000;
 
@@ -155,6 +158,84 @@ for (const dialect of HTTP_DIALECTS) {
         );
         assertError(noCard, 402, 'payment_failed');
         assert.deepEqual((await call('GET', `/v1/accounts/${plain}/charges`)).body.data, [], 'nothing charged');
+        await h.audit();
+      } finally {
+        await h.close();
+      }
+    });
+
+    test('3-D Secure: requires_action, approved once on its page, declined; off-session refill: fails', async () => {
+      const h = await startHarness(dialect);
+      try {
+        const co: Co = await signUpCompany(h, 'Acme');
+        const call = (method: string, path: string, body?: unknown) =>
+          h.request(method, path, { auth: co.auth, ...(body === undefined ? {} : { body }) });
+        const pack = { denomination: 'tokens', amount: 5000, usd_charge: 1000, name: 'Starter' };
+        assert.equal((await call('PUT', '/v1/topup_offers/starter', pack)).status, 200);
+        const acc = (await call('POST', `/v1/companies/${co.companyId}/accounts`, { name: 'Ann' })).body.data
+          .account_id as string;
+        assert.equal((await call('POST', `/v1/accounts/${acc}/balance/tokens`, { amount: 600 })).status, 200);
+        await attachCard(h, co, acc, 'tok_authRequired');
+        const opened = await call('POST', `/v1/accounts/${acc}/portal_sessions`, { scopes: ['read', 'topup'] });
+        const auth = { authorization: `Bearer ${opened.body.data.url.split('#')[1]}` };
+        const buy = () => h.request('POST', '/v1/portal/topups', { headers: auth, body: { offer_id: 'starter' } });
+        const amount = async () => (await call('GET', `/v1/accounts/${acc}/balance/tokens`)).body.data.amount;
+        const form = (url: string, decision: string) =>
+          h.request('POST', new URL(url).pathname, {
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            raw: `decision=${decision}`,
+          });
+
+        const waiting = await buy();
+        assert.equal(waiting.status, 201, waiting.text);
+        const w = waiting.body.data;
+        assert.deepEqual([w.status, w.grant_id], ['requires_action', null]);
+        assert.match(w.next_action_url, new RegExp(`/sandbox/authorize/${w.charge_id}$`));
+        assert.equal(await amount(), 600, 'nothing added yet');
+        let [charge] = (await call('GET', `/v1/accounts/${acc}/charges`)).body.data;
+        assert.deepEqual(
+          [charge.status, charge.next_action_url, charge.receipt_number],
+          ['requires_action', w.next_action_url, null],
+        );
+        const shown = await h.request('GET', new URL(w.next_action_url).pathname);
+        assert.equal(shown.status, 200, shown.text);
+        assert.match(shown.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+        assert.match(shown.text, /Confirm your payment of \$10\.00/);
+        assert.match(shown.text, /<form method="post"[^>]*><input type="hidden" name="decision" value="approve">/);
+        assert.match(shown.text, /name="decision" value="decline"/);
+
+        const approved = await form(w.next_action_url, 'approve');
+        assert.equal(approved.status, 200, approved.text);
+        assert.match(approved.text, /This payment was approved/);
+        assert.match((await form(w.next_action_url, 'approve')).text, /was approved/, 'answered again: no change');
+        assert.equal(await amount(), 5600, 'the grant added once');
+        [charge] = (await call('GET', `/v1/accounts/${acc}/charges`)).body.data;
+        assert.deepEqual([charge.status, charge.next_action_url, charge.receipt_number], ['succeeded', null, 'R-1']);
+        const grants = (await call('GET', `/v1/accounts/${acc}/balance/tokens/grants?limit=100`)).body.data;
+        assert.equal(grants.filter((g: { source: string }) => g.source === 'topup').length, 1);
+
+        const second = (await buy()).body.data;
+        assert.equal(second.status, 'requires_action');
+        const declined = await form(second.next_action_url, 'decline');
+        assert.match(declined.text, /This payment was declined/);
+        [charge] = (await call('GET', `/v1/accounts/${acc}/charges`)).body.data;
+        assert.deepEqual([charge.status, charge.failure_reason, charge.next_action_url], ['failed', 'declined', null]);
+        assert.equal(await amount(), 5600);
+        assertError(await form(second.next_action_url, 'maybe'), 400, 'invalid_request');
+        assertError(await h.request('GET', '/sandbox/authorize/ch_missing'), 404, 'not_found');
+
+        // Without the customer: a refill's charge fails, asking for authentication.
+        await putAutoRefill(h, co, acc, 'tokens', { threshold: 6000, amount: 1000, usd_charge: 700 });
+        const e = await call('POST', `/v1/accounts/${acc}/events`, [
+          { type: 'chat', cost_override: { amount: 1, denomination: 'tokens' } },
+        ]);
+        assert.equal(e.status, 200, e.text);
+        await runDue(h, co);
+        [charge] = (await call('GET', `/v1/accounts/${acc}/charges`)).body.data;
+        assert.deepEqual(
+          [charge.reason, charge.status, charge.failure_reason],
+          ['refill', 'failed', 'authentication_required'],
+        );
         await h.audit();
       } finally {
         await h.close();

@@ -18,6 +18,7 @@ import { type Answer, send } from './support/http.js';
 import { judge } from './support/judge.js';
 import { type ChildServer, startChildServer } from './support/server.js';
 import { signUp } from './support/setup.js';
+import { CHARGE_LEASE_MS } from '../../src/operations/charges.js';
 
 const CHARGES = 20;
 
@@ -88,6 +89,21 @@ async function raceRun(t: TestContext, withKill: boolean) {
       if (r?.status === 200) continue;
       assert.ok(withKill, `drop ${i}: ${r?.status} ${r?.text}`);
       ok(await drop(i, servers[1]!.url), 200, 'drop sent again');
+    }
+    if (withKill) {
+      // A charge the killed process had claimed stays leased to it for CHARGE_LEASE_MS: both clocks past it, so
+      // that the workers take it up again (each advance also runs what is due).
+      for (const x of servers)
+        ok(
+          await send(x.url, {
+            method: 'POST',
+            path: '/v1/test_clock/advance',
+            auth: co.auth,
+            body: { seconds: CHARGE_LEASE_MS / 1000 + 1 },
+          }),
+          200,
+          'advance past the lease',
+        );
     }
     await until(`${CHARGES} charges succeeded`, async () => (await succeeded(watcher)) === CHARGES, { everyMs: 20 });
 

@@ -400,6 +400,7 @@ for (const dialect of HTTP_DIALECTS) {
         'denomination',
         'failure_code',
         'failure_reason',
+        'next_action_url',
         'reason',
         'receipt_number',
         'status',

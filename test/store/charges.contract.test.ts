@@ -29,6 +29,7 @@ function chargeRow(companyId: string, accountId: string, over: Partial<ChargeRow
     grantId: null,
     receiptNumber: null,
     receiptAtMs: null,
+    nextActionUrl: null,
     createdAtMs: T0,
     updatedAtMs: T0,
     ...over,

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Locator, type Page, chromium } from 'playwright-core';
 
 const CONSOLE = resolve('console');
 /** The API client the console bundles from its sources. */
@@ -120,4 +120,58 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const { width, height } = page.viewportSize()!;
   await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}x${height}.png`), fullPage: true });
+}
+
+/** Long enough for a slow shared machine; the live updates themselves are measured by bench/console.ts. */
+export const WAIT = { timeout: 15_000 };
+
+export async function seeText(page: Page | Locator, selector: string, text: string | RegExp): Promise<void> {
+  await page.locator(selector, { hasText: text }).first().waitFor(WAIT);
+}
+
+export async function heading(page: Page, text: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name: text }).waitFor(WAIT);
+}
+
+/** The message a form control is described by (aria-describedby): its hint and its error, as the person hears it. */
+export async function describedBy(control: Locator): Promise<string> {
+  const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
+  const page = control.page();
+  const texts = await Promise.all(ids.map((id) => page.locator(`[id="${id}"]`).textContent()));
+  return texts.join(' ');
+}
+
+/** Waits until a locator's text is exactly `text` (the page polls: it gets there within a second or two). */
+export async function hasText(locator: Locator, text: string): Promise<void> {
+  await locator.filter({ hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).waitFor(WAIT);
+}
+
+export async function fitsPhone(page: Page, name: string): Promise<void> {
+  await page.setViewportSize(PHONE);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `${name} fits the phone width (overflow ${overflow}px)`);
+  await screenshot(page, name);
+  await page.setViewportSize(DESKTOP);
+  await screenshot(page, name);
+}
+
+/**
+ * A browser of its own, logged in to the console at `url` as the user `co` (email and password), on the Accounts
+ * page: its context (timeouts of WAIT), page and what closes the browser.
+ */
+export async function loggedIn(
+  url: string,
+  co: { email: string; password: string },
+): Promise<{ browser: Browser; context: BrowserContext; page: Page; close(): Promise<void> }> {
+  const { browser, close } = await launchBrowser();
+  const context = await newContext(browser);
+  context.setDefaultTimeout(WAIT.timeout);
+  const page = await context.newPage();
+  await page.goto(`${url}/login`);
+  await heading(page, 'Log in');
+  await page.getByLabel('Email').fill(co.email);
+  await page.getByLabel('Password').fill(co.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await heading(page, 'Accounts');
+  return { browser, context, page, close };
 }

@@ -7,15 +7,18 @@
  * each under resources/ named as the API's paths name them, around the Core they share (core.ts).
  */
 import { type ApiClient, createApiClient } from './client.js';
-import { type Answer, Core, type RequestOptions, required, unwrap } from './core.js';
+import { type Answer, Core, type RequestOptions, checkClientOptions, required, unwrap } from './core.js';
 import { Accounts } from './resources/accounts.js';
 import { Alerts } from './resources/alerts.js';
 import { Balances } from './resources/balances.js';
+import { Charges } from './resources/charges.js';
 import { Entitlements } from './resources/entitlements.js';
 import { type EventInput, Events } from './resources/events.js';
 import { Features } from './resources/features.js';
 import { Grants } from './resources/grants.js';
+import { PortalSessions } from './resources/portal-sessions.js';
 import { Prices } from './resources/prices.js';
+import { TopupOffers } from './resources/topup-offers.js';
 import { Transactions } from './resources/transactions.js';
 import { Usage } from './resources/usage.js';
 import { Webhooks } from './resources/webhooks.js';
@@ -58,19 +61,7 @@ function checkOptions(options: BillingOptions | undefined): BillingOptions {
         'address (http://127.0.0.1:8080); companyId (c_…) and apiKey (sk_…) come from registering the company or ' +
         'from its API keys page in the console.',
     );
-  let url: URL;
-  try {
-    url = new URL(options.baseUrl);
-  } catch {
-    throw new TypeError(`${where}: baseUrl ${JSON.stringify(options.baseUrl)} is not an absolute URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new TypeError(`${where}: baseUrl must be http(s), not ${url.protocol}`);
-  for (const k of ['maxRetries', 'timeoutMs'] as const) {
-    const v = options[k];
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0))
-      throw new TypeError(`${where}: ${k} must be a number ≥ 0`);
-  }
+  checkClientOptions(where, options);
   return options;
 }
 
@@ -94,6 +85,9 @@ export class Billing {
   readonly alerts: Alerts;
   readonly features: Features;
   readonly entitlements: Entitlements;
+  readonly charges: Charges;
+  readonly portalSessions: PortalSessions;
+  readonly topupOffers: TopupOffers;
   /** The typed client underneath (the same credentials and retries), for routes these methods do not wrap. */
   readonly api: ApiClient;
   readonly companyId: string;
@@ -124,6 +118,9 @@ export class Billing {
     this.alerts = new Alerts(core);
     this.features = new Features(core);
     this.entitlements = new Entitlements(core);
+    this.charges = new Charges(core);
+    this.portalSessions = new PortalSessions(core);
+    this.topupOffers = new TopupOffers(core);
   }
 
   /**

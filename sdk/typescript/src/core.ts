@@ -2,7 +2,8 @@
  * What every resource of `Billing` (resources/*.ts) shares: the typed client with its company and transport
  * settings (`Core`), the per-call options, the types read off an operation of the generated schema, and the steps
  * every method repeats (check a path id, unwrap an answer or throw its BillingError, build a page's query). Apart
- * from billing.ts so that the resources never import the class that assembles them.
+ * from billing.ts so that the resources never import the class that assembles them; `BillingPortal` (portal.ts)
+ * uses the same steps with a portal token instead of a company's key.
  */
 import type { ApiClient } from './client.js';
 import { BillingError } from './errors.js';
@@ -27,6 +28,13 @@ export type Answer<Op extends keyof operations> = operations[Op] extends {
   ? A
   : never;
 
+/** The JSON an operation answers with 201 (a creation: a portal session, a top-up). */
+export type Created<Op extends keyof operations> = operations[Op] extends {
+  responses: { 201: { content: { 'application/json': infer A } } };
+}
+  ? A
+  : never;
+
 /** Options of one call. */
 export interface RequestOptions {
   /** The Idempotency-Key of a write (default: a random one, the same on each retry of this call). */
@@ -39,40 +47,63 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
+/** The transport settings of a client: its `fetch`, retries and timeout (a call's options may change the last two). */
+export interface TransportSettings {
+  fetch: FetchLike | undefined;
+  maxRetries: number;
+  timeoutMs: number;
+}
+
+/** openapi-fetch's per-call init of one call's options. */
+export interface CallInit {
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  fetch?: (input: Request) => Promise<Response>;
+}
+
+/**
+ * openapi-fetch's per-call init for these options: the key as a header, the signal, a transport of its own when
+ * the call changes the client's retries or timeout. Shared by `Billing`'s resources (Core) and `BillingPortal`.
+ */
+export function callInit(options: RequestOptions | undefined, transport: TransportSettings): CallInit {
+  if (options === undefined) return {};
+  const { idempotencyKey, signal, maxRetries, timeoutMs } = options;
+  const own = maxRetries !== undefined || timeoutMs !== undefined;
+  return {
+    ...(idempotencyKey !== undefined ? { headers: { 'idempotency-key': idempotencyKey } } : {}),
+    ...(signal !== undefined ? { signal } : {}),
+    ...(own
+      ? {
+          fetch: resilientFetch({
+            fetch: transport.fetch,
+            maxRetries: maxRetries ?? transport.maxRetries,
+            timeoutMs: timeoutMs ?? transport.timeoutMs,
+          }),
+        }
+      : {}),
+  };
+}
+
+/** An init that also asks for `accept` (a receipt: `application/json` or `text/html`). */
+export function accepting(init: CallInit, accept: string): CallInit {
+  return { ...init, headers: { ...init.headers, accept } };
+}
+
 /** What every resource shares: the typed client, the company, and how one call's options become its init. */
 export class Core {
-  readonly #transport: { fetch: FetchLike | undefined; maxRetries: number; timeoutMs: number };
+  readonly #transport: TransportSettings;
 
   constructor(
     readonly api: ApiClient,
     readonly companyId: string,
-    transport: { fetch: FetchLike | undefined; maxRetries: number; timeoutMs: number },
+    transport: TransportSettings,
   ) {
     this.#transport = transport;
   }
 
-  /** openapi-fetch's per-call init for these options: the key as a header, the signal, a transport of its own. */
-  init(options: RequestOptions | undefined): {
-    headers?: Record<string, string>;
-    signal?: AbortSignal;
-    fetch?: (input: Request) => Promise<Response>;
-  } {
-    if (options === undefined) return {};
-    const { idempotencyKey, signal, maxRetries, timeoutMs } = options;
-    const own = maxRetries !== undefined || timeoutMs !== undefined;
-    return {
-      ...(idempotencyKey !== undefined ? { headers: { 'idempotency-key': idempotencyKey } } : {}),
-      ...(signal !== undefined ? { signal } : {}),
-      ...(own
-        ? {
-            fetch: resilientFetch({
-              fetch: this.#transport.fetch,
-              maxRetries: maxRetries ?? this.#transport.maxRetries,
-              timeoutMs: timeoutMs ?? this.#transport.timeoutMs,
-            }),
-          }
-        : {}),
-    };
+  /** openapi-fetch's per-call init for these options (callInit with the client's transport settings). */
+  init(options: RequestOptions | undefined): CallInit {
+    return callInit(options, this.#transport);
   }
 }
 
@@ -81,6 +112,29 @@ export async function unwrap<D>(call: Promise<{ data?: D; error?: unknown; respo
   const { data, error, response } = await call;
   if (!response.ok) throw BillingError.fromResponse(response, error);
   return data as D;
+}
+
+/**
+ * Throws a TypeError, naming the constructor (`where`), when `baseUrl` is not an absolute http(s) URL or
+ * `maxRetries` or `timeoutMs` is not a number ≥ 0: a client misconfigured fails when built, not at its first call.
+ */
+export function checkClientOptions(
+  where: string,
+  options: { baseUrl: string; maxRetries?: number | undefined; timeoutMs?: number | undefined },
+): void {
+  let url: URL;
+  try {
+    url = new URL(options.baseUrl);
+  } catch {
+    throw new TypeError(`${where}: baseUrl ${JSON.stringify(options.baseUrl)} is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError(`${where}: baseUrl must be http(s), not ${url.protocol}`);
+  for (const k of ['maxRetries', 'timeoutMs'] as const) {
+    const v = options[k];
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0))
+      throw new TypeError(`${where}: ${k} must be a number ≥ 0`);
+  }
 }
 
 export function required(name: string, value: unknown): string {

@@ -1,7 +1,9 @@
 /**
  * @billing-engine/client: the TypeScript client of the billing engine's API, typed from the server's own
- * OpenAPI document. `Billing` for a company's code (API key); `createApiClient` for the typed client underneath
- * (the web console's, with its session); `verifyWebhook` for a receiver that has only the webhook's secret.
+ * OpenAPI document. `Billing` for a company's code (API key); `BillingPortal` for the customer portal's API (a
+ * portal session's token, in the customer's browser or a backend-for-frontend); `createApiClient` for the typed
+ * client underneath (the web console's, with its session); `verifyWebhook` for a receiver that has only the
+ * webhook's secret.
  *
  * @packageDocumentation
  */
@@ -10,6 +12,17 @@ export { type ApiClient, type ApiClientOptions, createApiClient } from './client
 export type { RequestOptions } from './core.js';
 export { BillingError, type BillingErrorInit, type BillingErrorType } from './errors.js';
 export { type Page, type PageLoader, PagePromise, paginate } from './pagination.js';
+export {
+  BillingPortal,
+  type BillingPortalOptions,
+  type BillingPortalUrlOptions,
+  type PortalAccount,
+  type PortalChargeListParams,
+  type PortalGrantListParams,
+  type PortalTopup,
+  type PortalTransactionListParams,
+  type PortalUsageParams,
+} from './portal.js';
 export {
   type Account,
   type AccountCreateParams,
@@ -33,6 +46,7 @@ export {
   type BalanceCreateParams,
   Balances,
 } from './resources/balances.js';
+export { type Charge, type ChargeListParams, Charges, type Receipt } from './resources/charges.js';
 export {
   type Entitlement,
   type EntitlementCheck,
@@ -66,6 +80,12 @@ export {
   type GrantVoidParams,
 } from './resources/grants.js';
 export {
+  type CreatedPortalSession,
+  type PortalSession,
+  type PortalSessionCreateParams,
+  PortalSessions,
+} from './resources/portal-sessions.js';
+export {
   type Price,
   type PriceListParams,
   type PriceSetParams,
@@ -73,6 +93,7 @@ export {
   type PriceVersionListParams,
   Prices,
 } from './resources/prices.js';
+export { type TopupOffer, type TopupOfferPutParams, TopupOffers } from './resources/topup-offers.js';
 export { type Transaction, type TransactionListParams, Transactions } from './resources/transactions.js';
 export { Usage, type UsageGroup, type UsageQueryParams } from './resources/usage.js';
 export {

@@ -610,8 +610,9 @@ export interface paths {
   "/v1/accounts/{account_id}/charges": {
     /**
      * List the USD charges to the card, newest first
-     * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the
-     * processor), succeeded, failed, requires_payment_method (owed, waiting for a card).
+     * @description Refills, plan charges, overage, proration and top-ups. status: pending (requested, not yet answered
+     * by the processor), succeeded, failed, requires_payment_method (owed, waiting for a card), requires_action (a
+     * top-up waiting for the customer to authenticate at next_action_url).
      */
     get: operations["listCharges"];
   };
@@ -704,9 +705,10 @@ export interface paths {
   "/v1/portal/charges": {
     /**
      * List the USD charges to the card, newest first
-     * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the
-     * processor), succeeded, failed, requires_payment_method (owed, waiting for a card). As the company API answers
-     * it, for the portal session’s own account.
+     * @description Refills, plan charges, overage, proration and top-ups. status: pending (requested, not yet answered
+     * by the processor), succeeded, failed, requires_payment_method (owed, waiting for a card), requires_action (a
+     * top-up waiting for the customer to authenticate at next_action_url). As the company API answers it, for the
+     * portal session’s own account.
      */
     get: operations["listPortalCharges"];
   };
@@ -6663,8 +6665,9 @@ export interface operations {
   };
   /**
    * List the USD charges to the card, newest first
-   * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the
-   * processor), succeeded, failed, requires_payment_method (owed, waiting for a card).
+   * @description Refills, plan charges, overage, proration and top-ups. status: pending (requested, not yet answered
+   * by the processor), succeeded, failed, requires_payment_method (owed, waiting for a card), requires_action (a
+   * top-up waiting for the customer to authenticate at next_action_url).
    */
   listCharges: {
     parameters: {
@@ -6688,7 +6691,7 @@ export interface operations {
                 charge_id: string;
                 /** @description USD cents */
                 usd_amount: number;
-                status: "pending" | "succeeded" | "failed" | "requires_payment_method";
+                status: "pending" | "succeeded" | "failed" | "requires_payment_method" | "requires_action";
                 reason: "refill" | "plan" | "overage" | "proration" | "topup";
                 /** @description The balance a refill or proration is for; null for plan and overage charges */
                 denomination: string | null;
@@ -6699,6 +6702,11 @@ export interface operations {
                  * asked for the customer (3-D Secure) and the customer was not there, declined for every other refusal
                  */
                 failure_reason: "declined" | "authentication_required" | null;
+                /**
+                 * @description While the charge is requires_action: where the customer authenticates to complete it;
+                 * else null
+                 */
+                next_action_url: string | null;
                 /**
                  * @description R-1, R-2, R-3, … per company, in the order charges succeeded, without gap or repeat;
                  * every succeeded charge has one (a charge of 0 cents too), and only succeeded charges do. GET
@@ -7528,9 +7536,10 @@ export interface operations {
   };
   /**
    * List the USD charges to the card, newest first
-   * @description Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the
-   * processor), succeeded, failed, requires_payment_method (owed, waiting for a card). As the company API answers it,
-   * for the portal session’s own account.
+   * @description Refills, plan charges, overage, proration and top-ups. status: pending (requested, not yet answered
+   * by the processor), succeeded, failed, requires_payment_method (owed, waiting for a card), requires_action (a
+   * top-up waiting for the customer to authenticate at next_action_url). As the company API answers it, for the portal
+   * session’s own account.
    */
   listPortalCharges: {
     parameters: {
@@ -7551,7 +7560,7 @@ export interface operations {
                 charge_id: string;
                 /** @description USD cents */
                 usd_amount: number;
-                status: "pending" | "succeeded" | "failed" | "requires_payment_method";
+                status: "pending" | "succeeded" | "failed" | "requires_payment_method" | "requires_action";
                 reason: "refill" | "plan" | "overage" | "proration" | "topup";
                 /** @description The balance a refill or proration is for; null for plan and overage charges */
                 denomination: string | null;
@@ -7562,6 +7571,11 @@ export interface operations {
                  * asked for the customer (3-D Secure) and the customer was not there, declined for every other refusal
                  */
                 failure_reason: "declined" | "authentication_required" | null;
+                /**
+                 * @description While the charge is requires_action: where the customer authenticates to complete it;
+                 * else null
+                 */
+                next_action_url: string | null;
                 /**
                  * @description R-1, R-2, R-3, … per company, in the order charges succeeded, without gap or repeat;
                  * every succeeded charge has one (a charge of 0 cents too), and only succeeded charges do. GET

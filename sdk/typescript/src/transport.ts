@@ -6,7 +6,8 @@
  * exponential backoff and jitter: no answer (network failure, cut connection, timeout), 409
  * `idempotency_key_in_use` (the first attempt is still running), 429 and 503 (after `Retry-After`), 500, 502 and
  * 504; never another 4xx, which would only be refused again. The whole answer is read within the attempt's
- * timeout, so a connection cut in the middle of a body is retried like one cut before it.
+ * timeout, so a connection cut in the middle of a body is retried like one cut before it. A 2xx must be JSON,
+ * unless the request's `Accept` asked for another type only (a receipt as `text/html`).
  */
 import { BillingError } from './errors.js';
 
@@ -59,9 +60,16 @@ export function retryAfterMs(header: string | null, nowMs: number = Date.now()):
 /** The outcome of one attempt: an answer read whole, or the reason there was none. */
 type Attempt = { response: Response; text: string } | { failure: BillingError };
 
+/** Whether a request takes JSON: no `Accept`, or one naming JSON or any type (`text/html` alone asks for a page). */
+function takesJson(request: Request): boolean {
+  const accept = request.headers.get('accept');
+  return accept === null || accept.trim() === '' || /json|\*\/\*|application\/\*/i.test(accept);
+}
+
 /**
  * A `fetch` with this client's safety: Idempotency-Key on unsafe methods, a timeout per attempt, retries, and
- * answers read whole (a 2xx whose body is not JSON is thrown as a BillingError, never handed on to be parsed).
+ * answers read whole (a 2xx whose body is not JSON is thrown as a BillingError, never handed on to be parsed,
+ * unless the request's `Accept` asked for another type).
  * Returns the last answer; throws a BillingError of type `connection_error` when the last attempt had none, and
  * the caller's own abort reason when the caller's signal aborted.
  */
@@ -79,7 +87,7 @@ export function resilientFetch(options: TransportOptions = {}): FetchLike {
       const waitMs = retry < maxRetries ? retryDelay(attempt, retry) : null;
       if (waitMs === null) {
         if ('failure' in attempt) throw attempt.failure;
-        return settled(attempt);
+        return settled(attempt, takesJson(request));
       }
       await sleep(waitMs, callerSignal);
     }
@@ -154,9 +162,9 @@ function codeOf(text: string): unknown {
   }
 }
 
-/** The final answer, as a fresh Response over the text already read; a 2xx that is not JSON is thrown. */
-function settled({ response, text }: { response: Response; text: string }): Response {
-  if (response.ok && text !== '') {
+/** The final answer, as a fresh Response over the text already read; a 2xx that is not JSON is thrown (`json`). */
+function settled({ response, text }: { response: Response; text: string }, json: boolean): Response {
+  if (json && response.ok && text !== '') {
     try {
       JSON.parse(text);
     } catch {

@@ -114,8 +114,9 @@ export function portalRoutes(scope: FastifyInstance, { deps }: RouteContext): vo
     const chargeId = await operationId(request, deps, 'ch');
     const { charge, grantId } = await buyTopup(deps, s, request.body.offer_id, chargeId);
     reply.code(201);
+    const status = charge.status === 'requires_action' ? ('requires_action' as const) : ('succeeded' as const);
     return {
-      data: { charge_id: charge.chargeId, status: 'succeeded' as const, grant_id: grantId, next_action_url: null },
+      data: { charge_id: charge.chargeId, status, grant_id: grantId, next_action_url: charge.nextActionUrl },
     };
   });
 }

@@ -13,6 +13,7 @@ const Charge = Type.Object({
     Type.Literal('succeeded'),
     Type.Literal('failed'),
     Type.Literal('requires_payment_method'),
+    Type.Literal('requires_action'),
   ]),
   reason: Type.Union([
     Type.Literal('refill'),
@@ -32,6 +33,9 @@ const Charge = Type.Object({
       'null unless the charge failed or waits for a card: authentication_required when the card asked for the ' +
       'customer (3-D Secure) and the customer was not there, declined for every other refusal',
   }),
+  next_action_url: Type.Union([Type.String(), Type.Null()], {
+    description: 'While the charge is requires_action: where the customer authenticates to complete it; else null',
+  }),
   receipt_number: Type.Union([Type.String({ pattern: '^R-[1-9][0-9]*$' }), Type.Null()], {
     description:
       'R-1, R-2, R-3, … per company, in the order charges succeeded, without gap or repeat; every succeeded ' +
@@ -45,8 +49,9 @@ export const listChargesSchema = {
   tags: ['charges'],
   summary: 'List the USD charges to the card, newest first',
   description:
-    'Refills, plan charges, overage and proration. status: pending (requested, not yet answered by the ' +
-    'processor), succeeded, failed, requires_payment_method (owed, waiting for a card).',
+    'Refills, plan charges, overage, proration and top-ups. status: pending (requested, not yet answered by the ' +
+    'processor), succeeded, failed, requires_payment_method (owed, waiting for a card), requires_action (a ' +
+    'top-up waiting for the customer to authenticate at next_action_url).',
   security: companyAuth,
   params: AccountParams,
   querystring: PageQuery,
@@ -70,6 +75,7 @@ export function presentCharge(c: ChargeRow) {
     denomination: c.denomination,
     failure_code: c.failureCode,
     failure_reason: failureReasonOf(c),
+    next_action_url: c.nextActionUrl,
     receipt_number: receiptNumberOf(c.receiptNumber),
     created_at: toIso(c.createdAtMs),
   };

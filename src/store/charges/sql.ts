@@ -20,6 +20,7 @@ export const toCharge = (r: SqlRow): ChargeRow => ({
   grantId: strOrNull(r.grant_id),
   receiptNumber: numOrNull(r.receipt_number),
   receiptAtMs: numOrNull(r.receipt_at),
+  nextActionUrl: strOrNull(r.next_action_url),
   createdAtMs: num(r.created_at),
   updatedAtMs: num(r.updated_at),
 });
@@ -156,6 +157,7 @@ export class ChargesSql extends SqlCore implements ChargesTx {
       ['grantId', 'grant_id'],
       ['receiptNumber', 'receipt_number'],
       ['receiptAtMs', 'receipt_at'],
+      ['nextActionUrl', 'next_action_url'],
     ];
     for (const [k, col] of cols) {
       if (ch[k] !== undefined) {

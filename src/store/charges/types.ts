@@ -5,7 +5,7 @@
  */
 import type { AuditViolation, Page, PageResult } from '../common.js';
 
-export type ChargeStatus = 'pending' | 'succeeded' | 'failed' | 'requires_payment_method';
+export type ChargeStatus = 'pending' | 'succeeded' | 'failed' | 'requires_payment_method' | 'requires_action';
 export type ChargeReason = 'refill' | 'plan' | 'overage' | 'proration' | 'topup';
 
 /** A USD charge to an account's card. The charge id is the processor idempotency key. */
@@ -35,6 +35,8 @@ export interface ChargeRow {
   /** A succeeded charge's receipt `R-{n}`: n counts 1, 2, 3, … per company (`issueReceiptNumber`). */
   receiptNumber: number | null;
   receiptAtMs: number | null;
+  /** Where the customer completes a charge that is `requires_action` (3-D Secure); null otherwise. */
+  nextActionUrl: string | null;
   createdAtMs: number;
   updatedAtMs: number;
 }
@@ -51,6 +53,7 @@ export type ChargeChanges = Partial<
     | 'grantId'
     | 'receiptNumber'
     | 'receiptAtMs'
+    | 'nextActionUrl'
   >
 > & { updatedAtMs: number };
 

@@ -25,6 +25,7 @@ import { features } from './017-features.js';
 import { receipts } from './018-receipts.js';
 import { portalSessions } from './019-portal-sessions.js';
 import { topupOffers } from './020-topup-offers.js';
+import { chargeActions } from './021-charge-actions.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -50,4 +51,5 @@ export const MIGRATIONS: Migration[] = [
   receipts,
   portalSessions,
   topupOffers,
+  chargeActions,
 ];

@@ -15,6 +15,7 @@ import { Events } from './events';
 import { Grants } from './grants';
 import { Holds } from './holds';
 import { loadAccountView } from './poll';
+import { OpenPortal } from './portal';
 import { type AccountQuery, accountQuery } from './schedule';
 import { Transactions } from './transactions';
 import { AccountUsage } from './usage';
@@ -78,6 +79,7 @@ export function AccountPage({ companyId, accountId }: { companyId: string; accou
         {a.processor_id && <> · processor customer {a.processor_id}</>}
         {a.metadata && Object.keys(a.metadata).length > 0 && <> · metadata {JSON.stringify(a.metadata)}</>}
       </p>
+      <OpenPortal key={a.account_id} account={a} />
       <Alert error={page.error} />
       <Balances account={a} />
       <Grants
