@@ -19,6 +19,7 @@ import type { TestClock } from '../lib/clock.js';
 import { AttemptLimiter } from './attempts.js';
 import { companyAuthHook, userAuthHook } from './auth.js';
 import { registerConsole } from './console.js';
+import { registerPortalPage } from './portal-page.js';
 import { errorBody } from './errors.js';
 import { BodyRefused, bodyViolation } from './json-body.js';
 import { registerIdempotency } from './idempotency.js';
@@ -165,6 +166,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     portalRoutes(scope, ctx);
     webhookRoutes(scope, ctx);
   });
+  registerPortalPage(app, opts.deps);
   await registerConsole(app);
   return app;
 }

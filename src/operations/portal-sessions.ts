@@ -110,6 +110,15 @@ export async function resolvePortalToken(deps: Deps, token: string): Promise<Por
   return s !== undefined && portalSessionLive(s, deps.clock.now()) ? s : undefined;
 }
 
+/**
+ * The origins that may frame the page of a session (`/portal/{session_id}`): its `frame_ancestors` while it is
+ * live; none for an unknown or ended one.
+ */
+export async function portalPageFrameAncestors(deps: Deps, sessionId: string): Promise<string[]> {
+  const s = await deps.store.read((tx) => tx.portalSessions.findPortalSessionById(sessionId));
+  return s !== undefined && portalSessionLive(s, deps.clock.now()) ? s.frameAncestors : [];
+}
+
 /** What the portal shows first: its account, the company's name, the balances as they are now. */
 export async function getPortalAccount(deps: Deps, s: PortalSessionRow) {
   const nowMs = deps.clock.now();

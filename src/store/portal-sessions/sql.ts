@@ -20,6 +20,10 @@ export class PortalSessionsSql extends SqlCore implements PortalSessionsTx {
     const r = await this.one('SELECT * FROM portal_sessions WHERE token_hash = ?', [tokenHash]);
     return r && toPortalSession(r);
   }
+  async findPortalSessionById(sessionId: string) {
+    const r = await this.one('SELECT * FROM portal_sessions WHERE session_id = ?', [sessionId]);
+    return r && toPortalSession(r);
+  }
   async findPortalSession(companyId: string, sessionId: string) {
     const r = await this.one('SELECT * FROM portal_sessions WHERE session_id = ? AND company_id = ?', [
       sessionId,

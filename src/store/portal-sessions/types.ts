@@ -20,6 +20,8 @@ export interface PortalSessionRow {
 export interface PortalSessionsReadTx {
   /** The session of a token's hash, live or not (the caller decides with the clock). */
   findPortalSessionByToken(tokenHash: string): Promise<PortalSessionRow | undefined>;
+  /** A session by its id alone (ids are not secrets: the portal page's framing rules are read by it). */
+  findPortalSessionById(sessionId: string): Promise<PortalSessionRow | undefined>;
   /** The company's session (another company's: undefined). */
   findPortalSession(companyId: string, sessionId: string): Promise<PortalSessionRow | undefined>;
 }
