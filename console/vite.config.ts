@@ -2,7 +2,8 @@
 // immutable cache headers by src/http/console.ts), each asset also written brotli- and gzip-compressed so that
 // the server sends the compressed file to browsers that accept it (@fastify/static's preCompressed). The API
 // client is the repository's own package, built from its sources (sdk/typescript/src; console/tsconfig.json maps
-// the same name for the type-check).
+// the same name for the type-check). Two pages: the console (index.html) and the customer portal (portal.html,
+// served by src/http/portal-page.ts), each its own entry, so the portal's bundle holds only what it imports.
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +36,12 @@ export default defineConfig({
   resolve: {
     alias: { '@billing-engine/client': fileURLToPath(new URL('../sdk/typescript/src/index.ts', import.meta.url)) },
   },
-  build: { outDir: 'dist', emptyOutDir: true, assetsDir: 'assets', target: 'es2022' },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    target: 'es2022',
+    rolldownOptions: { input: { index: join(root, 'index.html'), portal: join(root, 'portal.html') } },
+  },
   server: { proxy: { '/v1': 'http://127.0.0.1:8080', '/openapi.json': 'http://127.0.0.1:8080' } },
 });

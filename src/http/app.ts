@@ -123,8 +123,13 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerParsing(app);
   app.setErrorHandler((err: FastifyError | OutcomeError | BodyRefused, request, reply) => {
     const out = errorOf(err, request);
-    // A browser answered with a Basic challenge would prompt for a password: not on session requests.
-    if (out.status === 401 && !request.viaSession) reply.header('www-authenticate', 'Basic realm="billing"');
+    // A browser answered with a Basic challenge would prompt for a password: not on session requests; the portal's
+    // routes take a Bearer token.
+    if (out.status === 401 && !request.viaSession)
+      reply.header(
+        'www-authenticate',
+        request.routeOptions.config.auth === 'portal' ? 'Bearer realm="portal"' : 'Basic realm="billing"',
+      );
     return reply.code(out.status).type('application/json; charset=utf-8').send(out.body);
   });
   app.setNotFoundHandler((request, reply) => {

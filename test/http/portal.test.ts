@@ -7,7 +7,7 @@
 //   name, balances, grants, transactions, usage, charges and receipts, as the company API answers them; another
 //   account's charge is 404;
 // - credentials never cross: every company route refuses a portal token (401), every portal route a company key and
-//   a user's password (401); a malformed, unknown, revoked or expired token is 401;
+//   a user's password (401); a malformed, unknown, revoked or expired token is 401 with a Bearer challenge;
 // - bad input 400 naming the field (scopes, ttl_seconds, return_url, frame_ancestors), another company's account or
 //   session 404; the ledger audit is clean.
 import assert from 'node:assert/strict';
@@ -170,6 +170,8 @@ for (const dialect of HTTP_DIALECTS) {
         for (const t of ['', 'pt_short', `pt_${'0'.repeat(32)}`, `${token}x`, token.toLowerCase()]) {
           const r = await call('GET', '/v1/portal/account', { headers: bearer(t) });
           assertError(r, 401, 'authentication_required');
+          // A Bearer challenge: a Basic one would make a browser ask the customer for a password.
+          assert.equal(r.headers.get('www-authenticate'), 'Bearer realm="portal"');
         }
 
         // Revoked: 401 at once; another company's session: 404.

@@ -15,7 +15,8 @@ const CONSOLE = resolve('console');
 const SDK_SOURCES = resolve('sdk', 'typescript', 'src');
 /** The server's pure modules the console bundles too (the prices page computes C(q) with them). */
 const SHARED_SOURCES = [resolve('src', 'domain'), resolve('src', 'lib')];
-const DIST_INDEX = join(CONSOLE, 'dist', 'index.html');
+/** The build's pages: the console and the customer portal (each its own entry of console/vite.config.ts). */
+const DIST_PAGES = ['index.html', 'portal.html'].map((name) => join(CONSOLE, 'dist', name));
 const LOCK = join(CONSOLE, '.build-lock');
 export const SCREENSHOTS = resolve('test-results', 'screenshots');
 export const CHROMIUM = '/usr/bin/chromium';
@@ -31,15 +32,15 @@ function newestSource(dir: string): number {
   return newest;
 }
 
+/** When the build was made: its oldest page (0 when one is missing, e.g. a build from before the portal's page). */
 function builtAt(): number {
-  try {
-    return statSync(DIST_INDEX).mtimeMs;
-  } catch {
-    return 0;
-  }
+  return Math.min(...DIST_PAGES.map((page) => statSync(page, { throwIfNoEntry: false })?.mtimeMs ?? 0));
 }
 
-/** Builds console/dist unless it is newer than every console source (one builder at a time across processes). */
+/**
+ * Builds console/dist unless each of its pages (the console's and the portal's) is newer than every console source
+ * (one builder at a time across processes).
+ */
 export async function ensureConsoleBuilt(): Promise<void> {
   const deadline = Date.now() + 180_000;
   for (;;) {
