@@ -1,9 +1,10 @@
 /**
  * Charges that wait for the customer (contract "Customer portal, top-ups and receipts": strong customer
  * authentication). A top-up charged with the customer present on a card that asks for 3-D Secure is left
- * `requires_action` with a `next_action_url`; the customer's answer there completes it (what it was for is then
- * applied, once: `recordChargeOutcome` under the charge's lock) or fails it. The sandbox processor's stand-in for
- * the bank's page is the engine's own `/sandbox/authorize/{charge_id}`.
+ * `requires_action` with a `next_action_url`; a refill or plan charge made without the customer on such a card fails
+ * with `authentication_required` and keeps a `next_action_url` too. The customer's answer there completes it (what
+ * it was for is then applied, once: `recordChargeOutcome` under the charge's lock) or fails it for good. The
+ * sandbox processor's stand-in for the bank's page is the engine's own `/sandbox/authorize/{charge_id}`.
  */
 import type { ChargeRow } from '../store/types.js';
 import { recordChargeOutcome } from './charges.js';
@@ -24,7 +25,7 @@ export async function sandboxChargeAwaitingCustomer(deps: Deps, chargeId: string
  * charge that no longer waits (answered before, in another tab) is left as it is. Answers the charge as it ends.
  */
 export async function answerSandboxAuthorization(deps: Deps, charge: ChargeRow, approved: boolean): Promise<ChargeRow> {
-  if (charge.status === 'requires_action')
+  if (charge.nextActionUrl !== null && charge.status !== 'succeeded')
     await recordChargeOutcome(
       deps,
       charge.chargeId,

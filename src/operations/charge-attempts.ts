@@ -10,7 +10,8 @@ export type ChargeAttempt =
   /** The customer is asked to authenticate (3-D Secure, a top-up with the customer present): nothing is applied yet. */
   | { kind: 'requires_action'; processorRef: string }
   /** The card (or its absence) is why: counts as a decline. */
-  | { kind: 'declined'; code: string; message: string }
+  /** `customerCanComplete`: the customer may still complete it at its next_action_url (3-D Secure, sandbox). */
+  | { kind: 'declined'; code: string; message: string; customerCanComplete?: boolean }
   /** The processor refused the request for another reason (not the card's fault). */
   | { kind: 'rejected'; code: string; message: string }
   /** The processor could not be reached; the same idempotency key may be tried again. */
@@ -46,8 +47,15 @@ export async function attemptCharge(deps: Deps, charge: ChargeRow): Promise<Char
       ? { kind: 'requires_action', processorRef: result.value.chargeRef }
       : { kind: 'succeeded', processorRef: result.value.chargeRef };
   const e = result.error;
-  if (e.code === 'card_declined' || e.code === 'authentication_required')
-    return { kind: 'declined', code: e.code, message: e.message };
+  // A card that asked for the customer, charged without them: the sandbox's authorize page can still complete it.
+  if (e.code === 'authentication_required')
+    return {
+      kind: 'declined',
+      code: e.code,
+      message: e.message,
+      customerCanComplete: ctx.company.processor === 'sandbox',
+    };
+  if (e.code === 'card_declined') return { kind: 'declined', code: e.code, message: e.message };
   if (e.retryable || e.code === 'processor_unavailable') return { kind: 'unavailable', message: e.message };
   return { kind: 'rejected', code: e.code, message: e.message };
 }

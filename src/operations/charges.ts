@@ -112,6 +112,7 @@ export async function collectChargesAwaitingCard(tx: Tx, nowMs: number, accountI
       outboxId,
       failureCode: null,
       failureMessage: null,
+      nextActionUrl: null,
       updatedAtMs: nowMs,
     });
     await tx.outbox.insertOutbox([
@@ -168,14 +169,17 @@ export async function recordChargeOutcome(
       now,
     );
     const charge = await tx.charges.lockCharge(chargeId);
-    // A charge waiting for the customer ends only by the customer's answer (completeCustomerAction).
-    const open = charge?.status === 'pending' || (charge?.status === 'requires_action' && opts.customerAnswered);
+    // A charge waiting for the customer (requires_action, or failed for want of them) ends only by their answer
+    // (charge-actions.ts), once.
+    const waiting = charge?.nextActionUrl != null && charge.status !== 'succeeded' && charge.status !== 'pending';
+    const open = charge?.status === 'pending' || (waiting && opts.customerAnswered === true);
     if (!charge || !open) return { status: charge?.status ?? 'failed' };
+    const actionUrl = `${deps.identity.publicUrl}/sandbox/authorize/${chargeId}`;
     if (attempt.kind === 'requires_action') {
       await tx.charges.updateCharge(chargeId, {
         status: 'requires_action',
         processorRef: attempt.processorRef,
-        nextActionUrl: `${deps.identity.publicUrl}/sandbox/authorize/${chargeId}`,
+        nextActionUrl: actionUrl,
         updatedAtMs: now,
       });
       if (charge.outboxId !== null) await tx.outbox.completeOutbox(charge.outboxId, now);
@@ -192,7 +196,7 @@ export async function recordChargeOutcome(
     const recorded =
       outcome.kind === 'succeeded'
         ? await onSucceeded(p, charge, outcome.processorRef)
-        : await onFailed(p, charge, outcome);
+        : await onFailed(p, charge, outcome, actionUrl);
     // The worker's outbox row is done in the same transaction (the worker then writes nothing more).
     if (charge.outboxId === null) return recorded;
     await tx.outbox.completeOutbox(charge.outboxId, now);
@@ -226,13 +230,15 @@ async function onSucceeded(p: Posting, charge: ChargeRow, processorRef: string |
 async function onFailed(
   p: Posting,
   charge: ChargeRow,
-  outcome: { kind: 'declined' | 'rejected'; code: string; message: string },
+  outcome: { kind: 'declined' | 'rejected'; code: string; message: string; customerCanComplete?: boolean },
+  actionUrl: string,
 ): Promise<ChargeOutcome> {
   const { tx, nowMs } = p;
   const failure = {
     failureCode: outcome.code,
     failureMessage: outcome.message,
-    nextActionUrl: null,
+    // Failed for want of the customer: they may still complete it there, and what it was for is then applied.
+    nextActionUrl: outcome.customerCanComplete === true ? actionUrl : null,
     updatedAtMs: nowMs,
   };
   // Plan and overage charges are owed: a declined card leaves them waiting for a new card.

@@ -4,7 +4,8 @@
 // 1280 and 390 px wide, passing axe-core. The token leaves the address bar at once and is kept in memory only (not in
 // localStorage, sessionStorage, a cookie or any url the page requests). A credit pack is bought with the card
 // (tok_visa: the balance goes up; a declined card: the reason said, nothing added; tok_authRequired: the sandbox's
-// 3-D Secure page, Approve, and the reopened portal shows the pack). Only the session's frame_ancestors may frame it.
+// 3-D Secure page, Approve, and the reopened portal shows the pack; a refill that failed for want of the customer is
+// listed, and confirming it applies it). Only the session's frame_ancestors may frame it.
 // An ended session's page says only that the link has expired. It prints the first load's weight (brotli) and the
 // time until 1,000 transactions' first page shows.
 import assert from 'node:assert/strict';
@@ -303,13 +304,33 @@ for (const dialect of HTTP_DIALECTS) {
       await openPortal();
       await hasText(balanceCard().locator('[data-field=available]'), '2,775');
       await page.getByRole('button', { name: 'R-3 (open the receipt in a new window)' }).waitFor(WAIT);
+
+      // A refill charged while the customer is away fails on this card; the portal lists it, and confirming it
+      // applies the refill (500 tokens), once.
+      await call('POST', `/v1/accounts/${accountId}/events`, [
+        { type: 'chat', cost_override: { amount: 1975, denomination: 'tokens' } },
+      ]);
+      await runJobs(h, co.auth);
+      assert.equal(await available(), 800, 'the refill failed: nothing added');
+      await openPortal();
+      const waiting = page.locator('[data-section=waiting]');
+      await seeText(waiting, 'li', 'Automatic refill (tokens), $15.00');
+      await assertAccessible(page, 'the portal with a payment waiting');
+      await waiting.getByRole('link', { name: 'Confirm the payment' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Confirm your payment of $15.00' }).waitFor(WAIT);
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.getByRole('heading', { level: 1, name: 'This payment was approved' }).waitFor(WAIT);
+      assert.equal(await available(), 1300);
+      await openPortal();
+      await hasText(balanceCard().locator('[data-field=available]'), '1,300');
+      assert.equal(await page.locator('[data-section=waiting]').count(), 0, 'nothing waits any more');
     });
 
     test('framing: the session’s frame_ancestors origin frames it; another origin’s frame is refused', async () => {
       await page.goto(`${allowed.origin}/`);
       const frame = page.frameLocator('iframe');
       await frame.getByRole('heading', { level: 1, name: 'Grace Hopper' }).waitFor(WAIT);
-      await hasText(frame.locator('[data-balance=tokens] [data-field=available]'), '2,775');
+      await hasText(frame.locator('[data-balance=tokens] [data-field=available]'), '1,300');
       const framed = page.frames().find((f) => f !== page.mainFrame());
       assert.equal(framed?.url(), `${h.url}/portal/${sessionId}`);
 

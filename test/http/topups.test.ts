@@ -9,7 +9,8 @@
 //   pack or one of another denomination: 404 offer_id; the ledger audit is clean;
 // - 3-D Secure (sandbox `tok_authRequired`): a purchase answers requires_action with next_action_url; its page's
 //   Approve (a plain form) completes it and adds the grant once, Decline fails it; a refill charged without the
-//   customer fails with failure_reason authentication_required.
+//   customer fails with failure_reason authentication_required and a next_action_url where the customer completes
+//   it, the refill then applied once.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { assertError, HTTP_DIALECTS, signUpCompany, startHarness } from '../support/harness.js';
@@ -236,6 +237,15 @@ for (const dialect of HTTP_DIALECTS) {
           [charge.reason, charge.status, charge.failure_reason],
           ['refill', 'failed', 'authentication_required'],
         );
+        // The customer completes it on its page: the refill is applied then, once.
+        assert.match(charge.next_action_url, new RegExp(`/sandbox/authorize/${charge.charge_id}$`));
+        const before = await amount();
+        assert.match((await h.request('GET', new URL(charge.next_action_url).pathname)).text, /Confirm your payment/);
+        assert.match((await form(charge.next_action_url, 'approve')).text, /This payment was approved/);
+        assert.match((await form(charge.next_action_url, 'approve')).text, /was approved/);
+        assert.equal(await amount(), before + 1000, 'the refill added once');
+        [charge] = (await call('GET', `/v1/accounts/${acc}/charges`)).body.data;
+        assert.deepEqual([charge.status, charge.next_action_url, charge.receipt_number], ['succeeded', null, 'R-2']);
         await h.audit();
       } finally {
         await h.close();

@@ -129,6 +129,7 @@ export function App({ portal }: { portal: BillingPortal | null }) {
             <h1 data-field="account">{account.account.name ?? account.account.email ?? 'Your account'}</h1>
             {account.account.email && account.account.name && <p class="muted">{account.account.email}</p>}
             <Alert error={error} />
+            <Waiting ctx={ctx} />
             <Balances ctx={ctx} balances={account.balances} />
             {account.scopes.includes('topup') && <Packs ctx={ctx} onBought={changed} />}
             <Usage ctx={ctx} />
@@ -492,6 +493,32 @@ const REASONS: Record<string, string> = {
   monthly_refill: 'Monthly refill',
   plan: 'Plan',
 };
+
+/**
+ * Payments that wait for the customer: a card that asked them to authenticate (3-D Secure), for a purchase or for
+ * a refill made while they were away. Completing one applies what it was for, once.
+ */
+function Waiting({ ctx }: { ctx: Ctx }) {
+  const { data } = useLoad<Charge[]>(ctx, async () =>
+    (await ctx.portal.charges({ limit: 100 })).data.filter((c) => c.next_action_url),
+  );
+  if (!data || data.length === 0) return null;
+  return (
+    <section aria-labelledby="wt-h" data-section="waiting">
+      <h2 id="wt-h">Payments waiting for you</h2>
+      <p class="muted">Your bank asks you to confirm these payments. Nothing is added until you do.</p>
+      <ul>
+        {data.map((c) => (
+          <li key={c.charge_id} data-charge={c.charge_id}>
+            {REASONS[c.reason] ?? c.reason}
+            {c.denomination ? ` (${c.denomination})` : ''}, {cents(c.usd_amount)}:{' '}
+            <a href={c.next_action_url ?? '#'}>Confirm the payment</a>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
 
 function Receipts({ ctx }: { ctx: Ctx }) {
   const { data, error } = useLoad<Charge[]>(ctx, async () =>

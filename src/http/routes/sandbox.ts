@@ -32,7 +32,7 @@ function page(title: string, body: string): string {
 
 function authorizePage(c: ChargeRow): string {
   const amount = escapeHtml(formatUsd(c.usdCents));
-  if (c.status !== 'requires_action') {
+  if (c.nextActionUrl === null || c.status === 'succeeded') {
     const outcome =
       c.status === 'succeeded' ? 'was approved' : c.status === 'failed' ? 'was declined' : 'is not waiting';
     return page(
