@@ -129,6 +129,8 @@ export async function buyTopup(
           amount: offer.amount,
           priority: offer.priority,
           expires_in_days: offer.expiresInDays,
+          // Where the customer goes back after authenticating (the portal session's return_url), if it has one.
+          return_url: s.returnUrl,
         },
         ...(chargeId !== undefined ? { chargeId } : {}),
       },

@@ -177,7 +177,10 @@ for (const dialect of HTTP_DIALECTS) {
           .account_id as string;
         assert.equal((await call('POST', `/v1/accounts/${acc}/balance/tokens`, { amount: 600 })).status, 200);
         await attachCard(h, co, acc, 'tok_authRequired');
-        const opened = await call('POST', `/v1/accounts/${acc}/portal_sessions`, { scopes: ['read', 'topup'] });
+        const opened = await call('POST', `/v1/accounts/${acc}/portal_sessions`, {
+          scopes: ['read', 'topup'],
+          return_url: 'https://app.acme.test/billing?tab=credits&x=<1>',
+        });
         const auth = { authorization: `Bearer ${opened.body.data.url.split('#')[1]}` };
         const buy = () => h.request('POST', '/v1/portal/topups', { headers: auth, body: { offer_id: 'starter' } });
         const amount = async () => (await call('GET', `/v1/accounts/${acc}/balance/tokens`)).body.data.amount;
@@ -208,6 +211,11 @@ for (const dialect of HTTP_DIALECTS) {
         const approved = await form(w.next_action_url, 'approve');
         assert.equal(approved.status, 200, approved.text);
         assert.match(approved.text, /This payment was approved/);
+        assert.match(
+          approved.text,
+          /<a href="https:\/\/app\.acme\.test\/billing\?tab=credits&amp;x=%3C1%3E">Return to where you bought it<\/a>/,
+          "back to the session's return_url, escaped",
+        );
         assert.match((await form(w.next_action_url, 'approve')).text, /was approved/, 'answered again: no change');
         assert.equal(await amount(), 5600, 'the grant added once');
         [charge] = (await call('GET', `/v1/accounts/${acc}/charges`)).body.data;

@@ -35,9 +35,12 @@ function authorizePage(c: ChargeRow): string {
   if (c.nextActionUrl === null || c.status === 'succeeded') {
     const outcome =
       c.status === 'succeeded' ? 'was approved' : c.status === 'failed' ? 'was declined' : 'is not waiting';
+    // A purchase made in the portal goes back where its session said (https or http://localhost, checked then).
+    const back = typeof c.details.return_url === 'string' ? c.details.return_url : null;
     return page(
       'Payment',
-      `<h1>This payment ${outcome}</h1><p class="muted">${amount} · ${escapeHtml(c.chargeId)}</p>`,
+      `<h1>This payment ${outcome}</h1><p class="muted">${amount} · ${escapeHtml(c.chargeId)}</p>` +
+        (back === null ? '' : `<p><a href="${escapeHtml(back)}">Return to where you bought it</a></p>`),
     );
   }
   const form = (decision: string, label: string, cls: string) =>
