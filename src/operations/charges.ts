@@ -329,9 +329,8 @@ async function applyTopup(
   );
   const posted = await p.post([entry]);
   const balance = posted.balances.get(key)!;
-  const opened = posted.transactions.find((t) => t.grantId === entry.grant.grantId && t.amount !== 0);
-  if (!opened) throw new Error(`top-up ${charge.chargeId}: grant ${entry.grant.grantId} was not opened`);
-  return { balance, transactionId: opened.transactionId, grantId: entry.grant.grantId };
+  const grantId = entry.grant.grantId;
+  return { balance, transactionId: openingOf(posted.transactions, grantId), grantId };
 }
 
 /** The id of the transaction that opened `grantId`. */

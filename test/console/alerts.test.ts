@@ -4,7 +4,7 @@
 // open tab without a reload, the company's Alerts page lists the triggered ones (each linking to its account), and
 // a deleted alert is gone from the page and from the API. The pages pass axe-core and fit a phone's width.
 import assert from 'node:assert/strict';
-import { after, before, describe, test as nodeTest } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { Page } from 'playwright-core';
 import {
   DESKTOP,
@@ -17,6 +17,7 @@ import {
   heading,
   describedBy,
   loggedIn,
+  steps,
 } from '../support/console.js';
 import { HTTP_DIALECTS, type Harness, signUpCompany, startHarness } from '../support/harness.js';
 
@@ -25,21 +26,7 @@ const shown = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`console alerts in the browser (${dialect})`, () => {
-    // The steps build on each other: after a failure the rest fail at once instead of timing out one by one.
-    let broken = '';
-    const test = (name: string, fn: () => Promise<void>) =>
-      nodeTest(name, async () => {
-        if (broken) throw new Error(`not run: an earlier step failed (${broken})`);
-        try {
-          await fn();
-        } catch (err) {
-          broken = name;
-          await page
-            ?.screenshot({ path: `test-results/failure-alerts-${dialect}.png`, fullPage: true })
-            .catch(() => {});
-          throw err;
-        }
-      });
+    const test = steps(`alerts-${dialect}`, () => page);
     let h: Harness;
     let close: () => Promise<void>;
     let page: Page;

@@ -4,7 +4,7 @@
 // pages without a reload; the pages pass axe-core (no serious or critical violation) at desktop and phone
 // width; a forged state change without the CSRF token changes nothing; after log-out the cookie is dead.
 import assert from 'node:assert/strict';
-import { after, before, describe, test as nodeTest } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   DESKTOP,
@@ -14,6 +14,7 @@ import {
   launchBrowser,
   newContext,
   screenshot,
+  steps,
 } from '../support/console.js';
 import { HTTP_DIALECTS, type Harness, signUpCompany, startHarness } from '../support/harness.js';
 import { type SmtpReceiver, linkToken, startSmtpReceiver } from '../support/smtp.js';
@@ -32,19 +33,7 @@ async function heading(page: Page, text: string | RegExp): Promise<void> {
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`console in the browser (${dialect})`, () => {
-    // The steps build on each other: after a failure the rest fail at once instead of timing out one by one.
-    let broken = '';
-    const test = (name: string, fn: () => Promise<void>) =>
-      nodeTest(name, async () => {
-        if (broken) throw new Error(`not run: an earlier step failed (${broken})`);
-        try {
-          await fn();
-        } catch (err) {
-          broken = name;
-          await page?.screenshot({ path: `test-results/failure-${dialect}.png`, fullPage: true }).catch(() => {});
-          throw err;
-        }
-      });
+    const test = steps(`${dialect}`, () => page);
     let h: Harness;
     let mail: SmtpReceiver;
     let hooks: Receiver;

@@ -7,7 +7,7 @@
 // a succeeded charge's receipt number opens the printable receipt, fetched with the console's credentials, in a new
 // window styled by its own stylesheet under the console's Content-Security-Policy. The pages pass axe-core.
 import assert from 'node:assert/strict';
-import { after, before, describe, test as nodeTest } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import {
   assertAccessible,
@@ -19,6 +19,7 @@ import {
   hasText,
   fitsPhone,
   loggedIn,
+  steps,
 } from '../support/console.js';
 import { HTTP_DIALECTS, type Harness, signUpCompany, startHarness } from '../support/harness.js';
 import { attachCard, putAutoRefill } from '../support/money.js';
@@ -36,21 +37,7 @@ type Pack = {
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`console credit packs, customer portal and receipts in the browser (${dialect})`, () => {
-    // The steps build on each other: after a failure the rest fail at once instead of timing out one by one.
-    let broken = '';
-    const test = (name: string, fn: () => Promise<void>) =>
-      nodeTest(name, async () => {
-        if (broken) throw new Error(`not run: an earlier step failed (${broken})`);
-        try {
-          await fn();
-        } catch (err) {
-          broken = name;
-          await page
-            ?.screenshot({ path: `test-results/failure-credit-packs-${dialect}.png`, fullPage: true })
-            .catch(() => {});
-          throw err;
-        }
-      });
+    const test = steps(`credit-packs-${dialect}`, () => page);
     let h: Harness;
     let close: () => Promise<void>;
     let context: BrowserContext;

@@ -7,7 +7,7 @@
 // Also: the Grants page names each account, linking to its page; the price check picks its account by name; no form
 // says "Event kind". The pages pass axe-core, and the new ones fit a phone's width.
 import assert from 'node:assert/strict';
-import { after, before, describe, test as nodeTest } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import {
   assertAccessible,
@@ -19,6 +19,7 @@ import {
   hasText,
   fitsPhone,
   loggedIn,
+  steps,
 } from '../support/console.js';
 import { HTTP_DIALECTS, type Harness, signUpCompany, startHarness } from '../support/harness.js';
 
@@ -26,21 +27,7 @@ type Ent = { feature: string; kind: string; has_access: boolean; value: unknown;
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`console features and entitlements in the browser (${dialect})`, () => {
-    // The steps build on each other: after a failure the rest fail at once instead of timing out one by one.
-    let broken = '';
-    const test = (name: string, fn: () => Promise<void>) =>
-      nodeTest(name, async () => {
-        if (broken) throw new Error(`not run: an earlier step failed (${broken})`);
-        try {
-          await fn();
-        } catch (err) {
-          broken = name;
-          await page
-            ?.screenshot({ path: `test-results/failure-features-${dialect}.png`, fullPage: true })
-            .catch(() => {});
-          throw err;
-        }
-      });
+    const test = steps(`features-${dialect}`, () => page);
     let h: Harness;
     let close: () => Promise<void>;
     let context: BrowserContext;

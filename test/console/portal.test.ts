@@ -13,7 +13,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { after, before, describe, test as nodeTest } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   DESKTOP,
@@ -27,6 +27,7 @@ import {
   newContext,
   screenshot,
   seeText,
+  steps,
 } from '../support/console.js';
 import { HTTP_DIALECTS, type Harness, signUpCompany, startHarness } from '../support/harness.js';
 import { attachCard, putAutoRefill } from '../support/money.js';
@@ -63,21 +64,7 @@ async function framer(src: () => string): Promise<{ origin: string; close(): Pro
 
 for (const dialect of HTTP_DIALECTS) {
   describe(`the customer portal's page in the browser (${dialect})`, () => {
-    // The steps build on each other: after a failure the rest fail at once instead of timing out one by one.
-    let broken = '';
-    const test = (name: string, fn: () => Promise<void>) =>
-      nodeTest(name, async () => {
-        if (broken) throw new Error(`not run: an earlier step failed (${broken})`);
-        try {
-          await fn();
-        } catch (err) {
-          broken = name;
-          await page
-            ?.screenshot({ path: `test-results/failure-portal-${dialect}.png`, fullPage: true })
-            .catch(() => {});
-          throw err;
-        }
-      });
+    const test = steps(`portal-${dialect}`, () => page);
     let h: Harness;
     let browser: Browser;
     let closeBrowser: () => Promise<void>;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CLI_DIALECTS, freshDatabase, type TestDatabase } from '../cli/support.js';
 import { openStore } from '../../src/store/open.js';
-import { schemaBefore } from './migration-support.js';
+import { oldCompanies, schemaBefore } from './migration-support.js';
 import { auditGrants } from '../../src/operations/grants.js';
 import { takeEntry } from '../../src/ledger/grants.js';
 import { Ledger } from '../../src/ledger/ledger.js';
@@ -15,25 +15,7 @@ const T0 = 1_700_000_000_000;
 
 /** A company with one account holding three balances (500, −20, 0), each with the transactions of its amount. */
 async function oldBalances(db: TestDatabase): Promise<string> {
-  const yes = db.dialect === 'sqlite' ? 1 : true;
-  await db.sql('INSERT INTO users (name, email, password_hash, email_verified, created_at) VALUES (?, ?, ?, ?, ?)', [
-    'Ada',
-    'ada@example.test',
-    'x',
-    yes,
-    T0,
-  ]);
-  const [user] = await db.sql('SELECT id FROM users');
-  await db.sql(
-    'INSERT INTO companies (company_id, name, owner_user_id, processor, created_at) VALUES (?, ?, ?, ?, ?)',
-    ['c_old', 'Old', user!.id, 'sandbox', T0],
-  );
-  await db.sql('INSERT INTO accounts (account_id, company_id, name, created_at) VALUES (?, ?, ?, ?)', [
-    'a_old',
-    'c_old',
-    'Bob',
-    T0,
-  ]);
+  await oldCompanies(db, ['c_old'], T0);
   const balances: [string, number][] = [
     ['tokens', 500],
     ['credits', -20],
@@ -43,16 +25,16 @@ async function oldBalances(db: TestDatabase): Promise<string> {
     await db.sql(
       'INSERT INTO balances (account_id, denomination, company_id, amount, pending, created_at) ' +
         'VALUES (?, ?, ?, ?, 0, ?)',
-      ['a_old', denomination, 'c_old', amount, T0],
+      ['a_c_old', denomination, 'c_old', amount, T0],
     );
     if (amount !== 0)
       await db.sql(
         'INSERT INTO transactions (transaction_id, account_id, denomination, amount, balance_after, kind, ' +
           'created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [`tx_old_${denomination}`, 'a_old', denomination, amount, amount, amount > 0 ? 'grant' : 'usage', T0],
+        [`tx_old_${denomination}`, 'a_c_old', denomination, amount, amount, amount > 0 ? 'grant' : 'usage', T0],
       );
   }
-  return 'a_old';
+  return 'a_c_old';
 }
 
 for (const dialect of CLI_DIALECTS) {

@@ -29,3 +29,28 @@ export async function schemaBefore(db: TestDatabase, id: number, atMs: number): 
     await client.end();
   }
 }
+
+/** In an earlier schema: a user owning companies `companyIds` (sandbox), each with one account `a_<company id>`. */
+export async function oldCompanies(db: TestDatabase, companyIds: readonly string[], atMs: number): Promise<void> {
+  const yes = db.dialect === 'sqlite' ? 1 : true;
+  await db.sql('INSERT INTO users (name, email, password_hash, email_verified, created_at) VALUES (?, ?, ?, ?, ?)', [
+    'Ada',
+    'ada@example.test',
+    'x',
+    yes,
+    atMs,
+  ]);
+  const [user] = await db.sql('SELECT id FROM users');
+  for (const c of companyIds) {
+    await db.sql(
+      'INSERT INTO companies (company_id, name, owner_user_id, processor, created_at) VALUES (?, ?, ?, ?, ?)',
+      [c, c, user!.id, 'sandbox', atMs],
+    );
+    await db.sql('INSERT INTO accounts (account_id, company_id, name, created_at) VALUES (?, ?, ?, ?)', [
+      `a_${c}`,
+      c,
+      'Bob',
+      atMs,
+    ]);
+  }
+}

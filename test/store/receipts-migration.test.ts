@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CLI_DIALECTS, freshDatabase, type TestDatabase } from '../cli/support.js';
 import { openStore } from '../../src/store/open.js';
-import { schemaBefore } from './migration-support.js';
+import { oldCompanies, schemaBefore } from './migration-support.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -22,27 +22,7 @@ const CHARGES: [string, string, string][] = [
 ];
 
 async function oldCharges(db: TestDatabase): Promise<void> {
-  const yes = db.dialect === 'sqlite' ? 1 : true;
-  await db.sql('INSERT INTO users (name, email, password_hash, email_verified, created_at) VALUES (?, ?, ?, ?, ?)', [
-    'Ada',
-    'ada@example.test',
-    'x',
-    yes,
-    T0,
-  ]);
-  const [user] = await db.sql('SELECT id FROM users');
-  for (const c of ['c_a', 'c_b']) {
-    await db.sql(
-      'INSERT INTO companies (company_id, name, owner_user_id, processor, created_at) VALUES (?, ?, ?, ?, ?)',
-      [c, c, user!.id, 'sandbox', T0],
-    );
-    await db.sql('INSERT INTO accounts (account_id, company_id, name, created_at) VALUES (?, ?, ?, ?)', [
-      `a_${c}`,
-      c,
-      'Bob',
-      T0,
-    ]);
-  }
+  await oldCompanies(db, ['c_a', 'c_b'], T0);
   for (const [i, [id, company, status]] of CHARGES.entries())
     await db.sql(
       'INSERT INTO charges (charge_id, company_id, account_id, denomination, reason, usd_cents, status, details, ' +

@@ -4,6 +4,7 @@
  * Chromium driven by playwright-core, an axe-core check and screenshots.
  */
 import assert from 'node:assert/strict';
+import { test as nodeTest } from 'node:test';
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -175,4 +176,25 @@ export async function loggedIn(
   await page.getByRole('button', { name: 'Log in' }).click();
   await heading(page, 'Accounts');
   return { browser, context, page, close };
+}
+
+/**
+ * `test` for steps that build on each other: after a failure the rest fail at once instead of timing out one by
+ * one, and the failing step leaves a screenshot of `page()` in test-results/failure-<name>.png.
+ */
+export function steps(name: string, page: () => Page | undefined): (title: string, fn: () => Promise<void>) => void {
+  let broken = '';
+  return (title, fn) =>
+    nodeTest(title, async () => {
+      if (broken) throw new Error(`not run: an earlier step failed (${broken})`);
+      try {
+        await fn();
+      } catch (err) {
+        broken = title;
+        await page()
+          ?.screenshot({ path: `test-results/failure-${name}.png`, fullPage: true })
+          .catch(() => {});
+        throw err;
+      }
+    });
 }

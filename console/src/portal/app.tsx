@@ -7,6 +7,7 @@
 import type { BillingPortal, Charge, Grant, PortalAccount, TopupOffer, Transaction } from '@billing-engine/client';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { cents, date, units, usagePeriod } from '../format';
+import { POPUP_BLOCKED, openHtmlWindow } from '../html-window';
 import { grantName } from '../pages/account/grant-names';
 import { Alert, Loading, Notice } from '../ui';
 import { isExpired, say } from './session';
@@ -470,21 +471,9 @@ function Transactions({ ctx }: { ctx: Ctx }) {
   );
 }
 
-/** How long a receipt's Blob URL lives: the new window has loaded it long before. */
-const RECEIPT_URL_MS = 5 * 60_000;
-
-/**
- * Opens a receipt in a new window from a Blob URL: its route needs the session's token, which a link cannot send.
- * The blob: document is of this page's origin under its Content-Security-Policy (the receipt's inline stylesheet
- * applies; no script would run); the new window is cut from this one.
- */
+/** Opens a receipt (fetched with the session's token) in a new window. */
 async function openReceipt(portal: BillingPortal, chargeId: string): Promise<void> {
-  const html = await portal.receiptHtml(chargeId);
-  const url = URL.createObjectURL(new Blob([html], { type: 'text/html;charset=utf-8' }));
-  setTimeout(() => URL.revokeObjectURL(url), RECEIPT_URL_MS);
-  const w = window.open(url, '_blank');
-  if (!w) throw new Error('The browser blocked the new window: allow pop-ups for this site and try again.');
-  w.opener = null;
+  if (!openHtmlWindow(await portal.receiptHtml(chargeId))) throw new Error(POPUP_BLOCKED);
 }
 
 const REASONS: Record<string, string> = {

@@ -3,7 +3,7 @@
  * `/sandbox/authorize/{charge_id}` shows a charge waiting for the customer, with Approve and Decline as plain HTML
  * forms (urlencoded POSTs: no script needed). Only sandbox companies' charges; not part of the API document.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { answerSandboxAuthorization, sandboxChargeAwaitingCustomer } from '../../operations/charge-actions.js';
 import type { ChargeRow } from '../../store/types.js';
 import { fail } from '../../domain/outcome.js';
@@ -64,14 +64,14 @@ export function sandboxRoutes(scope: FastifyInstance, { deps }: RouteContext): v
     );
     const found = async (chargeId: string) =>
       (await sandboxChargeAwaitingCustomer(deps, chargeId)) ?? fail('not_found', 'no such charge', 'charge_id');
-    const html = (body: string) => ({ type: 'text/html; charset=utf-8', csp: PRINT_PAGE_CSP, body });
+    const send = (reply: FastifyReply, c: ChargeRow) =>
+      reply.type('text/html; charset=utf-8').header('content-security-policy', PRINT_PAGE_CSP).send(authorizePage(c));
 
     app.get<{ Params: { charge_id: string } }>(
       '/sandbox/authorize/:charge_id',
       { schema: { hide: true } },
       async (request, reply) => {
-        const h = html(authorizePage(await found(request.params.charge_id)));
-        return reply.type(h.type).header('content-security-policy', h.csp).send(h.body);
+        return send(reply, await found(request.params.charge_id));
       },
     );
 
@@ -83,9 +83,7 @@ export function sandboxRoutes(scope: FastifyInstance, { deps }: RouteContext): v
         if (decision !== 'approve' && decision !== 'decline')
           fail('authorization_decision_unknown', 'decision must be approve or decline', 'decision');
         const charge = await found(request.params.charge_id);
-        const ended = await answerSandboxAuthorization(deps, charge, decision === 'approve');
-        const h = html(authorizePage(ended));
-        return reply.type(h.type).header('content-security-policy', h.csp).send(h.body);
+        return send(reply, await answerSandboxAuthorization(deps, charge, decision === 'approve'));
       },
     );
   });

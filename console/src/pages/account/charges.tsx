@@ -1,19 +1,11 @@
 /** The account page's card on file and the USD charges made to it, newest first, a succeeded one's receipt too. */
 import { ApiError, api, ok } from '../../api';
 import { cents, when } from '../../format';
+import { POPUP_BLOCKED, openHtmlWindow } from '../../html-window';
 import { Alert, List, useAction } from '../../ui';
 import type { Card, Charge } from './view';
 
-/** How long a receipt's Blob URL lives: the new window has loaded it long before (a reload after that fails). */
-const RECEIPT_URL_MS = 5 * 60_000;
-
-/**
- * Opens a charge's receipt in a new window. Its route needs the console's credentials (the session cookie and the
- * Billing-Company header), which a link cannot send: the printable page is fetched through the API client and
- * opened from a Blob URL. A blob: document is of the console's origin and inherits its Content-Security-Policy,
- * which lets the receipt's own inline stylesheet apply (style-src 'unsafe-inline') and would run no inline script
- * (the receipt has none). The new window is cut from this one (no opener) once opened.
- */
+/** Opens a charge's receipt (fetched with the console's credentials) in a new window. */
 async function openReceipt(chargeId: string): Promise<void> {
   const html = await ok(
     api.GET('/v1/charges/{charge_id}/receipt', {
@@ -22,12 +14,7 @@ async function openReceipt(chargeId: string): Promise<void> {
       parseAs: 'text',
     }),
   );
-  const url = URL.createObjectURL(new Blob([html], { type: 'text/html;charset=utf-8' }));
-  setTimeout(() => URL.revokeObjectURL(url), RECEIPT_URL_MS);
-  const w = window.open(url, '_blank');
-  if (!w)
-    throw new ApiError(0, 'client', 'The browser blocked the new window: allow pop-ups for this site and try again.');
-  w.opener = null;
+  if (!openHtmlWindow(html)) throw new ApiError(0, 'client', POPUP_BLOCKED);
 }
 
 /** A succeeded charge's receipt number, a button that opens the receipt; "—" for a charge without one. */
