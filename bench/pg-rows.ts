@@ -73,6 +73,7 @@ function group(): Group {
       updatedAtMs: nowMs,
       expiresAtMs: null,
       heldFrom: null,
+      leaseId: null,
     };
     events.push(e);
     transactions.push({

@@ -30,6 +30,8 @@ export interface EventInput {
   gate_on_balance?: boolean;
   /** RFC 3339: when the usage happened (default: when it is recorded). */
   timestamp?: string;
+  /** A lease of the account's balance the event's cost is taken from first (contract "Leases"). */
+  lease_id?: string;
 }
 
 /** How far an event's `timestamp` may be from the time its request is received. */
@@ -52,6 +54,8 @@ export interface NormalizedEvent {
   gate: boolean;
   /** The given `timestamp`, or null: the event then happened when it is recorded. */
   timestampMs: number | null;
+  /** The lease its cost is taken from first (a complete or cancelled event only), or null. */
+  leaseId: string | null;
 }
 
 /** Folds the accepted spellings (flat cost_override_*, `completed`) into one shape. */
@@ -113,6 +117,13 @@ export function normalizeEvent(input: EventInput, index: number, time: EventTime
     override = { amount: input.cost_override_amount, denomination: input.cost_override_denomination };
   }
   const state: EventState = input.state === undefined || input.state === 'completed' ? 'complete' : input.state;
+  if (input.lease_id !== undefined && state === 'pending')
+    return failure(
+      'lease_not_for_pending_events',
+      `${param}: a pending event holds its own cost and cannot draw from a lease`,
+      `${param}.lease_id`,
+      { index },
+    );
   return {
     ok: true,
     value: {
@@ -124,6 +135,7 @@ export function normalizeEvent(input: EventInput, index: number, time: EventTime
       state,
       gate: input.gate_on_balance === true,
       timestampMs,
+      leaseId: input.lease_id ?? null,
     },
   };
 }
@@ -171,6 +183,10 @@ export interface EventRow {
    * filled in when its balance's grants are drawn.
    */
   heldFrom: Allocation[] | null;
+  /** The lease the event named (contract "Leases"), whether or not it was open and drew from it. */
+  leaseId: string | null;
+  /** Planning only, never stored: the units of its cost its open lease covers (domain/leases.ts coveredBy). */
+  leaseCovered?: number;
 }
 
 export interface IngestRequest {

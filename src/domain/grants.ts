@@ -130,6 +130,11 @@ export interface Draw {
   units: number;
   hold: boolean;
   ref: string;
+  /**
+   * A complete event that names an open lease: `covered` of its units (≤ the lease's remaining) are the lease's
+   * held units, used in the order the lease drew them (domain/leases.ts); the rest are taken as by any event.
+   */
+  lease?: { leaseId: string; covered: number };
 }
 
 /**
@@ -137,17 +142,60 @@ export interface Draw {
  * balance, not per event): each as `take` (a `usage` transaction of −units carrying its `ref`) or `hold` would
  * do it. `allocations[i]` is where draw i's units came from (its drawn_from, or its held_from).
  */
-export function drawMany(lots: Lots, draws: readonly Draw[], nowMs: number): Step & { allocations: Allocation[][] } {
+export function drawMany(
+  lots: Lots,
+  draws: readonly Draw[],
+  nowMs: number,
+  leases: ReadonlyMap<string, readonly Allocation[]> = new Map(),
+): Step & { allocations: Allocation[][]; leases: Map<string, Allocation[]> } {
   const draft = draftOf(lots, nowMs);
   const allocations: Allocation[][] = [];
+  const heldBy = new Map<string, Allocation[]>();
   for (const d of draws) {
     assertNonNegative('units', d.units);
-    const from = draw(draft, d.units, d.hold ? 'hold' : 'use');
+    let from: Allocation[];
+    if (d.lease !== undefined && d.lease.covered > 0) {
+      const { leaseId, covered } = d.lease;
+      if (d.hold || covered > d.units) throw new RangeError('a lease covers part of a complete event only');
+      const used = useHeld(draft, heldBy.get(leaseId) ?? leases.get(leaseId) ?? [], covered);
+      heldBy.set(leaseId, used.rest);
+      from = merge(used.used, draw(draft, d.units - covered + used.beyond, 'use'));
+    } else from = draw(draft, d.units, d.hold ? 'hold' : 'use');
     allocations.push(from);
     if (d.hold) draft.lots.pending = addExact(draft.lots.pending, d.units);
     else post(draft, { kind: 'usage', amount: -d.units, grantId: null, drawnFrom: from, ref: d.ref });
   }
-  return { lots: draft.lots, transactions: draft.transactions, allocations };
+  for (const [leaseId, held] of leases) if (!heldBy.has(leaseId)) heldBy.set(leaseId, [...held]);
+  return { lots: draft.lots, transactions: draft.transactions, allocations, leases: heldBy };
+}
+
+/**
+ * Uses `units` of a lease's hold (`heldFrom`: what it holds per grant, in the order drawn): each grant's held
+ * units are used first, in that order (held and remaining fall); `pending` falls by all of `units`. Returns what
+ * was used per grant, what the lease still holds per grant, and the units it held beyond its grants that were
+ * used (`beyond`: the caller draws them in drawing order, as a settle does).
+ */
+function useHeld(
+  draft: Draft,
+  heldFrom: readonly Allocation[],
+  units: number,
+): { used: Allocation[]; rest: Allocation[]; beyond: number } {
+  if (units > draft.lots.pending) throw new RangeError(`lease units ${units} exceed pending ${draft.lots.pending}`);
+  let left = units;
+  const used: Allocation[] = [];
+  const rest: Allocation[] = [];
+  for (const h of heldFrom) {
+    const g = draft.lots.grants.find((x) => x.grantId === h.grantId);
+    if (g === undefined || h.amount > g.held) throw new RangeError(`the lease's held units do not match ${h.grantId}`);
+    const n = Math.min(h.amount, left);
+    g.held -= n;
+    g.remaining -= n;
+    left -= n;
+    if (n > 0) used.push({ grantId: g.grantId, amount: n });
+    if (h.amount > n) rest.push({ grantId: g.grantId, amount: h.amount - n });
+  }
+  draft.lots.pending -= units;
+  return { used, rest, beyond: left };
 }
 
 /**

@@ -9,6 +9,7 @@ import { balanceKey, companyScopedKey, pricePeriodKey } from '../lib/keys.js';
 import { DECIMAL_ZERO, decimalFromNumber, type Decimal } from '../lib/decimal.js';
 import { type EventRow, eventContentHash, type IngestRequest, type NormalizedEvent } from './events.js';
 import { HOLD_DURATION_MS, available } from './holds.js';
+import { coveredBy } from './leases.js';
 import { AMOUNT_MAX } from './money.js';
 import { failure, type Failure, type Outcome, type Reason } from './outcome.js';
 import {
@@ -97,6 +98,18 @@ export interface IngestContext {
    */
   ceilings?: Map<string, PeriodCeiling>;
   known: Map<string, KnownEvent>;
+  /** The leases the group's events name, by lease id (absent: no such lease), their remaining as planned so far. */
+  leases?: Map<string, LeaseFigures>;
+}
+
+/** What planning reads of a lease (domain/leases.ts). */
+export interface LeaseFigures {
+  companyId: string;
+  accountId: string;
+  denomination: string;
+  /** Open at the plan's instant: events naming it draw from it (else they are charged to the balance alone). */
+  open: boolean;
+  remaining: number;
 }
 
 export interface IngestPlan {
@@ -110,6 +123,8 @@ export interface IngestPlan {
   events: EventRow[];
   /** Net change per balance key (the grants posting makes the transactions: operations/events.ts). */
   deltas: Map<string, BalanceFigures>;
+  /** The units each lease covers of the request's events, by lease id. */
+  leaseUse: Map<string, number>;
 }
 
 function eventFailure(reason: Reason, message: string, index: number): Failure {
@@ -176,6 +191,8 @@ interface Planning {
   drawnFrom: Set<string>;
   /** The periods this request counts in: applied to ctx only if the whole request is accepted. */
   periods: Map<string, PricePeriodCount>;
+  /** The units each open lease covers: taken from ctx's leases only if the whole request is accepted. */
+  leaseUse: Map<string, number>;
 }
 
 /**
@@ -193,6 +210,7 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
     seenInRequest: new Map(),
     drawnFrom: new Set(),
     periods: new Map(),
+    leaseUse: new Map(),
   };
   for (let i = 0; i < req.events.length; i++) {
     const refused = planEvent(req, i, ctx, p);
@@ -216,10 +234,11 @@ export function planIngest(req: IngestRequest, ctx: IngestContext): Outcome<Inge
         denomination: e.denomination,
       });
   for (const [key, period] of p.periods) ctx.periods.set(key, period.quantity);
-  const { eventIds, costs, events, deltas, periods, drawnFrom } = p;
+  for (const [id, used] of p.leaseUse) ctx.leases!.get(id)!.remaining -= used;
+  const { eventIds, costs, events, deltas, periods, drawnFrom, leaseUse } = p;
   return {
     ok: true,
-    value: { eventIds, costs, events, deltas, periods: [...periods.values()], drawnFrom: [...drawnFrom] },
+    value: { eventIds, costs, events, deltas, periods: [...periods.values()], drawnFrom: [...drawnFrom], leaseUse },
   };
 }
 
@@ -256,6 +275,19 @@ function planEvent(req: IngestRequest, i: number, ctx: IngestContext, p: Plannin
       `the account has no balance of denomination "${denomination}"`,
       i,
     );
+  let covered = 0;
+  if (e.leaseId !== null) {
+    const l = ctx.leases?.get(e.leaseId);
+    if (l === undefined || l.companyId !== req.companyId || l.accountId !== req.accountId)
+      return leaseFailure(`no lease "${e.leaseId}" of this account`, i);
+    if (l.denomination !== denomination)
+      return leaseFailure(`lease "${e.leaseId}" holds "${l.denomination}", the event costs "${denomination}"`, i);
+    if (l.open && e.state === 'complete') {
+      const used = p.leaseUse.get(e.leaseId) ?? 0;
+      covered = coveredBy(l.remaining - used, cost);
+      if (covered > 0) p.leaseUse.set(e.leaseId, used + covered);
+    }
+  }
   if (e.clientId !== null) p.seenInRequest.set(e.clientId, { hash: contentHash!, denomination });
   const eventId = e.clientId ?? req.eventIds[i]!;
   p.eventIds.push(eventId);
@@ -278,14 +310,24 @@ function planEvent(req: IngestRequest, i: number, ctx: IngestContext, p: Plannin
     updatedAtMs: ctx.nowMs,
     expiresAtMs: e.state === 'pending' ? ctx.nowMs + HOLD_DURATION_MS : null,
     heldFrom: null,
+    leaseId: e.leaseId,
+    ...(covered > 0 ? { leaseCovered: covered } : {}),
   });
   if (e.state === 'cancelled') return undefined;
   p.drawnFrom.add(key);
   const d = p.deltas.get(key) ?? { amount: 0, pending: 0 };
   if (e.state === 'pending') d.pending += cost;
-  else d.amount -= cost;
+  else {
+    d.amount -= cost;
+    // What a lease covers was held: it leaves pending as it is used, and was counted as spend when it was held.
+    d.pending -= covered;
+  }
   p.deltas.set(key, d);
   return undefined;
+}
+
+function leaseFailure(message: string, i: number): Failure {
+  return failure('unknown_lease', `events[${i}]: ${message}`, `events[${i}].lease_id`, { index: i });
 }
 
 /** The units a request's change of a balance takes: complete events' costs and holds (domain/spend.ts). */

@@ -72,6 +72,11 @@ export const REASONS = [
   'insufficient_balance',
   'spend_limit_reached',
   'timestamp_out_of_range',
+  // --- leases
+  'lease_not_for_pending_events',
+  'unknown_lease',
+  'lease_expired',
+  'lease_id_reused_with_different_content',
   // --- alerts
   'unknown_alert_metric',
   'unknown_alert_window',

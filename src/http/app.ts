@@ -44,6 +44,7 @@ import { chargeRoutes } from './routes/charges.js';
 import { portalRoutes } from './routes/portal.js';
 import { portalSessionRoutes } from './routes/portal-sessions.js';
 import { topupOfferRoutes } from './routes/topup-offers.js';
+import { leaseRoutes } from './routes/leases.js';
 import { sandboxRoutes } from './routes/sandbox.js';
 import { eventRoutes } from './routes/events.js';
 import { planRoutes } from './routes/plans.js';
@@ -167,6 +168,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     chargeRoutes(scope, ctx);
     portalSessionRoutes(scope, ctx);
     topupOfferRoutes(scope, ctx);
+    leaseRoutes(scope, ctx);
     sandboxRoutes(scope, ctx);
     portalRoutes(scope, ctx);
     webhookRoutes(scope, ctx);

@@ -6,9 +6,10 @@
  * at that instant would find, whether or not anything applied them before.
  */
 import { advanceTo, releaseHold } from '../domain/grants.js';
+import { leaseReleased, remainingOf } from '../domain/leases.js';
 import { holdResolved } from '../domain/spend.js';
 import { balanceKey } from '../lib/keys.js';
-import type { BalanceKey, BalanceRow, EventChange, EventRow } from '../store/types.js';
+import type { BalanceKey, BalanceRow, EventChange, EventRow, LeaseChange, LeaseRow } from '../store/types.js';
 import type { PostedEntry } from './entries.js';
 import type { LedgerReadPort } from './port.js';
 
@@ -29,9 +30,45 @@ export async function expiredHoldsOf(
   balances: Iterable<BalanceRow>,
   asOfMs: number,
 ): Promise<EventRow[]> {
+  const holding = holdingOf(balances);
+  return holding.length > 0 ? port.findExpiredHolds(asOfMs, EXPIRE_BATCH_MAX, holding) : [];
+}
+
+/** The leases of these balances expired at `asOfMs` and not yet released (only a balance with something pending). */
+export async function expiredLeasesOf(
+  port: LedgerReadPort,
+  balances: Iterable<BalanceRow>,
+  asOfMs: number,
+): Promise<LeaseRow[]> {
+  const holding = holdingOf(balances);
+  return holding.length > 0 ? port.findExpiredLeases(asOfMs, EXPIRE_BATCH_MAX, holding) : [];
+}
+
+/** What is held on these balances and due at `asOfMs`: holds of pending events, and leases. */
+export interface ExpiredHolds {
+  events: EventRow[];
+  leases: LeaseRow[];
+}
+
+export async function expiredOf(
+  port: LedgerReadPort,
+  balances: readonly BalanceRow[],
+  asOfMs: number,
+): Promise<ExpiredHolds> {
+  return {
+    events: await expiredHoldsOf(port, balances, asOfMs),
+    leases: await expiredLeasesOf(port, balances, asOfMs),
+  };
+}
+
+export function noneExpired(e: ExpiredHolds): boolean {
+  return e.events.length === 0 && e.leases.length === 0;
+}
+
+function holdingOf(balances: Iterable<BalanceRow>): BalanceKey[] {
   const holding: BalanceKey[] = [];
   for (const b of balances) if (b.pending !== 0) holding.push({ accountId: b.accountId, denomination: b.denomination });
-  return holding.length > 0 ? port.findExpiredHolds(asOfMs, EXPIRE_BATCH_MAX, holding) : [];
+  return holding;
 }
 
 /**
@@ -43,6 +80,7 @@ export function dueEntries(
   balances: Iterable<BalanceRow>,
   expired: readonly EventRow[],
   asOfMs: number,
+  leases: readonly LeaseRow[] = [],
 ): PostedEntry[] {
   const entries: PostedEntry[] = [];
   for (const b of balances) {
@@ -61,7 +99,26 @@ export function dueEntries(
       apply: (lots) => releaseHold(lots, e.heldFrom ?? [], e.costAmount, asOfMs),
       spend: holdResolved(e.costAmount, e.createdAtMs, null, asOfMs, e.type),
     });
+  for (const l of leases)
+    entries.push({
+      accountId: l.accountId,
+      denomination: l.denomination,
+      apply: (lots) => releaseHold(lots, l.heldFrom, remainingOf(l), asOfMs),
+      spend: leaseReleased(l, remainingOf(l)),
+    });
   return entries;
+}
+
+/** The expired leases, released at their `expires_at` (the instant a read first sees them released). */
+export function leaseExpirations(leases: readonly LeaseRow[]): LeaseChange[] {
+  return leases.map((l) => ({
+    leaseId: l.leaseId,
+    used: l.used,
+    released: l.released + remainingOf(l),
+    status: 'expired' as const,
+    heldFrom: [],
+    closedAtMs: l.expiresAtMs,
+  }));
 }
 
 /** The expired holds' events, cancelled at `nowMs`. */

@@ -11,20 +11,31 @@ import {
   type IngestContext,
   type IngestPlan,
   type KnownEvent,
+  type LeaseFigures,
   planIngest,
   type PricePeriodCount,
   type PricePeriodKey,
   pricePeriodsOf,
 } from '../domain/ingest-plan.js';
 import { entitlementOf } from '../domain/entitlements.js';
-import { type Draw, drawMany } from '../domain/grants.js';
+import { type Allocation, type Draw, drawMany } from '../domain/grants.js';
+import { isOpenAt, remainingOf } from '../domain/leases.js';
 import type { SpendChange } from '../domain/spend.js';
 import { failure, type Outcome } from '../domain/outcome.js';
 import type { Price } from '../domain/pricing.js';
 import { type UsageRow, usageOf } from '../domain/usage.js';
 import { type Decimal, DECIMAL_ZERO } from '../lib/decimal.js';
 import { balanceKey } from '../lib/keys.js';
-import type { BalanceKey, BalanceRow, EntitlementRows, EventRow, FeatureRow, ReadTx } from '../store/types.js';
+import type {
+  BalanceKey,
+  BalanceRow,
+  EntitlementRows,
+  EventRow,
+  FeatureRow,
+  LeaseChange,
+  LeaseRow,
+  ReadTx,
+} from '../store/types.js';
 import type { PostedEntry } from './entries.js';
 import type { BalanceMap } from './view.js';
 
@@ -64,6 +75,8 @@ export interface GroupPlan {
   usage: UsageRow[];
   /** The price periods counted, with their new completed quantities. */
   counted: PricePeriodCount[];
+  /** `in-order` only: the leases the accepted requests drew from, as the posting leaves them (posted with it). */
+  leases: LeaseChange[];
 }
 
 /** What planning a group needs from the store beside its balances: prices and known client ids. */
@@ -77,6 +90,8 @@ interface Loaded extends IngestInputs {
   refused: (Outcome<IngestResult> | undefined)[];
   balances: BalanceMap;
   periods: Map<string, Decimal>;
+  /** The leases the events name, read after their balances (locked, for the events call: then they are current). */
+  leases: Map<string, LeaseRow>;
 }
 
 /**
@@ -111,15 +126,41 @@ export async function planEvents(
     for (const c of planned.value.periods) counted.set(pricePeriodKey(c), c);
     return { ok: true, value: { eventIds: planned.value.eventIds } };
   });
+  const leases = shared === undefined ? new Map<string, LeaseChange>() : leaseChanges(loaded, shared);
   return {
     outcomes,
     plans,
     drawn,
     events,
-    entries: drawEntries(events, nowMs),
+    entries: drawEntries(events, nowMs, loaded.leases, leases),
     usage: usageOf(events.filter((e) => e.state === 'complete')),
     counted: [...counted.values()],
+    leases: [...leases.values()],
   };
+}
+
+/** The leases a group planned in order drew from: their `used` as planned (`heldFrom` is set when posted). */
+function leaseChanges(loaded: Loaded, ctx: IngestContext): Map<string, LeaseChange> {
+  const out = new Map<string, LeaseChange>();
+  for (const [id, l] of loaded.leases) {
+    const used = remainingOf(l) - ctx.leases!.get(id)!.remaining;
+    if (used === 0) continue;
+    const { leaseId, released, status, heldFrom, closedAtMs } = l;
+    out.set(id, { leaseId, used: l.used + used, released, status, heldFrom, closedAtMs });
+  }
+  return out;
+}
+
+/** What planning reads of the loaded leases (copies: planning changes their remaining). */
+function leaseFiguresOf(loaded: Loaded, nowMs: number, only?: Iterable<string>): Map<string, LeaseFigures> {
+  const out = new Map<string, LeaseFigures>();
+  for (const id of only ?? loaded.leases.keys()) {
+    const l = loaded.leases.get(id);
+    if (l === undefined || out.has(id)) continue;
+    const { companyId, accountId, denomination } = l;
+    out.set(id, { companyId, accountId, denomination, open: isOpenAt(l, nowMs), remaining: remainingOf(l) });
+  }
+  return out;
 }
 
 async function load(tx: ReadTx, requests: IngestRequest[], nowMs: number, source: PlanSource): Promise<Loaded> {
@@ -134,7 +175,13 @@ async function load(tx: ReadTx, requests: IngestRequest[], nowMs: number, source
   );
   const periods = periodKeys.length > 0 ? await source.periods(periodKeys) : new Map<string, Decimal>();
   for (const k of periodKeys) if (!periods.has(pricePeriodKey(k))) periods.set(pricePeriodKey(k), DECIMAL_ZERO);
-  return { refused, prices, known, balances, periods };
+  const leaseIds = new Set<string>();
+  requests.forEach((r, i) => {
+    if (!refused[i]) for (const e of r.events) if (e.leaseId !== null) leaseIds.add(e.leaseId);
+  });
+  const leases = new Map<string, LeaseRow>();
+  if (leaseIds.size > 0) for (const l of await tx.leases.findLeasesByIds([...leaseIds])) leases.set(l.leaseId, l);
+  return { refused, prices, known, balances, periods, leases };
 }
 
 /** What planning reads and changes of a balance: its figures, its spend windows and limits. */
@@ -146,7 +193,8 @@ function figuresOf(b: BalanceRow): BalanceFigures {
 function contextOf(loaded: Loaded, nowMs: number): IngestContext {
   const figures = new Map<string, BalanceFigures>();
   for (const [k, b] of loaded.balances) figures.set(k, figuresOf(b));
-  return { nowMs, prices: loaded.prices, periods: loaded.periods, known: loaded.known, balances: figures };
+  const { prices, periods, known } = loaded;
+  return { nowMs, prices, periods, known, balances: figures, leases: leaseFiguresOf(loaded, nowMs) };
 }
 
 /** The context of a request planned alone: copies of what it reads of the loaded state, which it may change. */
@@ -166,8 +214,13 @@ function aloneContext(loaded: Loaded, r: IngestRequest, nowMs: number): IngestCo
     const k = key === undefined ? undefined : loaded.known.get(key);
     if (key !== undefined && k !== undefined) known.set(key, k);
   }
+  const leases = leaseFiguresOf(
+    loaded,
+    nowMs,
+    r.events.flatMap((e) => (e.leaseId === null ? [] : [e.leaseId])),
+  );
   // Planned alone is the check's way: it reports a spend limit passed (allowed false) rather than refusing.
-  return { nowMs, enforceLimits: false, prices: loaded.prices, periods, known, balances };
+  return { nowMs, enforceLimits: false, prices: loaded.prices, periods, known, balances, leases };
 }
 
 function drawnBalance(loaded: Loaded, ctx: IngestContext, key: string): DrawnBalance {
@@ -180,9 +233,14 @@ function drawnBalance(loaded: Loaded, ctx: IngestContext, key: string): DrawnBal
  * event takes it in drawing order; a pending one holds it there, and keeps which grants it holds for
  * its settle (`heldFrom`, set on the event row when the entry is applied).
  */
-function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
+function drawEntries(
+  events: EventRow[],
+  nowMs: number,
+  leaseRows: ReadonlyMap<string, LeaseRow>,
+  leases: ReadonlyMap<string, LeaseChange>,
+): PostedEntry[] {
   // `spend`: the units taken, one change per event type (spend alerts of one type count only theirs).
-  type Drawing = { row: EventRow; draws: Draw[]; held: EventRow[]; spend: SpendChange[] };
+  type Drawing = { row: EventRow; draws: Draw[]; held: EventRow[]; spend: SpendChange[]; leases?: Set<string> };
   const draws = new Map<string, Drawing>();
   let last: Drawing | undefined;
   for (const e of events) {
@@ -198,7 +256,12 @@ function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
     }
     last = d;
     const hold = e.state === 'pending';
-    d.draws.push({ units: e.costAmount, hold, ref: e.eventId });
+    const covered = e.leaseCovered ?? 0;
+    if (covered > 0) {
+      d.draws.push({ units: e.costAmount, hold, ref: e.eventId, lease: { leaseId: e.leaseId!, covered } });
+      if (d.leases === undefined) d.leases = new Set();
+      d.leases.add(e.leaseId!);
+    } else d.draws.push({ units: e.costAmount, hold, ref: e.eventId });
     // A request's events mostly share one type: the last change is the one, found without a search.
     let s = d.spend[d.spend.length - 1]!;
     if (s.eventType !== e.type) {
@@ -209,7 +272,8 @@ function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
         d.spend.push(s);
       }
     }
-    s.units += e.costAmount;
+    // What a lease covers was counted as spend when the lease was opened (domain/leases.ts).
+    s.units += e.costAmount - covered;
     if (hold) d.held.push(e);
   }
   const entries: PostedEntry[] = [];
@@ -220,11 +284,18 @@ function drawEntries(events: EventRow[], nowMs: number): PostedEntry[] {
       // Usage taken and held counts as spend now (domain/spend.ts).
       spend: d.spend,
       apply: (lots) => {
-        const step = drawMany(lots, d.draws, nowMs);
+        const held = new Map<string, readonly Allocation[]>();
+        for (const id of d.leases ?? []) held.set(id, leaseRows.get(id)!.heldFrom);
+        const step = drawMany(lots, d.draws, nowMs, held);
         let h = 0;
         d.draws.forEach((x, i) => {
           if (x.hold) d.held[h++]!.heldFrom = step.allocations[i]!;
         });
+        // The leases drawn keep what they still hold, per grant, for the next group and their release.
+        for (const [id, rest] of step.leases) {
+          const change = leases.get(id);
+          if (change !== undefined) change.heldFrom = rest;
+        }
         return step;
       },
     });

@@ -11,7 +11,16 @@
 import type { Lots } from '../domain/grants.js';
 import type { BalanceKey, BalanceRow, ReadTx, Store, Tx } from '../store/types.js';
 import { balanceKey } from '../lib/keys.js';
-import { cancellations, dueEntries, EXPIRE_BATCH_MAX, expiredHoldsOf, grantsDue, keysOf } from './due.js';
+import {
+  cancellations,
+  dueEntries,
+  EXPIRE_BATCH_MAX,
+  expiredOf,
+  grantsDue,
+  keysOf,
+  leaseExpirations,
+  noneExpired,
+} from './due.js';
 import { portOf } from './port.js';
 import { type BalanceEffect, Posting } from './posting.js';
 import { type BalanceMap, viewAccounts, viewBalances, viewGrants } from './view.js';
@@ -55,10 +64,14 @@ export class Ledger {
     const now = typeof nowMs === 'number' ? nowMs : nowMs();
     const posting = new Posting(tx, port, now, this.effects, locked);
     const asOfMs = opts.asOfMs ?? now;
-    const expired = await expiredHoldsOf(port, locked, asOfMs);
-    if (expired.length === 0 && !locked.some((b) => grantsDue(b, asOfMs))) return posting;
-    await posting.post(dueEntries(locked, expired, asOfMs), { eventChanges: cancellations(expired, now) });
-    posting.cancelled = expired;
+    const expired = await expiredOf(port, locked, asOfMs);
+    if (noneExpired(expired) && !locked.some((b) => grantsDue(b, asOfMs))) return posting;
+    await posting.post(dueEntries(locked, expired.events, asOfMs, expired.leases), {
+      eventChanges: cancellations(expired.events, now),
+      leases: leaseExpirations(expired.leases),
+    });
+    posting.cancelled = expired.events;
+    posting.expiredLeases = expired.leases.length;
     return posting;
   }
 
@@ -99,7 +112,7 @@ export class Ledger {
       const all = await port.listBalancesOfAccounts([accountId]);
       const balances = denomination === undefined ? all : all.filter((b) => b.denomination === denomination);
       if (balances.some((b) => grantsDue(b, nowMs))) return balances;
-      return (await expiredHoldsOf(port, balances, nowMs)).length > 0 ? balances : [];
+      return noneExpired(await expiredOf(port, balances, nowMs)) ? [] : balances;
     });
     if (due.length > 0) await store.write((tx) => this.open(tx, keysOf(due), nowMs));
   }
@@ -110,11 +123,17 @@ export class Ledger {
     if (any.length > 0) await store.write((tx) => this.expireHolds(tx, nowMs));
   }
 
-  /** Cancels a batch of expired holds, of any balance; returns how many (the sweeper loops until none). */
+  /**
+   * Cancels a batch of expired holds and releases a batch of expired leases, of any balance; returns how many
+   * (the sweeper loops until none).
+   */
   async expireHolds(tx: Tx, nowMs: number): Promise<number> {
-    const expired = await portOf(tx).findExpiredHolds(nowMs, EXPIRE_BATCH_MAX);
-    if (expired.length === 0) return 0;
-    return (await this.open(tx, keysOf(expired), nowMs)).cancelled.length;
+    const port = portOf(tx);
+    const events = await port.findExpiredHolds(nowMs, EXPIRE_BATCH_MAX);
+    const leases = await port.findExpiredLeases(nowMs, EXPIRE_BATCH_MAX);
+    if (events.length === 0 && leases.length === 0) return 0;
+    const posting = await this.open(tx, keysOf([...events, ...leases]), nowMs);
+    return posting.cancelled.length + posting.expiredLeases;
   }
 
   /**

@@ -17,6 +17,8 @@ import type {
   EventRow,
   GrantRow,
   GrantUpdate,
+  LeaseChange,
+  LeaseRow,
   ReadTx,
   TransactionRow,
   Tx,
@@ -35,6 +37,11 @@ export interface LedgerReadPort {
    * LOCKED`: a hold another transaction is settling right now is left to it); a read locks nothing.
    */
   findExpiredHolds(nowMs: number, limit: number, only?: BalanceKey[]): Promise<EventRow[]>;
+  /**
+   * Leases still recorded open whose `expires_at` has come by `nowMs`, soonest first; optionally only of these
+   * balances. A lease changes only under its balance's lock, so nothing here locks.
+   */
+  findExpiredLeases(nowMs: number, limit: number, only?: BalanceKey[]): Promise<LeaseRow[]>;
 }
 
 /** What a posting writes, inside the transaction that opened it. */
@@ -57,6 +64,9 @@ export interface LedgerPort extends LedgerReadPort {
   updateGrants(rows: GrantUpdate[]): Promise<void>;
   /** The holds a posting resolved: each event's new state and cost (expires_at cleared), each event once. */
   updateEvents(changes: EventChange[]): Promise<void>;
+  insertLease(row: LeaseRow): Promise<void>;
+  /** Leases drawn, closed or expired by a posting: their figures and status as it leaves them. */
+  updateLeases(changes: LeaseChange[]): Promise<void>;
   /**
    * Balances with a grant start or expiry due at `nowMs`, at most `limit`; on PostgreSQL skipping
    * rows another transaction has locked.

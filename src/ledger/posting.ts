@@ -9,7 +9,7 @@ import type { SpendChange } from '../domain/spend.js';
 import type { UsageRow } from '../domain/usage.js';
 import { newId } from '../lib/ids.js';
 import { balanceKey } from '../lib/keys.js';
-import type { BalanceRow, EventChange, EventRow, TransactionRow, Tx } from '../store/types.js';
+import type { BalanceRow, EventChange, EventRow, LeaseChange, LeaseRow, TransactionRow, Tx } from '../store/types.js';
 import { balanceWrites, computeEntries, type PostedEntry } from './entries.js';
 import type { LedgerPort } from './port.js';
 
@@ -43,6 +43,13 @@ export interface PostedRows {
   events?: EventRow[];
   eventChanges?: EventChange[];
   usage?: UsageRow[];
+  /**
+   * Leases drawn, closed or expired, as the entries leave them: written after the entries are applied (an entry
+   * that draws a lease sets its `heldFrom` then).
+   */
+  leases?: LeaseChange[];
+  /** Leases opened: inserted after the entries are applied (the entry that holds a lease's units sets its `heldFrom`). */
+  openedLeases?: LeaseRow[];
 }
 
 export interface Posted {
@@ -57,6 +64,8 @@ export class Posting {
   readonly #balances: Map<string, BalanceRow>;
   /** The expired holds the posting cancelled when it was opened (their events are now `cancelled`). */
   cancelled: readonly EventRow[] = [];
+  /** How many expired leases the posting released when it was opened. */
+  expiredLeases = 0;
 
   constructor(
     /** The transaction, for what the effects and the operation write beside the balances. */
@@ -102,6 +111,8 @@ export class Posting {
     if (computed.created.length > 0) await port.insertGrants(computed.created);
     if (updates.length > 0) await port.updateGrants(updates);
     if (rows.eventChanges !== undefined && rows.eventChanges.length > 0) await port.updateEvents(rows.eventChanges);
+    if (rows.leases !== undefined && rows.leases.length > 0) await port.updateLeases(rows.leases);
+    for (const l of rows.openedLeases ?? []) await port.insertLease(l);
     const after = new Map(written.map((r) => [balanceKey(r.accountId, r.denomination), r]));
     const changes: BalanceChange[] = [];
     for (const d of deltas) {

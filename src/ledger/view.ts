@@ -7,7 +7,7 @@
 import type { Lots } from '../domain/grants.js';
 import type { BalanceKey, BalanceRow } from '../store/types.js';
 import { balanceKey } from '../lib/keys.js';
-import { dueEntries, expiredHoldsOf, grantsDue, keysOf } from './due.js';
+import { dueEntries, expiredOf, grantsDue, keysOf, noneExpired } from './due.js';
 import { computeEntries, rowWith, spendAfter } from './entries.js';
 import type { LedgerReadPort } from './port.js';
 
@@ -26,9 +26,9 @@ export interface Projection {
 /** These rows as they are at `nowMs`: what is due applied in memory (rows with nothing due are returned as read). */
 export async function project(port: LedgerReadPort, rows: readonly BalanceRow[], nowMs: number): Promise<Projection> {
   const byKey = new Map(rows.map((b) => [balanceKey(b.accountId, b.denomination), b]));
-  const expired = await expiredHoldsOf(port, rows, nowMs);
-  if (expired.length === 0 && !rows.some((b) => grantsDue(b, nowMs))) return { rows: byKey, lots: new Map() };
-  const computed = computeEntries(byKey, dueEntries(rows, expired, nowMs), nowMs, () => '');
+  const expired = await expiredOf(port, rows, nowMs);
+  if (noneExpired(expired) && !rows.some((b) => grantsDue(b, nowMs))) return { rows: byKey, lots: new Map() };
+  const computed = computeEntries(byKey, dueEntries(rows, expired.events, nowMs, expired.leases), nowMs, () => '');
   for (const [key, lots] of computed.lots) {
     const b = byKey.get(key)!;
     byKey.set(key, rowWith(b, lots, spendAfter(b.spend, computed.spend.get(key), nowMs)));

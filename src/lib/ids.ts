@@ -33,7 +33,22 @@ function randomChars(count: number): string {
   return out;
 }
 
-export type IdPrefix = 'a' | 'c' | 'ev' | 'tx' | 'key' | 'p' | 'wh' | 'cl' | 'ch' | 'rf' | 'ob' | 'g' | 'al' | 'ps';
+export type IdPrefix =
+  | 'a'
+  | 'c'
+  | 'ev'
+  | 'tx'
+  | 'key'
+  | 'p'
+  | 'wh'
+  | 'cl'
+  | 'ch'
+  | 'rf'
+  | 'ob'
+  | 'g'
+  | 'al'
+  | 'ps'
+  | 'ls';
 
 /**
  * The id of what a request writes, derived from `seed` (the same seed, the same id): a retry of a

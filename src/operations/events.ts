@@ -57,7 +57,7 @@ export async function ingestGroup(
   });
   // Write: events, balances (atomic deltas), ledger rows and the usage rollup of the events recorded
   // complete (one statement on PostgreSQL); then the counts of the periods priced.
-  await posting!.post(plan.entries, { events: plan.events, usage: plan.usage });
+  await posting!.post(plan.entries, { events: plan.events, usage: plan.usage, leases: plan.leases });
   if (plan.counted.length > 0) await tx.prices.putPricePeriods(plan.counted);
   // The answers of the requests with an Idempotency-Key, in the same transaction as their events. A
   // request whose key was taken from it (its lease lapsed; a retry holds it now) must apply nothing: the

@@ -11,6 +11,7 @@ import { AlertsSql } from './alerts/sql.js';
 import { FeaturesSql } from './features/sql.js';
 import { PortalSessionsSql } from './portal-sessions/sql.js';
 import { TopupOffersSql } from './topup-offers/sql.js';
+import { LeasesSql } from './leases/sql.js';
 import { BalancesSql } from './balances/sql.js';
 import { CardsSql } from './cards/sql.js';
 import { ChargesSql } from './charges/sql.js';
@@ -59,6 +60,7 @@ export class SqlTx<E extends SqlExec> implements Tx {
   #sessions?: SessionsSql;
   #portalSessions?: PortalSessionsSql;
   #topupOffers?: TopupOffersSql;
+  #leases?: LeasesSql;
   #ledger?: LedgerSql;
 
   constructor(
@@ -94,6 +96,10 @@ export class SqlTx<E extends SqlExec> implements Tx {
   get portalSessions(): PortalSessionsSql {
     this.#portalSessions ??= new PortalSessionsSql(this.db, this.dialect);
     return this.#portalSessions;
+  }
+  get leases(): LeasesSql {
+    this.#leases ??= new LeasesSql(this.db, this.dialect);
+    return this.#leases;
   }
   get topupOffers(): TopupOffersSql {
     this.#topupOffers ??= new TopupOffersSql(this.db, this.dialect);

@@ -33,6 +33,7 @@
  *   sessions/     console sessions, one-time email tokens (verification, password reset)
  *   portal-sessions/ customer portal sessions: an account's end customer let in by a hashed token
  *   topup-offers/ credit packs: a company's offers of units for a USD charge
+ *   leases/       leases: units held on a balance for a client's local decisions (written by the ledger)
  *   common.ts     pages and audit findings, shared by several aggregates
  *
  *   sql-core.ts   SqlCore, the base of every aggregate's SQL: the executor and the Dialect (what differs
@@ -55,6 +56,7 @@ import type { AlertsReadTx, AlertsTx } from './alerts/types.js';
 import type { FeaturesReadTx, FeaturesTx } from './features/types.js';
 import type { PortalSessionsReadTx, PortalSessionsTx } from './portal-sessions/types.js';
 import type { TopupOffersReadTx, TopupOffersTx } from './topup-offers/types.js';
+import type { LeasesReadTx, LeasesTx } from './leases/types.js';
 import type { BalancesReadTx, BalancesTx } from './balances/types.js';
 import type { CardsReadTx, CardsTx } from './cards/types.js';
 import type { ChargesReadTx, ChargesTx } from './charges/types.js';
@@ -77,6 +79,7 @@ export type * from './alerts/types.js';
 export type * from './features/types.js';
 export type * from './portal-sessions/types.js';
 export type * from './topup-offers/types.js';
+export type * from './leases/types.js';
 export type * from './balances/types.js';
 export type * from './cards/types.js';
 export type * from './charges/types.js';
@@ -108,6 +111,7 @@ export interface ReadTx {
   readonly features: FeaturesReadTx;
   readonly portalSessions: PortalSessionsReadTx;
   readonly topupOffers: TopupOffersReadTx;
+  readonly leases: LeasesReadTx;
   readonly grants: GrantsReadTx;
   readonly prices: PricesReadTx;
   readonly events: EventsReadTx;
@@ -136,6 +140,7 @@ export interface Tx extends ReadTx {
   readonly features: FeaturesTx;
   readonly portalSessions: PortalSessionsTx;
   readonly topupOffers: TopupOffersTx;
+  readonly leases: LeasesTx;
   readonly grants: GrantsTx;
   readonly prices: PricesTx;
   readonly events: EventsTx;

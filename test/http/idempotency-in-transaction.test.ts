@@ -338,6 +338,8 @@ for (const dialect of HTTP_DIALECTS) {
         'DELETE /v1/portal_sessions/:session_id',
         'PUT /v1/topup_offers/:offer_id',
         'DELETE /v1/topup_offers/:offer_id',
+        'POST /v1/accounts/:account_id/leases',
+        'POST /v1/leases/:lease_id/close',
         'POST /v1/companies/:company_id/plan',
         'POST /v1/webhooks',
         'DELETE /v1/webhooks/:webhook_id',

@@ -51,6 +51,7 @@ const BODIES: Record<string, unknown> = {
   'PUT /v1/accounts/{account_id}/features/{key}': { enabled: true },
   'PUT /v1/plans/{plan_id}/features': { features: [] },
   'PUT /v1/topup_offers/{offer_id}': { denomination: 'tokens', amount: 1, usd_charge: 1, name: 'Eve' },
+  'POST /v1/accounts/{account_id}/leases': { denomination: 'tokens', amount: 1 },
 };
 
 async function aView(url: string, a: Company, ids: Record<string, string>): Promise<string> {
@@ -71,6 +72,7 @@ async function aView(url: string, a: Company, ids: Record<string, string>): Prom
     `/v1/companies/${a.companyId}/api_keys`,
     `/v1/users/${a.userId}`,
     '/v1/accounts',
+    `/v1/accounts/${ids.account_id}/leases`,
   ];
   const out: string[] = [];
   for (const path of paths) {
@@ -202,6 +204,14 @@ for (const dialect of CLI_DIALECTS) {
         });
         assert.equal(offer.status, 200, offer.text);
         ids.offer_id = 'pack';
+        const lease = await send(url, {
+          method: 'POST',
+          path: `/v1/accounts/${ids.account_id}/leases`,
+          auth: a.auth,
+          body: { denomination: 'tokens', amount: 5 },
+        });
+        assert.equal(lease.status, 201, lease.text);
+        ids.lease_id = lease.json.data.lease_id;
         ids.company_id = a.companyId;
         ids.user_id = String(a.userId);
         for (const [k, v] of Object.entries(ids)) assert.ok(v, `A's ${k}`);
@@ -224,6 +234,7 @@ for (const dialect of CLI_DIALECTS) {
           'alert_id',
           'charge_id',
           'session_id',
+          'lease_id',
         ];
         for (const op of operationsOf(doc)) {
           // Names a company chooses itself (a denomination, an event type, a feature key, a credit pack's id) are not

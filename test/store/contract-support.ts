@@ -57,6 +57,7 @@ export function eventRow(companyId: string, accountId: string, over: Partial<Eve
     updatedAtMs: T0,
     expiresAtMs: null,
     heldFrom: null,
+    leaseId: null,
     ...over,
   };
 }

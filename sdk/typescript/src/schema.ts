@@ -665,6 +665,43 @@ export interface paths {
      */
     get: operations["listTopupOffers"];
   };
+  "/v1/accounts/{account_id}/leases": {
+    /**
+     * An account's leases, newest first
+     * @description Each as it is now; `status` keeps those of that status now (an open lease past expires_at is
+     * expired).
+     */
+    get: operations["listAccountLeases"];
+    /**
+     * Open a lease: hold units for decisions in the client’s own process
+     * @description Holds `amount` units of the balance like a pending event’s cost (drawn from its grants in drawing
+     * order: `pending` up, `available` down) until `expires_at` (`ttl_seconds`, default 300, at most 3600) or until it
+     * is closed. Events that carry its `lease_id` take their cost from it first, then from the balance. The held
+     * amount counts as spend when the lease opens; what it gives back at close or expiry is subtracted. With
+     * `available` below `amount`: 402 `insufficient_balance`; with a spend limit the hold would pass: 402
+     * `spend_limit_reached`; nothing held either way. An `id` seen before answers the same lease as it is now (201);
+     * the same `id` with another denomination or amount is 409. A balance the account does not have: 400
+     * `no_balance_for_denomination`.
+     */
+    post: operations["createAccountLease"];
+  };
+  "/v1/leases/{lease_id}": {
+    /**
+     * Get a lease
+     * @description As it is now: a lease whose `expires_at` has come is `expired`, its remaining released. Another
+     * company’s lease is 404, like one that does not exist.
+     */
+    get: operations["getLease"];
+  };
+  "/v1/leases/{lease_id}/close": {
+    /**
+     * Close a lease: release what it still holds
+     * @description Its remaining units go back to the balance at once (and out of the spend they were counted in).
+     * Closing a closed lease answers it again; an expired one is 409 `lease_expired` (its units were released at
+     * `expires_at`). Events that name it afterwards are charged to the balance as ordinary events.
+     */
+    post: operations["closeLease"];
+  };
   "/v1/portal/account": {
     /**
      * The portal session's account, its company, balances and scopes
@@ -938,6 +975,34 @@ export interface components {
        * @description While pending: when the hold is cancelled automatically
        */
       expires_at?: string;
+      /** @description The lease the event named, where it named one */
+      lease_id?: string;
+    };
+    /** Lease */
+    Lease: {
+      /** @description A lease id, ls_… */
+      lease_id: string;
+      /** @description The client id the lease was opened with, or null */
+      id: string | null;
+      account_id: string;
+      /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+      denomination: string;
+      /** @description Units held when it was opened */
+      amount: number;
+      /** @description Units the events that named it took from it */
+      used: number;
+      /** @description Units it still holds (0 once closed or expired) */
+      remaining: number;
+      /** @description Units it gave back to the balance at close or expiry */
+      released: number;
+      /** @description expired from expires_at on (its remaining released at that instant) */
+      status: "open" | "closed" | "expired";
+      /** Format: date-time */
+      expires_at: string;
+      /** Format: date-time */
+      created_at: string;
+      /** @description When it was closed, or expired (its expires_at); null while open */
+      closed_at: string | null;
     };
     /** Transaction */
     Transaction: {
@@ -4780,6 +4845,12 @@ export interface operations {
             /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
             gate_on_balance?: boolean;
             /**
+             * @description A lease of this account and balance (ls_…): the cost is taken from what it still holds
+             * first, the rest from the balance. A lease no longer open: the balance alone. Not on a pending event
+             * (400); an unknown lease, another account's or one of another denomination: 400 naming the event.
+             */
+            lease_id?: string;
+            /**
              * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
              * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event.
              * Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id
@@ -4819,6 +4890,12 @@ export interface operations {
               /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
               gate_on_balance?: boolean;
               /**
+               * @description A lease of this account and balance (ls_…): the cost is taken from what it still holds
+               * first, the rest from the balance. A lease no longer open: the balance alone. Not on a pending event
+               * (400); an unknown lease, another account's or one of another denomination: 400 naming the event.
+               */
+              lease_id?: string;
+              /**
                * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
                * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the
                * event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A
@@ -4831,6 +4908,8 @@ export interface operations {
            * 0
            */
           gate_on_balance?: boolean;
+          /** @description The lease_id of every event that names none */
+          lease_id?: string;
         });
       };
     };
@@ -5003,6 +5082,12 @@ export interface operations {
             /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
             gate_on_balance?: boolean;
             /**
+             * @description A lease of this account and balance (ls_…): the cost is taken from what it still holds
+             * first, the rest from the balance. A lease no longer open: the balance alone. Not on a pending event
+             * (400); an unknown lease, another account's or one of another denomination: 400 naming the event.
+             */
+            lease_id?: string;
+            /**
              * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
              * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the event.
              * Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A client id
@@ -5042,6 +5127,12 @@ export interface operations {
               /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
               gate_on_balance?: boolean;
               /**
+               * @description A lease of this account and balance (ls_…): the cost is taken from what it still holds
+               * first, the rest from the balance. A lease no longer open: the balance alone. Not on a pending event
+               * (400); an unknown lease, another account's or one of another denomination: 400 naming the event.
+               */
+              lease_id?: string;
+              /**
                * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
                * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the
                * event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A
@@ -5054,6 +5145,8 @@ export interface operations {
            * 0
            */
           gate_on_balance?: boolean;
+          /** @description The lease_id of every event that names none */
+          lease_id?: string;
         });
       };
     };
@@ -5280,6 +5373,12 @@ export interface operations {
               /** @description Refuse the whole request (402) if a balance it draws from has available < 0 */
               gate_on_balance?: boolean;
               /**
+               * @description A lease of this account and balance (ls_…): the cost is taken from what it still holds
+               * first, the rest from the balance. A lease no longer open: the balance alone. Not on a pending event
+               * (400); an unknown lease, another account's or one of another denomination: 400 naming the event.
+               */
+              lease_id?: string;
+              /**
                * @description RFC 3339 date-time: when the usage happened (default: when it is recorded). At most 5
                * minutes in the future and BILLING_EVENT_MAX_AGE_DAYS (default 35) in the past, else 400 naming the
                * event. Usage is counted in the hour of this time; the cost is deducted when the event is recorded. A
@@ -5292,6 +5391,8 @@ export interface operations {
            * 0
            */
           gate_on_balance?: boolean;
+          /** @description The lease_id of every event that names none */
+          lease_id?: string;
         };
       };
     };
@@ -7257,6 +7358,307 @@ export interface operations {
       };
       /** @description Credentials are missing or wrong (`authentication_required`). */
       401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * An account's leases, newest first
+   * @description Each as it is now; `status` keeps those of that status now (an open lease past expires_at is expired).
+   */
+  listAccountLeases: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–100 */
+        limit?: number;
+        /** @description Cursor: the next_cursor of the previous page */
+        starting_after?: string;
+        status?: "open" | "closed" | "expired";
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    responses: {
+      /** @description One page of the list; next_cursor leads to the next */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Lease"][];
+            has_more: boolean;
+            /** @description Pass as starting_after to get the next page; null on the last page */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Open a lease: hold units for decisions in the client’s own process
+   * @description Holds `amount` units of the balance like a pending event’s cost (drawn from its grants in drawing
+   * order: `pending` up, `available` down) until `expires_at` (`ttl_seconds`, default 300, at most 3600) or until it
+   * is closed. Events that carry its `lease_id` take their cost from it first, then from the balance. The held amount
+   * counts as spend when the lease opens; what it gives back at close or expiry is subtracted. With `available` below
+   * `amount`: 402 `insufficient_balance`; with a spend limit the hold would pass: 402 `spend_limit_reached`; nothing
+   * held either way. An `id` seen before answers the same lease as it is now (201); the same `id` with another
+   * denomination or amount is 409. A balance the account does not have: 400 `no_balance_for_denomination`.
+   */
+  createAccountLease: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        account_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "denomination": "tokens",
+         *   "amount": 5000,
+         *   "ttl_seconds": 300
+         * }
+         */
+        "application/json": {
+          /** @description Unit of a balance: 1–64 characters of A–Z a–z 0–9 _ . : - (case-sensitive) */
+          denomination: string;
+          /** @description Units to hold, ≥ 1 */
+          amount: number;
+          /** @description Default 300 */
+          ttl_seconds?: number;
+          /** @description A client id: the same id again answers the same lease */
+          id?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The lease */
+      201: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Lease"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description A payment or a higher limit is needed: `insufficient_balance` (gate_on_balance),
+       * `spend_limit_reached` (a balance's spend limit; `details` say which) or `payment_failed` (the card was
+       * declined).
+       */
+      402: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Get a lease
+   * @description As it is now: a lease whose `expires_at` has come is `expired`, its remaining released. Another
+   * company’s lease is 404, like one that does not exist.
+   */
+  getLease: {
+    parameters: {
+      path: {
+        /** @description A lease id, ls_… */
+        lease_id: string;
+      };
+    };
+    responses: {
+      /** @description The lease */
+      200: {
+        content: {
+          "application/json": {
+            data: components["schemas"]["Lease"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Close a lease: release what it still holds
+   * @description Its remaining units go back to the balance at once (and out of the spend they were counted in).
+   * Closing a closed lease answers it again; an expired one is 409 `lease_expired` (its units were released at
+   * `expires_at`). Events that name it afterwards are charged to the balance as ordinary events.
+   */
+  closeLease: {
+    parameters: {
+      header?: {
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        /** @description A lease id, ls_… */
+        lease_id: string;
+      };
+    };
+    responses: {
+      /** @description The lease, closed */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Lease"];
+          };
+        };
+      };
+      /**
+       * @description The request is invalid (`invalid_request`): malformed JSON, a field of the wrong type or unknown,
+       * or a rule it breaks; `code` says which and `param` names the field.
+       */
+      400: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Credentials are missing or wrong (`authentication_required`). */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such resource, or it belongs to another company (`not_found`). */
+      404: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Conflicts with the current state (`conflict`); `code` says how. */
+      409: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+        };
         content: {
           "application/json": components["schemas"]["Error"];
         };

@@ -32,7 +32,17 @@ function eventsOf(
   query: { gate_on_balance?: boolean | undefined },
 ): { events: Static<typeof EventList>; gate: boolean } {
   if (Array.isArray(body)) return { events: body, gate: query.gate_on_balance === true };
-  return { events: body.events, gate: query.gate_on_balance === true || body.gate_on_balance === true };
+  return {
+    events: withLease(body.events, body.lease_id),
+    gate: query.gate_on_balance === true || body.gate_on_balance === true,
+  };
+}
+
+/** The `{events, lease_id}` form: the lease of every event that names none. */
+function withLease(events: Static<typeof EventList>, leaseId: string | undefined): Static<typeof EventList> {
+  return leaseId === undefined
+    ? events
+    : events.map((e) => (e.lease_id === undefined ? { ...e, lease_id: leaseId } : e));
 }
 
 /** Every event normalised (the first problem names its index), each with its id: the client's, else a new one. */
@@ -132,7 +142,7 @@ function ingestRoutes(scope: FastifyInstance, ctx: RouteContext): void {
 
   app.post('/v1/events', { config: companyRoute, schema: ingestWithAccountSchema }, async (request, reply) => {
     const gate = request.query.gate_on_balance === true || request.body.gate_on_balance === true;
-    return ingest(request, reply, request.body.account_id, request.body.events, gate);
+    return ingest(request, reply, request.body.account_id, withLease(request.body.events, request.body.lease_id), gate);
   });
 }
 

@@ -51,6 +51,16 @@ const EventBody = Type.Object(
     gate_on_balance: Type.Optional(
       Type.Boolean({ description: 'Refuse the whole request (402) if a balance it draws from has available < 0' }),
     ),
+    lease_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'A lease of this account and balance (ls_…): the cost is taken from what it still holds first, the rest ' +
+          'from the balance. A lease no longer open: the balance alone. Not on a pending event (400); an unknown ' +
+          "lease, another account's or one of another denomination: 400 naming the event.",
+      }),
+    ),
     timestamp: Type.Optional(
       Type.String({
         maxLength: 64,
@@ -73,6 +83,10 @@ const Gate = Type.Optional(
   Type.Boolean({
     description: 'Refuse the whole request (402 insufficient_balance) if a balance it draws from has available < 0',
   }),
+);
+
+const LeaseOfAll = Type.Optional(
+  Type.String({ minLength: 1, maxLength: 64, description: 'The lease_id of every event that names none' }),
 );
 
 const IngestResponse = Type.Object(
@@ -102,7 +116,10 @@ export const ingestSchema = {
   params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }),
   querystring: Type.Object({ gate_on_balance: Gate }, { additionalProperties: false }),
   body: Type.Union(
-    [EventList, Type.Object({ events: EventList, gate_on_balance: Gate }, { additionalProperties: false })],
+    [
+      EventList,
+      Type.Object({ events: EventList, gate_on_balance: Gate, lease_id: LeaseOfAll }, { additionalProperties: false }),
+    ],
     {
       examples: [
         [
@@ -187,7 +204,12 @@ export const ingestWithAccountSchema = {
   security: companyAuth,
   querystring: Type.Object({ gate_on_balance: Gate }, { additionalProperties: false }),
   body: Type.Object(
-    { account_id: Type.String({ minLength: 1, maxLength: 64 }), events: EventList, gate_on_balance: Gate },
+    {
+      account_id: Type.String({ minLength: 1, maxLength: 64 }),
+      events: EventList,
+      gate_on_balance: Gate,
+      lease_id: LeaseOfAll,
+    },
     {
       additionalProperties: false,
       examples: [{ account_id: 'a_3kTQ9x0bM2', events: [{ type: 'api_call', quantity: 3 }], gate_on_balance: true }],
@@ -262,6 +284,7 @@ export const Event = Type.Object(
     expires_at: Type.Optional(
       Type.String({ format: 'date-time', description: 'While pending: when the hold is cancelled automatically' }),
     ),
+    lease_id: Type.Optional(Type.String({ description: 'The lease the event named, where it named one' })),
   },
   {
     $id: 'Event',
@@ -304,6 +327,7 @@ export function presentEvent(e: EventRow) {
     created_at: toIso(e.createdAtMs),
     updated_at: toIso(e.updatedAtMs),
     ...(e.state === 'pending' && e.expiresAtMs !== null ? { expires_at: toIso(e.expiresAtMs) } : {}),
+    ...(e.leaseId !== null ? { lease_id: e.leaseId } : {}),
   };
 }
 

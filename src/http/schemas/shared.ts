@@ -5,6 +5,7 @@
 import { Account } from './accounts.js';
 import { Balance } from './balances.js';
 import { Event } from './events.js';
+import { Lease } from './leases.js';
 import { Grant } from './grants.js';
 import { Alert } from './alerts.js';
 import { Feature } from './features.js';
@@ -16,6 +17,7 @@ export const SHARED_SCHEMAS = [
   Balance,
   Account,
   Event,
+  Lease,
   Transaction,
   Price,
   PriceVersion,

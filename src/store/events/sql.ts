@@ -30,6 +30,7 @@ export const toEvent = (r: SqlRow): EventRow => ({
   updatedAtMs: num(r.updated_at),
   expiresAtMs: numOrNull(r.expires_at),
   heldFrom: decodeAllocations(r.held_from),
+  leaseId: strOrNull(r.lease_id),
 });
 
 /** Each event once, in the order first named. */
@@ -39,7 +40,7 @@ export function distinctEventKeys(keys: EventKey[]): EventKey[] {
 
 export const EVENT_COLUMNS =
   'company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, ' +
-  'state, content_hash, occurred_at, created_at, updated_at, expires_at, price_model, held_from';
+  'state, content_hash, occurred_at, created_at, updated_at, expires_at, price_model, held_from, lease_id';
 /** Appends an event row's parameters, in EVENT_COLUMNS order, to `p` (multi-row INSERTs). */
 export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: unknown[]): void {
   p.push(
@@ -60,6 +61,7 @@ export function pushEventParams(e: EventRow, bool: (b: boolean) => unknown, p: u
     e.expiresAtMs,
     e.priceModel,
     encodeAllocations(e.heldFrom),
+    e.leaseId,
   );
 }
 
@@ -73,6 +75,13 @@ export abstract class EventsSql extends SqlCore implements EventsTx {
       );
       for (const r of rows)
         out.push({ ...k, costAmount: num(r.cost_amount), heldFrom: decodeAllocations(r.held_from) });
+      // Open leases hold like pending events (contract "Leases"): their remaining, per grant as drawn so far.
+      const leases = await this.db.all(
+        'SELECT amount - used - released AS held, held_from FROM leases WHERE account_id = ? AND denomination = ? ' +
+          "AND status = 'open'",
+        [k.accountId, k.denomination],
+      );
+      for (const r of leases) out.push({ ...k, costAmount: num(r.held), heldFrom: decodeAllocations(r.held_from) });
     }
     return out;
   }

@@ -10,8 +10,10 @@ import { toBalance } from '../balances/sql.js';
 import type { BalanceDelta, BalanceKey, BalanceRow } from '../balances/types.js';
 import { toEvent } from '../events/sql.js';
 import type { EventChange, EventRow } from '../events/types.js';
-import { NEVER_EXPIRES } from '../grants/sql.js';
+import { encodeAllocations, NEVER_EXPIRES } from '../grants/sql.js';
 import type { GrantRow, GrantUpdate } from '../grants/types.js';
+import { toLease } from '../leases/sql.js';
+import type { LeaseChange, LeaseRow } from '../leases/types.js';
 import { SqlCore } from '../sql-core.js';
 import type { TransactionRow } from '../transactions/types.js';
 import type { UsageRow } from '../usage/types.js';
@@ -63,6 +65,56 @@ export abstract class LedgerSql extends SqlCore implements LedgerPort {
       out.push(...rows.map(toEvent));
     }
     return out.sort((a, b) => a.expiresAtMs! - b.expiresAtMs!).slice(0, limit);
+  }
+
+  async findExpiredLeases(nowMs: number, limit: number, only?: BalanceKey[]) {
+    if (only === undefined)
+      return (
+        await this.db.all(
+          "SELECT * FROM leases WHERE status = 'open' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+          [nowMs, limit],
+        )
+      ).map(toLease);
+    const out: LeaseRow[] = [];
+    for (const k of only) {
+      const rows = await this.db.all(
+        "SELECT * FROM leases WHERE status = 'open' AND expires_at <= ? AND account_id = ? AND denomination = ? " +
+          'ORDER BY expires_at LIMIT ?',
+        [nowMs, k.accountId, k.denomination, limit],
+      );
+      out.push(...rows.map(toLease));
+    }
+    return out.sort((a, b) => a.expiresAtMs - b.expiresAtMs).slice(0, limit);
+  }
+
+  async insertLease(l: LeaseRow) {
+    await this.db.run(
+      'INSERT INTO leases (lease_id, company_id, account_id, denomination, client_id, amount, used, released, status, ' +
+        'held_from, expires_at, created_at, closed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [
+        l.leaseId,
+        l.companyId,
+        l.accountId,
+        l.denomination,
+        l.clientId,
+        l.amount,
+        l.used,
+        l.released,
+        l.status,
+        encodeAllocations(l.heldFrom),
+        l.expiresAtMs,
+        l.createdAtMs,
+        l.closedAtMs,
+      ],
+    );
+  }
+
+  async updateLeases(changes: LeaseChange[]) {
+    for (const c of changes)
+      await this.db.run(
+        'UPDATE leases SET used = ?, released = ?, status = ?, held_from = ?, closed_at = ? WHERE lease_id = ?',
+        [c.used, c.released, c.status, encodeAllocations(c.heldFrom), c.closedAtMs, c.leaseId],
+      );
   }
 
   async updateEvents(changes: EventChange[]) {

@@ -26,6 +26,7 @@ import { receipts } from './018-receipts.js';
 import { portalSessions } from './019-portal-sessions.js';
 import { topupOffers } from './020-topup-offers.js';
 import { chargeActions } from './021-charge-actions.js';
+import { leases } from './022-leases.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -52,4 +53,5 @@ export const MIGRATIONS: Migration[] = [
   portalSessions,
   topupOffers,
   chargeActions,
+  leases,
 ];

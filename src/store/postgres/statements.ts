@@ -69,11 +69,12 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
       `COALESCE(u.denomination, ?::text),
        u.metadata, COALESCE(u.state, ?::text), u.content_hash, COALESCE(u.occurred_at, ?::bigint), ` +
       `COALESCE(u.created_at, ?::bigint), COALESCE(u.updated_at, ?::bigint), u.expires_at, ` +
-      `COALESCE(u.price_model, ?::text), u.held_from
+      `COALESCE(u.price_model, ?::text), u.held_from, u.lease_id
      FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::float8[], ?::bigint[], ?::text[], ` +
-      `?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[])
+      `?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ` +
+      `?::text[])
        AS u(company_id, event_id, account_id, client_supplied, type, quantity, cost_amount, denomination, metadata, ` +
-      `state, content_hash, occurred_at, created_at, updated_at, expires_at, price_model, held_from)`,
+      `state, content_hash, occurred_at, created_at, updated_at, expires_at, price_model, held_from, lease_id)`,
     [
       company,
       account,
@@ -104,6 +105,7 @@ export function insertEventsStatement(rows: EventRow[]): [string, unknown[]] {
       nullableColumnOf(rows.map((e) => e.expiresAtMs)),
       models,
       nullableColumnOf(rows.map((e) => encodeAllocations(e.heldFrom))),
+      nullableColumnOf(rows.map((e) => e.leaseId)),
     ],
   ];
 }

@@ -103,7 +103,7 @@ export class SqliteLedger extends LedgerSql {
     return super.findExpiredHolds(nowMs, limit, only);
   }
   async insertEvents(rows: EventRow[]) {
-    this.#insertMany('events', EVENT_COLUMNS, 17, rows, (e, p) => pushEventParams(e, SQLITE.bool, p));
+    this.#insertMany('events', EVENT_COLUMNS, 18, rows, (e, p) => pushEventParams(e, SQLITE.bool, p));
   }
   async insertGrants(rows: GrantRow[]) {
     this.#insertMany('grants', GRANT_COLUMNS, 18, rows, (g, p) => p.push(...grantParams(g)));

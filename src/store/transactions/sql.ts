@@ -140,17 +140,31 @@ export class TransactionsSql extends SqlCore implements TransactionsTx {
       });
     const holds = await this.db.all(
       `
-    SELECT b.account_id, b.denomination, b.pending, COALESCE(e.held, 0) AS held
+    SELECT b.account_id, b.denomination, b.pending, COALESCE(e.held, 0) + COALESCE(l.held, 0) AS held
     FROM balances b LEFT JOIN (SELECT account_id, denomination, SUM(cost_amount) AS held FROM events ` +
         `WHERE state = 'pending' GROUP BY account_id, denomination) e
       ON e.account_id = b.account_id AND e.denomination = b.denomination
-    WHERE b.pending <> COALESCE(e.held, 0)`,
+    LEFT JOIN (SELECT account_id, denomination, SUM(amount - used - released) AS held FROM leases ` +
+        `WHERE status = 'open' GROUP BY account_id, denomination) l
+      ON l.account_id = b.account_id AND l.denomination = b.denomination
+    WHERE b.pending <> COALESCE(e.held, 0) + COALESCE(l.held, 0)`,
     );
     for (const r of holds)
       out.push({
         accountId: String(r.account_id),
         denomination: String(r.denomination),
-        problem: `pending ${r.pending} ≠ held cost of pending events ${r.held}`,
+        problem: `pending ${r.pending} ≠ held cost of pending events and open leases ${r.held}`,
+      });
+    // A lease's used is exactly what the events that named it took from it: never more than its amount.
+    const leases = await this.db.all(
+      `SELECT account_id, denomination, lease_id, amount, used, released, status FROM leases ` +
+        `WHERE used < 0 OR released < 0 OR used + released > amount OR (status <> 'open' AND used + released <> amount)`,
+    );
+    for (const r of leases)
+      out.push({
+        accountId: String(r.account_id),
+        denomination: String(r.denomination),
+        problem: `lease ${r.lease_id} (${r.status}): used ${r.used} + released ${r.released} against amount ${r.amount}`,
       });
     const orphans = await this.db.all(`
     SELECT t.account_id, t.denomination, COUNT(*) AS n FROM transactions t
