@@ -53,6 +53,12 @@ export const TAGS: readonly { name: string; description: string }[] = [
   },
   { name: 'events', description: 'Usage events: recorded in groups, held while pending, settled once.' },
   { name: 'usage', description: 'Usage read back by hour, day or month, per type, denomination or account.' },
+  {
+    name: 'leases',
+    description:
+      'Units held on a balance for a short time, so that a client decides in its own process and reports events ' +
+      'after: they are charged to the lease first, then to the balance.',
+  },
   { name: 'test clock', description: 'The server clock, moved forward by hand (BILLING_TEST_CLOCK=1 only).' },
   { name: 'cards', description: 'The card that refills, plan charges and prorations are charged to.' },
   { name: 'auto-refill', description: 'Refills when a balance falls below a threshold, or every month.' },

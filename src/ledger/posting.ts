@@ -48,7 +48,7 @@ export interface PostedRows {
    * that draws a lease sets its `heldFrom` then).
    */
   leases?: LeaseChange[];
-  /** Leases opened: inserted after the entries are applied (the entry that holds a lease's units sets its `heldFrom`). */
+  /** Leases opened: inserted after the entries are applied (the entry that holds a lease's units sets `heldFrom`). */
   openedLeases?: LeaseRow[];
 }
 

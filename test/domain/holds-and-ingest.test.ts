@@ -119,6 +119,7 @@ describe('normalizeEvent', () => {
       state: 'complete',
       gate: false,
       timestampMs: null,
+      leaseId: null,
     });
   });
 
@@ -177,6 +178,7 @@ describe('normalizeEvent', () => {
       state: 'complete',
       gate: true,
       timestampMs: null,
+      leaseId: null,
     });
   });
 });
@@ -206,6 +208,7 @@ describe('planIngest', () => {
         updatedAtMs: NOW,
         expiresAtMs: null,
         heldFrom: null,
+        leaseId: null,
       },
     ]);
     assert.deepEqual([...r.value.deltas], [[balanceKey(ACC, 'credits'), { amount: -2, pending: 0 }]]);

@@ -284,7 +284,8 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal(closed.status, 'closed', 'the same lease, with the same status');
     });
 
-    test('events: pending + lease_id, an unknown lease, another account’s or denomination’s: 400 naming the event', async () => {
+    const naming = 'events: pending + lease_id, an unknown lease, another account’s or denomination’s: 400 naming it';
+    test(naming, async () => {
       const acc = await createAccountWithBalance(h, co, 'tokens', 1000);
       const acc2 = await createAccountWithBalance(h, co, 'tokens', 1000);
       const credits = await call('POST', `/v1/accounts/${acc}/balance/credits`, { amount: 1000 });

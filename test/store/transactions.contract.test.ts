@@ -193,7 +193,7 @@ forEachDialect((store, t) => {
         const s = own.store;
         assert.deepEqual(await s.read((tx) => tx.transactions.auditLedger()), [], 'an empty ledger is exact');
         const a = await seedCompanyAndAccount(s);
-        for (const d of ['good', 'sum', 'chain', 'held']) await seedBalance(s, a.companyId, a.accountId, d, 100);
+        for (const d of ['good', 'sum', 'chain', 'held', 'lease']) await seedBalance(s, a.companyId, a.accountId, d, 100);
         await s.write((tx) =>
           portOf(tx).writeLedger(
             [
@@ -234,6 +234,24 @@ forEachDialect((store, t) => {
         await s.write((tx) =>
           portOf(tx).writeLedger([], [{ accountId: a.accountId, denomination: 'held', amount: 0, pending: 7 }], []),
         );
+        // A closed lease whose used and released do not add up to its amount.
+        await s.write((tx) =>
+          portOf(tx).insertLease({
+            leaseId: 'ls_bad',
+            companyId: a.companyId,
+            accountId: a.accountId,
+            denomination: 'lease',
+            clientId: null,
+            amount: 5,
+            used: 6,
+            released: 0,
+            status: 'closed',
+            heldFrom: [],
+            expiresAtMs: T0 + 60_000,
+            createdAtMs: T0,
+            closedAtMs: T0,
+          }),
+        );
         // A transaction of a balance that does not exist.
         await s.write((tx) => portOf(tx).writeLedger([], [], [txRow(a.accountId, 'ghost', 1, 1)]));
 
@@ -245,11 +263,13 @@ forEachDialect((store, t) => {
         assert.equal(by('chain').length, 1);
         assert.match(by('chain')[0]!.problem, /100 \+ 10 ≠ balance_after 999/);
         assert.equal(by('held').length, 1);
-        assert.match(by('held')[0]!.problem, /pending 7 ≠ held cost of pending events 0/);
+        assert.match(by('held')[0]!.problem, /pending 7 ≠ held cost of pending events and open leases 0/);
+        assert.equal(by('lease').length, 1);
+        assert.match(by('lease')[0]!.problem, /lease ls_bad \(closed\): used 6 \+ released 0, amount 5/);
         assert.equal(by('ghost').length, 1);
         assert.match(by('ghost')[0]!.problem, /without a balance/);
         assert.ok(v.every((x) => x.accountId === a.accountId));
-        assert.equal(v.length, 4);
+        assert.equal(v.length, 5);
       } finally {
         await own.cleanup();
       }

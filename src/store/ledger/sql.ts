@@ -89,8 +89,8 @@ export abstract class LedgerSql extends SqlCore implements LedgerPort {
 
   async insertLease(l: LeaseRow) {
     await this.db.run(
-      'INSERT INTO leases (lease_id, company_id, account_id, denomination, client_id, amount, used, released, status, ' +
-        'held_from, expires_at, created_at, closed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO leases (lease_id, company_id, account_id, denomination, client_id, amount, used, released, ' +
+        'status, held_from, expires_at, created_at, closed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       [
         l.leaseId,
         l.companyId,

@@ -6,6 +6,7 @@
 import { toBalance, toBalanceAfter, writtenLots } from '../balances/sql.js';
 import type { BalanceDelta, BalanceKey } from '../balances/types.js';
 import { toEvent } from '../events/sql.js';
+import { toLease } from '../leases/sql.js';
 import type { EventChange, EventRow } from '../events/types.js';
 import { GRANT_COLUMNS, grantParams } from '../grants/sql.js';
 import type { GrantRow } from '../grants/types.js';
@@ -85,6 +86,19 @@ export class PgLedger extends LedgerSql {
         [only.map((k) => k.accountId), only.map((k) => k.denomination), nowMs, limit],
       )
     ).map(toEvent);
+  }
+  /** One statement for every balance asked about. */
+  override async findExpiredLeases(nowMs: number, limit: number, only?: BalanceKey[]) {
+    if (only === undefined) return super.findExpiredLeases(nowMs, limit);
+    if (only.length === 0) return [];
+    return (
+      await this.db.all(
+        `SELECT l.* FROM leases l JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
+         ON l.account_id = k.account_id AND l.denomination = k.denomination
+       WHERE l.status = 'open' AND l.expires_at <= ? ORDER BY l.expires_at LIMIT ?`,
+        [only.map((k) => k.accountId), only.map((k) => k.denomination), nowMs, limit],
+      )
+    ).map(toLease);
   }
   /** One statement for the group (each event at most once, as settles and cancellations pass them). */
   override async updateEvents(changes: EventChange[]) {

@@ -158,13 +158,14 @@ export class TransactionsSql extends SqlCore implements TransactionsTx {
     // A lease's used is exactly what the events that named it took from it: never more than its amount.
     const leases = await this.db.all(
       `SELECT account_id, denomination, lease_id, amount, used, released, status FROM leases ` +
-        `WHERE used < 0 OR released < 0 OR used + released > amount OR (status <> 'open' AND used + released <> amount)`,
+        'WHERE used < 0 OR released < 0 OR used + released > amount ' +
+        `OR (status <> 'open' AND used + released <> amount)`,
     );
     for (const r of leases)
       out.push({
         accountId: String(r.account_id),
         denomination: String(r.denomination),
-        problem: `lease ${r.lease_id} (${r.status}): used ${r.used} + released ${r.released} against amount ${r.amount}`,
+        problem: `lease ${r.lease_id} (${r.status}): used ${r.used} + released ${r.released}, amount ${r.amount}`,
       });
     const orphans = await this.db.all(`
     SELECT t.account_id, t.denomination, COUNT(*) AS n FROM transactions t
