@@ -193,7 +193,8 @@ forEachDialect((store, t) => {
         const s = own.store;
         assert.deepEqual(await s.read((tx) => tx.transactions.auditLedger()), [], 'an empty ledger is exact');
         const a = await seedCompanyAndAccount(s);
-        for (const d of ['good', 'sum', 'chain', 'held', 'lease']) await seedBalance(s, a.companyId, a.accountId, d, 100);
+        for (const d of ['good', 'sum', 'chain', 'held', 'lease'])
+          await seedBalance(s, a.companyId, a.accountId, d, 100);
         await s.write((tx) =>
           portOf(tx).writeLedger(
             [

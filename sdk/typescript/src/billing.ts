@@ -16,6 +16,7 @@ import { Entitlements } from './resources/entitlements.js';
 import { type EventInput, Events } from './resources/events.js';
 import { Features } from './resources/features.js';
 import { Grants } from './resources/grants.js';
+import { Leases } from './resources/leases.js';
 import { PortalSessions } from './resources/portal-sessions.js';
 import { Prices } from './resources/prices.js';
 import { TopupOffers } from './resources/topup-offers.js';
@@ -88,6 +89,8 @@ export class Billing {
   readonly charges: Charges;
   readonly portalSessions: PortalSessions;
   readonly topupOffers: TopupOffers;
+  /** Leases: units held for deciding usage in this process (`open` answers a `Lease`; see `LeasePool`). */
+  readonly leases: Leases;
   /** The typed client underneath (the same credentials and retries), for routes these methods do not wrap. */
   readonly api: ApiClient;
   readonly companyId: string;
@@ -121,6 +124,7 @@ export class Billing {
     this.charges = new Charges(core);
     this.portalSessions = new PortalSessions(core);
     this.topupOffers = new TopupOffers(core);
+    this.leases = new Leases(core);
   }
 
   /**

@@ -11,6 +11,17 @@ export { Billing, type BillingOptions, type CheckResult } from './billing.js';
 export { type ApiClient, type ApiClientOptions, createApiClient } from './client.js';
 export type { RequestOptions } from './core.js';
 export { BillingError, type BillingErrorInit, type BillingErrorType } from './errors.js';
+export {
+  LEASE_BATCH_MAX,
+  LEASE_EXPIRY_MARGIN_MS,
+  LEASE_FLUSH_INTERVAL_MS,
+  LEASE_RETRY_MAX_MS,
+  Lease,
+  type LeaseFailure,
+  type LeaseOptions,
+  type LeaseRecord,
+} from './lease.js';
+export { LeasePool, type LeasePoolOptions, LeaseTake } from './lease-pool.js';
 export { type Page, type PageLoader, PagePromise, paginate } from './pagination.js';
 export {
   BillingPortal,
@@ -79,6 +90,7 @@ export {
   type GrantUpdateParams,
   type GrantVoidParams,
 } from './resources/grants.js';
+export { type LeaseCreateParams, type LeaseListParams, type LeaseOpenParams, Leases } from './resources/leases.js';
 export {
   type CreatedPortalSession,
   type PortalSession,

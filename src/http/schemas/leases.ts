@@ -68,7 +68,9 @@ export const openLeaseSchema = {
     '`pending` up, `available` down) until `expires_at` (`ttl_seconds`, default ' +
     `${LEASE_TTL_DEFAULT_S}, at most ${LEASE_TTL_MAX_S}) or until it is closed. Events that carry its ` +
     '`lease_id` take their cost from it first, then from the balance. The held amount counts as spend when the ' +
-    'lease opens; what it gives back at close or expiry is subtracted. With `available` below `amount`: 402 ' +
+    'lease opens; what it gives back at close or expiry is subtracted (a spend alert of one event type counts ' +
+    'only the part of its events’ cost a lease did not cover: the lease has no type). With `available` below ' +
+    '`amount`: 402 ' +
     '`insufficient_balance`; with a spend limit the hold would pass: 402 `spend_limit_reached`; nothing held ' +
     'either way. An `id` seen before answers the same lease as it is now (201); the same `id` with another ' +
     'denomination or amount is 409. A balance the account does not have: 400 `no_balance_for_denomination`.',
