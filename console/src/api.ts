@@ -15,6 +15,8 @@ export type BillingEvent = Schemas['Event'];
 export type UsageGroup = Schemas['UsageGroup'];
 export type User = Schemas['User'];
 export type Feature = Schemas['Feature'];
+/** A lease: units of a balance held for a short time, drawn from by the events that carry its lease_id. */
+export type Lease = Schemas['Lease'];
 export type Plan = operations['listPlans']['responses'][200]['content']['application/json']['data'][number];
 export type Entitlement =
   operations['listEntitlements']['responses'][200]['content']['application/json']['data'][number];

@@ -1,6 +1,6 @@
 /**
  * One account: its balances, a chart of each balance over time (from the transactions' balance_after),
- * usage by event type per day, transactions, events (by state), pending holds and charges, all live; and
+ * usage by event type per day, transactions, events (by state), pending holds, open leases and charges, all live; and
  * the actions a support or finance person takes on it. This file loads the page (one poll, poll.ts) and lays
  * out its panels, one file each.
  */
@@ -14,6 +14,7 @@ import { Charges } from './charges';
 import { Events } from './events';
 import { Grants } from './grants';
 import { Holds } from './holds';
+import { Leases } from './leases';
 import { loadAccountView } from './poll';
 import { OpenPortal } from './portal';
 import { type AccountQuery, accountQuery } from './schedule';
@@ -96,6 +97,7 @@ export function AccountPage({ companyId, accountId }: { companyId: string; accou
         <Actions companyId={companyId} account={a} onChange={refresh} />
         <Holds holds={v.holds} error={v.errors.holds} />
       </div>
+      <Leases key={a.account_id} account={a} onChange={refresh} />
       <Transactions txs={v.transactions} error={v.errors.transactions} labels={v.grantLabels} />
       <Events events={v.events} error={v.errors.events} state={eventState} onState={chooseEventState} />
       <Charges charges={v.charges} card={v.card} error={v.errors.charges ?? v.errors.card} />
