@@ -36,6 +36,7 @@ import type {
   LeaseRow,
   ReadTx,
 } from '../store/types.js';
+import { leaseExpirations } from './due.js';
 import type { PostedEntry } from './entries.js';
 import type { BalanceMap } from './view.js';
 
@@ -126,7 +127,7 @@ export async function planEvents(
     for (const c of planned.value.periods) counted.set(pricePeriodKey(c), c);
     return { ok: true, value: { eventIds: planned.value.eventIds } };
   });
-  const leases = shared === undefined ? new Map<string, LeaseChange>() : leaseChanges(loaded, shared);
+  const leases = shared === undefined ? new Map<string, LeaseChange>() : leaseChanges(loaded, shared, nowMs);
   return {
     outcomes,
     plans,
@@ -139,10 +140,17 @@ export async function planEvents(
   };
 }
 
-/** The leases a group planned in order drew from: their `used` as planned (`heldFrom` is set when posted). */
-function leaseChanges(loaded: Loaded, ctx: IngestContext): Map<string, LeaseChange> {
+/**
+ * The leases a group planned in order drew from: their `used` as planned (`heldFrom` is set when posted); and the
+ * leases its events named that expired holding nothing (no posting releases those: written expired here).
+ */
+function leaseChanges(loaded: Loaded, ctx: IngestContext, nowMs: number): Map<string, LeaseChange> {
   const out = new Map<string, LeaseChange>();
   for (const [id, l] of loaded.leases) {
+    if (l.status === 'open' && remainingOf(l) === 0 && !isOpenAt(l, nowMs)) {
+      out.set(id, leaseExpirations([l])[0]!);
+      continue;
+    }
     const used = remainingOf(l) - ctx.leases!.get(id)!.remaining;
     if (used === 0) continue;
     const { leaseId, released, status, heldFrom, closedAtMs } = l;

@@ -9,6 +9,7 @@
  * - the jobs' and the reads' ways to write what is due on balances nobody is changing.
  */
 import type { Lots } from '../domain/grants.js';
+import { remainingOf } from '../domain/leases.js';
 import type { BalanceKey, BalanceRow, ReadTx, Store, Tx } from '../store/types.js';
 import { balanceKey } from '../lib/keys.js';
 import {
@@ -131,9 +132,14 @@ export class Ledger {
     const port = portOf(tx);
     const events = await port.findExpiredHolds(nowMs, EXPIRE_BATCH_MAX);
     const leases = await port.findExpiredLeases(nowMs, EXPIRE_BATCH_MAX);
-    if (events.length === 0 && leases.length === 0) return 0;
-    const posting = await this.open(tx, keysOf([...events, ...leases]), nowMs);
-    return posting.cancelled.length + posting.expiredLeases;
+    // A lease that holds nothing any more changes no balance (a posting skips a balance with nothing pending): it
+    // is written expired here. Nothing else writes it: events draw nothing from it, and closing it is refused.
+    const spent = leases.filter((l) => remainingOf(l) === 0);
+    if (spent.length > 0) await port.updateLeases(leaseExpirations(spent));
+    const holding = leases.filter((l) => remainingOf(l) !== 0);
+    if (events.length === 0 && holding.length === 0) return spent.length;
+    const posting = await this.open(tx, keysOf([...events, ...holding]), nowMs);
+    return spent.length + posting.cancelled.length + posting.expiredLeases;
   }
 
   /**

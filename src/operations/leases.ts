@@ -16,6 +16,7 @@ import {
   leaseReleased,
   remainingOf,
   sameLeaseRequest,
+  statusAt,
 } from '../domain/leases.js';
 import { fail } from '../domain/outcome.js';
 import { toIso } from '../lib/clock.js';
@@ -134,7 +135,9 @@ export function closeLease(deps: Deps, companyId: string, leaseId: string): Comm
     const p = await deps.ledger.open(tx, [found], () => deps.clock.now());
     const l = (await tx.leases.findLease(companyId, leaseId))!;
     if (l.status === 'closed') return l;
-    if (l.status === 'expired') fail('lease_expired', `lease ${leaseId} expired at ${toIso(l.expiresAtMs)}`);
+    // Expired from expires_at on, written so or not (a lease that holds nothing is written by the sweeper).
+    if (statusAt(l, p.nowMs) === 'expired')
+      fail('lease_expired', `lease ${leaseId} expired at ${toIso(l.expiresAtMs)}`);
     const units = remainingOf(l);
     const closed: LeaseRow = {
       ...l,

@@ -233,6 +233,22 @@ for (const dialect of HTTP_DIALECTS) {
       assert.equal((await balance(acc)).pending, 0);
     });
 
+    test('a used-up lease expires too: a close after expires_at is 409, the job writes it expired', async () => {
+      const acc = await createAccountWithBalance(h, co, 'tokens', 1000);
+      const l = await open(acc, { amount: 10, ttl_seconds: 60 });
+      await ingest(acc, [cost(10, { lease_id: l.lease_id })]);
+      assert.equal((await balance(acc)).pending, 0);
+      jump(Date.parse(l.expires_at));
+      assert.equal((await lease(l.lease_id)).status, 'expired');
+      assertError(await call('POST', `/v1/leases/${l.lease_id}/close`), 409, 'conflict');
+      const stored = () => h.store.read((tx) => tx.leases.findLease(co.companyId, l.lease_id));
+      assert.equal((await stored())?.status, 'open', 'no write has met it yet');
+      assert.equal((await call('POST', '/v1/test_clock/advance', { seconds: 0 })).status, 200);
+      const after = await stored();
+      assert.deepEqual([after?.status, after?.used, after?.released], ['expired', 10, 0]);
+      assert.equal(after?.closedAtMs, Date.parse(l.expires_at));
+    });
+
     test('402 when available is short or a spend limit would be passed; the lease is spend once', async () => {
       const acc = await createAccountWithBalance(h, co, 'tokens', 100);
       const short = await call('POST', `/v1/accounts/${acc}/leases`, { denomination: 'tokens', amount: 101 });

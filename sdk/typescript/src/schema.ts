@@ -4848,7 +4848,9 @@ export interface operations {
             /**
              * @description A lease of this account and balance (ls_…): the cost is taken from what it still holds
              * first, the rest from the balance. A lease no longer open: the balance alone. Not on a pending event
-             * (400); an unknown lease, another account's or one of another denomination: 400 naming the event.
+             * (400); an unknown lease, another account's or one of another denomination: 400 naming the event. Not
+             * content: a client id sent again naming another lease (or none) is the same event, accepted without a
+             * second deduction.
              */
             lease_id?: string;
             /**
@@ -4893,7 +4895,9 @@ export interface operations {
               /**
                * @description A lease of this account and balance (ls_…): the cost is taken from what it still holds
                * first, the rest from the balance. A lease no longer open: the balance alone. Not on a pending event
-               * (400); an unknown lease, another account's or one of another denomination: 400 naming the event.
+               * (400); an unknown lease, another account's or one of another denomination: 400 naming the event. Not
+               * content: a client id sent again naming another lease (or none) is the same event, accepted without a
+               * second deduction.
                */
               lease_id?: string;
               /**
@@ -5085,7 +5089,9 @@ export interface operations {
             /**
              * @description A lease of this account and balance (ls_…): the cost is taken from what it still holds
              * first, the rest from the balance. A lease no longer open: the balance alone. Not on a pending event
-             * (400); an unknown lease, another account's or one of another denomination: 400 naming the event.
+             * (400); an unknown lease, another account's or one of another denomination: 400 naming the event. Not
+             * content: a client id sent again naming another lease (or none) is the same event, accepted without a
+             * second deduction.
              */
             lease_id?: string;
             /**
@@ -5130,7 +5136,9 @@ export interface operations {
               /**
                * @description A lease of this account and balance (ls_…): the cost is taken from what it still holds
                * first, the rest from the balance. A lease no longer open: the balance alone. Not on a pending event
-               * (400); an unknown lease, another account's or one of another denomination: 400 naming the event.
+               * (400); an unknown lease, another account's or one of another denomination: 400 naming the event. Not
+               * content: a client id sent again naming another lease (or none) is the same event, accepted without a
+               * second deduction.
                */
               lease_id?: string;
               /**
@@ -5376,7 +5384,9 @@ export interface operations {
               /**
                * @description A lease of this account and balance (ls_…): the cost is taken from what it still holds
                * first, the rest from the balance. A lease no longer open: the balance alone. Not on a pending event
-               * (400); an unknown lease, another account's or one of another denomination: 400 naming the event.
+               * (400); an unknown lease, another account's or one of another denomination: 400 naming the event. Not
+               * content: a client id sent again naming another lease (or none) is the same event, accepted without a
+               * second deduction.
                */
               lease_id?: string;
               /**

@@ -58,7 +58,8 @@ const EventBody = Type.Object(
         description:
           'A lease of this account and balance (ls_…): the cost is taken from what it still holds first, the rest ' +
           'from the balance. A lease no longer open: the balance alone. Not on a pending event (400); an unknown ' +
-          "lease, another account's or one of another denomination: 400 naming the event.",
+          "lease, another account's or one of another denomination: 400 naming the event. Not content: a client " +
+          'id sent again naming another lease (or none) is the same event, accepted without a second deduction.',
       }),
     ),
     timestamp: Type.Optional(
