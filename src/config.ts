@@ -77,6 +77,11 @@ export interface Config {
   httpMaxConnections: number;
   /** BILLING_METRICS_TOKEN: when set, /metrics wants `Authorization: Bearer <token>`. */
   metricsToken: string | null;
+  /**
+   * BILLING_CHARGE_ACTION_TIMEOUT_MINUTES: how long a Stripe payment may wait for the customer to authenticate
+   * (3-D Secure) before it is cancelled and its charge recorded failed.
+   */
+  chargeActionTimeoutMinutes: number;
 }
 
 /** false: no proxy; true: every proxy; a number: that many hops; a string: addresses and CIDRs, comma-separated. */
@@ -115,6 +120,8 @@ export const HTTP_MAX_CONNECTIONS_DEFAULT = 10_000;
 const HOUR_MS = 3_600_000;
 
 export const SESSION_IDLE_MINUTES_DEFAULT = 720;
+/** A day for the customer to complete a payment their bank asked them to authenticate; at most 30 days. */
+export const CHARGE_ACTION_TIMEOUT_MINUTES_DEFAULT = 1440;
 export const SIGNUP_LIMIT_PER_MINUTE_DEFAULT = 20;
 export const SMTP_FROM_DEFAULT = 'Billing <no-reply@localhost>';
 
@@ -193,6 +200,7 @@ const ENV_SCHEMA = Type.Object({
   BILLING_HTTP_REQUEST_TIMEOUT_MS: integer(100, HOUR_MS, HTTP_REQUEST_TIMEOUT_MS_DEFAULT),
   BILLING_HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(100, HOUR_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS_DEFAULT),
   BILLING_HTTP_MAX_CONNECTIONS: integer(1, 1_000_000, HTTP_MAX_CONNECTIONS_DEFAULT),
+  BILLING_CHARGE_ACTION_TIMEOUT_MINUTES: integer(5, 43_200, CHARGE_ACTION_TIMEOUT_MINUTES_DEFAULT),
   BILLING_METRICS_TOKEN: Type.String({
     pattern: '^$|^[\\x21-\\x7e]{16,256}$',
     default: '',
@@ -343,6 +351,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpKeepAliveTimeoutMs: e.BILLING_HTTP_KEEP_ALIVE_TIMEOUT_MS,
     httpMaxConnections: e.BILLING_HTTP_MAX_CONNECTIONS,
     metricsToken: e.BILLING_METRICS_TOKEN === '' ? null : e.BILLING_METRICS_TOKEN,
+    chargeActionTimeoutMinutes: e.BILLING_CHARGE_ACTION_TIMEOUT_MINUTES,
     publicUrl: (e.BILLING_PUBLIC_URL || `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`).replace(
       /\/+$/,
       '',

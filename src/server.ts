@@ -25,6 +25,7 @@ import { processorFactory } from './processors/index.js';
 import type { ProcessorFactory } from './processors/types.js';
 import type { Store } from './store/types.js';
 import { chargeJob } from './jobs/charges.js';
+import { chargeActionJob } from './jobs/charge-actions.js';
 import { planJob } from './jobs/plans.js';
 import { refillJob } from './jobs/refills.js';
 import { retentionJobs } from './jobs/retention.js';
@@ -180,6 +181,8 @@ function jobsOf(config: Config, deps: Deps, metrics: Metrics): Job[] {
     refillJob(deps),
     planJob(deps),
     chargeJob(deps, (reason, outcome) => metrics.charges.inc({ reason, outcome })),
+    // Payments waiting for the customer at Stripe: read until they end, given up past the timeout.
+    chargeActionJob(deps, { timeoutMs: config.chargeActionTimeoutMinutes * 60_000 }),
     grantJob(deps),
     alertJob(deps),
     overrideJob(deps),

@@ -46,6 +46,7 @@ import { portalSessionRoutes } from './routes/portal-sessions.js';
 import { topupOfferRoutes } from './routes/topup-offers.js';
 import { leaseRoutes } from './routes/leases.js';
 import { sandboxRoutes } from './routes/sandbox.js';
+import { stripeRoutes } from './routes/stripe.js';
 import { eventRoutes } from './routes/events.js';
 import { planRoutes } from './routes/plans.js';
 import { priceRoutes } from './routes/prices.js';
@@ -170,6 +171,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     topupOfferRoutes(scope, ctx);
     leaseRoutes(scope, ctx);
     sandboxRoutes(scope, ctx);
+    stripeRoutes(scope, ctx);
     portalRoutes(scope, ctx);
     webhookRoutes(scope, ctx);
   });

@@ -27,6 +27,7 @@ import type {
   Tx,
 } from '../store/types.js';
 import { attemptCharge, type ChargeAttempt } from './charge-attempts.js';
+import { watchCharge } from './charge-watch.js';
 import type { Deps } from './deps.js';
 import { unknownCursor } from './lookups.js';
 import { balanceKey } from '../lib/keys.js';
@@ -169,17 +170,19 @@ export async function recordChargeOutcome(
       now,
     );
     const charge = await tx.charges.lockCharge(chargeId);
-    // A charge waiting for the customer (requires_action, or failed for want of them) ends only by their answer
-    // (charge-actions.ts), once.
+    // A charge waiting for the customer (requires_action, or failed for want of them) ends only by their answer, or
+    // that answer as the processor recorded it (charge-actions.ts: the return page, the job), once.
     const waiting = charge?.nextActionUrl != null && charge.status !== 'succeeded' && charge.status !== 'pending';
     const open = charge?.status === 'pending' || (waiting && opts.customerAnswered === true);
     if (!charge || !open) return { status: charge?.status ?? 'failed' };
-    const actionUrl = `${deps.identity.publicUrl}/sandbox/authorize/${chargeId}`;
     if (attempt.kind === 'requires_action') {
+      // A processor that keeps the payment (Stripe): a job reads it until it ends; its row is the charge's from now on.
+      const watchId = attempt.watch ? await watchCharge(tx, charge, now) : null;
       await tx.charges.updateCharge(chargeId, {
         status: 'requires_action',
         processorRef: attempt.processorRef,
-        nextActionUrl: actionUrl,
+        nextActionUrl: attempt.nextActionUrl,
+        ...(watchId !== null ? { outboxId: watchId } : {}),
         updatedAtMs: now,
       });
       if (charge.outboxId !== null) await tx.outbox.completeOutbox(charge.outboxId, now);
@@ -196,8 +199,9 @@ export async function recordChargeOutcome(
     const recorded =
       outcome.kind === 'succeeded'
         ? await onSucceeded(p, charge, outcome.processorRef)
-        : await onFailed(p, charge, outcome, actionUrl);
-    // The worker's outbox row is done in the same transaction (the worker then writes nothing more).
+        : await onFailed(p, charge, outcome);
+    // The worker's outbox row (or the watch of a charge that waited) is done in the same transaction (the worker then
+    // writes nothing more).
     if (charge.outboxId === null) return recorded;
     await tx.outbox.completeOutbox(charge.outboxId, now);
     return { ...recorded, outboxCompleted: true };
@@ -230,15 +234,18 @@ async function onSucceeded(p: Posting, charge: ChargeRow, processorRef: string |
 async function onFailed(
   p: Posting,
   charge: ChargeRow,
-  outcome: { kind: 'declined' | 'rejected'; code: string; message: string; customerCanComplete?: boolean },
-  actionUrl: string,
+  outcome: Extract<ChargeAttempt, { kind: 'declined' | 'rejected' }>,
 ): Promise<ChargeOutcome> {
   const { tx, nowMs } = p;
+  // Failed for want of the customer: they may still complete it there, and what it was for is then applied.
+  const action = outcome.kind === 'declined' ? outcome : undefined;
+  const watchId = action?.nextActionUrl !== undefined && action.watch ? await watchCharge(tx, charge, nowMs) : null;
   const failure = {
     failureCode: outcome.code,
     failureMessage: outcome.message,
-    // Failed for want of the customer: they may still complete it there, and what it was for is then applied.
-    nextActionUrl: outcome.customerCanComplete === true ? actionUrl : null,
+    nextActionUrl: action?.nextActionUrl ?? null,
+    ...(action?.processorRef !== undefined ? { processorRef: action.processorRef } : {}),
+    ...(watchId !== null ? { outboxId: watchId } : {}),
     updatedAtMs: nowMs,
   };
   // Plan and overage charges are owed: a declined card leaves them waiting for a new card.
@@ -247,7 +254,8 @@ async function onFailed(
       ? 'requires_payment_method'
       : 'failed';
   await tx.charges.updateCharge(charge.chargeId, { status, ...failure });
-  if (charge.reason === 'refill') {
+  // Counted once: a charge that waited for the customer was counted when it first failed.
+  if (charge.reason === 'refill' && charge.status === 'pending') {
     const b = p.balance(charge.accountId, charge.denomination!);
     if (b) {
       // A request the processor refuses (e.g. below its minimum amount) would be refused again on

@@ -1,12 +1,23 @@
 /**
  * The `stripe` processor: an adapter over the official Stripe SDK using the company's
- * restricted key. Charges are off-session PaymentIntents confirmed at once, so a bank that
- * wants the cardholder present makes the charge fail (authentication_required) instead of
- * leaving it waiting. Every call carries an idempotency key, which is what makes the SDK's
+ * restricted key. Charges are PaymentIntents confirmed at once. Without the customer (refills,
+ * plan charges) they are off-session, so a bank that wants the cardholder present makes the
+ * charge fail (authentication_required, the PaymentIntent named so the customer can complete it
+ * later: stripe-actions.ts); with the customer present (a portal top-up) they are confirmed on
+ * session with a `return_url`, and a bank that asks for 3-D Secure leaves them `requires_action`
+ * at Stripe's hosted page. Every call carries an idempotency key, which is what makes the SDK's
  * automatic network retries safe: a retried request can never charge twice.
  */
-import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
+import { StripeCustomerActions } from './stripe-actions.js';
+import {
+  processorErrorFromStripe,
+  redirectUrlOf,
+  type StepResult,
+  step,
+  stripeCode,
+  stripeIdempotencyKey,
+} from './stripe-calls.js';
 import type {
   CardDetails,
   ChargeAccepted,
@@ -17,12 +28,12 @@ import type {
 } from './types.js';
 import { fail, ok } from './types.js';
 
+export { processorErrorFromStripe, STRIPE_IDEMPOTENCY_KEY_MAX_CHARS } from './stripe-calls.js';
+
 /** Retries of one request by the SDK (connection errors, 409, 5xx); safe with idempotency keys. */
 export const STRIPE_MAX_NETWORK_RETRIES = 2;
 /** Below the SDK's 80 s default: a worker holding a refill should learn of an outage sooner. */
 export const STRIPE_REQUEST_TIMEOUT_MS = 30_000;
-/** Stripe refuses idempotency keys longer than this. */
-export const STRIPE_IDEMPOTENCY_KEY_MAX_CHARS = 255;
 
 /** Where the SDK connects; tests point it at a local fake Stripe. */
 export interface StripeConnectionOptions {
@@ -33,57 +44,11 @@ export interface StripeConnectionOptions {
   timeoutMs?: number;
 }
 
-type StepResult<T> = { ok: true; value: T } | { ok: false; error: ProcessorError };
-
-/** Stripe caps key length; an over-long key is replaced by its digest, still one key per input. */
-function stripeIdempotencyKey(key: string, step?: string): string {
-  const full = step ? `${key}:${step}` : key;
-  if (full.length <= STRIPE_IDEMPOTENCY_KEY_MAX_CHARS) return full;
-  return `sha256:${createHash('sha256').update(full).digest('hex')}`;
-}
-
-function isCardAuthenticationError(err: { code?: string; decline_code?: string }): boolean {
-  return err.code === 'authentication_required' || err.decline_code === 'authentication_required';
-}
-
-/** Maps the SDK's thrown errors to values; anything that is not a Stripe error is a bug and rethrown. */
-export function processorErrorFromStripe(err: unknown): ProcessorError {
-  if (!(err instanceof Stripe.errors.StripeError)) throw err;
-  switch (err.type) {
-    case 'StripeCardError':
-      return isCardAuthenticationError(err)
-        ? { code: 'authentication_required', message: err.message, retryable: false }
-        : { code: 'card_declined', message: err.message, retryable: false };
-    case 'StripeConnectionError':
-    case 'StripeAPIError':
-    case 'StripeRateLimitError':
-      return { code: 'processor_unavailable', message: err.message, retryable: true };
-    case 'StripeAuthenticationError':
-    case 'StripePermissionError':
-      // The message may echo part of the key; say what is wrong without it.
-      return { code: 'invalid_request', message: 'the processor rejected the API key', retryable: false };
-    default:
-      return { code: 'invalid_request', message: err.message, retryable: false };
-  }
-}
-
-async function step<T>(call: () => Promise<T>): Promise<StepResult<T>> {
-  try {
-    return { ok: true, value: await call() };
-  } catch (err) {
-    return { ok: false, error: processorErrorFromStripe(err) };
-  }
-}
-
 /** A token Stripe does not know (or already spent) is the caller's bad token, not a bad request. */
 function asTokenError(error: ProcessorError, rawCode: string | undefined): ProcessorError {
   const tokenCodes = ['resource_missing', 'token_already_used'];
   if (error.code !== 'invalid_request' || !rawCode || !tokenCodes.includes(rawCode)) return error;
   return { code: 'invalid_token', message: error.message, retryable: false };
-}
-
-function stripeCode(err: unknown): string | undefined {
-  return err instanceof Stripe.errors.StripeError ? err.code : undefined;
 }
 
 function cardDetails(pm: Stripe.PaymentMethod): ProcessorResult<CardDetails> {
@@ -97,14 +62,23 @@ function cardDetails(pm: Stripe.PaymentMethod): ProcessorResult<CardDetails> {
   });
 }
 
-/** Only `succeeded` moved money; every other status is reported as why it did not. */
-function chargeOutcome(pi: Stripe.PaymentIntent): ProcessorResult<{ chargeRef: string }> {
+/**
+ * Only `succeeded` moved money. On session, `requires_action` waits for the customer: at Stripe's hosted page when
+ * the next action is a redirect (`nextActionUrl`), else (`use_stripe_sdk`, which only Stripe's client SDKs show) at
+ * the engine's page, which confirms it again on session to get one. Off session, it is the cardholder's missing
+ * authentication, like the card error Stripe more often answers; every other status is reported as why it failed.
+ */
+function chargeOutcome(pi: Stripe.PaymentIntent, onSession: boolean): ProcessorResult<ChargeAccepted> {
   switch (pi.status) {
     case 'succeeded':
       return ok({ chargeRef: pi.id });
     case 'requires_action':
-    case 'requires_confirmation':
-      return fail('authentication_required', `payment ${pi.id} needs the cardholder to authenticate`);
+    case 'requires_confirmation': {
+      const url = redirectUrlOf(pi);
+      if (onSession) return ok({ chargeRef: pi.id, requiresAction: true, ...(url !== null && { nextActionUrl: url }) });
+      const message = `payment ${pi.id} needs the cardholder to authenticate`;
+      return { ok: false, error: { code: 'authentication_required', message, retryable: false, chargeRef: pi.id } };
+    }
     case 'requires_payment_method':
       return fail('card_declined', pi.last_payment_error?.message ?? `payment ${pi.id} was declined`);
     default:
@@ -114,6 +88,7 @@ function chargeOutcome(pi: Stripe.PaymentIntent): ProcessorResult<{ chargeRef: s
 
 export class StripeProcessor implements PaymentProcessor {
   readonly name = 'stripe' as const;
+  readonly customerActions: StripeCustomerActions;
   private readonly stripe: Stripe;
 
   constructor(apiKey: string, connection: StripeConnectionOptions = {}) {
@@ -123,6 +98,7 @@ export class StripeProcessor implements PaymentProcessor {
       maxNetworkRetries: maxNetworkRetries ?? STRIPE_MAX_NETWORK_RETRIES,
       timeout: timeoutMs ?? STRIPE_REQUEST_TIMEOUT_MS,
     });
+    this.customerActions = new StripeCustomerActions(this.stripe);
   }
 
   async createCustomer(input: {
@@ -166,21 +142,25 @@ export class StripeProcessor implements PaymentProcessor {
     if (!Number.isSafeInteger(input.usdCents) || input.usdCents <= 0) {
       return fail('invalid_request', `charge amount must be a positive integer of cents, got ${input.usdCents}`);
     }
+    // With the customer present (and somewhere to bring them back), on session: the bank may ask them to authenticate.
+    const onSession = input.customerPresent === true && input.returnUrl !== undefined;
     const params: Stripe.PaymentIntentCreateParams = {
       amount: input.usdCents,
       currency: 'usd',
       customer: input.customerId,
       payment_method: input.paymentMethodId,
-      // Nobody is present to follow a redirect, and without this Stripe demands a return_url.
-      automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
       description: input.description,
       ...(input.metadata && { metadata: input.metadata }),
-      off_session: true,
       confirm: true,
+      ...(onSession
+        ? // Redirects allowed: 3-D Secure is Stripe's hosted page, which sends the browser back to return_url.
+          { automatic_payment_methods: { enabled: true }, return_url: input.returnUrl }
+        : // Nobody is present to follow a redirect, and without this Stripe demands a return_url.
+          { automatic_payment_methods: { enabled: true, allow_redirects: 'never' as const }, off_session: true }),
     };
     const options = { idempotencyKey: stripeIdempotencyKey(input.idempotencyKey) };
     const created = await step(() => this.stripe.paymentIntents.create(params, options));
-    return created.ok ? chargeOutcome(created.value) : created;
+    return created.ok ? chargeOutcome(created.value, onSession) : created;
   }
 
   private async createPaymentMethod(token: string, idempotencyKey: string): Promise<StepResult<Stripe.PaymentMethod>> {
@@ -212,5 +192,6 @@ export function createStripeProcessor(apiKey: string, connection?: StripeConnect
 export function createUnconfiguredStripeProcessor(): PaymentProcessor {
   const refuse = async <T>(): Promise<ProcessorResult<T>> =>
     fail('invalid_request', 'the company has no Stripe API key configured');
-  return { name: 'stripe', createCustomer: refuse, attachCard: refuse, charge: refuse };
+  const customerActions = { paymentState: refuse, resumeWithCustomer: refuse, abandon: refuse };
+  return { name: 'stripe', createCustomer: refuse, attachCard: refuse, charge: refuse, customerActions };
 }

@@ -17,6 +17,11 @@ export interface ProcessorError {
   message: string;
   /** safe to retry later with the same idempotency key */
   retryable: boolean;
+  /**
+   * The processor's payment the failure left behind (a Stripe PaymentIntent), when the customer may still complete
+   * it: an off-session charge refused for want of authentication.
+   */
+  chargeRef?: string;
 }
 
 export type ProcessorResult<T> = { ok: true; value: T } | { ok: false; error: ProcessorError };
@@ -42,12 +47,50 @@ export interface ChargeInput {
    * `authentication_required`.
    */
   customerPresent?: boolean;
+  /**
+   * With `customerPresent`: where the customer's browser comes back after authenticating at the processor's own page
+   * (Stripe's hosted 3-D Secure page); the sandbox's page is the engine's and needs none.
+   */
+  returnUrl?: string;
 }
 
 /** A charge the processor accepted: done, or waiting for the customer to authenticate (`requiresAction`). */
 export interface ChargeAccepted {
   chargeRef: string;
   requiresAction?: boolean;
+  /** Where the customer authenticates, when it is the processor's page (Stripe's hosted page); else the engine's. */
+  nextActionUrl?: string;
+}
+
+/** Where a payment that waits for the customer stands at the processor (`CustomerActions`). */
+export type PaymentState =
+  | { status: 'succeeded' }
+  /** It can no longer succeed: the customer failed (or refused) authentication, or it was cancelled. */
+  | { status: 'failed'; code: string; message: string }
+  /** The customer may still complete it: at `redirectUrl` when the processor gave a page, else it must be confirmed. */
+  | { status: 'waiting'; redirectUrl: string | null }
+  /** Authenticated, the processor is still settling it: neither the customer's nor the engine's turn. */
+  | { status: 'processing' };
+
+/**
+ * Payments whose state is kept at the processor, which the customer completes at the processor's page (Stripe). The
+ * sandbox has none: its payments have no state and its page is the engine's own.
+ */
+export interface CustomerActions {
+  /** The payment as the processor has it now. */
+  paymentState(input: { chargeRef: string }): Promise<ProcessorResult<PaymentState>>;
+  /**
+   * Brings the customer back to a payment: unless it already waits at a page (or ended), confirms it again with the
+   * customer present, with their card and `returnUrl`; answers where it then stands.
+   */
+  resumeWithCustomer(input: {
+    chargeRef: string;
+    paymentMethodId: string;
+    returnUrl: string;
+    idempotencyKey: string;
+  }): Promise<ProcessorResult<PaymentState>>;
+  /** Gives up a payment the customer did not complete, so it can never succeed later; answers its final state. */
+  abandon(input: { chargeRef: string; idempotencyKey: string }): Promise<ProcessorResult<PaymentState>>;
 }
 
 export interface PaymentProcessor {
@@ -64,6 +107,8 @@ export interface PaymentProcessor {
     idempotencyKey: string;
   }): Promise<ProcessorResult<CardDetails>>;
   charge(input: ChargeInput): Promise<ProcessorResult<ChargeAccepted>>;
+  /** Present when the processor keeps the state of payments waiting for the customer (Stripe). */
+  readonly customerActions?: CustomerActions;
 }
 
 export type ProcessorFactory = (company: {

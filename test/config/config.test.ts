@@ -59,6 +59,7 @@ describe('loadConfig', () => {
       httpKeepAliveTimeoutMs: 72_000,
       httpMaxConnections: 10_000,
       metricsToken: null,
+      chargeActionTimeoutMinutes: 1440,
     });
     assert.ok(CONFIG_VARIABLES.includes('BILLING_SIGNUP'));
   });
@@ -84,6 +85,7 @@ describe('loadConfig', () => {
     assert.equal(c.dbConnectTimeoutMs, 0);
     assert.equal(c.pgPoolSize, 8);
     assert.equal(loadConfig({ PORT: '65535' }).port, 65535);
+    assert.equal(loadConfig({ BILLING_CHARGE_ACTION_TIMEOUT_MINUTES: '60' }).chargeActionTimeoutMinutes, 60);
     assert.equal(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).databaseUrl, 'sqlite::memory:');
     for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace'])
       assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level);
@@ -98,6 +100,10 @@ describe('loadConfig', () => {
       [{ BILLING_WORKERS: 'yes' }, 'BILLING_WORKERS must be 1 or 0 (or true or false), got "yes"'],
       [{ LOG_LEVEL: 'bogus' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "bogus"'],
       [{ BILLING_SIGNUP: 'invite' }, 'BILLING_SIGNUP must be open or closed, got "invite"'],
+      [
+        { BILLING_CHARGE_ACTION_TIMEOUT_MINUTES: '4' },
+        'BILLING_CHARGE_ACTION_TIMEOUT_MINUTES must be an integer from 5 to 43200, got "4"',
+      ],
       [
         { BILLING_DB_CONNECT_TIMEOUT_MS: '-1' },
         'BILLING_DB_CONNECT_TIMEOUT_MS must be an integer from 0 to 600000, got "-1"',

@@ -163,8 +163,9 @@ describe('OpenAPI document and reference', () => {
 function routesOf(h: Harness): string[] {
   const out: string[] = [];
   for (const r of (h.server as unknown as { routes: { method: string; url: string }[] }).routes) {
-    // The reference, the console's pages, the portal's and the sandbox's authorize page are pages for a browser.
-    const page = r.url.startsWith('/sandbox/') || r.url.startsWith('/portal/');
+    // The reference, the console's pages, the portal's, the sandbox's authorize page and Stripe's way back
+    // (/stripe/return, /stripe/authenticate) are pages for a browser.
+    const page = ['/sandbox/', '/portal/', '/stripe/'].some((prefix) => r.url.startsWith(prefix));
     if (r.url.startsWith('/docs') || page || isConsoleRoute(r.url) || r.method === 'HEAD') continue;
     out.push(`${r.method} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
   }

@@ -267,3 +267,69 @@ test(
     assert.equal(fake.requests.length, 1);
   },
 );
+
+test("with the customer present, a 3-D Secure card waits at Stripe's hosted page; given up: cancelled", async () => {
+  const { customerId, card } = await cardFor('tok_authenticationRequired');
+  const returnUrl = 'https://billing.example.com/stripe/return?charge_id=ch_1';
+  const accepted = value(
+    await stripe.charge({
+      customerId,
+      paymentMethodId: card.paymentMethodId,
+      usdCents: usdCents(1000),
+      description: 'Credit pack',
+      idempotencyKey: randomUUID(),
+      customerPresent: true,
+      returnUrl,
+    }),
+  );
+  const pi = fake.paymentIntent(accepted.chargeRef)!;
+  assert.deepEqual(accepted, { chargeRef: pi.id, requiresAction: true, nextActionUrl: fake.hostedPageUrl(pi) });
+  const [request] = fake.requestsTo('POST', '/v1/payment_intents');
+  assert.deepEqual(
+    [request?.body.off_session, request?.body.return_url, request?.body.automatic_payment_methods],
+    [undefined, returnUrl, { enabled: 'true' }],
+    'on session, redirects allowed',
+  );
+  const actions = stripe.customerActions!;
+  assert.deepEqual(value(await actions.paymentState({ chargeRef: pi.id })), {
+    status: 'waiting',
+    redirectUrl: fake.hostedPageUrl(pi),
+  });
+  const given = value(await actions.abandon({ chargeRef: pi.id, idempotencyKey: 'ch_1' }));
+  assert.equal(given.status, 'failed');
+  assert.equal(pi.status, 'canceled');
+});
+
+test('an off-session charge the card refused for want of the cardholder is brought back on session', async () => {
+  for (const mode of ['card_error', 'requires_action'] as const) {
+    fake.authenticationMode = mode;
+    const { customerId, card } = await cardFor('tok_authenticationRequired');
+    const refused = await chargeOf(customerId, card, 1000);
+    assert.ok(!refused.ok && refused.error.chargeRef !== undefined, `${mode}: names its PaymentIntent`);
+    const chargeRef = refused.error.chargeRef;
+    const key = randomUUID();
+    const actions = stripe.customerActions!;
+    assert.deepEqual(value(await actions.paymentState({ chargeRef })), { status: 'waiting', redirectUrl: null });
+    const resume = {
+      chargeRef,
+      paymentMethodId: card.paymentMethodId,
+      returnUrl: 'https://b.example/r',
+      idempotencyKey: key,
+    };
+    const page = fake.hostedPageUrl({ id: chargeRef });
+    assert.deepEqual(value(await actions.resumeWithCustomer(resume)), { status: 'waiting', redirectUrl: page }, mode);
+    assert.deepEqual(value(await actions.resumeWithCustomer(resume)), { status: 'waiting', redirectUrl: page });
+    assert.equal(fake.requestsTo('POST', `/v1/payment_intents/${chargeRef}/confirm`).length, 1, 'confirmed once');
+    const answered = await fetch(page, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'decision=approve',
+    });
+    assert.equal(answered.status, 303);
+    assert.match(answered.headers.get('location') ?? '', /^https:\/\/b\.example\/r\?payment_intent=pi_/);
+    assert.deepEqual(value(await actions.paymentState({ chargeRef })), { status: 'succeeded' });
+    // Too late to give it up: Stripe refuses to cancel a payment that succeeded, and says so.
+    assert.deepEqual(value(await actions.abandon({ chargeRef, idempotencyKey: key })), { status: 'succeeded' });
+  }
+});

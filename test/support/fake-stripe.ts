@@ -8,6 +8,36 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  answerChallenge,
+  type ChallengeAnswer,
+  HOSTED_PAGE_PREFIX,
+  hostedPage,
+  pendingReturnUrl,
+  requireAction,
+  returnLocation,
+} from './fake-stripe-3ds.js';
+import {
+  errorReply,
+  type FormObject,
+  headerValue,
+  ID_RANDOM_BYTES,
+  invalid,
+  type Json,
+  missing,
+  newId,
+  nowSeconds,
+  obj,
+  parseStripeForm,
+  readBody,
+  type Reply,
+  send,
+  sendHtml,
+  str,
+  stringRecord,
+} from './fake-stripe-wire.js';
+
+export { type FormObject, type FormValue, parseStripeForm } from './fake-stripe-wire.js';
 
 export const FAKE_STRIPE_API_KEY = 'rk_test_fake_stripe_restricted_key';
 /** Stripe refuses USD charges below 50 cents. */
@@ -15,12 +45,7 @@ export const STRIPE_MINIMUM_CHARGE_USD_CENTS = 50;
 /** Fake test cards never expire within a test run. */
 export const FAKE_CARD_EXP_MONTH = 12;
 export const FAKE_CARD_EXP_YEAR = 2034;
-const REQUEST_BODY_MAX_BYTES = 1_000_000;
-const ID_RANDOM_BYTES = 12;
 const KEY_SUFFIX_SHOWN_CHARS = 4;
-
-export type FormValue = string | FormValue[] | { [key: string]: FormValue };
-export type FormObject = { [key: string]: FormValue };
 
 /**
  * How an injected fault hits a request:
@@ -31,7 +56,11 @@ export type FormObject = { [key: string]: FormValue };
  */
 export type FaultMode = 'http_500' | 'drop_before' | 'drop_after';
 
-/** What a card does when an off-session payment needs the cardholder (Stripe does both). */
+/**
+ * What a card does when an off-session payment needs the cardholder (Stripe does both): a card error, or the intent
+ * left `requires_action` (for Stripe's client SDKs). On session with a return_url it always redirects to the fake's
+ * hosted page (fake-stripe-3ds.ts), unless `onSessionNextAction` says Stripe answered `use_stripe_sdk` instead.
+ */
 export type AuthenticationMode = 'card_error' | 'requires_action';
 
 export interface RecordedRequest {
@@ -60,11 +89,6 @@ const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   tok_authenticationRequired: { brand: 'visa', last4: '3184', behaviour: 'needs_authentication' },
 };
 
-type Json = Record<string, unknown>;
-interface Reply {
-  status: number;
-  body: Json;
-}
 interface StoredReply extends Reply {
   fingerprint: string;
 }
@@ -104,102 +128,6 @@ export interface FakePaymentIntent extends Json {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Form bodies in Stripe's bracket notation: `card[token]=tok_visa`, `expand[0]=x`.
-
-function keySegments(key: string): string[] {
-  const head = /^[^[]*/.exec(key)?.[0] ?? key;
-  const rest = [...key.slice(head.length).matchAll(/\[([^\]]*)\]/g)].map((m) => m[1] ?? '');
-  return [head, ...rest];
-}
-
-function setNested(target: FormObject, segments: string[], value: string): void {
-  const [first, ...rest] = segments;
-  if (first === undefined) return;
-  if (rest.length === 0) {
-    target[first] = value;
-    return;
-  }
-  const existing = target[first];
-  const child: FormObject = existing && typeof existing === 'object' && !Array.isArray(existing) ? existing : {};
-  target[first] = child;
-  setNested(child, rest, value);
-}
-
-/** Objects keyed 0..n-1 were arrays before the SDK encoded them. */
-function restoreArrays(value: FormValue): FormValue {
-  if (typeof value === 'string' || Array.isArray(value)) return value;
-  const keys = Object.keys(value);
-  const entries = keys.map((k) => [k, restoreArrays(value[k] as FormValue)] as const);
-  const isList = keys.length > 0 && keys.every((k, i) => k === String(i));
-  return isList ? entries.map(([, v]) => v) : Object.fromEntries(entries);
-}
-
-export function parseStripeForm(raw: string): FormObject {
-  const out: FormObject = {};
-  for (const [key, value] of new URLSearchParams(raw)) setNested(out, keySegments(key), value);
-  return restoreArrays(out) as FormObject;
-}
-
-function str(body: FormObject, key: string): string | undefined {
-  const v = body[key];
-  return typeof v === 'string' ? v : undefined;
-}
-
-function obj(body: FormObject, key: string): FormObject {
-  const v = body[key];
-  return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
-}
-
-function stringRecord(value: FormObject): Record<string, string> {
-  const entries = Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string');
-  return Object.fromEntries(entries);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Stripe-shaped errors.
-
-interface StripeErrorFields {
-  type: 'invalid_request_error' | 'card_error' | 'api_error' | 'idempotency_error';
-  message: string;
-  code?: string;
-  decline_code?: string;
-  param?: string;
-  payment_intent?: Json;
-  payment_method?: Json;
-}
-
-function errorReply(status: number, fields: StripeErrorFields): Reply {
-  return { status, body: { error: fields } };
-}
-
-function missing(what: string, id: string, param?: string): Reply {
-  const fields: StripeErrorFields = {
-    type: 'invalid_request_error',
-    code: 'resource_missing',
-    message: `No such ${what}: '${id}'`,
-    ...(param && { param }),
-  };
-  return errorReply(param ? 400 : 404, fields);
-}
-
-function invalid(message: string, param?: string, code?: string): Reply {
-  return errorReply(400, {
-    type: 'invalid_request_error',
-    message,
-    ...(param && { param }),
-    ...(code && { code }),
-  });
-}
-
-function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(ID_RANDOM_BYTES).toString('hex')}`;
-}
-
-function nowSeconds(): number {
-  return Math.floor(Date.now() / 1000);
-}
-
-// ---------------------------------------------------------------------------------------------
 
 export class FakeStripe {
   readonly host = '127.0.0.1';
@@ -211,6 +139,7 @@ export class FakeStripe {
   /** Every PaymentIntent created, in order, including failed ones (as Stripe keeps them). */
   readonly paymentIntents: FakePaymentIntent[] = [];
   authenticationMode: AuthenticationMode = 'card_error';
+  onSessionNextAction: 'redirect_to_url' | 'use_stripe_sdk' = 'redirect_to_url';
 
   private readonly server: Server;
   private readonly behaviourByPaymentMethod = new Map<string, CardBehaviour>();
@@ -259,6 +188,24 @@ export class FakeStripe {
     this.stored.clear();
     this.faults = [];
     this.authenticationMode = 'card_error';
+    this.onSessionNextAction = 'redirect_to_url';
+  }
+
+  /** The PaymentIntent of that id (failed ones included). */
+  paymentIntent(id: string): FakePaymentIntent | undefined {
+    return this.paymentIntents.find((pi) => pi.id === id);
+  }
+
+  /** The hosted 3-D Secure page of an intent (what `next_action.redirect_to_url.url` names). */
+  hostedPageUrl(pi: { id: string }): string {
+    return `${this.protocol}://${this.host}:${this.port}${HOSTED_PAGE_PREFIX}${pi.id}`;
+  }
+
+  /** Stripe's own end of an authentication nobody completed: the intent fails it, as if declined. */
+  expireAuthentication(id: string): void {
+    const pi = this.paymentIntent(id);
+    if (!pi || pendingReturnUrl(pi) === null) throw new Error(`${id} does not wait at the hosted page`);
+    answerChallenge(pi, 'expire', () => newId('ch'));
   }
 
   async close(): Promise<void> {
@@ -284,6 +231,8 @@ export class FakeStripe {
     };
     this.requests.push(record);
     if (raw === null) return send(res, invalid('request body too large'));
+    // The hosted page is the customer's browser's, not the API's: no key, no idempotency.
+    if (path.startsWith(HOSTED_PAGE_PREFIX)) return this.hostedPage(res, method, path, record.body);
     if (fault?.mode === 'drop_before') return void res.socket?.destroy();
     if (fault?.mode === 'http_500') {
       return send(res, errorReply(500, { type: 'api_error', message: 'Injected fake failure' }));
@@ -331,10 +280,18 @@ export class FakeStripe {
   }
 
   private route(r: RecordedRequest): Reply {
-    if (r.method !== 'POST') return this.unrecognized(r);
     const segments = r.path.split('/').filter(Boolean);
     const [version, resource, id, action] = segments;
     if (version !== 'v1' || segments.length > 4) return this.unrecognized(r);
+    if (r.method === 'GET' && resource === 'payment_intents' && id !== undefined && !action) {
+      const pi = this.paymentIntent(id);
+      return pi ? { status: 200, body: pi } : missing('payment_intent', id);
+    }
+    if (r.method !== 'POST') return this.unrecognized(r);
+    if (resource === 'payment_intents' && id !== undefined && action === 'confirm') {
+      return this.confirmPaymentIntent(id, r.body);
+    }
+    if (resource === 'payment_intents' && id !== undefined && action === 'cancel') return this.cancelPaymentIntent(id);
     if (resource === 'customers' && id === undefined) return this.createCustomer(r.body);
     if (resource === 'customers' && id !== undefined && !action) return this.updateCustomer(id, r.body);
     if (resource === 'payment_methods' && id === undefined) return this.createPaymentMethod(r.body);
@@ -442,8 +399,10 @@ export class FakeStripe {
     const invalidParams = this.invalidPaymentIntentParams(body);
     if (invalidParams) return invalidParams;
     const pmId = str(body, 'payment_method') ?? null;
+    const id = newId('pi');
     const pi: FakePaymentIntent = {
-      id: newId('pi'),
+      id,
+      client_secret: `${id}_secret_${randomBytes(ID_RANDOM_BYTES).toString('hex')}`,
       object: 'payment_intent',
       created: nowSeconds(),
       livemode: false,
@@ -465,7 +424,62 @@ export class FakeStripe {
     };
     this.paymentIntents.push(pi);
     if (str(body, 'confirm') !== 'true' || pmId === null) return { status: 200, body: pi };
-    return this.confirm(pi, this.behaviourByPaymentMethod.get(pmId) ?? 'ok', str(body, 'off_session') === 'true');
+    return this.confirm(pi, this.behaviourByPaymentMethod.get(pmId) ?? 'ok', body);
+  }
+
+  /** Confirms again (Stripe's way to bring the customer back to an intent that needs them), maybe with a new card. */
+  private confirmPaymentIntent(id: string, body: FormObject): Reply {
+    const pi = this.paymentIntent(id);
+    if (!pi) return missing('payment_intent', id);
+    if (!['requires_payment_method', 'requires_confirmation', 'requires_action'].includes(pi.status)) {
+      const message = `You cannot confirm this PaymentIntent because it has a status of ${pi.status}.`;
+      return invalid(message, undefined, 'payment_intent_unexpected_state');
+    }
+    const pmId = str(body, 'payment_method') ?? pi.payment_method;
+    if (pmId === null)
+      return invalid('You cannot confirm this PaymentIntent without a payment method.', 'payment_method');
+    const pm = this.paymentMethods.get(pmId);
+    if (!pm) return missing('PaymentMethod', pmId, 'payment_method');
+    if (pm.customer !== pi.customer) {
+      return invalid(
+        `The provided PaymentMethod ${pmId} is not attached to customer ${pi.customer}.`,
+        'payment_method',
+      );
+    }
+    pi.payment_method = pmId;
+    pi.last_payment_error = null;
+    pi.next_action = null;
+    return this.confirm(pi, this.behaviourByPaymentMethod.get(pmId) ?? 'ok', body);
+  }
+
+  private cancelPaymentIntent(id: string): Reply {
+    const pi = this.paymentIntent(id);
+    if (!pi) return missing('payment_intent', id);
+    const cancelable = ['requires_payment_method', 'requires_capture', 'requires_confirmation', 'requires_action'];
+    if (!cancelable.includes(pi.status)) {
+      const message = `You cannot cancel this PaymentIntent because it has a status of ${pi.status}.`;
+      return invalid(message, undefined, 'payment_intent_unexpected_state');
+    }
+    pi.status = 'canceled';
+    pi.cancellation_reason = 'abandoned';
+    pi.canceled_at = nowSeconds();
+    pi.next_action = null;
+    return { status: 200, body: pi };
+  }
+
+  /** GET: the page; POST `decision`: the answer, then back to the return_url (303), as Stripe's hosted page does. */
+  private hostedPage(res: ServerResponse, method: string, path: string, body: FormObject): void {
+    const pi = this.paymentIntent(path.slice(HOSTED_PAGE_PREFIX.length));
+    const returnUrl = pi ? pendingReturnUrl(pi) : null;
+    const decision = str(body, 'decision');
+    if (!pi) sendHtml(res, 404, '<!doctype html><title>Not found</title><h1>No such authentication</h1>');
+    else if (method !== 'POST' || returnUrl === null) sendHtml(res, 200, hostedPage(pi, returnUrl !== null));
+    else if (decision !== 'approve' && decision !== 'decline') sendHtml(res, 400, hostedPage(pi, true));
+    else {
+      const succeeded = answerChallenge(pi, decision satisfies ChallengeAnswer, () => newId('ch'));
+      res.writeHead(303, { Location: returnLocation(returnUrl, pi, succeeded), 'Content-Length': 0 });
+      res.end();
+    }
   }
 
   private invalidPaymentIntentParams(body: FormObject): Reply | null {
@@ -503,7 +517,8 @@ export class FakeStripe {
     );
   }
 
-  private confirm(pi: FakePaymentIntent, behaviour: CardBehaviour, offSession: boolean): Reply {
+  private confirm(pi: FakePaymentIntent, behaviour: CardBehaviour, body: FormObject): Reply {
+    const offSession = str(body, 'off_session') === 'true';
     if (behaviour === 'decline_charges' || behaviour === 'decline_at_attach') {
       return this.failPayment(pi, 'card_declined', 'generic_decline', 'Your card was declined.');
     }
@@ -512,8 +527,9 @@ export class FakeStripe {
       return this.failPayment(pi, 'authentication_required', 'authentication_required', message);
     }
     if (behaviour === 'needs_authentication') {
-      pi.status = 'requires_action';
-      pi.next_action = { type: 'use_stripe_sdk', use_stripe_sdk: {} };
+      const returnUrl = str(body, 'return_url') ?? null;
+      const redirects = !offSession && this.onSessionNextAction === 'redirect_to_url';
+      requireAction(pi, this.hostedPageUrl(pi), redirects ? returnUrl : null);
       return { status: 200, body: pi };
     }
     pi.status = 'succeeded';
@@ -525,36 +541,10 @@ export class FakeStripe {
   /** As Stripe does: the intent goes back to requires_payment_method and the error carries it. */
   private failPayment(pi: FakePaymentIntent, code: string, declineCode: string, message: string): Reply {
     const lastError = { type: 'card_error', code, decline_code: declineCode, message };
+    // The failed payment method is named in the error, no longer on the intent.
     pi.status = 'requires_payment_method';
-    pi.last_payment_error = lastError;
+    pi.last_payment_error = { ...lastError, payment_method: { id: pi.payment_method } };
+    pi.payment_method = null;
     return errorReply(402, { ...lastError, type: 'card_error', payment_intent: pi });
   }
-}
-
-function headerValue(req: IncomingMessage, name: string): string | null {
-  const v = req.headers[name];
-  return (Array.isArray(v) ? v[0] : v) ?? null;
-}
-
-/** The body as text, or null when it exceeds the limit. */
-async function readBody(req: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of req) {
-    bytes += (chunk as Buffer).length;
-    if (bytes > REQUEST_BODY_MAX_BYTES) return null;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function send(res: ServerResponse, reply: Reply, replayed = false): void {
-  const payload = JSON.stringify(reply.body);
-  res.writeHead(reply.status, {
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(payload),
-    'Request-Id': newId('req'),
-    ...(replayed && { 'Idempotent-Replayed': 'true' }),
-  });
-  res.end(payload);
 }
