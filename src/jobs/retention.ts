@@ -12,6 +12,8 @@ import type { Deps } from '../operations/deps.js';
 import type { Job } from './runner.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Days an ended (expired or revoked) customer portal session is kept before it is deleted. */
+export const PORTAL_SESSION_RETENTION_DAYS = 30;
 /** Rows deleted per transaction. */
 export const RETENTION_BATCH = 500;
 
@@ -36,6 +38,14 @@ export function retentionJobs(deps: Deps, opts: RetentionOptions): Job[] {
       runOnce: (nowMs) =>
         deps.store.write((tx) =>
           tx.usage.deleteUsageBefore(Math.floor((nowMs - deps.usage.retentionMs) / HOUR_MS) * HOUR_MS, RETENTION_BATCH),
+        ),
+    },
+    {
+      name: 'forget-ended-portal-sessions',
+      // An ended session's page and token answer as an unknown one's: its row is kept a while for support only.
+      runOnce: (nowMs) =>
+        deps.store.write((tx) =>
+          tx.portalSessions.deleteEndedPortalSessions(nowMs - PORTAL_SESSION_RETENTION_DAYS * DAY_MS, RETENTION_BATCH),
         ),
     },
     {

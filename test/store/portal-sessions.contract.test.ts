@@ -60,5 +60,38 @@ forEachDialect((store) => {
         'the other session untouched',
       );
     });
+
+    test('ended sessions are deleted after their end, in bounded batches; live ones never', async () => {
+      const a = await seedCompanyAndAccount(store);
+      const session = (over: Partial<PortalSessionRow>): PortalSessionRow => ({
+        sessionId: newId('ps'),
+        tokenHash: newId('ps').padEnd(64, '0'),
+        companyId: a.companyId,
+        accountId: a.accountId,
+        scopes: ['read'],
+        returnUrl: null,
+        frameAncestors: [],
+        expiresAtMs: T0 + 3_600_000,
+        revokedAtMs: null,
+        createdAtMs: T0,
+        ...over,
+      });
+      // Long before the other tests' sessions end (the store is shared).
+      const base = T0 - 100 * 86_400_000;
+      const expired = session({ expiresAtMs: base + 10 });
+      const revoked = session({ revokedAtMs: base + 20 });
+      const live = session({});
+      await store.write(async (tx) => {
+        for (const s of [expired, revoked, live]) await tx.portalSessions.insertPortalSession(s);
+      });
+      const exists = (s: PortalSessionRow) =>
+        store.read(async (tx) => (await tx.portalSessions.findPortalSessionById(s.sessionId)) !== undefined);
+      const sweep = (beforeMs: number, limit = 10) =>
+        store.write((tx) => tx.portalSessions.deleteEndedPortalSessions(beforeMs, limit));
+      assert.equal(await sweep(base + 10), 0, 'ended at the cut-off instant: kept');
+      assert.equal(await sweep(base + 21, 1), 1, 'one at a time when asked');
+      assert.equal(await sweep(base + 21), 1);
+      assert.deepEqual([await exists(expired), await exists(revoked), await exists(live)], [false, false, true]);
+    });
   });
 });

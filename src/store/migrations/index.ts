@@ -27,6 +27,7 @@ import { portalSessions } from './019-portal-sessions.js';
 import { topupOffers } from './020-topup-offers.js';
 import { chargeActions } from './021-charge-actions.js';
 import { leases } from './022-leases.js';
+import { portalSessionExpiry } from './023-portal-session-expiry.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -54,4 +55,5 @@ export const MIGRATIONS: Migration[] = [
   topupOffers,
   chargeActions,
   leases,
+  portalSessionExpiry,
 ];

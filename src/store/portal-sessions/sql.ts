@@ -49,6 +49,14 @@ export class PortalSessionsSql extends SqlCore implements PortalSessionsTx {
       ],
     );
   }
+  deleteEndedPortalSessions(endedBeforeMs: number, limit: number) {
+    // A revoked session ended when it was revoked; every session ends at its expiry at the latest.
+    return this.db.run(
+      'DELETE FROM portal_sessions WHERE session_id IN (SELECT session_id FROM portal_sessions ' +
+        `WHERE expires_at < ? OR revoked_at < ? ORDER BY expires_at LIMIT ?${this.skipLocked()})`,
+      [endedBeforeMs, endedBeforeMs, limit],
+    );
+  }
   async revokePortalSession(companyId: string, sessionId: string, atMs: number) {
     if ((await this.findPortalSession(companyId, sessionId)) === undefined) return false;
     await this.db.run(

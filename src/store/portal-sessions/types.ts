@@ -30,4 +30,6 @@ export interface PortalSessionsTx extends PortalSessionsReadTx {
   insertPortalSession(row: PortalSessionRow): Promise<void>;
   /** Ends the company's session at `atMs` unless it was revoked before; false when it is not the company's. */
   revokePortalSession(companyId: string, sessionId: string, atMs: number): Promise<boolean>;
+  /** Deletes at most `limit` sessions that ended (expired or revoked) before `endedBeforeMs`; returns how many. */
+  deleteEndedPortalSessions(endedBeforeMs: number, limit: number): Promise<number>;
 }
