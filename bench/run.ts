@@ -48,6 +48,7 @@ import { createBenchDatabase } from './lib/postgres.js';
 import {
   applyRatios,
   BASELINE_SCENARIO,
+  formatLeases,
   formatLedger,
   formatPaced,
   formatProblems,
@@ -97,6 +98,7 @@ const BASELINE_SIZES: Readonly<Record<ScenarioName, readonly number[]>> = {
   'check-1': [],
   'read-1': [],
   'entitlements-1': [1],
+  leases: [],
 };
 
 const { log, onCleanup, cleanUpEverything, run } = benchEntry('bench');
@@ -478,6 +480,8 @@ async function main(): Promise<number> {
     for (const f of run.ledger?.findings ?? []) {
       failures.push(`${run.label}: ledger off on ${f.label} account ${f.accountId} (${f.check}): ${f.message}`);
     }
+    for (const problem of run.scenarios.flatMap((s) => s.phases.flatMap((p) => p.leases?.exactness?.problems ?? [])))
+      failures.push(`${run.label}: leases not exact: ${problem}`);
   }
 
   const out: string[] = ['', `Balances: ${grants}`, '', formatTable([...baselines, ...phases]), ''];
@@ -492,6 +496,8 @@ async function main(): Promise<number> {
   }
   const paced = formatPaced(phases);
   if (paced.length > 0) out.push('', 'Open-loop phases:', ...paced);
+  const leases = formatLeases(phases);
+  if (leases.length > 0) out.push('', 'Leases (decisions in the gateway, lib/leases.ts):', ...leases);
   const problems = formatProblems([...baselines, ...phases]);
   if (problems.length > 0) out.push('', 'Non-2xx answers and errors:', ...problems);
   out.push('', 'Ledger:', ...store.figures.map(formatStoreOnlyLedger), ...runs.flatMap(formatLedger));

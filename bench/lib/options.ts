@@ -12,6 +12,7 @@ export const SCENARIO_NAMES = [
   'check-1',
   'read-1',
   'entitlements-1',
+  'leases',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
@@ -51,6 +52,9 @@ export const MAX_PROCESSES = 16;
 export const DEFAULT_CHECK_RATE = 1_000;
 /** `--check-rate` beyond this is a typo: the generator shares the machine's cores with the server. */
 export const MAX_CHECK_RATE = 100_000;
+
+/** `--gateway-rate` beyond this is a typo: decisions per second of one gateway process. */
+export const MAX_GATEWAY_RATE = 10_000_000;
 
 /** Accounts the `accounts` scenario spreads its requests over (against one hot account). */
 export const DEFAULT_SPREAD_ACCOUNTS = 10_000;
@@ -120,6 +124,8 @@ export interface BenchOptions {
   grantUnits: number;
   /** Entitlement checks started per second in `entitlements-1`, whatever the answers (open loop). */
   checkRate: number;
+  /** Decisions per second of each gateway of the `leases` scenario; undefined: as fast as it can. */
+  gatewayRate: number | undefined;
   serverEntry: string;
   dataDir: string | undefined;
   serverEnv: Readonly<Record<string, string>>;
@@ -157,6 +163,7 @@ export const USAGE = `Usage: npm run bench -- [flags]
                        in a run; a few thousand: draws cross from one grant into the next)
   --check-rate <n>     entitlement checks started per second in entitlements-1, open loop, beside 1-event
                        ingest (default ${DEFAULT_CHECK_RATE})
+  --gateway-rate <n>   decisions per second of each gateway of the leases scenario (default: as fast as it can)
   --server <path>      server entry point, relative to the repository root (default ${DEFAULT_SERVER_ENTRY})
   --data-dir <dir>     where the SQLite file goes (default: a fresh directory under the OS temp dir)
   --env <KEY=VALUE>    extra environment for the server process (repeatable)
@@ -215,6 +222,14 @@ export function parseGrantCount(raw: string, flag = '--grants'): number {
   return n;
 }
 
+/** `--gateway-rate`: decisions per second, > 0 and at most MAX_GATEWAY_RATE. */
+export function parseGatewayRate(raw: string): number {
+  const n = positiveNumber('--gateway-rate', raw);
+  if (n > MAX_GATEWAY_RATE)
+    throw new Error(`--gateway-rate: at most ${MAX_GATEWAY_RATE} decisions per second, got ${n}`);
+  return n;
+}
+
 /** `--check-rate`: requests per second, > 0 and at most MAX_CHECK_RATE (fractions allowed: 0.5 = one every 2 s). */
 export function parseCheckRate(raw: string): number {
   const n = positiveNumber('--check-rate', raw);
@@ -260,6 +275,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       limits: { type: 'boolean', default: false },
       alerts: { type: 'boolean', default: false },
       'check-rate': { type: 'string' },
+      'gateway-rate': { type: 'string' },
       server: { type: 'string' },
       'data-dir': { type: 'string' },
       env: { type: 'string', multiple: true },
@@ -319,6 +335,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     limits: values.limits,
     alerts: values.alerts,
     checkRate: values['check-rate'] !== undefined ? parseCheckRate(values['check-rate']) : DEFAULT_CHECK_RATE,
+    gatewayRate: values['gateway-rate'] !== undefined ? parseGatewayRate(values['gateway-rate']) : undefined,
     serverEntry: values.server ?? DEFAULT_SERVER_ENTRY,
     dataDir: values['data-dir'],
     serverEnv,

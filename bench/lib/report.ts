@@ -180,6 +180,66 @@ export function formatPaced(phases: readonly PhaseResult[]): string[] {
   return lines;
 }
 
+function us(value: number): string {
+  return value >= 100 ? whole.format(value) : value.toFixed(value >= 10 ? 1 : 2);
+}
+
+function usFigures(f: { p50: number; p99: number; p99_9: number }): string {
+  return `p50 ${us(f.p50)} / p99 ${us(f.p99)} / p99.9 ${us(f.p99_9)} µs`;
+}
+
+/**
+ * The `leases` rows (lib/leases.ts): tryTake's latency beside its target, each gateway's decisions and the HTTP
+ * requests per decision, the exactness check, and the lease pool's decisions/s over the check's, per run.
+ */
+export function formatLeases(phases: readonly PhaseResult[]): string[] {
+  const lines: string[] = [];
+  const ratios: string[] = [];
+  for (const p of phases) {
+    const f = p.leases;
+    if (f === undefined) continue;
+    const at = `${phaseLabel(p)} ${p.scenario}`;
+    for (const t of f.tryTake ?? [])
+      lines.push(
+        `${at} / ${t.call}: ${usFigures(t.latencyUs)} over ${whole.format(t.calls)} calls ` +
+          `(target p99 ≤ ${f.targetP99Us} µs)${t.refused > 0 ? `; ${whole.format(t.refused)} refused` : ''}`,
+      );
+    const g = f.gateway;
+    const kinds = Object.entries(g.requestsByKind)
+      .map(([kind, n]) => `${kind} ${whole.format(n)}`)
+      .join(', ');
+    const perDecision = g.requestsPerDecision > 0 ? `, 1 per ${whole.format(1 / g.requestsPerDecision)}` : '';
+    lines.push(
+      `${at} / ${p.phase}: ${whole.format(g.decisionsPerS)} decisions/s` +
+        `${g.targetPerS === undefined ? '' : ` (of ${whole.format(g.targetPerS)} asked)`}, ` +
+        `${whole.format(g.allowedPerS)} allowed/s, over ${g.accounts} accounts; ` +
+        `${g.requestsPerDecision.toPrecision(3)} HTTP requests per decision${perDecision} (${kinds || 'none'}); ` +
+        `srv CPU ${p.serverCpuPercent.toFixed(0)}%, gateway CPU ${p.generatorCpuPercent.toFixed(0)}%` +
+        `${g.failed > 0 ? `; ${whole.format(g.failed)} failed` : ''}`,
+    );
+    if (g.decisionUs !== undefined)
+      lines.push(
+        `    events accepted by the server ${whole.format(g.acceptedPerS ?? 0)}/s; ` +
+          `a decision (tryTake + record) ${usFigures(g.decisionUs)}; waited on the server's backlog ` +
+          `${(g.backlogWaitPercent ?? 0).toFixed(0)}% of the time; pool.close() took ${(g.closeS ?? 0).toFixed(1)} s`,
+      );
+    const e = f.exactness;
+    if (e !== undefined)
+      lines.push(
+        e.problems.length === 0
+          ? `    exact: ${whole.format(e.events)} events, ${whole.format(e.units)} units over ${e.accounts} accounts ` +
+              '(Σ taken = Σ event costs = Σ leases used; balances = start − taken; pending 0)'
+          : `    NOT EXACT: ${e.problems.length} differences, e.g. ${e.problems[0]}`,
+      );
+    const vs = [
+      f.vsCheck === undefined ? '' : `${times(f.vsCheck)} the client library's`,
+      f.vsAutocannonCheck === undefined ? '' : `${times(f.vsAutocannonCheck)} autocannon's`,
+    ].filter((x) => x !== '');
+    if (vs.length > 0) ratios.push(`${at}: lease pool's decisions/s ÷ a check per decision's: ${vs.join(', ')}`);
+  }
+  return [...lines, ...ratios];
+}
+
 /** Non-2xx answers and errors per phase, with a sample of what the server said. */
 export function formatProblems(phases: readonly PhaseResult[]): string[] {
   const lines: string[] = [];

@@ -13,6 +13,7 @@ import {
   setOverrides,
 } from './entitlements.js';
 import { extraGrants, grantedUnits } from './grants.js';
+import { leasesScenario, type LeaseFigures, type LeaseWindow } from './leases.js';
 import type { ChildServer } from './children.js';
 import type { Ledger } from './ledger.js';
 import { runLoads, spreadOver, type LatencyFigures, type LoadOutcome, type LoadSpec, type Shot } from './load.js';
@@ -108,6 +109,8 @@ export interface PhaseResult {
    * request, how late requests went out. Its CPU columns are those of the closed-loop phase it ran beside.
    */
   paced?: PacedFigures;
+  /** The `leases` scenario (lib/leases.ts): tryTake's latency, a gateway's decisions, the exactness check. */
+  leases?: LeaseFigures;
 }
 
 export interface ScenarioResult {
@@ -708,6 +711,48 @@ async function accountsScenario(ctx: ScenarioContext): Promise<PhaseResult[]> {
   return [spreadPhase, hotPhase];
 }
 
+/**
+ * A window of the `leases` scenario as a row: `req/s` the HTTP requests its gateway sent, answered 2xx, per second
+ * (its decisions per second are in `leases`), latencies those requests', `conns` the most in flight at once.
+ */
+function leaseRow(ctx: ScenarioContext, w: LeaseWindow): PhaseResult {
+  return {
+    db: ctx.db,
+    servers: ctx.servers.length,
+    scenario: 'leases',
+    phase: w.phase,
+    connections: w.connections,
+    eventsPerRequest: 0,
+    baselineEvents: undefined,
+    storeEvents: undefined,
+    durationS: ctx.options.durationS,
+    elapsedS: w.elapsedS,
+    requests: w.ok,
+    requestsPerS: w.ok / w.elapsedS,
+    events: 0,
+    eventsPerS: 0,
+    latencyMs: w.latencyMs,
+    non2xx: w.non2xx,
+    statusCodes: w.statusCodes,
+    errors: w.errors,
+    timeouts: 0,
+    unanswered: 0,
+    malformedAnswers: 0,
+    serverCpuPercent: w.server.cpuPercent,
+    serverCpuSeconds: w.server.cpuSeconds,
+    windowUs: w.windowUs,
+    serverPeakRssMb: w.server.peakRssBytes / (1024 * 1024),
+    serverProcesses: w.server.processes,
+    generatorCpuPercent: w.generatorCpuPercent,
+    databaseCpuPercent: w.databaseCpuPercent,
+    otherCpuPercent: w.otherCpuPercent,
+    stealCpuPercent: w.stealCpuPercent,
+    errorSamples: w.errorSamples,
+    ratios: {},
+    leases: w.figures,
+  };
+}
+
 export async function runScenario(ctx: ScenarioContext, name: ScenarioName): Promise<ScenarioResult> {
   ctx.setup.accounts = 0;
   ctx.setup.seconds = 0;
@@ -736,6 +781,11 @@ export async function runScenario(ctx: ScenarioContext, name: ScenarioName): Pro
       break;
     case 'entitlements-1':
       phases = await entitlementsScenario(ctx);
+      break;
+    case 'leases':
+      phases = (await leasesScenario(ctx, (count, label) => fundedAccounts(ctx, count, label))).map((w) =>
+        leaseRow(ctx, w),
+      );
       break;
   }
   return { db: ctx.db, scenario: name, setupAccounts: ctx.setup.accounts, setupS: ctx.setup.seconds, phases };

@@ -30,6 +30,7 @@ export const STORE_ONLY_SIZES: Readonly<Record<ScenarioName, readonly number[]>>
   'check-1': [],
   'read-1': [],
   'entitlements-1': [],
+  leases: [],
 };
 /** SQLite: one writer, transactions strictly back to back. */
 export const SQLITE_STORE_LANES = 1;
