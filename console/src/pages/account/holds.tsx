@@ -11,7 +11,12 @@ export function Holds({ holds, error }: { holds: BillingEvent[] | undefined; err
         items={holds}
         error={error}
         what="holds"
-        empty={<p class="muted">No pending holds. A pending event holds its cost until it is settled or expires.</p>}
+        empty={
+          <p class="muted">
+            No pending events. A pending event holds its cost until it is settled or expires; open leases (below) hold
+            units too.
+          </p>
+        }
       >
         {(list) => (
           <ul class="holds">
