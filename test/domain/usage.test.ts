@@ -5,7 +5,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { addDecimal, formatDecimal, parseDecimal } from '../../src/lib/decimal.js';
-import { EVENT_TIMESTAMP_FUTURE_MS, eventContentHash, normalizeEvent } from '../../src/domain/events.js';
+import {
+  EVENT_TIMESTAMP_FUTURE_MS,
+  eventContentHash,
+  type NormalizedEvent,
+  normalizeEvent,
+} from '../../src/domain/events.js';
 import { canonicalJson, sha256Hex } from '../../src/lib/canonical.js';
 import { HOUR_MS, parseRfc3339 } from '../../src/domain/time.js';
 import {
@@ -94,6 +99,47 @@ describe('event timestamps', () => {
     const again = ev('2026-11-23T10:00:00+01:00');
     assert.ok(again.ok);
     assert.equal(eventContentHash('a_1', again.value), eventContentHash('a_1', one.value), 'the same instant');
+  });
+});
+
+describe('the content hash of an event', () => {
+  /** The fingerprint as first written: SHA-256 of canonicalJson of the content object. */
+  const canonical = (accountId: string, e: NormalizedEvent) => {
+    const content: Record<string, unknown> = { a: accountId, t: e.type, q: e.quantity, o: e.override };
+    Object.assign(content, { m: e.metadata, s: e.state });
+    if (e.timestampMs !== null) content.ts = e.timestampMs;
+    return sha256Hex(canonicalJson(content));
+  };
+  const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.string({ unit: 'binary' }),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.dictionary(fc.string({ unit: 'binary' }), tie('value'), { maxKeys: 3 }),
+    ),
+  })).value;
+
+  test('written field by field, it is byte for byte the canonical JSON hash stored events were given', () => {
+    const event = fc.record({
+      clientId: fc.constant('id'),
+      type: fc.string({ unit: 'binary', minLength: 1 }),
+      quantity: fc.oneof(fc.nat(), fc.double({ min: 0, noNaN: true, noDefaultInfinity: true })),
+      override: fc.option(fc.record({ amount: fc.nat(), denomination: fc.string({ unit: 'binary' }) })),
+      metadata: fc.option(fc.dictionary(fc.string({ unit: 'binary' }), json, { maxKeys: 4 })),
+      state: fc.constantFrom('pending', 'complete', 'cancelled'),
+      gate: fc.boolean(),
+      timestampMs: fc.option(fc.integer({ min: 0, max: 4_102_444_800_000 })),
+      leaseId: fc.option(fc.string()),
+    }) as fc.Arbitrary<NormalizedEvent>;
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), event, (accountId, e) => {
+        assert.equal(eventContentHash(accountId, e), canonical(accountId, e));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
