@@ -388,6 +388,45 @@ describe('LeasePool', () => {
     assert.equal(pool.tryTake('a_1', 'tokens', 1), null, 'a closed pool refuses');
   });
 
+  test('a balance whose lease runs dry gets larger leases, up to maxAmount; half untaken, smaller again', async () => {
+    const { billing, engine, options, time, failures } = setup();
+    const pool = new LeasePool(billing, { amount: 100, maxAmount: 300, ttlSeconds: 100, ...options });
+    const asked = () => engine.sent('leases').map((r) => r.body.amount);
+    const take = (units: number, what: string) => until(what, () => pool.tryTake('a_1', 'tokens', units));
+    const first = (await pool.take('a_1', 'tokens', 1))!;
+    // The next lease cannot be opened (the engine unreachable) when the current one reaches 80 %.
+    engine.down = true;
+    const second = pool.tryTake('a_1', 'tokens', 89)!;
+    await until('the next lease asked for, in vain', () => failures.length === 1);
+    assert.equal(pool.tryTake('a_1', 'tokens', 20), null, '10 units left: dry');
+    assert.equal(pool.tryTake('a_1', 'tokens', 20), null, 'refused again: the size grows once per lease');
+    engine.down = false;
+    time.advance(1_000); // past the back-off
+    // The open that may have reached the engine is sent again as it was (its id, its 100: never a second lease)…
+    const third = await take(20, 'the lease opened again');
+    assert.equal(third.lease.amount, 100);
+    // …and the next one holds twice as much.
+    time.advance(50_000);
+    const fourth = pool.tryTake('a_1', 'tokens', 70)!;
+    await until('a lease of 200', () => asked().includes(200));
+    // The 100 goes past its time (its margin), the 200 takes over and is hardly used before its own time is up.
+    time.advance(45_000);
+    const fifth = await take(1, 'a take from the 200');
+    assert.equal(fifth.lease.amount, 200);
+    time.advance(50_000);
+    assert.equal(pool.tryTake('a_1', 'tokens', 1), null, 'the 200 is past its time, no next one yet');
+    const sixth = await take(1, 'a take from the lease after the 200');
+    assert.equal(sixth.lease.amount, 200, 'asked for before the 200 was given up');
+    // The 200 left 199 untaken: the lease after the next holds 100 again.
+    time.advance(80_000);
+    const seventh = await take(1, 'a take at 80 % of its time');
+    await until('one more lease asked for', () => asked().length === 6);
+    assert.deepEqual(asked(), [100, 100, 100, 200, 200, 100], 'never above maxAmount');
+    for (const t of [first, second, third, fourth, fifth, sixth, seventh]) t.record([cost(t.units)]);
+    await pool.close();
+    assert.throws(() => new LeasePool(billing, { amount: 100, maxAmount: 99 }), TypeError);
+  });
+
   test('opens a smaller lease of what is available on a 402 insufficient_balance', async () => {
     const { billing, engine, options, failures, balance } = setup(30);
     const pool = new LeasePool(billing, { amount: 100, ...options });

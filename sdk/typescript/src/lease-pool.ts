@@ -25,6 +25,12 @@ export interface LeasePoolOptions extends LeaseOptions {
   retryMinMs?: number;
   /** …up to this (default 30,000 ms). */
   retryMaxMs?: number;
+  /**
+   * The most a lease of a busy balance may hold, an integer ≥ `amount` (default 4 × `amount`; `amount`: never
+   * more). A balance whose lease ran dry before the next one was ready gets leases twice as large, up to this; one
+   * whose lease was left with half of it or more untaken, half as large again, down to `amount`.
+   */
+  maxAmount?: number;
 }
 
 /**
@@ -97,6 +103,10 @@ interface Slot {
   intent: Intent | null;
   failures: number;
   retryAt: number;
+  /** Units the next lease asks for: `amount`, doubled while leases run dry, halved while they are half unused. */
+  size: number;
+  /** The lease whose running dry last doubled `size` (each lease doubles it once). */
+  grewFor: Held | null;
 }
 
 /** The `available` of a 402 `insufficient_balance`, or null for any other error. */
@@ -135,6 +145,7 @@ function checkUnits(units: number, amount: number): void {
 export class LeasePool {
   readonly #leases: Leases;
   readonly #amount: number;
+  readonly #maxAmount: number;
   readonly #ttlSeconds: number | undefined;
   readonly #refillAt: number;
   readonly #retryMinMs: number;
@@ -149,9 +160,13 @@ export class LeasePool {
 
   /** Throws a TypeError when `amount` is not an integer ≥ 1 or `refillAt` not in (0, 1]. Opens nothing yet. */
   constructor(billing: { readonly leases: Leases }, options: LeasePoolOptions) {
-    const { amount, ttlSeconds, refillAt = 0.8, retryMinMs = 500, retryMaxMs = 30_000, ...leaseOptions } = options;
+    const { amount, ttlSeconds, refillAt = 0.8, retryMinMs = 500, retryMaxMs = 30_000, ...rest } = options;
+    const { maxAmount = 4 * amount, ...leaseOptions } = rest;
     if (!Number.isInteger(amount) || amount < 1)
       throw new TypeError(`new LeasePool: amount must be an integer ≥ 1, not ${String(amount)}`);
+    if (!Number.isInteger(maxAmount) || maxAmount < amount)
+      throw new TypeError(`new LeasePool: maxAmount must be an integer ≥ amount, not ${String(maxAmount)}`);
+    this.#maxAmount = maxAmount;
     if (!(refillAt > 0 && refillAt <= 1)) throw new TypeError('new LeasePool: refillAt must be in (0, 1]');
     this.#leases = billing.leases;
     this.#amount = amount;
@@ -182,7 +197,15 @@ export class LeasePool {
         held.open++;
         return new LeaseTake(held.lease, units, () => this.#settle(held));
       }
-      if (slot.next === null) break;
+      if (slot.next === null) {
+        // Ran out of units (not of time) before the next lease was ready: the next ones hold more (once per lease).
+        const dry = held !== null && held.lease.remaining < units && this.#now() < held.lease.decidesUntil;
+        if (dry && slot.grewFor !== held) {
+          slot.grewFor = held;
+          slot.size = Math.min(this.#maxAmount, slot.size * 2);
+        }
+        break;
+      }
       if (held !== null) this.#retire(held);
       slot.current = slot.next;
       slot.next = null;
@@ -256,6 +279,8 @@ export class LeasePool {
         intent: null,
         failures: 0,
         retryAt: 0,
+        size: this.#amount,
+        grewFor: null,
       };
       this.#slots.set(key, slot);
     }
@@ -278,7 +303,7 @@ export class LeasePool {
 
   /** Opens a lease for the slot; true once one is installed. Never rejects: failures back off and are reported. */
   async #open(slot: Slot): Promise<boolean> {
-    let amount = this.#amount;
+    let amount = slot.size;
     for (let attempt = 0; attempt < 3; attempt++) {
       // A lease an earlier attempt may have opened has expired by now: no use replaying it.
       if (slot.intent !== null && this.#now() - slot.intent.since >= (this.#ttlSeconds ?? 300) * 1000)
@@ -335,6 +360,11 @@ export class LeasePool {
   #retire(held: Held): void {
     if (held.retired) return;
     held.retired = true;
+    // Half of it or more left untaken: the next leases of the balance hold less again.
+    const { lease } = held;
+    const slot = this.#slots.get(`${lease.accountId}\n${lease.denomination}`);
+    if (slot !== undefined && 2 * lease.taken <= lease.amount)
+      slot.size = Math.max(this.#amount, Math.floor(slot.size / 2));
     if (held.open === 0) held.resolve();
     else {
       const timer = this.#setTimer(held.resolve, Math.max(0, held.lease.expiresAt - this.#now()));
