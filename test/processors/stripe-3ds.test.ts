@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { processorFactory } from '../../src/processors/index.js';
 import { FAKE_STRIPE_API_KEY, FakeStripe } from '../support/fake-stripe.js';
-import { HTTP_DIALECTS, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import { HTTP_DIALECTS, signUpCompany, signUpStripeCompany, startHarness, type Harness } from '../support/harness.js';
 import { attachCard, balance, charges, putAutoRefill, runDue, spend, type Co } from '../support/money.js';
 
 const RETURN_URL = 'https://app.acme.test/billing?tab=credits';
@@ -49,13 +49,7 @@ for (const dialect of HTTP_DIALECTS) {
     before(async () => {
       fake = await FakeStripe.start();
       h = await startHarness(dialect, {}, 10_000, processorFactory({ stripe: fake.connection }));
-      const user = await signUpCompany(h, 'Sandbox first');
-      const c = await h.request('POST', '/v1/companies', {
-        auth: [user.email, user.password],
-        body: { name: 'On Stripe', processor: 'stripe', processor_api_key: FAKE_STRIPE_API_KEY },
-      });
-      assert.equal(c.status, 200, c.text);
-      co = { companyId: c.body.data.company_id, auth: [c.body.data.company_id, c.body.data.api_key] };
+      co = await signUpStripeCompany(h, FAKE_STRIPE_API_KEY);
       const pack = { denomination: 'tokens', amount: 5000, usd_charge: 1000, name: 'Starter' };
       assert.equal((await call('PUT', '/v1/topup_offers/starter', pack)).status, 200);
     });

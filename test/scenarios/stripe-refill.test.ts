@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { processorFactory } from '../../src/processors/index.js';
 import { FAKE_STRIPE_API_KEY, FakeStripe } from '../support/fake-stripe.js';
-import { HTTP_DIALECTS, assertError, signUpCompany, startHarness, type Harness } from '../support/harness.js';
+import { HTTP_DIALECTS, assertError, signUpStripeCompany, startHarness, type Harness } from '../support/harness.js';
 import {
   attachCard,
   balance,
@@ -31,13 +31,7 @@ for (const dialect of HTTP_DIALECTS) {
         10_000,
         processorFactory({ stripe: { ...fake.connection, maxNetworkRetries: 2 } }),
       );
-      const user = await signUpCompany(h, 'Sandbox first');
-      const c = await h.request('POST', '/v1/companies', {
-        auth: [user.email, user.password],
-        body: { name: 'On Stripe', processor: 'stripe', processor_api_key: FAKE_STRIPE_API_KEY },
-      });
-      assert.equal(c.status, 200, c.text);
-      co = { companyId: c.body.data.company_id, auth: [c.body.data.company_id, c.body.data.api_key] };
+      co = await signUpStripeCompany(h, FAKE_STRIPE_API_KEY);
     });
     after(async () => {
       await h.close();

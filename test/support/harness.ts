@@ -177,6 +177,23 @@ export async function signUpCompany(
   };
 }
 
+/**
+ * A company on Stripe (with the fake's key), registered by a user whose first company is on the sandbox: its id and
+ * API key as Basic credentials.
+ */
+export async function signUpStripeCompany(
+  h: Harness,
+  processorApiKey: string,
+): Promise<{ companyId: string; auth: [string, string] }> {
+  const user = await signUpCompany(h, 'Sandbox first');
+  const c = await h.request('POST', '/v1/companies', {
+    auth: [user.email, user.password],
+    body: { name: 'On Stripe', processor: 'stripe', processor_api_key: processorApiKey },
+  });
+  assert.equal(c.status, 200, c.text);
+  return { companyId: c.body.data.company_id, auth: [c.body.data.company_id, c.body.data.api_key] };
+}
+
 export async function createAccountWithBalance(
   h: Harness,
   co: { companyId: string; auth: [string, string] },
