@@ -21,7 +21,13 @@ export function chargeJob(deps: Deps, onCharge?: ChargeObserver): Job {
     'charges',
     CHARGE_TOPIC_PREFIX,
     async (row) => {
-      const charge = await carryOutCharge(deps, String(row.payload.charge_id), row.attempts);
+      const key = row.payload.attempt_key;
+      const charge = await carryOutCharge(
+        deps,
+        String(row.payload.charge_id),
+        row.attempts,
+        typeof key === 'string' ? key : undefined,
+      );
       onCharge?.(row.topic.slice(CHARGE_TOPIC_PREFIX.length), charge.retryAtMs !== undefined ? 'retry' : charge.status);
       if (charge.retryAtMs !== undefined)
         return { done: false, retryAtMs: charge.retryAtMs, error: charge.failureMessage ?? 'processor unavailable' };

@@ -48,8 +48,13 @@ export function chargeLinks(deps: Pick<Deps, 'identity'>, chargeId: string) {
   };
 }
 
-/** Calls the processor for a pending charge; writes nothing. A 0-cent charge needs no processor. */
-export async function attemptCharge(deps: Deps, charge: ChargeRow): Promise<ChargeAttempt> {
+/**
+ * Calls the processor for a pending charge; writes nothing. A 0-cent charge needs no processor. The processor's
+ * idempotency key is the charge's id, with `attemptKey` after it when the charge is collected again (a card attached
+ * after a decline: the first attempt's key would replay its answer, or be refused for another card); every retry of
+ * one collection sends the same key, so that a lost answer is never charged twice.
+ */
+export async function attemptCharge(deps: Deps, charge: ChargeRow, attemptKey?: string): Promise<ChargeAttempt> {
   if (charge.usdCents === 0) return { kind: 'succeeded', processorRef: null };
   const ctx = await deps.store.read(async (tx) => ({
     company: await tx.identity.findCompany(charge.companyId),
@@ -67,7 +72,7 @@ export async function attemptCharge(deps: Deps, charge: ChargeRow): Promise<Char
     paymentMethodId: ctx.card.paymentMethodId,
     usdCents: usdCents(charge.usdCents),
     description: describeCharge(charge),
-    idempotencyKey: charge.chargeId,
+    idempotencyKey: attemptKey === undefined ? charge.chargeId : `${charge.chargeId}.${attemptKey}`,
     customerPresent,
     ...(customerPresent ? { returnUrl: links.stripeReturn } : {}),
     metadata: {

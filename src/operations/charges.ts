@@ -121,7 +121,8 @@ export async function collectChargesAwaitingCard(tx: Tx, nowMs: number, accountI
         outboxId,
         companyId: c.companyId,
         topic: `${CHARGE_TOPIC_PREFIX}${c.reason}`,
-        payload: { charge_id: c.chargeId },
+        // A collection of its own at the processor (attemptCharge): the key of the first attempt is spent.
+        payload: { charge_id: c.chargeId, attempt_key: outboxId },
         runAtMs: nowMs,
         createdAtMs: nowMs,
       },
@@ -131,10 +132,15 @@ export async function collectChargesAwaitingCard(tx: Tx, nowMs: number, accountI
 }
 
 /** Carries out one requested charge (the worker's handler): attempt, then record the outcome. */
-export async function carryOutCharge(deps: Deps, chargeId: string, attempts: number): Promise<ChargeOutcome> {
+export async function carryOutCharge(
+  deps: Deps,
+  chargeId: string,
+  attempts: number,
+  attemptKey?: string,
+): Promise<ChargeOutcome> {
   const charge = await deps.store.read((tx) => tx.charges.findCharge(chargeId));
   if (charge?.status !== 'pending') return { status: charge?.status ?? 'failed' };
-  const attempt = await attemptCharge(deps, charge);
+  const attempt = await attemptCharge(deps, charge, attemptKey);
   return recordChargeOutcome(deps, chargeId, attempt, { mayRetry: true, attempts });
 }
 

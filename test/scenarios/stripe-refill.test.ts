@@ -99,5 +99,36 @@ for (const dialect of HTTP_DIALECTS) {
       );
       assert.equal((await balance(h, co, acc)).amount, 90);
     });
+
+    test('a plan charge declined on one card is collected on the next card attached, once', async () => {
+      const plan = await h.request('POST', `/v1/companies/${co.companyId}/plan`, {
+        auth: co.auth,
+        body: {
+          name: 'Pro',
+          charge_amount: 2000,
+          charge_denomination: 'USD',
+          billing_period: 'month',
+          balances: [{ amount: '1000', denomination: 'tokens', overage_charge_amount: 2 }],
+        },
+      });
+      assert.equal(plan.status, 200, plan.text);
+      const acc = (await createAccount(h, co, { plan_id: plan.body.data.plan_id })).account_id;
+      await attachCard(h, co, acc, 'tok_chargeCustomerFail');
+      await runDue(h, co);
+      assert.deepEqual(
+        (await charges(h, co, acc)).map((c) => [c.reason, c.status, c.failure_code]),
+        [['plan', 'requires_payment_method', 'card_declined']],
+      );
+      // The new card's attempt is a request of its own at Stripe: the first attempt's key would replay its
+      // decline, or be refused for other parameters.
+      await attachCard(h, co, acc, 'tok_visa');
+      await runDue(h, co);
+      assert.deepEqual(
+        (await charges(h, co, acc)).map((c) => [c.reason, c.status]),
+        [['plan', 'succeeded']],
+      );
+      const paid = fake.paymentIntents.filter((pi) => pi.status === 'succeeded' && pi.amount === 2000);
+      assert.equal(paid.length, 1, 'charged once');
+    });
   });
 }
