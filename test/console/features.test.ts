@@ -120,7 +120,8 @@ for (const dialect of HTTP_DIALECTS) {
       await seeText(page, '[role=status]', 'Created the feature “seats” (config).');
 
       // Listed by key, each with its kind, name, event type and no plan yet.
-      await featureRow('sso').waitFor(WAIT);
+      // The list is read again after each creation: wait for the last one's row.
+      for (const key of ['gpt4', 'seats', 'sso']) await featureRow(key).waitFor(WAIT);
       assert.deepEqual(await page.locator('[data-table=features] tbody tr code').allTextContents(), [
         'gpt4',
         'seats',
