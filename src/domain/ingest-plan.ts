@@ -354,17 +354,21 @@ function limitRefusal(p: Planning, ctx: IngestContext): Failure | undefined {
   for (const [key, d] of p.deltas) {
     const breach = limitPassed(ctx.balances.get(key)!, takenBy(d), ctx.nowMs);
     if (breach === undefined) continue;
-    const denomination = key.slice(key.indexOf('\u0000') + 1);
-    const { window, limit, spend } = breach;
-    return failure(
-      'spend_limit_reached',
-      `this request would take the ${window === 'day' ? 'daily' : 'monthly'} spend of "${denomination}" above its ` +
-        `limit of ${limit} (spent ${spend})`,
-      undefined,
-      { denomination, window, limit, spend, resets_at: toIso(breach.resetsAtMs) },
-    );
+    return spendLimitFailure('request', key.slice(key.indexOf('\u0000') + 1), breach);
   }
   return undefined;
+}
+
+/** The refusal of what would take a balance's spend past a limit (`what`: this request, this lease). */
+export function spendLimitFailure(what: string, denomination: string, breach: LimitBreach): Failure {
+  const { window, limit, spend } = breach;
+  return failure(
+    'spend_limit_reached',
+    `this ${what} would take the ${window === 'day' ? 'daily' : 'monthly'} spend of "${denomination}" above its ` +
+      `limit of ${limit} (spent ${spend})`,
+    undefined,
+    { denomination, window, limit, spend, resets_at: toIso(breach.resetsAtMs) },
+  );
 }
 
 /** gate_on_balance: refused while a balance the request draws from has available < 0. */

@@ -6,7 +6,7 @@
  */
 import { hold, releaseHold } from '../domain/grants.js';
 import { available } from '../domain/holds.js';
-import { limitPassed } from '../domain/ingest-plan.js';
+import { limitPassed, spendLimitFailure } from '../domain/ingest-plan.js';
 import {
   LEASE_TTL_DEFAULT_S,
   type LeaseRow,
@@ -18,7 +18,7 @@ import {
   sameLeaseRequest,
   statusAt,
 } from '../domain/leases.js';
-import { fail } from '../domain/outcome.js';
+import { fail, OutcomeError } from '../domain/outcome.js';
 import { toIso } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import type { Page, PageResult } from '../store/types.js';
@@ -75,20 +75,7 @@ export function openLease(deps: Deps, companyId: string, accountId: string, inpu
         },
       );
     const breach = limitPassed(b, amount, nowMs);
-    if (breach !== undefined)
-      fail(
-        'spend_limit_reached',
-        `this lease would take the ${breach.window === 'day' ? 'daily' : 'monthly'} spend of "${denomination}" above ` +
-          `its limit of ${breach.limit} (spent ${breach.spend})`,
-        undefined,
-        {
-          denomination,
-          window: breach.window,
-          limit: breach.limit,
-          spend: breach.spend,
-          resets_at: toIso(breach.resetsAtMs),
-        },
-      );
+    if (breach !== undefined) throw new OutcomeError(spendLimitFailure('lease', denomination, breach));
     const lease: LeaseRow = {
       leaseId: newId('ls'),
       companyId,
