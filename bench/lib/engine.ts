@@ -33,6 +33,7 @@ import type { PostedEntry } from '../../src/ledger/entries.js';
 import { grantEntry } from '../../src/ledger/grants.js';
 import type { IngestResult } from '../../src/ledger/ingest.js';
 import { Ledger } from '../../src/ledger/ledger.js';
+import { AccountOwners } from '../../src/operations/account-owners.js';
 import { ingestGroup } from '../../src/operations/events.js';
 import type { EventRow, Store, TransactionRow, Tx } from '../../src/store/types.js';
 
@@ -93,11 +94,15 @@ export function ingestRequest(
   return { companyId, accountId, events, eventIds: events.map((e) => e.clientId ?? newId('ev')), gate };
 }
 
-/** How the server's group commit writes a group, in `tx`: stable across builds, for tools that load several. */
+/**
+ * How the server's group commit writes a group, in `tx`, remembering its accounts' owners as the server's does:
+ * stable across builds, for tools that load several.
+ */
 export function groupWriter(
   ledger: Ledger,
 ): (tx: Tx, nowMs: number, requests: IngestRequest[]) => Promise<Outcome<IngestResult>[]> {
-  return (tx, nowMs, requests) => ingestGroup(ledger, tx, nowMs, requests);
+  const owners = new AccountOwners();
+  return (tx, nowMs, requests) => ingestGroup(ledger, tx, nowMs, requests, owners);
 }
 
 /**

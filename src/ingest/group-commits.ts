@@ -13,6 +13,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Deps } from '../operations/deps.js';
 import type { IngestResult } from '../ledger/ingest.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { AccountOwners } from '../operations/account-owners.js';
 import { type BalanceRead, type BalanceReads, readBalanceGroup } from '../operations/balances.js';
 import {
   checkEntitlementGroup,
@@ -46,10 +47,13 @@ export interface GroupWriters {
   settle: GroupWriter<SettleRequest, Outcome<EventRow>>;
 }
 
-/** Each group one transaction of `store`, posted through `ledger` (this thread's, or the writer thread's own). */
-export function transactionWriters(store: Store, ledger: Ledger): GroupWriters {
+/**
+ * Each group one transaction of `store`, posted through `ledger` (this thread's, or the writer thread's own), its
+ * accounts' owners remembered in `owners` (this thread's).
+ */
+export function transactionWriters(store: Store, ledger: Ledger, owners: AccountOwners): GroupWriters {
   return {
-    ingest: (nowMs, requests) => store.write((tx) => ingestGroup(ledger, tx, nowMs, requests)),
+    ingest: (nowMs, requests) => store.write((tx) => ingestGroup(ledger, tx, nowMs, requests, owners)),
     settle: (nowMs, requests) => store.write((tx) => settleGroup(ledger, tx, nowMs, requests)),
   };
 }
@@ -126,9 +130,11 @@ export class GroupCommits implements EventWriters, BalanceReads, EntitlementChec
       store instanceof SqliteStore && store.filename !== ':memory:' ? await SqliteWriterThread.start(store) : undefined;
     const concurrency =
       store.dialect === 'sqlite' ? (thread ? 2 : 1) : Math.max(1, Math.floor((opts.pgPoolSize ?? 2) / 2));
+    // The owners this thread has read (the writer thread keeps its own).
+    const owners = new AccountOwners();
     const own: GroupWriters = thread
       ? { ingest: (nowMs, reqs) => thread.ingest(nowMs, reqs), settle: (nowMs, reqs) => thread.settle(nowMs, reqs) }
-      : transactionWriters(store, deps.ledger);
+      : transactionWriters(store, deps.ledger, owners);
     const writers = opts.instrument ? opts.instrument(own) : own;
     // Reads: SQLite's are synchronous on this thread (one at a time); PostgreSQL's share the pool with the writes.
     const reads = store.dialect === 'sqlite' ? 1 : Math.max(1, Math.floor((opts.pgPoolSize ?? 2) / 4));
@@ -136,12 +142,14 @@ export class GroupCommits implements EventWriters, BalanceReads, EntitlementChec
     return new GroupCommits(
       new IngestBatcher(deps.clock, concurrency, writers.ingest),
       new SettleBatcher(deps.clock, concurrency, writers.settle),
-      new ReadBatcher(deps.clock, reads, (nowMs, reqs) => store.read((tx) => checkGroup(ledger, tx, nowMs, reqs))),
       new ReadBatcher(deps.clock, reads, (nowMs, reqs) =>
-        store.read((tx) => readBalanceGroup(ledger, tx, nowMs, reqs)),
+        store.read((tx) => checkGroup(ledger, tx, nowMs, reqs, owners)),
       ),
       new ReadBatcher(deps.clock, reads, (nowMs, reqs) =>
-        store.read((tx) => checkEntitlementGroup(ledger, deps.usage, tx, nowMs, reqs)),
+        store.read((tx) => readBalanceGroup(ledger, tx, nowMs, reqs, owners)),
+      ),
+      new ReadBatcher(deps.clock, reads, (nowMs, reqs) =>
+        store.read((tx) => checkEntitlementGroup(ledger, deps.usage, tx, nowMs, reqs, owners)),
       ),
       thread,
     );

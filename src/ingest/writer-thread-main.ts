@@ -10,6 +10,7 @@ import type { IngestRequest } from '../domain/events.js';
 import type { SettleRequest } from '../operations/events.js';
 import { balanceEffects } from '../compose.js';
 import { Ledger } from '../ledger/ledger.js';
+import { AccountOwners } from '../operations/account-owners.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { OutcomeError } from '../domain/outcome.js';
 import { transactionWriters } from './group-commits.js';
@@ -28,7 +29,7 @@ if (!port) throw new Error('ingest/writer-thread-main.ts runs as a worker thread
 const init = workerData as WorkerInit;
 // The same balance effects as the server's (refill decisions, plan alerts, notifications).
 const store = new SqliteStore(init.filename, { reader: false });
-const writers = transactionWriters(store, new Ledger(balanceEffects()));
+const writers = transactionWriters(store, new Ledger(balanceEffects()), new AccountOwners());
 
 port.on('message', (msg: GroupRequest | 'close') => {
   if (msg === 'close') {

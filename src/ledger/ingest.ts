@@ -44,8 +44,12 @@ export interface IngestResult {
   eventIds: string[];
 }
 
-/** Where a plan finds its balances and its price periods' counts: locked (the events call) or viewed (the check). */
+/**
+ * Where a plan finds its accounts' owners (by account id, those that exist), its balances and its price periods'
+ * counts: balances locked (the events call) or viewed (the check).
+ */
 export interface PlanSource {
+  owners(accountIds: string[]): Promise<ReadonlyMap<string, string>>;
   balances(keys: BalanceKey[]): Promise<BalanceMap>;
   periods(keys: PricePeriodKey[]): Promise<Map<string, Decimal>>;
 }
@@ -173,7 +177,7 @@ function leaseFiguresOf(loaded: Loaded, nowMs: number, only?: Iterable<string>):
 
 async function load(tx: ReadTx, requests: IngestRequest[], nowMs: number, source: PlanSource): Promise<Loaded> {
   const refused: (Outcome<IngestResult> | undefined)[] = new Array(requests.length);
-  const { prices, known } = await loadInputs(tx, requests, refused);
+  const { prices, known } = await loadInputs(tx, requests, refused, source);
   await gateEntitlements(tx, requests, refused, nowMs);
   const balances = await source.balances(balanceKeysOf(requests, refused, prices));
   const periodKeys = pricePeriodsOf(
@@ -318,13 +322,9 @@ async function loadInputs(
   tx: ReadTx,
   requests: IngestRequest[],
   refused: (Outcome<IngestResult> | undefined)[],
+  source: PlanSource,
 ): Promise<IngestInputs> {
-  const owners = new Map(
-    (await tx.accounts.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [
-      o.accountId,
-      o.companyId,
-    ]),
-  );
+  const owners = await source.owners(requests.map((r) => r.accountId));
   requests.forEach((r, i) => {
     if (owners.get(r.accountId) !== r.companyId)
       refused[i] = failure('not_found', `no such account: ${r.accountId}`, 'account_id');

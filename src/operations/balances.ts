@@ -5,6 +5,7 @@ import { balanceKey } from '../lib/keys.js';
 import { grantEntry, headroom, takeEntry } from '../ledger/grants.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceRow, ReadTx } from '../store/types.js';
+import { AccountOwners } from './account-owners.js';
 import type { Command, Deps } from './deps.js';
 import { ownedAccount } from './lookups.js';
 
@@ -75,12 +76,11 @@ export async function readBalanceGroup(
   tx: ReadTx,
   nowMs: number,
   requests: BalanceRead[],
+  accountOwners: AccountOwners = new AccountOwners(),
 ): Promise<Outcome<BalanceRow>[]> {
-  const owners = new Map(
-    (await tx.accounts.findAccountOwners([...new Set(requests.map((r) => r.accountId))])).map((o) => [
-      o.accountId,
-      o.companyId,
-    ]),
+  const owners = await accountOwners.of(
+    tx,
+    requests.map((r) => r.accountId),
   );
   const owned = requests.filter((r) => owners.get(r.accountId) === r.companyId);
   const balances = await ledger.view(tx, owned, nowMs);

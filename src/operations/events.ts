@@ -18,6 +18,7 @@ import { usageOf } from '../domain/usage.js';
 import { parseRfc3339 } from '../domain/time.js';
 import type { PostedEntry } from '../ledger/entries.js';
 import { type IngestResult, planEvents } from '../ledger/ingest.js';
+import { AccountOwners } from './account-owners.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Posting } from '../ledger/posting.js';
 import type { EventFilter, EventRow, Page, PageResult, ReadTx, Tx } from '../store/types.js';
@@ -46,9 +47,11 @@ export async function ingestGroup(
   tx: Tx,
   nowMs: number,
   requests: IngestRequest[],
+  owners: AccountOwners = new AccountOwners(),
 ): Promise<Outcome<IngestResult>[]> {
   let posting: Posting | undefined;
   const plan = await planEvents(tx, requests, nowMs, {
+    owners: (ids) => owners.of(tx, ids),
     balances: async (keys) => {
       posting = await ledger.open(tx, keys, nowMs);
       return posting.balances;
@@ -91,13 +94,18 @@ export async function checkGroup(
   tx: ReadTx,
   nowMs: number,
   requests: IngestRequest[],
+  owners: AccountOwners = new AccountOwners(),
 ): Promise<Outcome<CheckResult>[]> {
   const ungated = requests.map((r) => ({ ...r, gate: false, events: r.events.map((e) => ({ ...e, gate: false })) }));
   const plan = await planEvents(
     tx,
     ungated,
     nowMs,
-    { balances: (keys) => ledger.view(tx, keys, nowMs), periods: (keys) => tx.prices.findPricePeriods(keys) },
+    {
+      owners: (ids) => owners.of(tx, ids),
+      balances: (keys) => ledger.view(tx, keys, nowMs),
+      periods: (keys) => tx.prices.findPricePeriods(keys),
+    },
     'each-alone',
   );
   return plan.outcomes.map((outcome, i): Outcome<CheckResult> => {

@@ -30,6 +30,7 @@ import type {
   ReadTx,
   Tx,
 } from '../store/types.js';
+import { AccountOwners } from './account-owners.js';
 import type { Command, Deps } from './deps.js';
 import { checkGroup } from './events.js';
 import { ownedAccount, unknownCursor } from './lookups.js';
@@ -206,7 +207,7 @@ export interface EntitlementChecks {
 /**
  * May each account use the feature now? Entitled (its plan or an override), and for a metered feature the
  * pre-flight check of `quantity` units of its event type allowed (checkGroup, the ledger's view, in this read).
- * The checks of a group cost the same statements as one: the accounts' owners, the features, the plan entries and
+ * The checks of a group cost the same statements as one: the accounts' owners (none once remembered), the features, the plan entries and
  * overrides of those accounts and features (one union), these three at once, then one `checkGroup` for the
  * metered ones. An unknown account is 404 `account_id`; an unknown feature of a known account, 404 `feature`.
  */
@@ -216,6 +217,7 @@ export async function checkEntitlementGroup(
   tx: ReadTx,
   nowMs: number,
   requests: readonly EntitlementCheckRequest[],
+  owners: AccountOwners = new AccountOwners(),
 ): Promise<Outcome<EntitlementCheck>[]> {
   const unique = <T>(xs: T[]) => [...new Set(xs)];
   const accountIds = unique(requests.map((r) => r.accountId));
@@ -223,8 +225,8 @@ export async function checkEntitlementGroup(
   // Three statements at once (on PostgreSQL, three connections of the pool: one round trip's wait). The plan
   // entries and overrides are read for every account asked; those of an account the company does not own are
   // never looked at.
-  const [ownerRows, featureRows, rowsOf] = await Promise.all([
-    tx.accounts.findAccountOwners(accountIds),
+  const [ownersOf, featureRows, rowsOf] = await Promise.all([
+    owners.of(tx, accountIds),
     Promise.all(
       companies.map((c) =>
         tx.features.findFeatures(c, unique(requests.filter((r) => r.companyId === c).map((r) => r.key))),
@@ -232,7 +234,6 @@ export async function checkEntitlementGroup(
     ),
     tx.features.entitlementRowsOfAccounts(accountIds, unique(requests.map((r) => r.key))),
   ]);
-  const owners = new Map(ownerRows.map((o) => [o.accountId, o.companyId]));
   const features = new Map<string, FeatureRow>();
   companies.forEach((c, i) => {
     for (const f of featureRows[i]!) features.set(`${c}\u0000${f.key}`, f);
@@ -243,7 +244,7 @@ export async function checkEntitlementGroup(
   const metered: { at: number; ent: Entitlement; usage: IngestRequest }[] = [];
   for (const r of requests) {
     const feature = featureOf(r);
-    if (owners.get(r.accountId) !== r.companyId) {
+    if (ownersOf.get(r.accountId) !== r.companyId) {
       out.push(failure('not_found', `no such account: ${r.accountId}`, 'account_id'));
       continue;
     }
@@ -274,6 +275,7 @@ export async function checkEntitlementGroup(
     tx,
     nowMs,
     metered.map((m) => m.usage),
+    owners,
   );
   metered.forEach(({ at, ent }, i) => {
     const answer = checked[i]!;

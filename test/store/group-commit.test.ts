@@ -8,6 +8,7 @@ import type { IngestRequest } from '../../src/domain/events.js';
 import type { Outcome } from '../../src/domain/outcome.js';
 import { GroupCommit, type GroupWriter } from '../../src/ingest/group-commit.js';
 import { IngestBatcher, transactionWriters } from '../../src/ingest/group-commits.js';
+import { AccountOwners } from '../../src/operations/account-owners.js';
 import { SqliteWriterThread } from '../../src/ingest/writer-thread.js';
 import { TestClock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/operations/deps.js';
@@ -39,7 +40,7 @@ forEachDialect(
         thread = worker;
         write = (nowMs, requests) => worker.ingest(nowMs, requests);
       } else {
-        write = transactionWriters(store, deps.ledger).ingest;
+        write = transactionWriters(store, deps.ledger, new AccountOwners()).ingest;
       }
     });
     after(async () => {

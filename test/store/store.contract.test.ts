@@ -8,6 +8,7 @@ import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
 import { newId } from '../../src/lib/ids.js';
 import { TestClock } from '../../src/lib/clock.js';
 import { IngestBatcher, transactionWriters } from '../../src/ingest/group-commits.js';
+import { AccountOwners } from '../../src/operations/account-owners.js';
 import { ingestGroup } from '../../src/operations/events.js';
 import { grantEntry, takeEntry } from '../../src/ledger/grants.js';
 import { balanceKey } from '../../src/domain/events.js';
@@ -349,7 +350,7 @@ forEachDialect((store, t) => {
       const batcher = new IngestBatcher(
         new TestClock(T0),
         t.dialect === 'postgres' ? 4 : 1,
-        transactionWriters(store, ledger).ingest,
+        transactionWriters(store, ledger, new AccountOwners()).ingest,
       );
       const outs = await Promise.all(
         Array.from({ length: 150 }, (_, i) =>

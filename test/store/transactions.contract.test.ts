@@ -6,6 +6,7 @@ import { HOLD_DURATION_MS } from '../../src/domain/holds.js';
 import { OutcomeError } from '../../src/domain/outcome.js';
 import { TestClock } from '../../src/lib/clock.js';
 import { transactionWriters } from '../../src/ingest/group-commits.js';
+import { AccountOwners } from '../../src/operations/account-owners.js';
 import type { Deps } from '../../src/operations/deps.js';
 import { ingestGroup, type SettleInput } from '../../src/operations/events.js';
 import type { EventRow, TransactionRow } from '../../src/store/types.js';
@@ -15,7 +16,7 @@ import { portOf } from '../../src/ledger/port.js';
 
 /** One settle as the server applies it (a group of one, in its own transaction); a refusal is thrown. */
 async function settleOne(deps: Deps, companyId: string, eventId: string, input: SettleInput): Promise<EventRow> {
-  const [outcome] = await transactionWriters(deps.store, deps.ledger).settle(deps.clock.now(), [
+  const [outcome] = await transactionWriters(deps.store, deps.ledger, new AccountOwners()).settle(deps.clock.now(), [
     { companyId, eventId, input },
   ]);
   if (!outcome!.ok) throw new OutcomeError(outcome!);
