@@ -15,6 +15,7 @@ import type { TransactionRow } from '../transactions/types.js';
 import type { UsageRow } from '../usage/types.js';
 import { POSTGRES } from './dialect.js';
 import type { PgExec } from './exec.js';
+import type { TxReadAhead } from './read-ahead.js';
 import {
   addUsageStatements,
   applyBalanceDeltasSql,
@@ -31,22 +32,37 @@ const usageShard = (): number => Math.floor(Math.random() * USAGE_COMPANY_SHARDS
 
 export class PgLedger extends LedgerSql {
   declare protected readonly db: PgExec;
-  constructor(db: PgExec) {
+  constructor(
+    db: PgExec,
+    private readonly ahead: TxReadAhead,
+  ) {
     super(db, POSTGRES);
   }
 
+  /**
+   * The balances locked, in the order given; with each row, its company's live webhook subscriptions, kept for the
+   * notifications of this transaction (read-ahead.ts): one round trip for both.
+   */
   async lockBalances(keys: BalanceKey[]) {
-    return this.#balancesOf(keys, ' FOR UPDATE OF b');
+    if (keys.length === 0) return [];
+    const rows = await this.db.all(
+      `SELECT b.*, (SELECT json_agg(json_build_array(w.webhook_id, w.type, w.threshold::text) ORDER BY w.seq)
+           FROM webhook_subscriptions w
+          WHERE w.company_id = b.company_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL) AS webhook_targets
+         FROM balances b JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
+         ON b.account_id = k.account_id AND b.denomination = k.denomination
+       ORDER BY b.account_id, b.denomination FOR UPDATE OF b`,
+      [keys.map((k) => k.accountId), keys.map((k) => k.denomination)],
+    );
+    for (const r of rows) this.ahead.keepTargets(String(r.company_id), r.webhook_targets);
+    return rows.map(toBalance);
   }
   async readBalances(keys: BalanceKey[]) {
-    return this.#balancesOf(keys, '');
-  }
-  async #balancesOf(keys: BalanceKey[], lock: string) {
     if (keys.length === 0) return [];
     const rows = await this.db.all(
       `SELECT b.* FROM balances b JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
          ON b.account_id = k.account_id AND b.denomination = k.denomination
-       ORDER BY b.account_id, b.denomination${lock}`,
+       ORDER BY b.account_id, b.denomination`,
       [keys.map((k) => k.accountId), keys.map((k) => k.denomination)],
     );
     return rows.map(toBalance);

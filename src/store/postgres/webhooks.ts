@@ -1,26 +1,56 @@
-/** Webhooks on PostgreSQL: one statement per batch of deliveries and attempts instead of one round trip per row. */
-import type { WebhookDeliveryRow, WebhookDeliveryUpdate, WebhookTarget } from '../webhooks/types.js';
+/**
+ * Webhooks on PostgreSQL: one statement per batch of deliveries and attempts instead of one round trip per row; the
+ * subscriptions of companies whose balances the transaction locked are read with the lock (read-ahead.ts).
+ */
+import type {
+  WebhookDeliveryRow,
+  WebhookDeliveryUpdate,
+  WebhookSubscriptionRow,
+  WebhookTarget,
+} from '../webhooks/types.js';
 import { WEBHOOK_ATTEMPT_COLUMNS, WEBHOOK_DELIVERY_COLUMNS, WebhooksSql } from '../webhooks/sql.js';
 import { POSTGRES } from './dialect.js';
 import type { PgExec } from './exec.js';
+import type { TxReadAhead } from './read-ahead.js';
 
 export class PgWebhooks extends WebhooksSql {
-  constructor(db: PgExec) {
+  constructor(
+    db: PgExec,
+    private readonly ahead: TxReadAhead,
+  ) {
     super(db, POSTGRES);
   }
+  /** Those of companies whose balances this transaction locked were read with them (read-ahead.ts): no query. */
   override async findWebhookTargets(companyIds: string[]): Promise<WebhookTarget[]> {
-    if (companyIds.length === 0) return [];
+    const out: WebhookTarget[] = [];
+    const rest: string[] = [];
+    for (const c of new Set(companyIds)) {
+      const known = this.ahead.targetsOf(c);
+      if (known === undefined) rest.push(c);
+      else for (const t of known) out.push(t);
+    }
+    if (rest.length === 0) return out;
     const rows = await this.db.all(
       `SELECT webhook_id, company_id, type, threshold FROM webhook_subscriptions
-       WHERE company_id = ANY(?::text[]) AND deleted_at IS NULL AND disabled_at IS NULL`,
-      [companyIds],
+       WHERE company_id = ANY(?::text[]) AND deleted_at IS NULL AND disabled_at IS NULL ORDER BY seq`,
+      [rest],
     );
-    return rows.map((r) => ({
-      webhookId: String(r.webhook_id),
-      companyId: String(r.company_id),
-      type: String(r.type) as WebhookTarget['type'],
-      threshold: r.threshold === null ? null : Number(r.threshold),
-    }));
+    for (const r of rows)
+      out.push({
+        webhookId: String(r.webhook_id),
+        companyId: String(r.company_id),
+        type: String(r.type) as WebhookTarget['type'],
+        threshold: r.threshold === null ? null : Number(r.threshold),
+      });
+    return out;
+  }
+  override async insertWebhookSubscription(w: WebhookSubscriptionRow) {
+    this.ahead.forgetTargets();
+    return super.insertWebhookSubscription(w);
+  }
+  override async deleteWebhookSubscription(companyId: string, webhookId: string, atMs: number) {
+    this.ahead.forgetTargets();
+    return super.deleteWebhookSubscription(companyId, webhookId, atMs);
   }
   override async insertWebhookDeliveries(rows: WebhookDeliveryRow[]) {
     if (rows.length === 0) return;
@@ -81,6 +111,7 @@ export class PgWebhooks extends WebhooksSql {
     );
     for (const u of updates) {
       if (!u.disable) continue;
+      this.ahead.forgetTargets();
       await this.db.run(
         'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? ' +
           'WHERE webhook_id = ? AND disabled_at IS NULL',
