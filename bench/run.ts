@@ -73,6 +73,7 @@ import {
   runStoreOnly,
   STORE_ONLY_SIZES,
   storeLanes,
+  type StoreBaseline,
   type StoreOnlyFigures,
 } from './lib/storeonly.js';
 
@@ -80,6 +81,7 @@ const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const HELLO_ENTRY = 'bench/baselines/hello.ts';
 const VALIDATE_ENTRY = 'bench/baselines/validate.ts';
 const STORE_ONLY_ENTRY = 'bench/baselines/store.ts';
+const PLAIN_SQL_ENTRY = 'bench/baselines/plain-sql.ts';
 /** Path and credentials the no-database route is sent: the same bytes as the real requests. */
 const BASELINE_ACCOUNT = 'a_baseline00000000000000';
 const BASELINE_CREDENTIALS = 'c_baseline0000000000000000:sk_baseline_0000000000000000000000000000';
@@ -353,7 +355,8 @@ async function reportProfiles(server: ChildServer, label: string): Promise<void>
 
 /**
  * The store-only baseline of each database, once per transaction size the chosen scenarios
- * are compared with, each in its own process on a fresh store (no server runs meanwhile).
+ * are compared with, each in its own process on a fresh store (no server runs meanwhile); on
+ * PostgreSQL then the plain-SQL limit of each size, on a fresh database too.
  */
 async function runStoreBaselines(
   databases: readonly DbKind[],
@@ -369,48 +372,53 @@ async function runStoreBaselines(
   // The pool size the servers will use (`BILLING_PG_POOL_SIZE`, else the server's default).
   const pgPoolSize = serverPgPoolSize({ ...process.env, ...options.serverEnv });
   for (const db of databases) {
-    for (const size of sizes) {
-      const label = `${db} store-only, ${size} event${size === 1 ? '' : 's'}/tx`;
-      let storage: Storage | undefined;
-      try {
-        storage = await prepareStorage(db, options, dataDir);
-        const lanes = storeLanes(db, pgPoolSize);
-        log(`${label}: ${lanes} lane${lanes === 1 ? '' : 's'} on ${storage.description}`);
-        const run = await runStoreOnly({
-          db,
-          databaseUrl: storage.databaseUrl,
-          databaseProcesses: storage.processes,
-          eventsPerTransaction: size,
-          lanes,
-          accounts: POOL_ACCOUNTS,
-          grants: options.grants,
-          grantUnits: options.grantUnits,
-          pgPoolSize,
-          durationS: options.durationS,
-          warmupS: options.warmupS,
-          cwd: REPO_ROOT,
-          entry: STORE_ONLY_ENTRY,
-          logDir,
-          track: (stop) => onCleanup(stop),
-        });
-        results.push(run.result);
-        figures.push(run.figures);
-        log(
-          `${label}: ${Math.round(run.figures.eventsPerS)} events/s, ` +
-            `${Math.round(run.figures.transactionsPerS)} transactions/s` +
-            (run.figures.ledger.findings.length === 0 ? ', ledger exact' : ''),
-        );
-        for (const f of run.figures.ledger.findings) {
-          failures.push(`${label}: ledger off on account ${f.accountId} (${f.check}): ${f.message}`);
+    const baselines: StoreBaseline[] = db === 'postgres' ? ['store', 'plain-sql'] : ['store'];
+    for (const baseline of baselines)
+      for (const size of sizes) {
+        const name = baseline === 'store' ? 'store-only' : 'plain SQL';
+        const label = `${db} ${name}, ${size} event${size === 1 ? '' : 's'}/tx`;
+        let storage: Storage | undefined;
+        try {
+          storage = await prepareStorage(db, options, dataDir);
+          // The plain-SQL limit: as many connections as a server process's pool.
+          const lanes = baseline === 'store' ? storeLanes(db, pgPoolSize) : pgPoolSize;
+          log(`${label}: ${lanes} lane${lanes === 1 ? '' : 's'} on ${storage.description}`);
+          const run = await runStoreOnly({
+            baseline,
+            db,
+            databaseUrl: storage.databaseUrl,
+            databaseProcesses: storage.processes,
+            eventsPerTransaction: size,
+            lanes,
+            accounts: POOL_ACCOUNTS,
+            grants: options.grants,
+            grantUnits: options.grantUnits,
+            pgPoolSize,
+            durationS: options.durationS,
+            warmupS: options.warmupS,
+            cwd: REPO_ROOT,
+            entry: baseline === 'store' ? STORE_ONLY_ENTRY : PLAIN_SQL_ENTRY,
+            logDir,
+            track: (stop) => onCleanup(stop),
+          });
+          results.push(run.result);
+          figures.push(run.figures);
+          log(
+            `${label}: ${Math.round(run.figures.eventsPerS)} events/s, ` +
+              `${Math.round(run.figures.transactionsPerS)} transactions/s` +
+              (run.figures.ledger.findings.length === 0 ? ', ledger exact' : ''),
+          );
+          for (const f of run.figures.ledger.findings) {
+            failures.push(`${label}: ledger off on account ${f.accountId} (${f.check}): ${f.message}`);
+          }
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          log(`${label}: FAILED: ${message}`);
+          failures.push(`${label}: run failed: ${message}`);
+        } finally {
+          await storage?.release();
         }
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        log(`${label}: FAILED: ${message}`);
-        failures.push(`${label}: run failed: ${message}`);
-      } finally {
-        await storage?.release();
       }
-    }
   }
   return { results, figures, failures };
 }

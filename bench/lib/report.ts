@@ -12,6 +12,7 @@ export const HELLO_PHASE = 'hello-world';
 export const BASELINE_SCENARIO = 'baseline';
 export const NO_DB_PHASE_PREFIX = 'no-db validation';
 export const STORE_ONLY_PHASE_PREFIX = 'store only';
+export const PLAIN_SQL_PHASE_PREFIX = 'plain SQL';
 
 export function noDbPhaseName(events: number): string {
   return `${NO_DB_PHASE_PREFIX}, ${events} event${events === 1 ? '' : 's'}`;
@@ -20,6 +21,11 @@ export function noDbPhaseName(events: number): string {
 /** The store-only baseline with `events` events per transaction. */
 export function storeOnlyPhaseName(events: number): string {
   return `${STORE_ONLY_PHASE_PREFIX}, ${events} event${events === 1 ? '' : 's'}/tx`;
+}
+
+/** The plain-SQL limit with `events` ledger rows per transaction (PostgreSQL: baselines/plain-sql.ts). */
+export function plainSqlPhaseName(events: number): string {
+  return `${PLAIN_SQL_PHASE_PREFIX}, ${events} event${events === 1 ? '' : 's'}/tx`;
 }
 
 /** How a database run is named in the report: `postgres ×2` (the database and its server processes). */
@@ -72,6 +78,10 @@ export function applyRatios(phases: readonly PhaseResult[], baselines: readonly 
       const name = storeOnlyPhaseName(phase.storeEvents);
       const store = baselines.find((b) => b.db === phase.db && b.phase === name);
       if (store !== undefined && store.eventsPerS > 0) phase.ratios.vsStoreEvents = phase.eventsPerS / store.eventsPerS;
+      const plainName = plainSqlPhaseName(phase.storeEvents);
+      const plain = baselines.find((b) => b.db === phase.db && b.phase === plainName);
+      if (plain !== undefined && plain.eventsPerS > 0)
+        phase.ratios.vsPlainSqlEvents = phase.eventsPerS / plain.eventsPerS;
     }
     if (phase.baselineEvents === undefined) continue;
     const noDb = baselines.find((b) => b.phase === noDbPhaseName(phase.baselineEvents as number));
@@ -139,6 +149,7 @@ const COLUMNS: Column[] = [
   { title: 'vs hello req/s', right: true, cell: (p) => percent(p.ratios.vsHelloRequests) },
   { title: 'vs no-db events/s', right: true, cell: (p) => percent(p.ratios.vsNoDbEvents) },
   { title: 'vs store events/s', right: true, cell: (p) => percent(p.ratios.vsStoreEvents) },
+  { title: 'vs plain SQL events/s', right: true, cell: (p) => percent(p.ratios.vsPlainSqlEvents) },
   { title: 'CPU/req vs no-db', right: true, cell: (p) => times(p.ratios.cpuPerRequestVsNoDb) },
 ];
 

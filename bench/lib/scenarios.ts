@@ -98,6 +98,8 @@ export interface PhaseResult {
     vsNoDbEvents?: number;
     vsNoDbRequests?: number;
     vsStoreEvents?: number;
+    /** Events/s over the plain-SQL limit's with as many events per transaction (PostgreSQL). */
+    vsPlainSqlEvents?: number;
     /**
      * Server CPU per request over the no-db validation baseline's, for the same events per request (per event for
      * requests of several events, which is the same ratio when every request carries as many).

@@ -2,7 +2,9 @@
  * The store-only baseline: the project's real store and ingest code with no HTTP, in its own
  * process (`bench/baselines/store.ts`), on a fresh database of the same kind as the server's.
  * It reports how many N-event transactions the store commits back to back: the ceiling the
- * server's events route is compared with (`vs store events/s`).
+ * server's events route is compared with (`vs store events/s`). On PostgreSQL, the plain-SQL
+ * limit too (`bench/baselines/plain-sql.ts`: no engine, one balance update and N ledger rows per
+ * transaction through the same driver; `vs plain SQL events/s`), run the same way.
  *
  * The child speaks one JSON object per line on stdout: `measuring` when the timed part starts,
  * `measured` when it ends, then the `result`. The bench samples the child's CPU and memory
@@ -17,7 +19,7 @@ import type { LatencyFigures } from './latency.js';
 import type { Finding } from './ledger.js';
 import type { DbKind, ScenarioName } from './options.js';
 import { MachineSampler, ProcessSampler, processForest, type MachineUsage, type ProcessUsage } from './procstats.js';
-import { BASELINE_SCENARIO, storeOnlyPhaseName } from './report.js';
+import { BASELINE_SCENARIO, plainSqlPhaseName, storeOnlyPhaseName } from './report.js';
 import type { PhaseResult } from './scenarios.js';
 
 /** Events per transaction of the store-only runs each scenario is compared with. */
@@ -48,9 +50,14 @@ export function storeLanes(db: DbKind, pgPoolSize: number): number {
   return db === 'sqlite' ? SQLITE_STORE_LANES : Math.max(1, Math.floor(pgPoolSize / 2));
 }
 
+/** Which baseline a child runs: the engine's store, or the plain-SQL limit (PostgreSQL only). */
+export type StoreBaseline = 'store' | 'plain-sql';
+
 /** What the child prints last. */
 export interface StoreOnlyFigures {
   type: 'result';
+  /** Absent: the store-only baseline. */
+  baseline?: 'plain-sql';
   dialect: 'sqlite' | 'postgres';
   eventsPerTransaction: number;
   lanes: number;
@@ -106,7 +113,7 @@ export function storeOnlyPhase(
     db,
     servers: 0,
     scenario: BASELINE_SCENARIO,
-    phase: storeOnlyPhaseName(figures.eventsPerTransaction),
+    phase: baselinePhaseName(figures),
     connections: figures.lanes,
     eventsPerRequest: figures.eventsPerTransaction,
     baselineEvents: undefined,
@@ -137,9 +144,14 @@ export function storeOnlyPhase(
   };
 }
 
-/** The store-only child's own check: every balance against what its committed transactions took. */
+/** The row name of a store-only or plain-SQL child's figures. */
+function baselinePhaseName(f: StoreOnlyFigures): string {
+  return (f.baseline === 'plain-sql' ? plainSqlPhaseName : storeOnlyPhaseName)(f.eventsPerTransaction);
+}
+
+/** The store-only (or plain-SQL) child's own check: every balance against what its committed transactions took. */
 export function formatStoreOnlyLedger(f: StoreOnlyFigures): string {
-  const label = `${f.dialect} ${storeOnlyPhaseName(f.eventsPerTransaction)}`;
+  const label = `${f.dialect} ${baselinePhaseName(f)}`;
   const verdict =
     f.ledger.findings.length === 0 ? 'ledger exact' : `LEDGER MISMATCH on ${f.ledger.findings.length} balances`;
   const checked = f.ledger.accountsChecked.toLocaleString('en-US');
@@ -147,6 +159,8 @@ export function formatStoreOnlyLedger(f: StoreOnlyFigures): string {
 }
 
 export interface StoreOnlyRun {
+  /** The store-only child (`store`, the default) or the plain-SQL one; `entry` is its script. */
+  baseline?: StoreBaseline;
   db: DbKind;
   databaseUrl: string;
   /** The PostgreSQL processes serving its database; undefined on SQLite. */
@@ -170,29 +184,28 @@ export interface StoreOnlyRun {
 
 /** Runs the store-only child once and returns its figures, and the row for the report. */
 export async function runStoreOnly(run: StoreOnlyRun): Promise<{ result: PhaseResult; figures: StoreOnlyFigures }> {
-  const logFile = join(run.logDir, `store-only-${run.db}-${run.eventsPerTransaction}.log`);
+  const baseline = run.baseline ?? 'store';
+  const logFile = join(run.logDir, `${baseline}-${run.db}-${run.eventsPerTransaction}.log`);
   const logFd = openSync(logFile, 'a');
-  const args = [
-    '--import',
-    'tsx',
-    run.entry,
-    '--events',
-    String(run.eventsPerTransaction),
-    '--duration',
-    String(run.durationS),
-    '--warmup',
-    String(run.warmupS),
-    '--lanes',
-    String(run.lanes),
-    '--accounts',
-    String(run.accounts),
-    '--grants',
-    String(run.grants),
-    '--grant-units',
-    String(run.grantUnits),
-    '--pg-pool-size',
-    String(run.pgPoolSize),
-  ];
+  const common = ['--events', String(run.eventsPerTransaction), '--duration', String(run.durationS)];
+  const own =
+    baseline === 'plain-sql'
+      ? ['--warmup', String(run.warmupS), '--lanes', String(run.lanes), '--accounts', String(run.accounts)]
+      : [
+          '--warmup',
+          String(run.warmupS),
+          '--lanes',
+          String(run.lanes),
+          '--accounts',
+          String(run.accounts),
+          '--grants',
+          String(run.grants),
+          '--grant-units',
+          String(run.grantUnits),
+          '--pg-pool-size',
+          String(run.pgPoolSize),
+        ];
+  const args = ['--import', 'tsx', run.entry, ...common, ...own];
   const child = spawn(process.execPath, args, {
     cwd: run.cwd,
     env: { ...process.env, DATABASE_URL: run.databaseUrl },
@@ -200,7 +213,7 @@ export async function runStoreOnly(run: StoreOnlyRun): Promise<{ result: PhaseRe
   });
   closeSync(logFd);
   const { pid, stdout } = child;
-  if (pid === undefined || stdout === null) throw new Error(`store-only ${run.db}: could not spawn ${run.entry}`);
+  if (pid === undefined || stdout === null) throw new Error(`${baseline} ${run.db}: could not spawn ${run.entry}`);
   const release = run.track(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -240,7 +253,7 @@ export async function runStoreOnly(run: StoreOnlyRun): Promise<{ result: PhaseRe
   await release();
   if (figures === undefined || measured === undefined || code !== 0) {
     throw new Error(
-      `store-only ${run.db}, ${run.eventsPerTransaction} events/tx: ${run.entry} ended with ` +
+      `${baseline} ${run.db}, ${run.eventsPerTransaction} events/tx: ${run.entry} ended with ` +
         `${signal ?? `code ${code}`} without a result. Log tail:\n${logTail(logFile)}`,
     );
   }

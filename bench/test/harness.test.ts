@@ -29,6 +29,7 @@ import {
   noDbPhaseName,
   phaseLabel,
   runLabel,
+  plainSqlPhaseName,
   storeOnlyPhaseName,
 } from '../lib/report.js';
 import { parseStoreOnlyMessage, storeLanes, storeOnlyPhase, type StoreOnlyFigures } from '../lib/storeonly.js';
@@ -529,6 +530,15 @@ test('the store-only ratio comes from the same database, whatever the process co
       eventsPerRequest: 1,
       eventsPerS: 5_000,
     }),
+    phase({
+      db: 'postgres',
+      scenario: BASELINE_SCENARIO,
+      servers: 0,
+      phase: plainSqlPhaseName(100),
+      storeEvents: undefined,
+      baselineEvents: undefined,
+      eventsPerS: 160_000,
+    }),
   ];
   const sqlite = phase({ eventsPerS: 150_000 });
   const pg1 = phase({ db: 'postgres', eventsPerS: 40_000 });
@@ -551,6 +561,11 @@ test('the store-only ratio comes from the same database, whatever the process co
   assert.equal(noStore.ratios.vsStoreEvents, undefined, 'no store-only run of that size on that database');
   assert.equal(storeOnlyPhaseName(100), 'store only, 100 events/tx');
   assert.equal(storeOnlyPhaseName(1), 'store only, 1 event/tx');
+  assert.equal(pg1.ratios.vsPlainSqlEvents, 0.25, 'PostgreSQL against the plain-SQL limit of its size');
+  assert.equal(pg2.ratios.vsPlainSqlEvents, 0.375);
+  assert.equal(pgOne.ratios.vsPlainSqlEvents, undefined, 'no plain-SQL run of that size');
+  assert.equal(sqlite.ratios.vsPlainSqlEvents, undefined, 'the plain-SQL limit is PostgreSQL’s');
+  assert.equal(plainSqlPhaseName(1), 'plain SQL, 1 event/tx');
 });
 
 test('store-only: lanes, messages, and its row in the report', () => {
@@ -601,6 +616,15 @@ test('store-only: lanes, messages, and its row in the report', () => {
   assert.equal(row.serverPeakRssMb, 100);
   assert.equal(row.otherCpuPercent, 30);
   assert.equal(row.storeEvents, undefined);
+  const plain = storeOnlyPhase(
+    'postgres',
+    { ...figures, baseline: 'plain-sql', dialect: 'postgres' },
+    { cpuPercent: 60, cpuSeconds: 3, peakRssBytes: 0, processes: 1 },
+    90,
+    { busyPercent: 160, stealPercent: 0 },
+  );
+  assert.equal(plain.phase, plainSqlPhaseName(100), 'the plain-SQL child’s row');
+  assert.equal(plain.databaseCpuPercent, 90);
 });
 
 test('connection cycles: together they send to every account, each share evenly, and use every body', () => {

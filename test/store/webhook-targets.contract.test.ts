@@ -37,7 +37,7 @@ forEachDialect((store) => {
     threshold: w.threshold,
   });
 
-  test('live subscriptions of a company, before and after its balances are locked, and as the transaction changes them', async () => {
+  test('live subscriptions, before and after the balances are locked, as the transaction changes them', async () => {
     const a = await seedCompanyAndAccount(store);
     const b = await seedCompanyAndAccount(store);
     await store.write(await createBalance(deps, a.companyId, a.accountId, 'tokens', 100));
