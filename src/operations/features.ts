@@ -207,9 +207,10 @@ export interface EntitlementChecks {
 /**
  * May each account use the feature now? Entitled (its plan or an override), and for a metered feature the
  * pre-flight check of `quantity` units of its event type allowed (checkGroup, the ledger's view, in this read).
- * The checks of a group cost the same statements as one: the accounts' owners (none once remembered), the features, the plan entries and
- * overrides of those accounts and features (one union), these three at once, then one `checkGroup` for the
- * metered ones. An unknown account is 404 `account_id`; an unknown feature of a known account, 404 `feature`.
+ * The checks of a group cost the same statements as one: the accounts' owners (none once remembered), the
+ * features, the plan entries and overrides of those accounts and features (one union), these three at once, then
+ * one `checkGroup` for the metered ones. An unknown account is 404 `account_id`; an unknown feature of a known
+ * account, 404 `feature`.
  */
 export async function checkEntitlementGroup(
   ledger: Ledger,
