@@ -18,7 +18,7 @@ import pg from 'pg';
 import { LatencyRecorder } from '../lib/latency.js';
 import type { Finding } from '../lib/ledger.js';
 import { INITIAL_GRANT, POOL_ACCOUNTS, positiveInteger } from '../lib/options.js';
-import type { StoreOnlyFigures, StoreOnlyMessage } from '../lib/storeonly.js';
+import { CHILD_FLAGS, sendStoreOnlyMessage, type StoreOnlyFigures, timedRun } from '../lib/storeonly.js';
 
 const LEDGER_LABEL = 'plain SQL';
 /** Units each event takes (the bench's events cost a few units each; the figure changes nothing here). */
@@ -27,11 +27,7 @@ const MAX_ERROR_SAMPLES = 3;
 
 const { values } = parseArgs({
   options: {
-    events: { type: 'string' },
-    duration: { type: 'string' },
-    warmup: { type: 'string' },
-    lanes: { type: 'string' },
-    accounts: { type: 'string' },
+    ...CHILD_FLAGS,
   },
   strict: true,
   allowPositionals: false,
@@ -44,10 +40,6 @@ const lanes = positiveInteger('--lanes', values.lanes ?? '8');
 const accountCount = positiveInteger('--accounts', values.accounts ?? String(POOL_ACCOUNTS));
 const databaseUrl = process.env.DATABASE_URL ?? '';
 if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a PostgreSQL URL');
-
-function send(message: StoreOnlyMessage): void {
-  process.stdout.write(`${JSON.stringify(message)}\n`);
-}
 
 const SCHEMA = `
   CREATE TABLE plain_balances (account_id TEXT PRIMARY KEY, amount BIGINT NOT NULL);
@@ -145,14 +137,7 @@ async function main(): Promise<void> {
     await Promise.all(clients.map(lane));
   };
 
-  const warm = tally(false);
-  if (warmupS > 0) await drive(performance.now() + warmupS * 1000, warm);
-  send({ type: 'measuring' });
-  const timed = tally(true);
-  const startedAt = performance.now();
-  await drive(startedAt + durationS * 1000, timed);
-  send({ type: 'measured' });
-  const elapsedS = Math.max(1e-6, ((timed.lastEndedAt || performance.now()) - startedAt) / 1000);
+  const { warm, timed, elapsedS } = await timedRun(drive, tally, warmupS, durationS);
 
   // Every balance: its start less what the committed transactions took, equal to its start less its ledger rows,
   // and its last ledger row's balance_after.
@@ -205,7 +190,7 @@ async function main(): Promise<void> {
     latencyMs: (timed.latencies as LatencyRecorder).figures(),
     ledger: { accountsChecked: rows.length, findings },
   };
-  send(figures);
+  sendStoreOnlyMessage(figures);
   await Promise.all([...clients, setup].map((c) => c.end()));
 }
 

@@ -44,7 +44,7 @@ import {
   POOL_ACCOUNTS,
 } from '../lib/options.js';
 import { scatter } from '../lib/scatter.js';
-import type { StoreOnlyFigures, StoreOnlyMessage } from '../lib/storeonly.js';
+import { CHILD_FLAGS, sendStoreOnlyMessage, type StoreOnlyFigures, timedRun } from '../lib/storeonly.js';
 
 const DEFAULT_EVENTS = 100;
 const DEFAULT_DURATION_S = 5;
@@ -56,10 +56,6 @@ const SEED_ACCOUNTS_PER_TX = 100;
 const MAX_ERROR_SAMPLES = 3;
 const ERROR_SAMPLE_CHARS = 300;
 const LEDGER_LABEL = 'store-only';
-
-function send(message: StoreOnlyMessage): void {
-  process.stdout.write(`${JSON.stringify(message)}\n`);
-}
 
 function count(flag: string, raw: string | undefined, fallback: number, allowZero = false): number {
   if (raw === undefined) return fallback;
@@ -77,11 +73,7 @@ function wholeCount(flag: string, raw: string | undefined, fallback: number): nu
 
 const { values } = parseArgs({
   options: {
-    events: { type: 'string' },
-    duration: { type: 'string' },
-    warmup: { type: 'string' },
-    lanes: { type: 'string' },
-    accounts: { type: 'string' },
+    ...CHILD_FLAGS,
     grants: { type: 'string' },
     'grant-units': { type: 'string' },
     'pg-pool-size': { type: 'string' },
@@ -208,14 +200,7 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: lanes }, lane));
   };
 
-  if (warmupS > 0) await drive(performance.now() + warmupS * 1000, tally(false));
-
-  send({ type: 'measuring' });
-  const timed = tally(true);
-  const startedAt = performance.now();
-  await drive(startedAt + durationS * 1000, timed);
-  send({ type: 'measured' });
-  const elapsedS = Math.max(1e-6, ((timed.lastEndedAt || performance.now()) - startedAt) / 1000);
+  const { timed, elapsedS } = await timedRun(drive, tally, warmupS, durationS);
 
   const findings: Finding[] = [];
   for (const accountId of accounts) {
@@ -252,7 +237,7 @@ async function main(): Promise<void> {
     latencyMs: (timed.latencies as LatencyRecorder).figures(),
     ledger: { accountsChecked: accounts.length, findings },
   };
-  send(figures);
+  sendStoreOnlyMessage(figures);
   await store.close();
 }
 

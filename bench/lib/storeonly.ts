@@ -85,6 +85,41 @@ export interface StoreOnlyFigures {
 
 export type StoreOnlyMessage = { type: 'measuring' } | { type: 'measured' } | StoreOnlyFigures;
 
+/** The flags every baseline child takes (parseArgs options): the runner passes them to both (runStoreOnly). */
+export const CHILD_FLAGS = {
+  events: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  lanes: { type: 'string' },
+  accounts: { type: 'string' },
+} as const;
+
+/** What a child says on stdout: one JSON object per line. */
+export function sendStoreOnlyMessage(message: StoreOnlyMessage): void {
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+/**
+ * A child's warm-up, then its timed run between `measuring` and `measured` (the bench samples CPU in between):
+ * `drive` runs transactions into a tally until the deadline (performance.now()). Returns both tallies and the timed
+ * run's length in seconds, to the end of its last transaction.
+ */
+export async function timedRun<T extends { lastEndedAt: number }>(
+  drive: (deadline: number, t: T) => Promise<void>,
+  tally: (timed: boolean) => T,
+  warmupS: number,
+  durationS: number,
+): Promise<{ warm: T; timed: T; elapsedS: number }> {
+  const warm = tally(false);
+  if (warmupS > 0) await drive(performance.now() + warmupS * 1000, warm);
+  sendStoreOnlyMessage({ type: 'measuring' });
+  const timed = tally(true);
+  const startedAt = performance.now();
+  await drive(startedAt + durationS * 1000, timed);
+  sendStoreOnlyMessage({ type: 'measured' });
+  return { warm, timed, elapsedS: Math.max(1e-6, ((timed.lastEndedAt || performance.now()) - startedAt) / 1000) };
+}
+
 /** A line of the child's stdout, or undefined when it is not one of its messages. */
 export function parseStoreOnlyMessage(line: string): StoreOnlyMessage | undefined {
   const trimmed = line.trim();
