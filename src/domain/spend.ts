@@ -80,8 +80,8 @@ export function applySpend(w: SpendWindows, changes: readonly SpendChange[], now
     if (inDay) day = Math.max(0, day + c.units);
     if (inMonth) month = Math.max(0, month + c.units);
   }
-  // Written out, not `{ ...at, day, month }`: in the server that spread took 4.7 µs per 1-event request of the CPU
-  // profile (of objects of several shapes), written out 1.1.
+  // Written out, not `{ ...at, day, month }`: in the server's CPU profile under 1-event ingest, the function took
+  // 4.7 µs per request with the spread, 1.1 written out.
   return day === at.day && month === at.month
     ? at
     : { dayStartMs: at.dayStartMs, day, monthStartMs: at.monthStartMs, month };
