@@ -20,34 +20,46 @@ export const toUsage = (r: SqlRow): UsageRow => ({
 
 /**
  * The company-wide rollup rows of a group's per-account usage: summed per (company, hour,
- * denomination, type), exactly, in key order (the order their row locks are taken).
+ * denomination, type), exactly, in key order (the order their row locks are taken). Rows are built
+ * field by field, not by spreading the account rows: on the server's hot path the spreads cost
+ * more than the sums.
  */
 export function companyUsage(rows: UsageRow[]): UsageRow[] {
-  const sums = new Map<string, UsageRow & { exact: Decimal }>();
+  const sums = new Map<string, { row: UsageRow; exact: Decimal }>();
   for (const r of rows) {
     const key = `${r.companyId}\u0000${r.hourMs}\u0000${r.denomination}\u0000${r.type}`;
     const q = parseDecimal(r.quantity);
     if (q === null) throw new Error(`usage: quantity ${r.quantity} is not a decimal`);
     const s = sums.get(key);
     if (s) {
-      s.events += r.events;
-      s.cost += r.cost;
+      s.row.events += r.events;
+      s.row.cost += r.cost;
       s.exact = addDecimal(s.exact, q);
-    } else sums.set(key, { ...r, accountId: null, exact: q });
+    } else {
+      const { companyId, denomination, type, hourMs, events, cost } = r;
+      sums.set(key, {
+        row: { companyId, accountId: null, denomination, type, hourMs, events, quantity: '', cost },
+        exact: q,
+      });
+    }
   }
-  return [...sums.values()]
-    .map(({ exact, ...r }) => ({ ...r, quantity: formatDecimal(exact) }))
-    .sort((a, b) =>
-      compareKeys([a.companyId, a.hourMs, a.denomination, a.type], [b.companyId, b.hourMs, b.denomination, b.type]),
-    );
+  const out: UsageRow[] = [];
+  for (const { row, exact } of sums.values()) {
+    row.quantity = formatDecimal(exact);
+    out.push(row);
+  }
+  return out.sort(compareRollupKeys);
 }
 
-function compareKeys(a: (string | number)[], b: (string | number)[]): number {
-  for (let i = 0; i < a.length; i++) {
-    if (a[i]! < b[i]!) return -1;
-    if (a[i]! > b[i]!) return 1;
-  }
-  return 0;
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function compareRollupKeys(a: UsageRow, b: UsageRow): number {
+  return (
+    compareText(a.companyId, b.companyId) ||
+    a.hourMs - b.hourMs ||
+    compareText(a.denomination, b.denomination) ||
+    compareText(a.type, b.type)
+  );
 }
 
 export class UsageSql extends SqlCore implements UsageTx {
