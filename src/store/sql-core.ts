@@ -26,6 +26,18 @@ export const json = (v: Record<string, unknown> | null): string | null => (v ===
 export const placeholders = (n: number): string => Array(n).fill('?').join(', ');
 
 /**
+ * A function that makes the row object of a statement's raw row (an array of its values) with one object literal,
+ * its keys the column names (JSON-quoted): every row of the statement has one shape, with fast properties. Objects
+ * filled key by key in a loop (better-sqlite3's, pg's) fall back to dictionary properties past a few dozen columns
+ * (the balances row has more), and every read of a field is then a hash lookup. Duplicate names keep the last value,
+ * as assigning in order did. Used by both databases' executors (sqlite/exec.ts, postgres/exec.ts).
+ */
+export function rowFactory(columns: readonly string[]): (values: unknown[]) => SqlRow {
+  const fields = columns.map((c, j) => `${JSON.stringify(c)}: v[${j}]`).join(', ');
+  return new Function('v', `return { ${fields} };`) as (values: unknown[]) => SqlRow;
+}
+
+/**
  * What differs between the databases in the SQL the aggregates share: how a boolean is stored, how
  * a list parameter is written, the order of a keyset page, and the row-lock clauses. One object per
  * database (sqlite/dialect.ts, postgres/dialect.ts), passed to every aggregate's SQL.

@@ -3,7 +3,7 @@
  * literals, and statements prepared once per connection under a name.
  */
 import type pg from 'pg';
-import type { SqlExec, SqlRow } from '../sql-core.js';
+import { rowFactory, type SqlExec, type SqlRow } from '../sql-core.js';
 
 const placeholderCache = new Map<string, string>();
 function numbered(sql: string): string {
@@ -96,16 +96,39 @@ function withArrayLiterals(params: unknown[]): unknown[] {
 }
 
 /** The query pg runs for `sql` with `?` placeholders: numbered, arrays as literals, named when prepared. */
-export function query(sql: string, rawParams: unknown[], prepare: boolean): pg.QueryConfig {
+export function query(sql: string, rawParams: unknown[], prepare: boolean): pg.QueryArrayConfig {
   const text = numbered(sql);
   const params = withArrayLiterals(rawParams);
-  if (!prepare) return { text, values: params };
+  // Rows as arrays, made objects by rowOf: pg's own row objects are filled key by key (see rowFactory).
+  if (!prepare) return { text, values: params, rowMode: 'array' };
   let name = preparedNames.get(text);
   if (name === undefined && preparedNames.size < PREPARED_MAX) {
     name = `b${generation}_${preparedNames.size}`;
     preparedNames.set(text, name);
   }
-  return name === undefined ? { text, values: params } : { name, text, values: params };
+  return name === undefined
+    ? { text, values: params, rowMode: 'array' }
+    : { name, text, values: params, rowMode: 'array' };
+}
+
+/** Most row shapes whose factories are kept (a fixed set of statements makes a few dozen). */
+const ROW_SHAPES_MAX = 500;
+const rowFactories = new Map<string, (values: unknown[]) => SqlRow>();
+
+/** The row objects of a result read as arrays: one factory per shape of row (its column names, in order). */
+function rowsOf(result: pg.QueryArrayResult): SqlRow[] {
+  const { fields, rows } = result;
+  if (rows.length === 0) return [];
+  let key = '';
+  for (const f of fields) key += `${f.name}\u0000`;
+  let make = rowFactories.get(key);
+  if (make === undefined) {
+    make = rowFactory(fields.map((f) => f.name));
+    if (rowFactories.size < ROW_SHAPES_MAX) rowFactories.set(key, make);
+  }
+  const out: SqlRow[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) out[i] = make(rows[i]!);
+  return out;
 }
 
 export function isStalePlan(err: unknown): boolean {
@@ -131,12 +154,12 @@ export class PgExec implements SqlExec {
     private readonly prepare: boolean,
   ) {}
   async all(sql: string, params: unknown[] = []) {
-    return (await this.#query(sql, params)).rows as SqlRow[];
+    return rowsOf(await this.#query(sql, params));
   }
   async run(sql: string, params: unknown[] = []) {
     return (await this.#query(sql, params)).rowCount ?? 0;
   }
-  async #query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+  async #query(sql: string, params: unknown[]): Promise<pg.QueryArrayResult> {
     try {
       return await this.client.query(query(sql, params, this.prepare));
     } catch (err) {

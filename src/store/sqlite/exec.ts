@@ -3,7 +3,7 @@
  * text, rows read raw (as arrays) and made objects here.
  */
 import type Database from 'better-sqlite3';
-import type { SqlExec, SqlRow } from '../sql-core.js';
+import { rowFactory, type SqlExec, type SqlRow } from '../sql-core.js';
 
 export type Stmt = Database.Statement<unknown[], SqlRow>;
 
@@ -13,17 +13,6 @@ interface Prepared {
   columns: string[] | null;
   /** Makes a row object of a raw row (a statement that returns rows); else null. */
   rowOf: ((values: unknown[]) => SqlRow) | null;
-}
-
-/**
- * A function that makes the row object of a statement's raw row with one object literal, its keys the column
- * names (JSON-quoted): every row of the statement has one shape, with fast properties. Objects filled key by key
- * in a loop fall back to dictionary properties past a few dozen columns (the balances row has more), and every
- * read of a field is then a hash lookup. Duplicate names keep the last value, as assigning in order did.
- */
-function rowFactory(columns: string[]): (values: unknown[]) => SqlRow {
-  const fields = columns.map((c, j) => `${JSON.stringify(c)}: v[${j}]`).join(', ');
-  return new Function('v', `return { ${fields} };`) as (values: unknown[]) => SqlRow;
 }
 
 export class SqliteExec implements SqlExec {
