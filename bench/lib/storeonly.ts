@@ -222,25 +222,28 @@ export async function runStoreOnly(run: StoreOnlyRun): Promise<{ result: PhaseRe
   const baseline = run.baseline ?? 'store';
   const logFile = join(run.logDir, `${baseline}-${run.db}-${run.eventsPerTransaction}.log`);
   const logFd = openSync(logFile, 'a');
-  const common = ['--events', String(run.eventsPerTransaction), '--duration', String(run.durationS)];
+  // CHILD_FLAGS, which both children take; the store-only child also funds its balances with grants and opens a pool.
+  const common = [
+    ['--events', run.eventsPerTransaction],
+    ['--duration', run.durationS],
+    ['--warmup', run.warmupS],
+    ['--lanes', run.lanes],
+    ['--accounts', run.accounts],
+  ];
   const own =
     baseline === 'plain-sql'
-      ? ['--warmup', String(run.warmupS), '--lanes', String(run.lanes), '--accounts', String(run.accounts)]
+      ? []
       : [
-          '--warmup',
-          String(run.warmupS),
-          '--lanes',
-          String(run.lanes),
-          '--accounts',
-          String(run.accounts),
-          '--grants',
-          String(run.grants),
-          '--grant-units',
-          String(run.grantUnits),
-          '--pg-pool-size',
-          String(run.pgPoolSize),
+          ['--grants', run.grants],
+          ['--grant-units', run.grantUnits],
+          ['--pg-pool-size', run.pgPoolSize],
         ];
-  const args = ['--import', 'tsx', run.entry, ...common, ...own];
+  const args = [
+    '--import',
+    'tsx',
+    run.entry,
+    ...[...common, ...own].flatMap(([flag, value]) => [String(flag), String(value)]),
+  ];
   const child = spawn(process.execPath, args, {
     cwd: run.cwd,
     env: { ...process.env, DATABASE_URL: run.databaseUrl },

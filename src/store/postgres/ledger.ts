@@ -45,27 +45,28 @@ export class PgLedger extends LedgerSql {
    */
   async lockBalances(keys: BalanceKey[]) {
     if (keys.length === 0) return [];
-    const rows = await this.db.all(
-      `SELECT b.*, (SELECT json_agg(json_build_array(w.webhook_id, w.type, w.threshold::text) ORDER BY w.seq)
+    const rows = await this.#balancesOf(
+      keys,
+      `, (SELECT json_agg(json_build_array(w.webhook_id, w.type, w.threshold::text) ORDER BY w.seq)
            FROM webhook_subscriptions w
-          WHERE w.company_id = b.company_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL) AS webhook_targets
-         FROM balances b JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
-         ON b.account_id = k.account_id AND b.denomination = k.denomination
-       ORDER BY b.account_id, b.denomination FOR UPDATE OF b`,
-      [keys.map((k) => k.accountId), keys.map((k) => k.denomination)],
+          WHERE w.company_id = b.company_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL) AS webhook_targets`,
+      ' FOR UPDATE OF b',
     );
     for (const r of rows) this.ahead.keepTargets(String(r.company_id), r.webhook_targets);
     return rows.map(toBalance);
   }
   async readBalances(keys: BalanceKey[]) {
     if (keys.length === 0) return [];
-    const rows = await this.db.all(
-      `SELECT b.* FROM balances b JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
+    return (await this.#balancesOf(keys, '', '')).map(toBalance);
+  }
+  /** The rows of the balances of `keys`, in key order, with `extra` columns and a `lock` clause. */
+  #balancesOf(keys: BalanceKey[], extra: string, lock: string) {
+    return this.db.all(
+      `SELECT b.*${extra} FROM balances b JOIN unnest(?::text[], ?::text[]) AS k(account_id, denomination)
          ON b.account_id = k.account_id AND b.denomination = k.denomination
-       ORDER BY b.account_id, b.denomination`,
+       ORDER BY b.account_id, b.denomination${lock}`,
       [keys.map((k) => k.accountId), keys.map((k) => k.denomination)],
     );
-    return rows.map(toBalance);
   }
   async applyBalanceDeltas(input: BalanceDelta[]) {
     if (input.length === 0) return [];
