@@ -2,7 +2,7 @@
  * How a statement reaches PostgreSQL: `?` placeholders numbered, array parameters sent as array
  * literals, and statements prepared once per connection under a name.
  */
-import type pg from 'pg';
+import pg from 'pg';
 import { rowFactory, type SqlExec, type SqlRow } from '../sql-core.js';
 
 const placeholderCache = new Map<string, string>();
@@ -146,6 +146,51 @@ function renameAfterStalePlan(err: unknown): boolean {
   return true;
 }
 
+/** The members of pg's result (pg 8, lib/result.js) that `addFieldsOfArrayRows` sets in place of its own. */
+interface ResultInternals {
+  fields: pg.FieldDef[];
+  _parsers: ((text: string) => unknown)[] | undefined;
+  /** The client's type parsers (pg's client sets them on every query it is given, before it is sent). */
+  _types: { getTypeParser(oid: number, format: string): (text: string) => unknown };
+  addFields(fields: pg.FieldDef[]): void;
+}
+
+/**
+ * pg's `addFields` for rows read as arrays: the columns and their parsers only. pg's own also builds a template row
+ * object of the column names (a null-prototype object filled name by name, then copied), which only rows read as
+ * objects use: timed in the server's group commits, 64 µs per result of 32–34 columns, two per group of 1-event
+ * requests; this one about 2 µs.
+ */
+function addFieldsOfArrayRows(this: ResultInternals, fields: pg.FieldDef[]): void {
+  this.fields = fields;
+  const parsers = new Array<(text: string) => unknown>(fields.length);
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    parsers[i] = this._types.getTypeParser(f.dataTypeID, f.format || 'text');
+  }
+  this._parsers = parsers;
+}
+
+/** pg's Query, whose result takes its columns by `addFieldsOfArrayRows` (every query here reads rows as arrays). */
+class ArrayRowsQuery extends pg.Query {
+  /** Set by us (a transaction's client) or by pg's pool (which then releases its client in it). */
+  declare callback: ((err: Error | null, result: pg.QueryArrayResult) => void) | undefined;
+  constructor(config: pg.QueryArrayConfig) {
+    super(config);
+    (this as unknown as { _result: ResultInternals })._result.addFields = addFieldsOfArrayRows;
+  }
+}
+
+/** Sends `config` as an ArrayRowsQuery: through the pool (which answers with a promise) or a transaction's client. */
+function send(client: pg.Pool | pg.PoolClient, config: pg.QueryArrayConfig): Promise<pg.QueryArrayResult> {
+  const q = new ArrayRowsQuery(config);
+  if (client instanceof pg.Pool) return client.query(q) as unknown as Promise<pg.QueryArrayResult>;
+  return new Promise((resolve, reject) => {
+    q.callback = (err, result) => (err ? reject(err) : resolve(result));
+    client.query(q);
+  });
+}
+
 export class PgExec implements SqlExec {
   constructor(
     private readonly client: pg.Pool | pg.PoolClient,
@@ -161,10 +206,10 @@ export class PgExec implements SqlExec {
   }
   async #query(sql: string, params: unknown[]): Promise<pg.QueryArrayResult> {
     try {
-      return await this.client.query(query(sql, params, this.prepare));
+      return await send(this.client, query(sql, params, this.prepare));
     } catch (err) {
       // Outside a transaction the query alone runs again; inside, write() runs the transaction again.
-      if (renameAfterStalePlan(err) && !this.inTransaction) return this.client.query(query(sql, params, this.prepare));
+      if (renameAfterStalePlan(err) && !this.inTransaction) return send(this.client, query(sql, params, this.prepare));
       throw err;
     }
   }
