@@ -158,8 +158,8 @@ interface ResultInternals {
 /**
  * pg's `addFields` for rows read as arrays: the columns and their parsers only. pg's own also builds a template row
  * object of the column names (a null-prototype object filled name by name, then copied), which only rows read as
- * objects use: timed in the server's group commits, 64 µs per result of 32–34 columns, two per group of 1-event
- * requests; this one about 2 µs.
+ * objects use: timed in the in-process bench's group commits (bench/group-cpu.ts), 64 µs per result of 32–34
+ * columns, two per group of 1-event requests; this one about 2 µs.
  */
 function addFieldsOfArrayRows(this: ResultInternals, fields: pg.FieldDef[]): void {
   this.fields = fields;
@@ -182,13 +182,19 @@ class ArrayRowsQuery extends pg.Query {
 }
 
 /** Sends `config` as an ArrayRowsQuery: through the pool (which answers with a promise) or a transaction's client. */
-function send(client: pg.Pool | pg.PoolClient, config: pg.QueryArrayConfig): Promise<pg.QueryArrayResult> {
+async function send(client: pg.Pool | pg.PoolClient, config: pg.QueryArrayConfig): Promise<pg.QueryArrayResult> {
   const q = new ArrayRowsQuery(config);
-  if (client instanceof pg.Pool) return client.query(q) as unknown as Promise<pg.QueryArrayResult>;
-  return new Promise((resolve, reject) => {
-    q.callback = (err, result) => (err ? reject(err) : resolve(result));
-    client.query(q);
-  });
+  try {
+    if (client instanceof pg.Pool) return await (client.query(q) as unknown as Promise<pg.QueryArrayResult>);
+    return await new Promise((resolve, reject) => {
+      q.callback = (err, result) => (err ? reject(err) : resolve(result));
+      client.query(q);
+    });
+  } catch (err) {
+    // As pg's own promise does: a stack that leads back to the statement's caller, not to the socket's read.
+    if (err instanceof Error) Error.captureStackTrace(err);
+    throw err;
+  }
 }
 
 export class PgExec implements SqlExec {
