@@ -18,7 +18,13 @@ import pg from 'pg';
 import { LatencyRecorder } from '../lib/latency.js';
 import type { Finding } from '../lib/ledger.js';
 import { INITIAL_GRANT, POOL_ACCOUNTS, positiveInteger } from '../lib/options.js';
-import { CHILD_FLAGS, sendStoreOnlyMessage, type StoreOnlyFigures, timedRun } from '../lib/storeonly.js';
+import {
+  CHILD_FLAGS,
+  runBaselineChild,
+  sendStoreOnlyMessage,
+  type StoreOnlyFigures,
+  timedRun,
+} from '../lib/storeonly.js';
 
 const LEDGER_LABEL = 'plain SQL';
 /** Units each event takes (the bench's events cost a few units each; the figure changes nothing here). */
@@ -194,12 +200,4 @@ async function main(): Promise<void> {
   await Promise.all([...clients, setup].map((c) => c.end()));
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(
-      `plain-SQL baseline failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBaselineChild('plain-SQL baseline', main);

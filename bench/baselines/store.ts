@@ -44,7 +44,13 @@ import {
   POOL_ACCOUNTS,
 } from '../lib/options.js';
 import { scatter } from '../lib/scatter.js';
-import { CHILD_FLAGS, sendStoreOnlyMessage, type StoreOnlyFigures, timedRun } from '../lib/storeonly.js';
+import {
+  CHILD_FLAGS,
+  runBaselineChild,
+  sendStoreOnlyMessage,
+  type StoreOnlyFigures,
+  timedRun,
+} from '../lib/storeonly.js';
 
 const DEFAULT_EVENTS = 100;
 const DEFAULT_DURATION_S = 5;
@@ -241,12 +247,4 @@ async function main(): Promise<void> {
   await store.close();
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(
-      `store-only baseline failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBaselineChild('store-only baseline', main);

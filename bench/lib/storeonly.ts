@@ -99,6 +99,19 @@ export function sendStoreOnlyMessage(message: StoreOnlyMessage): void {
   process.stdout.write(`${JSON.stringify(message)}\n`);
 }
 
+/** Runs a baseline child's `main`: exit 0 when it is done, 1 with what failed (named `label`) on stderr. */
+export function runBaselineChild(label: string, main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(
+        `${label} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exit(1);
+    },
+  );
+}
+
 /**
  * A child's warm-up, then its timed run between `measuring` and `measured` (the bench samples CPU in between):
  * `drive` runs transactions into a tally until the deadline (performance.now()). Returns both tallies and the timed
