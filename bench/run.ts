@@ -52,6 +52,7 @@ import {
   formatLedger,
   formatPaced,
   formatProblems,
+  formatRoundRatios,
   formatTable,
   HELLO_PHASE,
   noDbPhaseName,
@@ -105,17 +106,23 @@ const BASELINE_SIZES: Readonly<Record<ScenarioName, readonly number[]>> = {
 
 const { log, onCleanup, cleanUpEverything, run } = benchEntry('bench');
 
+/** One round of a run: the baselines, then every database (`--rounds` runs several). */
+interface Round {
+  /** Hello-world, no-db validation and store-only rows, as in the table. */
+  baselines: PhaseResult[];
+  /** What each store-only child reported (transactions/s, lanes, its own ledger check). */
+  storeOnly: StoreOnlyFigures[];
+  runs: DbRun[];
+}
+
 /** What `npm run bench` writes to bench/results/<timestamp>.json. */
 interface BenchReport {
   meta: RunMeta;
   options: BenchOptions;
   /** What every balance of the run held (`--grants`, `--grant-units`): read it before comparing two runs. */
   grants: { perBalance: number; extraGrantUnits: number; description: string };
-  /** Hello-world, no-db validation and store-only rows, as in the table. */
-  baselines: PhaseResult[];
-  /** What each store-only child reported (transactions/s, lanes, its own ledger check). */
-  storeOnly: StoreOnlyFigures[];
-  runs: DbRun[];
+  /** One per `--rounds` (one by default), in the order they ran; each row's ratios from its own round's baselines. */
+  rounds: Round[];
   /** `--cpu-prof`: the directory holding one directory of profiles (and phases.json) per server process. */
   cpuProfiles: string | undefined;
   failures: string[];
@@ -251,6 +258,7 @@ async function startServers(
   storage: Storage,
   options: BenchOptions,
   logDir: string,
+  round: number,
 ): Promise<ChildServer[]> {
   // One key of secrets at rest for the run, shared by its processes (PostgreSQL requires one).
   const env = {
@@ -261,7 +269,7 @@ async function startServers(
   };
   const starts = await Promise.allSettled(
     Array.from({ length: processes }, (_, i) => {
-      const label = `server-${db}-${processes}p-${i + 1}`;
+      const label = `server-${db}-${processes}p-${i + 1}${options.rounds > 1 ? `-r${round}` : ''}`;
       const profileDir = options.cpuProf ? join(logDir, PROFILES_DIR_NAME, label) : undefined;
       if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
       return startTracked({
@@ -291,6 +299,7 @@ async function runDatabase(
   options: BenchOptions,
   dataDir: string,
   logDir: string,
+  round: number,
 ): Promise<DbRun> {
   const label = runLabel(db, processes);
   const run: DbRun = { db, processes, label, storage: '', scenarios: [], ledger: undefined, error: undefined };
@@ -300,7 +309,7 @@ async function runDatabase(
     storage = await prepareStorage(db, options, dataDir);
     run.storage = storage.description;
     log(`${label}: starting ${processes} × ${options.serverEntry} on ${storage.description}`);
-    servers = await startServers(db, processes, storage, options, logDir);
+    servers = await startServers(db, processes, storage, options, logDir, round);
     const first = servers[0] as ChildServer;
     const tenant = await createTenant(first.baseUrl);
     const ledger = new Ledger();
@@ -428,6 +437,67 @@ function processCountsFor(db: DbKind, options: BenchOptions): readonly number[] 
   return db === 'sqlite' ? [SQLITE_PROCESSES] : options.processes;
 }
 
+/** Every phase a database run measured. */
+function phasesOf(run: DbRun): PhaseResult[] {
+  return run.scenarios.flatMap((s) => s.phases);
+}
+
+/** One round: the baselines (unless `--no-baselines`), every database, each phase's ratios from those baselines. */
+async function runRound(
+  databases: readonly DbKind[],
+  options: BenchOptions,
+  dataDir: string,
+  workDir: string,
+  round: number,
+): Promise<{ round: Round; failures: string[] }> {
+  const httpBaselines = options.baselines ? await runBaselines(options, workDir) : [];
+  const store = options.baselines
+    ? await runStoreBaselines(databases, options, dataDir, workDir)
+    : { results: [], figures: [], failures: [] };
+  const baselines = [...httpBaselines, ...store.results];
+  const runs: DbRun[] = [];
+  for (const db of databases) {
+    for (const processes of processCountsFor(db, options)) {
+      runs.push(await runDatabase(db, processes, options, dataDir, workDir, round));
+    }
+  }
+  applyRatios(runs.flatMap(phasesOf), baselines);
+
+  const failures: string[] = [...store.failures];
+  for (const run of runs) {
+    if (run.error !== undefined) failures.push(`${run.label}: run failed: ${run.error}`);
+    for (const f of run.ledger?.findings ?? []) {
+      failures.push(`${run.label}: ledger off on ${f.label} account ${f.accountId} (${f.check}): ${f.message}`);
+    }
+    for (const problem of phasesOf(run).flatMap((p) => p.leases?.exactness?.problems ?? []))
+      failures.push(`${run.label}: leases not exact: ${problem}`);
+  }
+  return { round: { baselines, storeOnly: store.figures, runs }, failures };
+}
+
+/** A round's table, then its setup times, open-loop and lease figures, non-2xx answers and ledger checks. */
+function formatRound(round: Round): string[] {
+  const phases = round.runs.flatMap(phasesOf);
+  const out: string[] = [formatTable([...round.baselines, ...phases]), ''];
+  for (const run of round.runs) {
+    for (const s of run.scenarios) {
+      if (s.setupAccounts > 0) {
+        out.push(
+          `${run.label} ${s.scenario}: setup of ${s.setupAccounts} funded accounts took ${s.setupS.toFixed(1)} s`,
+        );
+      }
+    }
+  }
+  const paced = formatPaced(phases);
+  if (paced.length > 0) out.push('', 'Open-loop phases:', ...paced);
+  const leases = formatLeases(phases);
+  if (leases.length > 0) out.push('', 'Leases (decisions in the gateway, lib/leases.ts):', ...leases);
+  const problems = formatProblems([...round.baselines, ...phases]);
+  if (problems.length > 0) out.push('', 'Non-2xx answers and errors:', ...problems);
+  out.push('', 'Ledger:', ...round.storeOnly.map(formatStoreOnlyLedger), ...round.runs.flatMap(formatLedger));
+  return out;
+}
+
 async function main(): Promise<number> {
   let options: BenchOptions;
   try {
@@ -467,56 +537,32 @@ async function main(): Promise<number> {
     );
   }
 
-  const httpBaselines = options.baselines ? await runBaselines(options, workDir) : [];
-  const store = options.baselines
-    ? await runStoreBaselines(databases, options, dataDir, workDir)
-    : { results: [], figures: [], failures: [] };
-  const baselines = [...httpBaselines, ...store.results];
-  const runs: DbRun[] = [];
-  for (const db of databases) {
-    for (const processes of processCountsFor(db, options)) {
-      runs.push(await runDatabase(db, processes, options, dataDir, workDir));
-    }
+  const rounds: Round[] = [];
+  const failures: string[] = [];
+  const out: string[] = ['', `Balances: ${grants}`];
+  for (let round = 1; round <= options.rounds; round++) {
+    if (options.rounds > 1) log(`round ${round} of ${options.rounds}`);
+    const done = await runRound(databases, options, dataDir, workDir, round);
+    rounds.push(done.round);
+    const tag = options.rounds > 1 ? `round ${round}: ` : '';
+    failures.push(...done.failures.map((f) => `${tag}${f}`));
+    if (options.rounds > 1) out.push('', `Round ${round} of ${options.rounds}:`);
+    out.push('', ...formatRound(done.round));
   }
-
-  const phases = runs.flatMap((r) => r.scenarios.flatMap((s) => s.phases));
-  applyRatios(phases, baselines);
-
-  const failures: string[] = [...store.failures];
-  for (const run of runs) {
-    if (run.error !== undefined) failures.push(`${run.label}: run failed: ${run.error}`);
-    for (const f of run.ledger?.findings ?? []) {
-      failures.push(`${run.label}: ledger off on ${f.label} account ${f.accountId} (${f.check}): ${f.message}`);
-    }
-    for (const problem of run.scenarios.flatMap((s) => s.phases.flatMap((p) => p.leases?.exactness?.problems ?? [])))
-      failures.push(`${run.label}: leases not exact: ${problem}`);
+  if (options.rounds > 1) {
+    out.push(
+      '',
+      `Over the ${options.rounds} rounds: the median of each figure, the rounds' range in brackets ` +
+        '(each round against its own baselines):',
+      formatRoundRatios(rounds.map((r) => [...r.baselines, ...r.runs.flatMap(phasesOf)])),
+    );
   }
-
-  const out: string[] = ['', `Balances: ${grants}`, '', formatTable([...baselines, ...phases]), ''];
-  for (const run of runs) {
-    for (const s of run.scenarios) {
-      if (s.setupAccounts > 0) {
-        out.push(
-          `${run.label} ${s.scenario}: setup of ${s.setupAccounts} funded accounts took ${s.setupS.toFixed(1)} s`,
-        );
-      }
-    }
-  }
-  const paced = formatPaced(phases);
-  if (paced.length > 0) out.push('', 'Open-loop phases:', ...paced);
-  const leases = formatLeases(phases);
-  if (leases.length > 0) out.push('', 'Leases (decisions in the gateway, lib/leases.ts):', ...leases);
-  const problems = formatProblems([...baselines, ...phases]);
-  if (problems.length > 0) out.push('', 'Non-2xx answers and errors:', ...problems);
-  out.push('', 'Ledger:', ...store.figures.map(formatStoreOnlyLedger), ...runs.flatMap(formatLedger));
 
   const report: BenchReport = {
     meta: runMeta(startedAt, filesystem, loadAverage),
     options,
     grants: { perBalance: options.grants, extraGrantUnits: options.grantUnits, description: grants },
-    baselines,
-    storeOnly: store.figures,
-    runs,
+    rounds,
     cpuProfiles: options.cpuProf ? join(workDir, PROFILES_DIR_NAME) : undefined,
     failures,
   };

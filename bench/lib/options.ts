@@ -135,6 +135,11 @@ export interface BenchOptions {
    * run's log directory, with the phases' windows in `phases.json`; read them with `npm run bench:profile`).
    */
   cpuProf: boolean;
+  /**
+   * `--rounds`: the whole run (baselines, then every database) this many times, each round's ratios against its own
+   * baselines, and their medians over the rounds after the tables.
+   */
+  rounds: number;
   help: boolean;
 }
 
@@ -169,6 +174,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --env <KEY=VALUE>    extra environment for the server process (repeatable)
   --pg-admin-url <url> PostgreSQL URL used to create and drop the bench database
                        (default ${ADMIN_POSTGRES_URL})
+  --rounds <n>         the whole run n times (default 1), each round's ratios against its own baselines; after the
+                       tables, each ratio's median and range over the rounds (what to quote on a drifting host)
   --cpu-prof           the engine's servers run with node --cpu-prof: a directory of .cpuprofile files per
                        server process (its threads included) and the phases' windows (phases.json) under the
                        run's log directory, kept and printed; read them with npm run bench:profile
@@ -281,6 +288,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       env: { type: 'string', multiple: true },
       'pg-admin-url': { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
+      rounds: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -341,6 +349,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     serverEnv,
     postgresAdminUrl: values['pg-admin-url'] ?? ADMIN_POSTGRES_URL,
     cpuProf: values['cpu-prof'],
+    rounds: values.rounds !== undefined ? positiveInteger('--rounds', values.rounds) : 1,
     help: values.help,
   };
 }

@@ -300,3 +300,76 @@ export function writeJson(dir: string, report: { meta: RunMeta }): string {
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   return file;
 }
+
+/** The ratios `--rounds` summarises, as the table names them. */
+const ROUND_RATIOS: readonly { title: string; of: (r: PhaseResult['ratios']) => number | undefined; x: boolean }[] = [
+  { title: 'vs hello req/s', of: (r) => r.vsHelloRequests, x: false },
+  { title: 'vs no-db events/s', of: (r) => r.vsNoDbEvents, x: false },
+  { title: 'vs store events/s', of: (r) => r.vsStoreEvents, x: false },
+  { title: 'vs plain SQL events/s', of: (r) => r.vsPlainSqlEvents, x: false },
+  { title: 'CPU/req vs no-db', of: (r) => r.cpuPerRequestVsNoDb, x: true },
+];
+
+/** The middle value (the mean of the two middle ones of an even count); undefined for none. */
+export function median(values: readonly number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/**
+ * `--rounds`: each row of the rounds' tables (a database and process count, a scenario, a phase) with its requests/s
+ * and each ratio as the median over the rounds, and the range (`min–max`) the rounds gave. Each round's ratios come
+ * from that round's own baselines, so a baseline caught in a fast or slow moment moves one round, not the median.
+ */
+export function formatRoundRatios(rounds: readonly (readonly PhaseResult[])[]): string {
+  const rows = new Map<string, PhaseResult[]>();
+  for (const phases of rounds)
+    for (const p of phases) {
+      const key = `${phaseLabel(p)}\u0000${p.scenario}\u0000${p.phase}`;
+      const list = rows.get(key);
+      if (list === undefined) rows.set(key, [p]);
+      else list.push(p);
+    }
+  const cellOf = (values: number[], x: boolean): string => {
+    const mid = median(values);
+    if (mid === undefined) return '';
+    const show = x ? times : percent;
+    const low = Math.min(...values);
+    const high = Math.max(...values);
+    return values.length === 1 ? show(mid) : `${show(mid)} (${show(low)}–${show(high)})`;
+  };
+  const header = ['db', 'scenario', 'phase', 'rounds', 'req/s', ...ROUND_RATIOS.map((c) => c.title)];
+  const right = header.map((_, i) => i >= 3);
+  const body = [...rows.values()].map((list) => {
+    const first = list[0] as PhaseResult;
+    const ratios = ROUND_RATIOS.map((c) =>
+      cellOf(
+        list.flatMap((p) => {
+          const v = c.of(p.ratios);
+          return v === undefined ? [] : [v];
+        }),
+        c.x,
+      ),
+    );
+    return [
+      phaseLabel(first),
+      first.scenario,
+      first.phase,
+      String(list.length),
+      whole.format(median(list.map((p) => p.requestsPerS)) ?? 0),
+      ...ratios,
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, i) => (right[i] ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  const top = line(header);
+  return [top, '-'.repeat(top.length), ...body.map(line)].join('\n');
+}

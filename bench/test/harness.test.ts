@@ -24,8 +24,10 @@ import { parseCpuLine, parseRssBytes, parseStat } from '../lib/procstats.js';
 import {
   applyRatios,
   BASELINE_SCENARIO,
+  formatRoundRatios,
   formatTable,
   HELLO_PHASE,
+  median,
   noDbPhaseName,
   phaseLabel,
   runLabel,
@@ -198,6 +200,43 @@ test('flags', () => {
   assert.deepEqual(parseOptions(['--processes', '2, 1,2']).processes, [1, 2]);
   assert.equal(defaults.cpuProf, false);
   assert.equal(parseOptions(['--cpu-prof']).cpuProf, true);
+  assert.equal(defaults.rounds, 1);
+  assert.equal(parseOptions(['--rounds', '3']).rounds, 3);
+  for (const bad of ['0', '-1', '1.5', 'many']) assert.throws(() => parseOptions(['--rounds', bad]), /--rounds/, bad);
+});
+
+test('--rounds: each row of the rounds with the median of each ratio and the range the rounds gave', () => {
+  assert.equal(median([]), undefined);
+  assert.equal(median([3]), 3);
+  assert.equal(median([5, 1, 3]), 3);
+  assert.equal(median([4, 1, 3, 10]), 3.5);
+  const row = (db: string, requestsPerS: number, ratios: PhaseResult['ratios']): PhaseResult =>
+    ({ db, servers: 1, scenario: 'events-1', phase: 'events-1', requestsPerS, ratios }) as PhaseResult;
+  const hello = (requestsPerS: number): PhaseResult =>
+    ({
+      db: 'none',
+      servers: 1,
+      scenario: BASELINE_SCENARIO,
+      phase: HELLO_PHASE,
+      requestsPerS,
+      ratios: {},
+    }) as PhaseResult;
+  const table = formatRoundRatios([
+    [hello(50_000), row('sqlite', 8_000, { cpuPerRequestVsNoDb: 6, vsHelloRequests: 0.16 })],
+    [hello(30_000), row('sqlite', 7_000, { cpuPerRequestVsNoDb: 9, vsHelloRequests: 0.23 })],
+    [hello(40_000), row('sqlite', 6_000, { cpuPerRequestVsNoDb: 5, vsHelloRequests: 0.15 })],
+    // A row only one round has (a run that failed in the others) is summarised over that round alone.
+    [row('postgres', 5_000, { cpuPerRequestVsNoDb: 7 })],
+  ]);
+  const lines = table.split('\n');
+  assert.match(lines[0] ?? '', /^db +scenario +phase +rounds +req\/s +vs hello req\/s .* CPU\/req vs no-db$/);
+  assert.equal(lines.length, 5, table);
+  assert.match(lines[2] ?? '', /^none +baseline +hello-world +3 +40,000$/);
+  assert.match(
+    lines[3] ?? '',
+    /^sqlite ×1 +events-1 +events-1 +3 +7,000 +16% \(15%–23%\) .* 6\.00× \(5\.00×–9\.00×\)$/,
+  );
+  assert.match(lines[4] ?? '', /^postgres ×1 +events-1 +events-1 +1 +5,000 .* 7\.00×$/);
 });
 
 test('--check-rate: entitlement checks per second of entitlements-1, 1,000 by default', () => {
