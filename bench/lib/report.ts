@@ -154,17 +154,22 @@ const COLUMNS: Column[] = [
 ];
 
 export function formatTable(phases: readonly PhaseResult[]): string {
-  const rows = phases.map((p) => COLUMNS.map((c) => c.cell(p)));
-  const widths = COLUMNS.map((c, i) => Math.max(c.title.length, ...rows.map((r) => (r[i] ?? '').length)));
+  return alignedTable(
+    COLUMNS.map((c) => c.title),
+    COLUMNS.map((c) => c.right),
+    phases.map((p) => COLUMNS.map((c) => c.cell(p))),
+  );
+}
+
+/** Rows of cells under their titles, each column as wide as its widest cell, right-aligned where `right` says. */
+function alignedTable(titles: readonly string[], right: readonly boolean[], rows: readonly string[][]): string {
+  const widths = titles.map((t, i) => Math.max(t.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     cells
-      .map((cell, i) => {
-        const width = widths[i] ?? 0;
-        return COLUMNS[i]?.right ? cell.padStart(width) : cell.padEnd(width);
-      })
+      .map((cell, i) => (right[i] ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
       .join('  ')
       .trimEnd();
-  const header = line(COLUMNS.map((c) => c.title));
+  const header = line(titles);
   return [header, '-'.repeat(header.length), ...rows.map(line)].join('\n');
 }
 
@@ -364,12 +369,5 @@ export function formatRoundRatios(rounds: readonly (readonly PhaseResult[])[]): 
       ...ratios,
     ];
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((cell, i) => (right[i] ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  const top = line(header);
-  return [top, '-'.repeat(top.length), ...body.map(line)].join('\n');
+  return alignedTable(header, right, body);
 }
