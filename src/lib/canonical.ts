@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /** JSON with object keys sorted at every depth: equal values always give equal text. */
 export function canonicalJson(value: unknown): string {
@@ -11,6 +11,14 @@ export function canonicalJson(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
 }
 
+/**
+ * Node's one-shot `crypto.hash` (Node 20.12, 21.7 and later): about a quarter of what a Hash object costs for a short
+ * input (every API request hashes its key). Earlier Node 20 releases take the Hash object.
+ */
+const oneShot: typeof crypto.hash | undefined = typeof crypto.hash === 'function' ? crypto.hash : undefined;
+
 export function sha256Hex(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
+  return oneShot !== undefined
+    ? oneShot('sha256', text, 'hex')
+    : crypto.createHash('sha256').update(text).digest('hex');
 }
