@@ -18,11 +18,11 @@
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ADMIN_POSTGRES_URL, parseGrantCount, positiveInteger } from './lib/options.js';
+import { ADMIN_POSTGRES_URL, parseGrantCount } from './lib/options.js';
 import { createBenchDatabase } from './lib/postgres.js';
-import { machineBusySeconds } from './lib/procstats.js';
+import { alternate, compareLines, parseBuilds, wholeFlag as whole, type Contender } from './lib/builds.js';
 
 type Engine = typeof import('./lib/engine.js');
 type Bodies = typeof import('./lib/bodies.js');
@@ -44,17 +44,7 @@ const { values } = parseArgs({
   strict: true,
 });
 
-/** A whole number ≥ 1 from `--flag`, or `fallback` when it is not given. */
-function whole(flag: string, raw: string | undefined, fallback: number): number {
-  return raw === undefined ? fallback : positiveInteger(`--${flag}`, raw);
-}
-
-const builds = (values.build ?? []).map((spec) => {
-  const eq = spec.indexOf('=');
-  if (eq <= 0) throw new Error(`--build takes LABEL=CHECKOUT, got "${spec}"`);
-  return { label: spec.slice(0, eq), root: resolve(spec.slice(eq + 1)) };
-});
-if (builds.length === 0) throw new Error('name at least one --build LABEL=CHECKOUT (the first is the base)');
+const builds = parseBuilds(values.build);
 const db = values.db ?? 'sqlite';
 if (db !== 'sqlite' && db !== 'postgres') throw new Error(`--db is sqlite or postgres, got "${db}"`);
 const grants = values.grants === undefined ? 1 : parseGrantCount(values.grants);
@@ -65,19 +55,6 @@ const block = whole('block', values.block, 50);
 const WARMUP_GROUPS = 200;
 const UNITS = 1_000_000_000_000;
 
-/** The whole machine's busy CPU, in µs (PostgreSQL's backends included). */
-const machineBusyUs = (): number => machineBusySeconds() * 1e6;
-
-interface Runner {
-  label: string;
-  group: () => Promise<void>;
-  close: () => Promise<void>;
-  cpuUs: number;
-  machineUs: number;
-  wallUs: number;
-  groups: number;
-}
-
 async function databaseFor(): Promise<{ url: string; drop: () => Promise<void> }> {
   if (db === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'group-cpu-'));
@@ -86,7 +63,7 @@ async function databaseFor(): Promise<{ url: string; drop: () => Promise<void> }
   return createBenchDatabase(values['pg-admin-url'] ?? ADMIN_POSTGRES_URL);
 }
 
-async function runnerOf(label: string, root: string): Promise<Runner> {
+async function runnerOf(label: string, root: string): Promise<Contender & { close: () => Promise<void> }> {
   const e = (await import(join(root, 'bench/lib/engine.ts'))) as Engine;
   const bodies = (await import(join(root, 'bench/lib/bodies.ts'))) as Bodies;
   const grantsModule = join(root, 'bench/lib/grants.ts');
@@ -134,41 +111,18 @@ async function runnerOf(label: string, root: string): Promise<Runner> {
     await store.close();
     await drop();
   };
-  return { label, group, close, cpuUs: 0, machineUs: 0, wallUs: 0, groups: 0 };
+  return { label, step: group, unitsPerStep: 1, close, cpuUs: 0, machineUs: 0, wallUs: 0, units: 0 };
 }
 
-const runners: Runner[] = [];
+const runners: (Contender & { close: () => Promise<void> })[] = [];
 try {
   for (const b of builds) runners.push(await runnerOf(b.label, b.root));
-  for (let r = 0; r < rounds; r++) {
-    for (const x of r % 2 === 0 ? runners : [...runners].reverse()) {
-      const cpu = process.cpuUsage();
-      const machine = machineBusyUs();
-      const wall = performance.now();
-      for (let g = 0; g < block; g++) await x.group();
-      const used = process.cpuUsage(cpu);
-      x.cpuUs += used.user + used.system;
-      x.machineUs += machineBusyUs() - machine;
-      x.wallUs += (performance.now() - wall) * 1000;
-      x.groups += block;
-    }
-  }
-  const base = runners[0]!;
-  const per = (x: Runner, k: 'cpuUs' | 'machineUs' | 'wallUs') => x[k] / x.groups;
-  const cell = (x: Runner, k: 'cpuUs' | 'machineUs' | 'wallUs') => {
-    // /proc/stat counts in 10 ms ticks: a short run may see none (no change to give then).
-    const change = x === base || per(base, k) === 0 ? '' : ` (${((per(x, k) / per(base, k) - 1) * 100).toFixed(1)} %)`;
-    return `${Math.round(per(x, k))} µs${change}`;
-  };
+  await alternate(runners, rounds, block);
   console.log(
     `${db}, groups of ${accounts} requests × ${events} event(s), ${grants} grant(s) per balance; ` +
       `${rounds} rounds of ${block} groups per build`,
   );
-  for (const x of runners)
-    console.log(
-      `${x.label.padEnd(12)} process CPU ${cell(x, 'cpuUs')}, machine ${cell(x, 'machineUs')}, ` +
-        `wall ${cell(x, 'wallUs')} per group`,
-    );
+  for (const line of compareLines(runners, 'group', 0)) console.log(line);
 } finally {
   for (const x of runners) await x.close();
 }
