@@ -127,12 +127,11 @@ export class PostgresStore implements Store {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
       let broken = false;
-      // BEGIN goes with the transaction's first statement (PgExec): one round trip fewer.
-      const exec = new PgExec(client, true, this.#prepare);
       try {
-        const result = await fn(pgTx(exec));
+        await client.query('BEGIN');
+        const result = await fn(pgTx(new PgExec(client, true, this.#prepare)));
         try {
-          if (exec.begun) await client.query('COMMIT');
+          await client.query('COMMIT');
         } catch (err) {
           // An error the server answered (it has a SQLSTATE) means the transaction rolled back;
           // a lost connection leaves it unknown whether COMMIT happened: never retried.
@@ -144,7 +143,7 @@ export class PostgresStore implements Store {
       } catch (err) {
         if (err instanceof CommitOutcomeUnknownError) throw err;
         try {
-          if (exec.begun) await client.query('ROLLBACK');
+          await client.query('ROLLBACK');
         } catch {
           broken = true;
         }

@@ -2,15 +2,12 @@
  * PostgreSQL only: statements are prepared per connection, so a migration that changes a
  * table's columns under a running process (a rolling deploy) must not leave that process failing
  * with "cached plan must not change result type"; every text column compares as bytes; and the
- * array literals batch writes send are read back as the arrays they were built from; a write
- * transaction's first statement, sent with its BEGIN and its parameters as literals, reads every value as a
- * parameter would, and is inside the transaction.
+ * array literals batch writes send are read back as the arrays they were built from.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { integerText, PgExec, pgArrayLiteral, withLiterals } from '../../src/store/postgres/exec.js';
-import type { PostgresStore } from '../../src/store/postgres.js';
+import { integerText, pgArrayLiteral } from '../../src/store/postgres/exec.js';
 import { POSTGRES_ONLY_SKIP, openTestStore, seedCompanyAndAccount, type TestStore } from '../support/stores.js';
 
 describe('postgres prepared statements', { skip: POSTGRES_ONLY_SKIP }, () => {
@@ -109,59 +106,6 @@ describe('postgres prepared statements', { skip: POSTGRES_ONLY_SKIP }, () => {
     );
     const [floats] = await t.query('SELECT ?::float8[] AS a', [pgArrayLiteral([0.5, -1.25, 1e21, 3e-7, 2 ** 53 + 2])]);
     assert.deepEqual(floats!.a, [0.5, -1.25, 1e21, 3e-7, 2 ** 53 + 2]);
-  });
-  test("property: a transaction's first statement, sent with BEGIN, reads its literals as parameters", async () => {
-    const pool = (t.store as PostgresStore).pool;
-    await t.query('CREATE TABLE begin_probe (n INTEGER PRIMARY KEY, s TEXT, b BIGINT, f BOOLEAN, a TEXT[])');
-    const text = fc.oneof(
-      fc.string({ unit: 'binary' }).filter((v) => !v.includes('\u0000')),
-      fc.constantFrom("'", "''", "\\'", '\\', "E'x'", "'); DROP TABLE begin_probe; --", '?', '$1', 'NULL', ''),
-    );
-    const value = fc.record({
-      s: fc.oneof(text, fc.constant(null)),
-      b: fc.oneof(fc.maxSafeInteger(), fc.constant(null)),
-      f: fc.oneof(fc.boolean(), fc.constant(null)),
-      a: fc.oneof(fc.array(fc.oneof(text, fc.constant(null)), { maxLength: 6 }), fc.constant(null)),
-    });
-    let n = 0;
-    await fc.assert(
-      fc.asyncProperty(value, fc.boolean(), async (v, commit) => {
-        n++;
-        const sql = 'INSERT INTO begin_probe (n, s, b, f, a) VALUES (?, ?, ?, ?, ?) RETURNING s, b::text AS b, f, a';
-        const params = [n, v.s, v.b, v.f, v.a];
-        assert.ok(withLiterals(sql, params)?.startsWith('INSERT'), 'written with literals, not sent apart');
-        const client = await pool.connect();
-        try {
-          const exec = new PgExec(client, true, true);
-          assert.equal(exec.begun, false);
-          const [row] = await exec.all(sql, params);
-          assert.equal(exec.begun, true);
-          assert.deepEqual(row, { s: v.s, b: v.b === null ? null : String(v.b), f: v.f, a: v.a });
-          await client.query(commit ? 'COMMIT' : 'ROLLBACK');
-        } finally {
-          client.release();
-        }
-        // Inside the transaction: kept by COMMIT, gone with ROLLBACK.
-        assert.equal((await t.query('SELECT n FROM begin_probe WHERE n = ?', [n])).length, commit ? 1 : 0);
-      }),
-      { numRuns: 200 },
-    );
-    assert.deepEqual(await t.query('SELECT 1 AS one FROM begin_probe LIMIT 0'), [], 'the table is still there');
-    // What cannot be written as a literal (an object) goes as a parameter, after BEGIN on its own.
-    assert.equal(withLiterals('SELECT ?::jsonb', [{ a: 1 }]), undefined);
-    const client = await pool.connect();
-    try {
-      const exec = new PgExec(client, true, true);
-      assert.deepEqual(await exec.all('SELECT ?::jsonb AS j', [{ a: 1 }]), [{ j: { a: 1 } }]);
-      assert.equal(exec.begun, true);
-      // One transaction: both statements have its id (each would have its own, unbegun).
-      const [first] = await exec.all('SELECT txid_current()::text AS id');
-      const [second] = await exec.all('SELECT txid_current()::text AS id');
-      assert.equal(first!.id, second!.id);
-      await client.query('ROLLBACK');
-    } finally {
-      client.release();
-    }
   });
   test('property: integerText writes every number as String does', () => {
     fc.assert(

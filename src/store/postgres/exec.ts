@@ -111,43 +111,6 @@ export function query(sql: string, rawParams: unknown[], prepare: boolean): pg.Q
     : { name, text, values: params, rowMode: 'array' };
 }
 
-/** Statement texts split at their `?` placeholders (a fixed set of statements: a few dozen). */
-const splitCache = new Map<string, readonly string[]>();
-
-/**
- * `sql` with each `?` replaced by its parameter written as a literal, or undefined when one cannot be (an object, a
- * Buffer, a Date, an array pgArrayLiteral does not take). Each value is quoted as the text pg would send for it as a
- * parameter (null as NULL), so PostgreSQL reads it with the same input function and infers its type from the same
- * context as an untyped parameter's; quotes (and backslashes, in an `E''` literal) are doubled by pg's own
- * `escapeLiteral`.
- */
-export function withLiterals(sql: string, params: readonly unknown[]): string | undefined {
-  let parts = splitCache.get(sql);
-  if (parts === undefined) {
-    parts = sql.split('?');
-    if (splitCache.size < PREPARED_MAX) splitCache.set(sql, parts);
-  }
-  if (parts.length - 1 !== params.length) return undefined;
-  let out = parts[0]!;
-  for (let i = 0; i < params.length; i++) {
-    const literal = literalOf(params[i]);
-    if (literal === undefined) return undefined;
-    out += literal + parts[i + 1]!;
-  }
-  return out;
-}
-
-function literalOf(v: unknown): string | undefined {
-  if (v === null || v === undefined) return 'NULL';
-  let text: string | undefined;
-  if (typeof v === 'string') text = v;
-  else if (typeof v === 'number' || typeof v === 'bigint') text = String(v);
-  else if (typeof v === 'boolean') text = v ? 'true' : 'false';
-  else if (Array.isArray(v)) text = pgArrayLiteral(v);
-  if (text === undefined) return undefined;
-  return text.includes("'") || text.includes('\\') ? pg.escapeLiteral(text) : `'${text}'`;
-}
-
 /** Most row shapes whose factories are kept (a fixed set of statements makes a few dozen). */
 const ROW_SHAPES_MAX = 500;
 const rowFactories = new Map<string, (values: unknown[]) => SqlRow>();
@@ -210,18 +173,10 @@ function addFieldsOfArrayRows(this: ResultInternals, fields: pg.FieldDef[]): voi
 
 /** pg's Query, whose result takes its columns by `addFieldsOfArrayRows` (every query here reads rows as arrays). */
 class ArrayRowsQuery extends pg.Query {
-  /**
-   * Set by us (a transaction's client) or by pg's pool (which then releases its client in it). A text of several
-   * statements (`BEGIN; …`, below) answers with one result per statement.
-   */
-  declare callback: ((err: Error | null, result: pg.QueryArrayResult | pg.QueryArrayResult[]) => void) | undefined;
+  /** Set by us (a transaction's client) or by pg's pool (which then releases its client in it). */
+  declare callback: ((err: Error | null, result: pg.QueryArrayResult) => void) | undefined;
   constructor(config: pg.QueryArrayConfig) {
     super(config);
-    (this as unknown as { _result: ResultInternals })._result.addFields = addFieldsOfArrayRows;
-  }
-  /** pg's own, which starts each statement's result after the first of a text of several: those take ours too. */
-  _checkForMultirow(): void {
-    (pg.Query.prototype as unknown as { _checkForMultirow(this: unknown): void })._checkForMultirow.call(this);
     (this as unknown as { _result: ResultInternals })._result.addFields = addFieldsOfArrayRows;
   }
 }
@@ -232,8 +187,7 @@ async function send(client: pg.Pool | pg.PoolClient, config: pg.QueryArrayConfig
   try {
     if (client instanceof pg.Pool) return await (client.query(q) as unknown as Promise<pg.QueryArrayResult>);
     return await new Promise((resolve, reject) => {
-      // Of a text of several statements, the last one's result (the statement after `BEGIN;`).
-      q.callback = (err, result) => (err ? reject(err) : resolve(Array.isArray(result) ? result.at(-1)! : result));
+      q.callback = (err, result) => (err ? reject(err) : resolve(result));
       client.query(q);
     });
   } catch (err) {
@@ -244,20 +198,12 @@ async function send(client: pg.Pool | pg.PoolClient, config: pg.QueryArrayConfig
 }
 
 export class PgExec implements SqlExec {
-  /** A write transaction's BEGIN is still to be sent: it goes with the transaction's first statement. */
-  #beginPending: boolean;
   constructor(
     private readonly client: pg.Pool | pg.PoolClient,
     /** Inside a write transaction (row locks are taken only there). */
     readonly inTransaction: boolean,
     private readonly prepare: boolean,
-  ) {
-    this.#beginPending = inTransaction;
-  }
-  /** Whether BEGIN was sent: a write transaction that ran no statement has nothing to commit or roll back. */
-  get begun(): boolean {
-    return this.inTransaction && !this.#beginPending;
-  }
+  ) {}
   async all(sql: string, params: unknown[] = []) {
     return rowsOf(await this.#query(sql, params));
   }
@@ -265,14 +211,6 @@ export class PgExec implements SqlExec {
     return (await this.#query(sql, params)).rowCount ?? 0;
   }
   async #query(sql: string, params: unknown[]): Promise<pg.QueryArrayResult> {
-    if (this.#beginPending) {
-      this.#beginPending = false;
-      // BEGIN and the first statement in one round trip: one text of two statements (the simple protocol, so the
-      // statement's parameters are written into it as literals), else BEGIN on its own first.
-      const text = withLiterals(sql, params);
-      if (text !== undefined) return send(this.client, { text: `BEGIN; ${text}`, rowMode: 'array' });
-      await send(this.client, { text: 'BEGIN', rowMode: 'array' });
-    }
     try {
       return await send(this.client, query(sql, params, this.prepare));
     } catch (err) {
