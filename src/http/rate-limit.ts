@@ -53,6 +53,8 @@ export class CompanyBuckets {
   readonly #rate: number;
   readonly #clock: Clock;
   readonly #buckets = new Map<string, { tokens: number; atMs: number }>();
+  /** The company seen last: its bucket is already last in the map's order. */
+  #last: string | undefined;
 
   constructor(ratePerSecond: number, clock: Clock = systemClock) {
     this.#rate = ratePerSecond;
@@ -64,14 +66,23 @@ export class CompanyBuckets {
     const now = this.#clock.now();
     let b = this.#buckets.get(companyId);
     if (b === undefined) {
-      if (this.#buckets.size >= COMPANIES_TRACKED) this.#buckets.delete(this.#buckets.keys().next().value!);
+      if (this.#buckets.size >= COMPANIES_TRACKED) {
+        const oldest = this.#buckets.keys().next().value!;
+        this.#buckets.delete(oldest);
+        if (oldest === this.#last) this.#last = undefined;
+      }
       b = { tokens: this.#rate, atMs: now };
     } else {
-      this.#buckets.delete(companyId); // re-inserted below: Map order is least recently seen first
       b.tokens = Math.min(this.#rate, b.tokens + ((now - b.atMs) * this.#rate) / 1000);
       b.atMs = now;
     }
-    this.#buckets.set(companyId, b);
+    // Map order is least recently seen first: a bucket seen again moves last, unless it is last already (a delete
+    // and a set in V8's ordered table leave a hole that its next compaction copies).
+    if (companyId !== this.#last) {
+      this.#buckets.delete(companyId);
+      this.#buckets.set(companyId, b);
+      this.#last = companyId;
+    }
     const needed = Math.min(n, this.#rate);
     if (b.tokens < needed) return Math.max(1, Math.ceil((needed - b.tokens) / this.#rate));
     b.tokens -= n;
