@@ -16,13 +16,19 @@
  * reversed order every other round, so that drift of the machine falls on all of them alike.
  * Figures are reported, never asserted.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ADMIN_POSTGRES_URL, parseGrantCount } from './lib/options.js';
-import { createBenchDatabase } from './lib/postgres.js';
-import { alternate, compareLines, parseBuilds, wholeFlag as whole, type Contender } from './lib/builds.js';
+import {
+  alternate,
+  compareLines,
+  freshDatabase,
+  parseBuilds,
+  parseBuildsDb,
+  wholeFlag as whole,
+  type Contender,
+} from './lib/builds.js';
 
 type Engine = typeof import('./lib/engine.js');
 type Bodies = typeof import('./lib/bodies.js');
@@ -45,8 +51,7 @@ const { values } = parseArgs({
 });
 
 const builds = parseBuilds(values.build);
-const db = values.db ?? 'sqlite';
-if (db !== 'sqlite' && db !== 'postgres') throw new Error(`--db is sqlite or postgres, got "${db}"`);
+const db = parseBuildsDb(values.db);
 const grants = values.grants === undefined ? 1 : parseGrantCount(values.grants);
 const events = whole('events', values.events, 1);
 const accounts = whole('accounts', values.accounts, 100);
@@ -55,19 +60,11 @@ const block = whole('block', values.block, 50);
 const WARMUP_GROUPS = 200;
 const UNITS = 1_000_000_000_000;
 
-async function databaseFor(): Promise<{ url: string; drop: () => Promise<void> }> {
-  if (db === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'group-cpu-'));
-    return { url: `sqlite:${join(dir, 'store.sqlite')}`, drop: async () => rmSync(dir, { recursive: true }) };
-  }
-  return createBenchDatabase(values['pg-admin-url'] ?? ADMIN_POSTGRES_URL);
-}
-
-async function runnerOf(label: string, root: string): Promise<Contender & { close: () => Promise<void> }> {
+async function runnerOf(label: string, root: string): Promise<Contender> {
   const e = (await import(join(root, 'bench/lib/engine.ts'))) as Engine;
   const bodies = (await import(join(root, 'bench/lib/bodies.ts'))) as Bodies;
   const grantsModule = join(root, 'bench/lib/grants.ts');
-  const { url, drop } = await databaseFor();
+  const { url, drop } = await freshDatabase(db, values['pg-admin-url'] ?? ADMIN_POSTGRES_URL);
   const store = await e.openStore(url, { pgPoolSize: 4 });
   const ledger = new e.EngineLedger(e.balanceEffects());
   // A build before the ledger room had no `groupWriter`/`ingestRequest`: its own calls, as its server made them.
@@ -114,7 +111,7 @@ async function runnerOf(label: string, root: string): Promise<Contender & { clos
   return { label, step: group, unitsPerStep: 1, close, cpuUs: 0, machineUs: 0, wallUs: 0, units: 0 };
 }
 
-const runners: (Contender & { close: () => Promise<void> })[] = [];
+const runners: Contender[] = [];
 try {
   for (const b of builds) runners.push(await runnerOf(b.label, b.root));
   await alternate(runners, rounds, block);

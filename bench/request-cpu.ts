@@ -1,32 +1,18 @@
-/**
- * CPU per ingest request through the server's whole request path but its sockets, of several builds in one process,
- * alternated in blocks: each build's own server (`startServer`, composed as `npm start` composes it: the API key
- * check, rate limits, metrics, logs, the group commit and, on SQLite, its writer thread) on a fresh database, its
- * company and funded accounts set up over HTTP, then requests of `--events` complete events sent through Fastify's
- * `inject` (routing, hooks, validation, the handler and the answer, without Node's HTTP parser and socket writes),
- * `--in-flight` at a time over `--accounts` accounts, as the HTTP bench's events-N scenario sends them. A build is
- * a checkout (this one, or a worktree of an older commit) reached through its own `bench/lib/engine.ts`; the first
- * is the base the others are compared with.
- *
- *   npx tsx bench/request-cpu.ts --build before=../ab-old --build after=. [--db sqlite|postgres] [--events 1]
- *     [--accounts 100] [--in-flight 100] [--rounds 10] [--block 2000] [--warmup 5000] [--pg-admin-url <url>]
- *
- * Reported per request: this process's CPU (user + system, every thread: on SQLite the writer thread too), the
- * machine's busy CPU from /proc/stat (PostgreSQL's backends included: keep the machine otherwise quiet) and the wall
- * time. Builds alternate every `--block` requests, in reversed order every other round, so that drift of the machine
- * falls on all of them alike. Over HTTP a socket's work is the same for every build and the host's noise is not:
- * this measures what a change of the engine changes. Figures are reported, never asserted.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createFundedAccounts, createTenant } from './lib/api.js';
 import { eventBatches } from './lib/bodies.js';
-import { alternate, compareLines, parseBuilds, wholeFlag as whole, type Contender } from './lib/builds.js';
+import {
+  alternate,
+  compareLines,
+  freshDatabase,
+  parseBuilds,
+  parseBuildsDb,
+  wholeFlag as whole,
+  type Contender,
+} from './lib/builds.js';
 import { ADMIN_POSTGRES_URL } from './lib/options.js';
-import { createBenchDatabase } from './lib/postgres.js';
 import { eventsPath } from './lib/scenarios.js';
 
 type Engine = typeof import('./lib/engine.js');
@@ -47,8 +33,7 @@ const { values } = parseArgs({
 });
 
 const builds = parseBuilds(values.build);
-const db = values.db ?? 'sqlite';
-if (db !== 'sqlite' && db !== 'postgres') throw new Error(`--db is sqlite or postgres, got "${db}"`);
+const db = parseBuildsDb(values.db);
 const events = whole('events', values.events, 1);
 const accounts = whole('accounts', values.accounts, 100);
 const inFlight = whole('in-flight', values['in-flight'], 100);
@@ -57,17 +42,9 @@ const block = whole('block', values.block, 2_000);
 /** Requests each build answers before the measured rounds (JIT, caches, the database's first pages). */
 const warmup = whole('warmup', values.warmup, 5_000);
 
-async function databaseFor(): Promise<{ url: string; drop: () => Promise<void> }> {
-  if (db === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'request-cpu-'));
-    return { url: `sqlite:${join(dir, 'store.sqlite')}`, drop: async () => rmSync(dir, { recursive: true }) };
-  }
-  return createBenchDatabase(values['pg-admin-url'] ?? ADMIN_POSTGRES_URL);
-}
-
-async function runnerOf(label: string, root: string): Promise<Contender & { close: () => Promise<void> }> {
+async function runnerOf(label: string, root: string): Promise<Contender> {
   const e = (await import(join(root, 'bench/lib/engine.ts'))) as Engine;
-  const { url, drop } = await databaseFor();
+  const { url, drop } = await freshDatabase(db, values['pg-admin-url'] ?? ADMIN_POSTGRES_URL);
   const config = e.loadConfig({
     ...process.env,
     HOST: '127.0.0.1',
@@ -116,7 +93,7 @@ async function runnerOf(label: string, root: string): Promise<Contender & { clos
   return { label, step: () => send(block), unitsPerStep: block, close, cpuUs: 0, machineUs: 0, wallUs: 0, units: 0 };
 }
 
-const runners: (Contender & { close: () => Promise<void> })[] = [];
+const runners: Contender[] = [];
 try {
   for (const b of builds) runners.push(await runnerOf(b.label, b.root));
   await alternate(runners, rounds, 1);

@@ -2,8 +2,11 @@
  * Builds side by side in one process (group-cpu.ts, request-cpu.ts): the `--build LABEL=CHECKOUT` flags, the rounds
  * that alternate them, and the lines that compare each with the first.
  */
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { positiveInteger } from './options.js';
+import { createBenchDatabase } from './postgres.js';
 import { machineBusySeconds } from './procstats.js';
 
 export interface Build {
@@ -28,12 +31,31 @@ export function wholeFlag(flag: string, raw: string | undefined, fallback: numbe
   return raw === undefined ? fallback : positiveInteger(`--${flag}`, raw);
 }
 
+/** `--db`: sqlite (the default) or postgres. */
+export function parseBuildsDb(raw: string | undefined): 'sqlite' | 'postgres' {
+  const db = raw ?? 'sqlite';
+  if (db !== 'sqlite' && db !== 'postgres') throw new Error(`--db is sqlite or postgres, got "${db}"`);
+  return db;
+}
+
+/** A fresh database for one build: a SQLite file in a new temporary directory, or a new PostgreSQL database. */
+export async function freshDatabase(
+  db: 'sqlite' | 'postgres',
+  adminUrl: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (db === 'postgres') return createBenchDatabase(adminUrl);
+  const dir = mkdtempSync(join(tmpdir(), 'builds-'));
+  return { url: `sqlite:${join(dir, 'store.sqlite')}`, drop: async () => rmSync(dir, { recursive: true }) };
+}
+
 /** One build's runs: `step` does one unit of work (a group, a block of requests); the sums of what they used. */
 export interface Contender {
   label: string;
   step: () => Promise<void>;
   /** Units of work each step does. */
   unitsPerStep: number;
+  /** Stops what the build runs and drops its database. */
+  close: () => Promise<void>;
   cpuUs: number;
   machineUs: number;
   wallUs: number;
